@@ -1,0 +1,83 @@
+# crdkit developer commands. `make test` and `make demo` work on a fresh clone and are safe to
+# re-run: each step leaves a stamp and is skipped until its inputs change.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+
+# Slow caches live outside the clone so repeat runs (and other clones) reuse them.
+CACHE_ROOT ?= $(HOME)/.cache/crdkit
+export CARGO_TARGET_DIR ?= $(CACHE_ROOT)/cargo-target
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+export PYO3_PYTHON := $(abspath $(PY))
+# CI runs the thorough hypothesis profile; local runs the quick one.
+export HYPOTHESIS_PROFILE ?= $(if $(CI),ci,dev)
+
+RUST_SOURCES := Cargo.toml $(wildcard Cargo.lock) rust/placer/Cargo.toml $(shell find rust -name '*.rs' 2>/dev/null)
+PY_SOURCES := $(shell find python -name '*.py' -o -name '*.pyi' 2>/dev/null)
+
+.PHONY: help dev ext envtest lint typecheck rust-check pytest wheel-check test demo clean
+
+help:
+	@echo "make test   - install everything into .venv, build, lint, type-check and run every test"
+	@echo "make demo   - run the gang-scheduling example on a simulated GPU cluster"
+	@echo "make dev    - only create .venv with the package (editable) and the dev tools"
+
+$(PY):
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "crdkit needs Python 3.11 or newer"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# Editable install with the dev extras; it also builds the extension once.
+$(VENV)/.stamp-deps: pyproject.toml | $(PY)
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+# Rebuild the extension in place when the Rust sources change.
+$(VENV)/.stamp-ext: $(VENV)/.stamp-deps $(RUST_SOURCES)
+	$(BIN)/maturin develop -q --release --skip-install
+	touch $@
+
+dev: $(VENV)/.stamp-ext
+ext: $(VENV)/.stamp-ext
+
+envtest:
+	bash tools/envtest/build.sh
+
+lint: dev
+	$(BIN)/ruff check python tests benches examples
+
+typecheck: dev
+	$(BIN)/mypy --strict python/crdkit
+	$(PY) -m mypy.stubtest crdkit._placer
+
+rust-check: dev
+	cargo clippy -q --all-targets -- -D warnings
+	cargo clippy -q --all-targets --features python -- -D warnings
+	cargo test -q
+
+# `pip install .` into a brand-new virtual environment must give a wheel that imports.
+$(VENV)/.stamp-wheel: pyproject.toml $(RUST_SOURCES) $(PY_SOURCES) | $(PY)
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(PYTHON) -m venv "$$tmp/venv" && \
+	"$$tmp/venv/bin/pip" install -q . && \
+	(cd "$$tmp" && "$$tmp/venv/bin/python" -c 'import crdkit, crdkit._placer; print("wheel imports:", crdkit.__version__)')
+	touch $@
+
+wheel-check: $(VENV)/.stamp-wheel
+
+pytest: dev envtest
+	$(BIN)/pytest
+
+test: lint typecheck rust-check wheel-check pytest
+
+demo: dev envtest
+	$(PY) -m examples.demo
+
+clean:
+	rm -rf $(VENV) .envtest .mypy_cache .ruff_cache .pytest_cache .hypothesis python/crdkit/*.so

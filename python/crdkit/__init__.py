@@ -1,0 +1,16 @@
+"""crdkit: typed Kubernetes operators in Python.
+
+Typed custom resources from pydantic classes, an asyncio controller runtime, a Rust placer for
+topology-aware gang placement, and a real local control plane for tests.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("crdkit")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0.0.0"
+
+__all__ = ["__version__"]

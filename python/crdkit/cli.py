@@ -1,0 +1,16 @@
+"""The `crdkit` command line: one click group, each subcommand defined beside the code it drives."""
+
+from __future__ import annotations
+
+import click
+
+from crdkit import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="crdkit")
+def main() -> None:
+    """Typed Kubernetes operators: CRDs from pydantic, an asyncio runtime, a Rust placer."""
+
+
+# Subcommands register here, one line each.
