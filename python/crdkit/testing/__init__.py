@@ -1,0 +1,30 @@
+"""A real local control plane (kube-apiserver + etcd) for tests and demos.
+
+    from crdkit.testing import ControlPlane
+
+    async with ControlPlane() as cp:
+        await cp.install_crds(["config/crds"])
+        ...  # talk to cp.server_url with cp.kubeconfig_path
+
+The binaries come from ``make envtest`` (built from pinned Go modules into ``.envtest/bin``),
+``KUBEBUILDER_ASSETS``, or setup-envtest's store. The pytest fixtures live in
+:mod:`crdkit.testing.pytest_plugin`, loaded automatically through the ``pytest11`` entry point.
+"""
+
+from __future__ import annotations
+
+from crdkit.testing.binaries import Binaries, candidate_folders, find_binaries
+from crdkit.testing.control_plane import ControlPlane
+from crdkit.testing.crds import CrdSource, load_crds
+from crdkit.testing.errors import BinariesNotFoundError, ControlPlaneError
+
+__all__ = [
+    "Binaries",
+    "BinariesNotFoundError",
+    "ControlPlane",
+    "ControlPlaneError",
+    "CrdSource",
+    "candidate_folders",
+    "find_binaries",
+    "load_crds",
+]

@@ -1,0 +1,131 @@
+"""``crdkit envtest``: a local control plane from the command line.
+
+``run -- CMD [ARGS...]`` wraps one command (a test suite, a demo) in a control plane;
+``up`` keeps one running for interactive use with kubectl.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import shutil
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from crdkit.testing.control_plane import ControlPlane
+from crdkit.testing.errors import ControlPlaneError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["envtest"]
+
+
+def _exit_status(returncode: int) -> int:
+    # A command killed by a signal reports -N; shells report 128+N, and so do we.
+    return 128 - returncode if returncode < 0 else returncode
+
+
+async def _run(command: Sequence[str], crds: Sequence[Path]) -> int:
+    async with ControlPlane() as plane:
+        if crds:
+            await plane.install_crds(crds)
+        env = {**os.environ, "KUBECONFIG": str(plane.kubeconfig_path)}
+        try:
+            child = await asyncio.create_subprocess_exec(*command, env=env)
+        except OSError as exc:
+            raise click.ClickException(f"cannot run {command[0]}: {exc}") from exc
+        try:
+            return await child.wait()
+        except asyncio.CancelledError:
+            # Ctrl-C: the terminal sent the command SIGINT too. Give it time to wind down,
+            # but never leave it behind.
+            await _reap(child)
+            raise
+
+
+async def _reap(child: asyncio.subprocess.Process, grace: float = 10.0) -> None:
+    for step in ("wait", "terminate", "kill"):
+        if step == "terminate":
+            child.terminate()
+        elif step == "kill":
+            child.kill()
+        try:
+            await asyncio.wait_for(child.wait(), grace)
+            return
+        except TimeoutError:
+            continue
+
+
+async def _up(crds: Sequence[Path], kubeconfig: Path | None) -> None:
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    loop.add_signal_handler(signal.SIGTERM, stopping.set)
+    async with ControlPlane() as plane:
+        if crds:
+            await plane.install_crds(crds)
+        path = plane.kubeconfig_path
+        if kubeconfig is not None:
+            await asyncio.to_thread(shutil.copyfile, path, kubeconfig)
+            path = kubeconfig
+        click.echo(f"kube-apiserver {plane.server_url} is ready")
+        click.echo(f"kubeconfig: {path}")
+        click.echo(f"try: KUBECONFIG={shlex.quote(str(path))} kubectl get namespaces")
+        click.echo("Ctrl-C stops it.")
+        try:
+            await stopping.wait()
+        finally:
+            click.echo("stopping the control plane", err=True)
+
+
+_crd_option = click.option(
+    "--crds",
+    "crds",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="CRD file or folder to install before going on (repeatable).",
+)
+
+
+@click.group()
+def envtest() -> None:
+    """A real local kube-apiserver and etcd (build them with `make envtest`)."""
+
+
+@envtest.command(context_settings={"ignore_unknown_options": True})
+@_crd_option
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def run(command: tuple[str, ...], crds: tuple[Path, ...]) -> None:
+    """Run CMD with KUBECONFIG pointing at a fresh control plane; exit with CMD's status.
+
+    Example: crdkit envtest run -- pytest tests/integration
+    """
+    try:
+        status = asyncio.run(_run(command, crds))
+    except ControlPlaneError as exc:
+        raise click.ClickException(str(exc)) from exc
+    except KeyboardInterrupt:
+        status = 128 + signal.SIGINT
+    sys.exit(_exit_status(status))
+
+
+@envtest.command()
+@_crd_option
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the kubeconfig here (it stops working when the control plane stops).",
+)
+def up(crds: tuple[Path, ...], kubeconfig: Path | None) -> None:
+    """Run a control plane in the foreground until Ctrl-C."""
+    try:
+        asyncio.run(_up(crds, kubeconfig))
+    except ControlPlaneError as exc:
+        raise click.ClickException(str(exc)) from exc
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,83 @@
+"""Loading CustomResourceDefinitions and telling when the apiserver serves them.
+
+A CRD is served once its ``Established`` condition is true *and* its resources appear in
+discovery: only then do clients that resolve kinds through discovery (kubectl, dynamic clients)
+find it, so waiting for the condition alone leaves a race.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+import yaml
+
+__all__ = ["CrdSource", "crd_is_established", "load_crds", "served_versions"]
+
+CRD_KIND = "CustomResourceDefinition"
+CRD_API_VERSION = "apiextensions.k8s.io/v1"
+_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@runtime_checkable
+class _PydanticLike(Protocol):
+    def model_dump(self, *, mode: str, by_alias: bool, exclude_none: bool) -> dict[str, Any]: ...
+
+
+CrdSource: TypeAlias = "str | Path | Mapping[str, Any] | _PydanticLike"
+
+
+def _documents(path: Path) -> Iterator[dict[str, Any]]:
+    if path.is_dir():
+        for child in sorted(path.iterdir()):
+            if child.suffix in _SUFFIXES and child.is_file():
+                yield from _documents(child)
+        return
+    for document in yaml.safe_load_all(path.read_text()):
+        if document is None:
+            continue
+        if document.get("kind") == "List":
+            yield from document.get("items", [])
+        else:
+            yield document
+
+
+def load_crds(sources: Iterable[CrdSource]) -> list[dict[str, Any]]:
+    """CRDs from files, folders (every YAML/JSON file in them), dicts or pydantic models.
+
+    Documents of other kinds in a file are skipped; an object given directly must be a CRD.
+    """
+    crds: list[dict[str, Any]] = []
+    for source in sources:
+        if isinstance(source, str | Path):
+            crds.extend(doc for doc in _documents(Path(source)) if doc.get("kind") == CRD_KIND)
+            continue
+        if isinstance(source, Mapping):
+            crd = dict(source)
+        elif isinstance(source, _PydanticLike):
+            crd = source.model_dump(mode="json", by_alias=True, exclude_none=True)
+        else:
+            raise TypeError(f"not a CRD source: {source!r}")
+        if crd.get("kind") != CRD_KIND:
+            raise ValueError(f"expected a {CRD_KIND}, got kind {crd.get('kind')!r}")
+        crds.append(crd)
+    return crds
+
+
+def crd_is_established(crd: Mapping[str, Any]) -> bool:
+    """Whether the apiserver reports the CRD Established (and its names accepted)."""
+    conditions = {
+        c.get("type"): c.get("status") for c in crd.get("status", {}).get("conditions", [])
+    }
+    return conditions.get("Established") == "True" and conditions.get("NamesAccepted") == "True"
+
+
+def served_versions(crd: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(group, version, plural) for every version the CRD serves."""
+    spec = crd["spec"]
+    return [
+        (spec["group"], version["name"], spec["names"]["plural"])
+        for version in spec.get("versions", [])
+        if version.get("served", True)
+    ]
