@@ -76,8 +76,13 @@ pytest: dev envtest
 
 test: lint typecheck rust-check wheel-check pytest
 
-demo: dev envtest
+demo: dev envtest $(VENV)/.stamp-examples
 	$(PY) -m examples.demo
+
+# The example extras (Pillow for the topology picture), only for `make demo`.
+$(VENV)/.stamp-examples: pyproject.toml | $(PY)
+	$(BIN)/pip install -q -e '.[examples]'
+	touch $@
 
 clean:
 	rm -rf $(VENV) .envtest .mypy_cache .ruff_cache .pytest_cache .hypothesis python/crdkit/*.so
