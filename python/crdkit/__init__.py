@@ -8,9 +8,18 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from crdkit.resources import ApiModel, CustomResource, KubernetesObject, ObjectMeta, resource_info
+
 try:
     __version__ = version("crdkit")
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0"
 
-__all__ = ["__version__"]
+__all__ = [
+    "ApiModel",
+    "CustomResource",
+    "KubernetesObject",
+    "ObjectMeta",
+    "__version__",
+    "resource_info",
+]

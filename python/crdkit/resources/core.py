@@ -1,0 +1,194 @@
+"""Built-in kinds of the core group (``v1``) that operators for GPU clusters read and write.
+
+Only the fields operators commonly touch are typed; every model keeps undeclared fields, so
+reading a Pod and writing it back preserves everything the apiserver sent.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, Field
+
+from crdkit.resources._model import OpenModel, RawObject, Time
+from crdkit.resources.object import KubernetesObject
+
+__all__ = [
+    "Binding",
+    "ConfigMap",
+    "Container",
+    "Namespace",
+    "NamespaceSpec",
+    "NamespaceStatus",
+    "Node",
+    "NodeCondition",
+    "NodeSpec",
+    "NodeStatus",
+    "ObjectReference",
+    "Pod",
+    "PodCondition",
+    "PodSpec",
+    "PodStatus",
+    "Quantity",
+    "ResourceRequirements",
+    "Secret",
+    "Taint",
+    "Toleration",
+]
+
+
+def _quantity_text(value: Any) -> Any:
+    # The apiserver always writes quantities as strings but accepts bare numbers; keep one type.
+    if isinstance(value, bool):
+        return value  # let str validation reject it with pydantic's message
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+Quantity = Annotated[str, BeforeValidator(_quantity_text)]
+"""A resource quantity as written by the apiserver (``"500m"``, ``"64Gi"``); see crdkit.placer."""
+
+
+class ObjectReference(OpenModel):
+    """A reference to another object (``Binding.target``, ``Event.regarding``)."""
+
+    api_version: str | None = None
+    kind: str | None = None
+    name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    field_path: str | None = None
+
+
+class ResourceRequirements(OpenModel):
+    requests: dict[str, Quantity] = Field(default_factory=dict)
+    limits: dict[str, Quantity] = Field(default_factory=dict)
+
+
+class Container(OpenModel):
+    name: str
+    image: str | None = None
+    resources: ResourceRequirements = Field(default_factory=ResourceRequirements)
+
+
+class Toleration(OpenModel):
+    key: str | None = None
+    operator: str | None = None
+    value: str | None = None
+    effect: str | None = None
+    toleration_seconds: int | None = None
+
+
+class PodSpec(OpenModel):
+    node_name: str | None = None
+    scheduler_name: str | None = None
+    containers: list[Container] = Field(default_factory=list)
+    init_containers: list[Container] = Field(default_factory=list)
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    tolerations: list[Toleration] = Field(default_factory=list)
+    priority: int | None = None
+    priority_class_name: str | None = None
+    affinity: RawObject | None = None
+    restart_policy: str | None = None
+
+
+class PodCondition(OpenModel):
+    type: str
+    status: str
+    reason: str | None = None
+    message: str | None = None
+    last_probe_time: Time | None = None
+    last_transition_time: Time | None = None
+
+
+class PodStatus(OpenModel):
+    phase: str | None = None
+    conditions: list[PodCondition] = Field(default_factory=list)
+    host_ip: str | None = Field(default=None, alias="hostIP")
+    pod_ip: str | None = Field(default=None, alias="podIP")
+    nominated_node_name: str | None = None
+    start_time: Time | None = None
+
+
+class Pod(KubernetesObject, group="", version="v1", kind="Pod", plural="pods"):
+    spec: PodSpec = Field(default_factory=PodSpec)
+    status: PodStatus | None = None
+
+
+class Taint(OpenModel):
+    key: str
+    effect: str
+    value: str | None = None
+    time_added: Time | None = None
+
+
+class NodeSpec(OpenModel):
+    unschedulable: bool | None = None
+    taints: list[Taint] = Field(default_factory=list)
+    pod_cidr: str | None = Field(default=None, alias="podCIDR")
+    provider_id: str | None = Field(default=None, alias="providerID")
+
+
+class NodeCondition(OpenModel):
+    type: str
+    status: str
+    reason: str | None = None
+    message: str | None = None
+    last_heartbeat_time: Time | None = None
+    last_transition_time: Time | None = None
+
+
+class NodeStatus(OpenModel):
+    capacity: dict[str, Quantity] = Field(default_factory=dict)
+    allocatable: dict[str, Quantity] = Field(default_factory=dict)
+    conditions: list[NodeCondition] = Field(default_factory=list)
+
+
+class Node(KubernetesObject, group="", version="v1", kind="Node", plural="nodes", namespaced=False):
+    """A node; its topology (switch, block, zone) is read from ``metadata.labels``."""
+
+    spec: NodeSpec = Field(default_factory=NodeSpec)
+    status: NodeStatus | None = None
+
+
+class NamespaceSpec(OpenModel):
+    finalizers: list[str] = Field(default_factory=list)
+
+
+class NamespaceStatus(OpenModel):
+    phase: str | None = None
+
+
+class Namespace(
+    KubernetesObject,
+    group="",
+    version="v1",
+    kind="Namespace",
+    plural="namespaces",
+    namespaced=False,
+):
+    spec: NamespaceSpec | None = None
+    status: NamespaceStatus | None = None
+
+
+class ConfigMap(KubernetesObject, group="", version="v1", kind="ConfigMap", plural="configmaps"):
+    data: dict[str, str] = Field(default_factory=dict)
+    binary_data: dict[str, str] = Field(default_factory=dict)
+    immutable: bool | None = None
+
+
+class Secret(KubernetesObject, group="", version="v1", kind="Secret", plural="secrets"):
+    """A secret. ``data`` values are base64 as on the wire; ``string_data`` is write-only."""
+
+    type: str | None = None
+    data: dict[str, str] = Field(default_factory=dict)
+    string_data: dict[str, str] = Field(default_factory=dict)
+    immutable: bool | None = None
+
+
+class Binding(KubernetesObject, group="", version="v1", kind="Binding", plural="bindings"):
+    """The body POSTed to ``pods/<name>/binding`` to bind a pod to a node (``target``)."""
+
+    target: ObjectReference

@@ -1,0 +1,51 @@
+"""``ObjectMeta`` and its parts: the metadata every stored Kubernetes object carries."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from crdkit.resources._model import OpenModel, RawObject, Time
+
+__all__ = ["ListMeta", "ObjectMeta", "OwnerReference"]
+
+
+class OwnerReference(OpenModel):
+    """Points at the object that owns this one (garbage collection, ``Owns()`` watches)."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
+class ObjectMeta(OpenModel):
+    """Standard object metadata.
+
+    Collections default to empty so handlers can read ``meta.labels.get(...)`` without a
+    ``None`` check; ``managedFields`` stays raw data because only server-side apply reads it.
+    """
+
+    name: str | None = None
+    namespace: str | None = None
+    generate_name: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: Time | None = None
+    deletion_timestamp: Time | None = None
+    deletion_grace_period_seconds: int | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    owner_references: list[OwnerReference] = Field(default_factory=list)
+    finalizers: list[str] = Field(default_factory=list)
+    managed_fields: list[RawObject] | None = None
+
+
+class ListMeta(OpenModel):
+    """Metadata of a list response: the version to watch from and the next page's token."""
+
+    resource_version: str | None = None
+    continue_: str | None = Field(default=None, alias="continue")
+    remaining_item_count: int | None = None
