@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from crdkit import __version__
+from crdkit.testing.cli import envtest
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -14,3 +15,4 @@ def main() -> None:
 
 
 # Subcommands register here, one line each.
+main.add_command(envtest)
