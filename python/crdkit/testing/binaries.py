@@ -69,6 +69,7 @@ def candidate_folders(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     home: Path | None = None,
+    package_dir: Path | None = None,
 ) -> list[Path]:
     """Every folder searched for binaries, in the order they are tried.
 
@@ -79,12 +80,13 @@ def candidate_folders(
     env = os.environ if env is None else env
     cwd = Path.cwd() if cwd is None else cwd
     home = Path.home() if home is None else home
+    package_dir = Path(__file__).parent if package_dir is None else package_dir
 
     folders: list[Path] = []
     if assets := env.get(ASSETS_ENV):
         folders.append(Path(assets))
     folders.extend(folder / REPO_BIN for folder in _project_folders(cwd))
-    package_root = list(_project_folders(Path(__file__).parent))[-1]
+    package_root = list(_project_folders(package_dir))[-1]
     if (package_root / "tools" / "envtest").is_dir():
         folders.append(package_root / REPO_BIN)
     store = _setup_envtest_root(env, home)
@@ -105,12 +107,13 @@ def find_binaries(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     home: Path | None = None,
+    package_dir: Path | None = None,
 ) -> Binaries:
     """The first folder of :func:`candidate_folders` that holds both binaries.
 
     Raises :class:`BinariesNotFoundError` naming every folder it looked in.
     """
-    folders = candidate_folders(env, cwd, home)
+    folders = candidate_folders(env, cwd, home, package_dir)
     for folder in folders:
         if found := Binaries.in_folder(folder):
             return found

@@ -142,31 +142,34 @@ class ControlPlane:
         self._apiserver = None
         await self._start_apiserver(time.monotonic() + self.start_timeout)
 
-    async def compact_etcd(self) -> int:
+    async def compact_etcd(self, *, restart_apiserver: bool = True) -> int:
         """Compact etcd up to its current revision and return that revision.
 
-        Afterwards a list or watch from any older resourceVersion that reaches etcd answers
-        410 Gone. (A watch the apiserver can serve from its watch cache may still succeed.)
+        Afterwards lists and watches from an older resourceVersion answer 410 Gone. The
+        compaction is recorded the way kube-apiserver's own compactor records it (the
+        ``compact_rev_key`` key), so the apiserver learns of it. Its watch cache, though, keeps
+        recent events in memory and would go on serving watches from them; restarting the
+        apiserver (the default) drops that memory, as a restart during a long outage would.
+        With ``restart_apiserver=False`` only requests that reach etcd are refused at once.
         """
         self._require(self._etcd, "etcd")
-        url = self.etcd_url
         # The v3 JSON gateway: a range read returns the store's revision in its header.
-        head = await asyncio.to_thread(
-            _http.request, "POST", f"{url}/v3/kv/range", body={"key": _b64("/"), "limit": 1}
-        )
-        if head.status != 200:
-            raise ControlPlaneError(f"etcd range failed ({head.status}): {head.text}")
-        revision = int(head.body["header"]["revision"])
-        done = await asyncio.to_thread(
-            _http.request,
-            "POST",
-            f"{url}/v3/kv/compaction",
-            body={"revision": str(revision), "physical": True},
-            timeout=30.0,
-        )
-        if done.status != 200:
-            raise ControlPlaneError(f"etcd compaction failed ({done.status}): {done.text}")
+        head = await self._etcd_call("range", {"key": _b64("compact_rev_key"), "limit": 1})
+        revision = int(head["header"]["revision"])
+        put = {"key": _b64("compact_rev_key"), "value": _b64(str(revision))}
+        await self._etcd_call("txn", {"success": [{"requestPut": put}]})
+        await self._etcd_call("compaction", {"revision": str(revision), "physical": True})
+        if restart_apiserver:
+            await self.restart_apiserver()
         return revision
+
+    async def _etcd_call(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
+        response = await asyncio.to_thread(
+            _http.request, "POST", f"{self.etcd_url}/v3/kv/{method}", body=body, timeout=30.0
+        )
+        if response.status != 200 or not isinstance(response.body, dict):
+            raise ControlPlaneError(f"etcd {method} failed ({response.status}): {response.text}")
+        return response.body
 
     # -- CRDs ------------------------------------------------------------------------------
 
