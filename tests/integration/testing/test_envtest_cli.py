@@ -1,0 +1,102 @@
+"""``crdkit envtest run`` and ``crdkit envtest up`` as a user runs them."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from crdkit.testing import _http
+
+pytestmark = pytest.mark.integration
+
+CRDKIT = str(Path(sys.executable).parent / "crdkit")
+
+# Run as CMD: proves KUBECONFIG reaches it and points at a live apiserver, then exits with 7.
+PROBE = textwrap.dedent(
+    """
+    import base64, os, ssl, sys, tempfile, urllib.request, yaml
+    path = os.environ["KUBECONFIG"]
+    config = yaml.safe_load(open(path))
+    cluster, user = config["clusters"][0]["cluster"], config["users"][0]["user"]
+    tmp = tempfile.mkdtemp()
+    files = {}
+    for key in ("certificate-authority-data", "client-certificate-data", "client-key-data"):
+        files[key] = os.path.join(tmp, key)
+        open(files[key], "wb").write(base64.b64decode(cluster.get(key) or user[key]))
+    tls = ssl.create_default_context(cafile=files["certificate-authority-data"])
+    tls.load_cert_chain(files["client-certificate-data"], files["client-key-data"])
+    body = urllib.request.urlopen(cluster["server"] + "/readyz", context=tls).read()
+    print(path, cluster["server"], body.decode())
+    sys.exit(7)
+    """
+)
+
+
+def _refused(server: str) -> bool:
+    try:
+        _http.request("GET", server.replace("https://", "http://") + "/readyz", timeout=2)
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def test_run_passes_kubeconfig_and_exit_status() -> None:
+    done = subprocess.run(
+        [CRDKIT, "envtest", "run", "--", sys.executable, "-c", PROBE],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        check=False,
+    )
+    assert done.returncode == 7, done.stderr
+    kubeconfig, server, ready = done.stdout.split()
+    assert ready == "ok"
+    assert not Path(kubeconfig).exists()  # the temporary folder went with the control plane
+    assert _refused(server)
+
+
+def test_run_reports_a_signal_like_a_shell() -> None:
+    done = subprocess.run(
+        [CRDKIT, "envtest", "run", "--", "sh", "-c", "kill -TERM $$"],
+        capture_output=True,
+        timeout=100,
+        check=False,
+    )
+    assert done.returncode == 128 + signal.SIGTERM
+
+
+def test_up_serves_until_interrupted(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    with subprocess.Popen(
+        [CRDKIT, "envtest", "up", "--kubeconfig", str(kubeconfig)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as up:
+        try:
+            assert up.stdout is not None
+            lines = []
+            for line in up.stdout:
+                lines.append(line)
+                if "Ctrl-C" in line:
+                    break
+            output = "".join(lines)
+            assert f"kubeconfig: {kubeconfig}" in output
+            assert "kubectl get namespaces" in output
+            server = yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
+            assert server in output
+            assert not _refused(server)
+            up.send_signal(signal.SIGINT)
+            assert up.wait(timeout=30) == 0
+            assert _refused(server)
+        finally:
+            if up.poll() is None:
+                up.kill()
