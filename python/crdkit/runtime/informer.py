@@ -1,0 +1,383 @@
+"""``Informer``: a list + watch loop that keeps a ``Store`` equal to the apiserver, forever.
+
+The loop, as client-go's reflector runs it::
+
+    list (pages of 500) ──▶ replace store, emit add/update/delete ──▶ watch from list's RV
+          ▲                                                              │
+          │ 410 Gone (RV compacted away)                                 │ events → store →
+          └──────────────────────────────────────────────────────────────┤ handlers; bookmarks
+                                                                         │ advance the RV
+                 server timeout (5-10 min, randomised): watch again ◀────┤
+                 connection lost / idle timeout: back off 0.8..30 s ◀────┘ and watch from RV
+
+The failure operators suffer from most, a watch that silently stops, cannot persist here: the
+server ends each watch within 10 minutes, a connection that goes quiet for longer than that is
+dropped by the idle timeout, and every ending leads back into the loop. Nothing but ``stop()``
+ends the loop; errors are logged, counted and retried with backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
+
+from crdkit.client.errors import Gone, KubernetesError
+from crdkit.client.objects import object_key
+from crdkit.client.watch import ADDED, BOOKMARK, DELETED, MODIFIED
+from crdkit.runtime.informer_handlers import (
+    AddHandler,
+    DeleteHandler,
+    HandlerRegistration,
+    UpdateHandler,
+)
+from crdkit.runtime.store import IndexFunc, Store
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from types import TracebackType
+
+    from crdkit.client.client import Client, ResolvedResource
+    from crdkit.client.discovery import GroupVersionKind
+    from crdkit.resources import KubernetesObject, PartialObjectMetadata
+
+__all__ = ["Backoff", "Informer"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_RESYNC = 10 * 3600.0
+DEFAULT_PAGE_SIZE = 500
+
+
+class Backoff:
+    """Exponential backoff with jitter: ``initial`` doubling up to ``maximum``.
+
+    Each delay is the current step times a random factor in [1, 2), capped at ``maximum``, so
+    many informers reconnecting after one apiserver restart do not arrive in lockstep.
+    """
+
+    def __init__(self, initial: float = 0.8, maximum: float = 30.0) -> None:
+        if initial <= 0 or maximum < initial:
+            raise ValueError(f"backoff needs 0 < initial <= maximum, got {initial}, {maximum}")
+        self.initial = initial
+        self.maximum = maximum
+        self._step = initial
+
+    def next(self) -> float:
+        delay = min(self.maximum, self._step * (1.0 + random.random()))
+        self._step = min(self.maximum, self._step * 2)
+        return delay
+
+    def reset(self) -> None:
+        self._step = self.initial
+
+
+class Informer(Generic[T]):
+    """Keeps ``store`` in sync with one kind (in one namespace, matching selectors).
+
+    Create it with a resource class (objects of that class), a ``GroupVersionKind`` (dicts),
+    or with :meth:`for_metadata` (``PartialObjectMetadata`` only). ``start()`` launches the
+    loop; ``wait_for_sync()`` returns once the first list is in the store.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        resource: type[T] | GroupVersionKind,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        indexers: Mapping[str, IndexFunc[T]] | None = None,
+        resync_period: float | None = DEFAULT_RESYNC,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        watch_timeout: tuple[int, int] = (300, 600),
+        idle_grace: float = 30.0,
+        backoff: Backoff | None = None,
+        _metadata_only: bool = False,
+    ) -> None:
+        if resync_period is not None and resync_period <= 0:
+            raise ValueError(f"resync_period must be positive or None, got {resync_period}")
+        low, high = watch_timeout
+        if not 0 < low <= high:
+            raise ValueError(f"watch_timeout must be (low, high) with 0 < low <= high, got {low}")
+        self.client = client
+        self.resource = resource
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.field_selector = field_selector
+        self.metadata_only = _metadata_only
+        self.resync_period = resync_period
+        self.page_size = page_size
+        self.watch_timeout = watch_timeout
+        self.idle_grace = idle_grace
+        self.backoff = backoff or Backoff()
+        self.store: Store[T] = Store(indexers)
+        self._handlers: list[HandlerRegistration[T]] = []
+        self._target: ResolvedResource[T] | None = None
+        self._resource_version: str | None = None
+        self._synced = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._running = False
+        #: How many times the loop listed (1 + relists after 410 or errors), for observability.
+        self.list_count = 0
+        #: How many watch connections were opened.
+        self.watch_count = 0
+        #: The last error the loop recovered from, if any.
+        self.last_error: BaseException | None = None
+
+    @classmethod
+    def for_metadata(
+        cls,
+        client: Client,
+        resource: type[KubernetesObject] | GroupVersionKind,
+        **options: Any,
+    ) -> Informer[PartialObjectMetadata]:
+        """An informer of ``PartialObjectMetadata``: names, labels, owners; no spec or status.
+
+        For kinds watched only to map them to their owners; a cache of metadata stays small.
+        """
+        informer: Informer[PartialObjectMetadata] = Informer(
+            client,
+            resource,  # type: ignore[arg-type]
+            _metadata_only=True,
+            **options,
+        )
+        return informer
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    @property
+    def has_synced(self) -> bool:
+        """True once the first full list is in the store."""
+        return self._synced.is_set()
+
+    @property
+    def resource_version(self) -> str | None:
+        """The resourceVersion the next watch starts from (``None``: the next step is a list)."""
+        return self._resource_version
+
+    async def start(self) -> None:
+        """Start the list/watch loop and the handlers' delivery (idempotent)."""
+        if self._running:
+            return
+        self._running = True
+        for handler in self._handlers:
+            handler.start()
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._run(), name=f"informer {self.description}")]
+        if self.resync_period is not None:
+            self._tasks.append(loop.create_task(self._resync_loop()))
+
+    async def stop(self) -> None:
+        """Stop the loop and the handlers; the store keeps its last contents."""
+        self._running = False
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for handler in self._handlers:
+            await handler.stop()
+
+    async def wait_for_sync(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
+        """Wait for the first list to be stored; ``False`` if ``timeout`` passed first."""
+        if not self._running and not self.has_synced:
+            raise RuntimeError("the informer is not started")
+        try:
+            async with asyncio.timeout(timeout):
+                await self._synced.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    async def drain(self) -> None:
+        """Wait until every handler has processed every notification queued so far."""
+        for handler in list(self._handlers):
+            await handler.drained()
+
+    @property
+    def description(self) -> str:
+        name = getattr(self.resource, "__name__", None) or getattr(self.resource, "kind", "?")
+        parts = [str(name)]
+        if self.metadata_only:
+            parts.append("metadata")
+        if self.namespace:
+            parts.append(f"ns={self.namespace}")
+        if self.label_selector:
+            parts.append(f"labels={self.label_selector}")
+        if self.field_selector:
+            parts.append(f"fields={self.field_selector}")
+        return " ".join(parts)
+
+    # -- handlers --------------------------------------------------------------------------
+
+    def add_event_handler(
+        self,
+        on_add: AddHandler[T] | None = None,
+        on_update: UpdateHandler[T] | None = None,
+        on_delete: DeleteHandler[T] | None = None,
+    ) -> HandlerRegistration[T]:
+        """Register callbacks (functions or coroutines); each registration runs on its own.
+
+        A handler added after objects are stored first gets an add for each of them, so it
+        sees the same world as one registered before the start.
+        """
+        registration = HandlerRegistration(on_add, on_update, on_delete)
+        self._handlers.append(registration)
+        for obj in self.store.list():
+            registration.add(obj)
+        if self._running:
+            registration.start()
+        return registration
+
+    async def remove_event_handler(self, registration: HandlerRegistration[T]) -> None:
+        if registration in self._handlers:
+            self._handlers.remove(registration)
+            await registration.stop()
+
+    def _emit_add(self, obj: T) -> None:
+        for handler in self._handlers:
+            handler.add(obj)
+
+    def _emit_update(self, old: T, new: T) -> None:
+        for handler in self._handlers:
+            handler.update(old, new)
+
+    def _emit_delete(self, obj: T) -> None:
+        for handler in self._handlers:
+            handler.delete(obj)
+
+    # -- the loop --------------------------------------------------------------------------
+
+    async def _resolve(self) -> ResolvedResource[T]:
+        if self._target is None:
+            resolved: Any = await self.client.resolve(  # type: ignore[call-overload]
+                self.resource, metadata_only=self.metadata_only
+            )
+            self._target = resolved
+        return self._target
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                target = await self._resolve()
+                if self._resource_version is None:
+                    await self._list(target)
+                    self.backoff.reset()
+                await self._watch(target)
+            except asyncio.CancelledError:
+                raise
+            except Gone as exc:
+                # The RV we hold is older than etcd's history: only a fresh list can tell
+                # what changed meanwhile.
+                log.info("informer %s: %s; relisting", self.description, exc.message)
+                self.last_error = exc
+                if self._resource_version is None:  # the list itself failed: do not spin
+                    await asyncio.sleep(self.backoff.next())
+                self._resource_version = None
+            except KubernetesError as exc:
+                self.last_error = exc
+                delay = self.backoff.next()
+                log.warning("informer %s: %s; retrying in %.1fs", self.description, exc, delay)
+                await asyncio.sleep(delay)
+            except Exception as exc:
+                self.last_error = exc
+                delay = self.backoff.next()
+                log.exception("informer %s failed; retrying in %.1fs", self.description, delay)
+                await asyncio.sleep(delay)
+
+    async def _list(self, target: ResolvedResource[T]) -> None:
+        result = await self.client.list_resolved(
+            target,
+            namespace=self.namespace,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            page_size=self.page_size,
+        )
+        self.list_count += 1
+        changes = self.store.replace(result.items)
+        for obj in changes.deleted:
+            self._emit_delete(obj)
+        for obj in changes.added:
+            self._emit_add(obj)
+        for old, new in changes.updated:
+            self._emit_update(old, new)
+        self._resource_version = result.resource_version
+        self._synced.set()
+        log.debug(
+            "informer %s: listed %d objects at RV %s (+%d ~%d -%d)",
+            self.description,
+            len(result.items),
+            result.resource_version,
+            len(changes.added),
+            len(changes.updated),
+            len(changes.deleted),
+        )
+
+    async def _watch(self, target: ResolvedResource[T]) -> None:
+        server_timeout = random.randint(*self.watch_timeout)
+        self.watch_count += 1
+        started = time.monotonic()
+        async for event in self.client.watch_resolved(
+            target,
+            namespace=self.namespace,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            resource_version=self._resource_version,
+            timeout_seconds=server_timeout,
+            idle_timeout=server_timeout + self.idle_grace,
+        ):
+            self._apply(event.type, event.object)
+            if event.resource_version:
+                self._resource_version = event.resource_version
+            if time.monotonic() - started > 1.0:
+                self.backoff.reset()  # the connection works: the next failure starts small
+        self.backoff.reset()
+
+    def _apply(self, kind: str, obj: T | None) -> None:
+        if kind == BOOKMARK or obj is None:
+            return
+        if kind in (ADDED, MODIFIED):
+            old = self.store.upsert(obj)
+            if old is None:
+                self._emit_add(obj)
+            else:
+                self._emit_update(old, obj)
+        elif kind == DELETED:
+            self.store.delete(object_key(obj))
+            self._emit_delete(obj)  # the final state the server sent
+        else:
+            log.warning("informer %s: ignoring watch event of type %r", self.description, kind)
+
+    async def _resync_loop(self) -> None:
+        """Every resync period (±10 %), replay every stored object as an update.
+
+        Level-triggered controllers use it to re-check the world even when nothing changed
+        (an external system drifted, a reconcile was lost).
+        """
+        assert self.resync_period is not None
+        while True:
+            await asyncio.sleep(self.resync_period * random.uniform(0.9, 1.1))
+            if self.has_synced:
+                for obj in self.store.list():
+                    self._emit_update(obj, obj)

@@ -1,0 +1,107 @@
+"""Event handlers of an informer, each fed through its own queue so none can stall the watch.
+
+A handler that awaits a slow API call, or raises, must not delay the informer reading its
+watch (the apiserver drops watchers that do not keep up) nor the other handlers. So every
+registration gets an unbounded queue and a task that delivers notifications in order, as
+client-go's ``processorListener`` does. Handlers may be plain functions or coroutines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+__all__ = ["AddHandler", "DeleteHandler", "HandlerRegistration", "UpdateHandler"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+AddHandler = Callable[[T], Awaitable[None] | None]
+UpdateHandler = Callable[[T, T], Awaitable[None] | None]
+DeleteHandler = Callable[[T], Awaitable[None] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Notification(Generic[T]):
+    kind: str  # "add" | "update" | "delete"
+    old: T | None
+    new: T
+
+
+class HandlerRegistration(Generic[T]):
+    """One ``add_event_handler`` call: its callbacks, queue and delivery task."""
+
+    def __init__(
+        self,
+        on_add: AddHandler[T] | None,
+        on_update: UpdateHandler[T] | None,
+        on_delete: DeleteHandler[T] | None,
+    ) -> None:
+        if on_add is None and on_update is None and on_delete is None:
+            raise ValueError("an event handler needs at least one of on_add/on_update/on_delete")
+        self.on_add = on_add
+        self.on_update = on_update
+        self.on_delete = on_delete
+        self._queue: asyncio.Queue[_Notification[T]] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self.delivered = 0
+
+    @property
+    def pending(self) -> int:
+        """Notifications queued but not yet delivered."""
+        return self._queue.qsize()
+
+    def add(self, obj: T) -> None:
+        if self.on_add is not None:
+            self._queue.put_nowait(_Notification("add", None, obj))
+
+    def update(self, old: T, new: T) -> None:
+        if self.on_update is not None:
+            self._queue.put_nowait(_Notification("update", old, new))
+
+    def delete(self, obj: T) -> None:
+        if self.on_delete is not None:
+            self._queue.put_nowait(_Notification("delete", None, obj))
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._deliver())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            task, self._task = self._task, None
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def drained(self) -> None:
+        """Wait until every queued notification has been handled (tests, graceful shutdown)."""
+        await self._queue.join()
+
+    async def _deliver(self) -> None:
+        while True:
+            note = await self._queue.get()
+            try:
+                result: Any
+                if note.kind == "add" and self.on_add is not None:
+                    result = self.on_add(note.new)
+                elif note.kind == "update" and self.on_update is not None:
+                    assert note.old is not None
+                    result = self.on_update(note.old, note.new)
+                elif note.kind == "delete" and self.on_delete is not None:
+                    result = self.on_delete(note.new)
+                else:
+                    result = None
+                if inspect.isawaitable(result):
+                    await result
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("informer event handler failed on %s", note.kind)
+            finally:
+                self.delivered += 1
+                self._queue.task_done()

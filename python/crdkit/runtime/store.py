@@ -1,0 +1,245 @@
+"""``Store``: an in-memory cache of objects keyed by ``namespace/name``, with indexes.
+
+An informer writes it; reconcilers read it instead of the apiserver. Indexes answer "which
+objects have X" without a scan — the pods on a node, the objects a Job owns, everything with a
+label — which is what controllers ask on every reconcile::
+
+    store = Store(indexers={
+        NAMESPACE_INDEX: index_namespace,
+        OWNER_INDEX: index_owner_uid,
+        "node": index_field(lambda pod: pod.spec.node_name),
+    })
+    store.by_index("node", "gpu-node-7")
+
+An index function returns every value an object is filed under (none, one or many). The store
+remembers the values each key was filed under, so an update or delete unfiles exactly those,
+even when the function's answer for the old object would differ now.
+
+The store is not thread-safe: it lives on the event loop that runs its informer.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from crdkit.client.objects import (
+    labels_of,
+    namespace_of,
+    object_key,
+    owner_uids_of,
+    resource_version_of,
+)
+
+__all__ = [
+    "LABEL_INDEX",
+    "NAMESPACE_INDEX",
+    "OWNER_INDEX",
+    "IndexFunc",
+    "Store",
+    "StoreChanges",
+    "index_field",
+    "index_labels",
+    "index_namespace",
+    "index_owner_uid",
+]
+
+T = TypeVar("T")
+
+IndexFunc = Callable[[T], Iterable[str]]
+"""Every value an object is filed under in one index (an empty iterable: not indexed)."""
+
+NAMESPACE_INDEX = "namespace"
+OWNER_INDEX = "owner-uid"
+LABEL_INDEX = "labels"
+
+
+def index_namespace(obj: Any) -> list[str]:
+    """The object's namespace (cluster-scoped objects are not indexed)."""
+    namespace = namespace_of(obj)
+    return [namespace] if namespace else []
+
+
+def index_owner_uid(obj: Any) -> list[str]:
+    """The uid of every owner in ``metadata.ownerReferences``."""
+    return owner_uids_of(obj)
+
+
+def index_labels(obj: Any) -> list[str]:
+    """``key=value`` for every label, so ``by_index(LABEL_INDEX, "app=web")`` finds them."""
+    return [f"{key}={value}" for key, value in labels_of(obj).items()]
+
+
+def index_field(getter: Callable[[T], Any]) -> IndexFunc[T]:
+    """An index on any value, e.g. ``index_field(lambda pod: pod.spec.node_name)``.
+
+    ``None`` or ``""`` means "not indexed"; a list or set files the object under each element.
+    """
+
+    def index(obj: T) -> list[str]:
+        value = getter(obj)
+        if value is None or value == "":
+            return []
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, Iterable):
+            return [str(v) for v in value if v is not None and v != ""]
+        return [str(value)]
+
+    return index
+
+
+@dataclass
+class StoreChanges(Generic[T]):
+    """What ``Store.replace`` changed: the events an informer emits after a relist."""
+
+    added: list[T] = field(default_factory=list)
+    updated: list[tuple[T, T]] = field(default_factory=list)
+    deleted: list[T] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.updated or self.deleted)
+
+
+class Store(Generic[T]):
+    """Objects by key, plus named indexes from value to keys."""
+
+    def __init__(self, indexers: Mapping[str, IndexFunc[T]] | None = None) -> None:
+        self._items: dict[str, T] = {}
+        self._indexers: dict[str, IndexFunc[T]] = {}
+        # index name -> value -> keys, and index name -> key -> values it is filed under
+        self._indices: dict[str, dict[str, set[str]]] = {}
+        self._filed: dict[str, dict[str, tuple[str, ...]]] = {}
+        for name, func in (indexers or {}).items():
+            self.add_indexer(name, func)
+
+    # -- indexes ---------------------------------------------------------------------------
+
+    def add_indexer(self, name: str, func: IndexFunc[T]) -> None:
+        """Add an index; objects already stored are indexed at once. Names are unique."""
+        if not name:
+            raise ValueError("indexer name must not be empty")
+        if name in self._indexers:
+            raise ValueError(f"indexer {name!r} already exists")
+        self._indexers[name] = func
+        self._indices[name] = {}
+        self._filed[name] = {}
+        for key, obj in self._items.items():
+            self._file(name, key, obj)
+
+    @property
+    def indexer_names(self) -> list[str]:
+        return list(self._indexers)
+
+    def by_index(self, name: str, value: str) -> list[T]:
+        """The objects filed under ``value`` in index ``name``."""
+        return [self._items[key] for key in self.index_keys(name, value)]
+
+    def index_keys(self, name: str, value: str) -> list[str]:
+        """The keys filed under ``value`` in index ``name``, sorted."""
+        return sorted(self._index(name).get(value, ()))
+
+    def index_values(self, name: str) -> list[str]:
+        """Every value that at least one object is filed under, sorted."""
+        return sorted(self._index(name))
+
+    def _index(self, name: str) -> dict[str, set[str]]:
+        try:
+            return self._indices[name]
+        except KeyError:
+            raise KeyError(
+                f"no indexer named {name!r} (have: {', '.join(self._indexers) or 'none'})"
+            ) from None
+
+    def _file(self, name: str, key: str, obj: T) -> None:
+        values = tuple(dict.fromkeys(self._indexers[name](obj)))
+        if values:
+            self._filed[name][key] = values
+            index = self._indices[name]
+            for value in values:
+                index.setdefault(value, set()).add(key)
+
+    def _unfile(self, name: str, key: str) -> None:
+        values = self._filed[name].pop(key, ())
+        index = self._indices[name]
+        for value in values:
+            keys = index.get(value)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del index[value]
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def upsert(self, obj: T) -> T | None:
+        """Add or replace the object under its key; return what was there before."""
+        key = object_key(obj)
+        old = self._items.get(key)
+        self._items[key] = obj
+        for name in self._indexers:
+            if old is not None:
+                self._unfile(name, key)
+            self._file(name, key, obj)
+        return old
+
+    def delete(self, key: str) -> T | None:
+        """Remove the object with this key; return it (``None`` if there was none)."""
+        old = self._items.pop(key, None)
+        if old is not None:
+            for name in self._indexers:
+                self._unfile(name, key)
+        return old
+
+    def replace(self, objects: Iterable[T]) -> StoreChanges[T]:
+        """Make the store hold exactly ``objects`` and say what that changed.
+
+        An object counts as updated when its resourceVersion differs (or either has none).
+        """
+        fresh: dict[str, T] = {object_key(obj): obj for obj in objects}
+        changes: StoreChanges[T] = StoreChanges()
+        for key in [k for k in self._items if k not in fresh]:
+            gone = self.delete(key)
+            if gone is not None:
+                changes.deleted.append(gone)
+        for key, obj in fresh.items():
+            old = self._items.get(key)
+            if old is None:
+                self.upsert(obj)
+                changes.added.append(obj)
+                continue
+            version = resource_version_of(obj)
+            if version is None or version != resource_version_of(old):
+                self.upsert(obj)
+                changes.updated.append((old, obj))
+        return changes
+
+    def clear(self) -> None:
+        self._items.clear()
+        for name in self._indexers:
+            self._indices[name].clear()
+            self._filed[name].clear()
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def get(self, key: str) -> T | None:
+        return self._items.get(key)
+
+    def get_by_name(self, name: str, namespace: str | None = None) -> T | None:
+        return self._items.get(f"{namespace}/{name}" if namespace else name)
+
+    def list(self) -> builtins.list[T]:
+        return builtins.list(self._items.values())
+
+    def keys(self) -> builtins.list[str]:
+        return builtins.list(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(builtins.list(self._items.values()))
