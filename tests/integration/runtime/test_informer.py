@@ -1,0 +1,204 @@
+"""The informer against a real apiserver: it converges after restarts, compaction and outages.
+
+Every test ends by comparing the store with a fresh list (same keys, same resourceVersions)
+and checking the handlers saw what changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from crdkit.client import Client, Gone, object_key
+from crdkit.resources import ConfigMap, PartialObjectMetadata
+from crdkit.runtime.informer import Backoff, Informer
+from crdkit.runtime.store import LABEL_INDEX, index_labels
+from crdkit.testing import ControlPlane
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+
+
+class Recorder:
+    """Collects what the handlers saw, by key."""
+
+    def __init__(self) -> None:
+        self.added: list[str] = []
+        self.updated: list[str] = []
+        self.deleted: list[str] = []
+
+    def on_add(self, obj: ConfigMap) -> None:
+        self.added.append(object_key(obj))
+
+    def on_update(self, old: ConfigMap, new: ConfigMap) -> None:
+        self.updated.append(object_key(new))
+
+    def on_delete(self, obj: ConfigMap) -> None:
+        self.deleted.append(object_key(obj))
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], within: float = 60.0) -> None:
+    deadline = time.monotonic() + within
+    while not await check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.1)
+
+
+def configmap(namespace: str, name: str, value: str = "1") -> ConfigMap:
+    return ConfigMap.model_validate(
+        {
+            "metadata": {"name": name, "namespace": namespace, "labels": {"app": "x"}},
+            "data": {"v": value},
+        }
+    )
+
+
+async def store_matches_server(informer: Informer[ConfigMap], client: Client, ns: str) -> bool:
+    fresh = await client.list(ConfigMap, namespace=ns)
+    server = {object_key(o): o.metadata.resource_version for o in fresh.items}
+    cached = {object_key(o): o.metadata.resource_version for o in informer.store.list()}
+    return server == cached
+
+
+def make_informer(client: Client, namespace: str) -> Informer[ConfigMap]:
+    return Informer(
+        client,
+        ConfigMap,
+        namespace=namespace,
+        indexers={LABEL_INDEX: index_labels},
+        backoff=Backoff(0.1, 2.0),
+    )
+
+
+async def test_lists_then_follows_changes(crdkit_client: Client, namespace: str) -> None:
+    await crdkit_client.create(configmap(namespace, "before"))
+    informer = make_informer(crdkit_client, namespace)
+    seen = Recorder()
+    informer.add_event_handler(seen.on_add, seen.on_update, seen.on_delete)
+    async with informer:
+        assert await informer.wait_for_sync(timeout=30)
+        assert informer.store.get(f"{namespace}/before") is not None
+        await crdkit_client.create(configmap(namespace, "after"))
+        await crdkit_client.patch(ConfigMap, "before", {"data": {"v": "2"}}, namespace=namespace)
+        await crdkit_client.delete(ConfigMap, "after", namespace=namespace)
+        await eventually(lambda: _has(seen.deleted, f"{namespace}/after"))
+        await informer.drain()
+    assert seen.added == [f"{namespace}/before", f"{namespace}/after"]
+    assert f"{namespace}/before" in seen.updated
+    assert await store_matches_server(informer, crdkit_client, namespace)
+    assert [object_key(o) for o in informer.store.by_index(LABEL_INDEX, "app=x")] == [
+        f"{namespace}/before"
+    ]
+
+
+async def _has(items: list[str], key: str) -> bool:
+    return key in items
+
+
+async def test_converges_after_apiserver_restart_mid_watch(
+    control_plane: ControlPlane, crdkit_client: Client, namespace: str
+) -> None:
+    for name in ("a", "b", "c"):
+        await crdkit_client.create(configmap(namespace, name))
+    informer = make_informer(crdkit_client, namespace)
+    seen = Recorder()
+    informer.add_event_handler(seen.on_add, seen.on_update, seen.on_delete)
+    async with informer:
+        assert await informer.wait_for_sync(timeout=30)
+        watches_before = informer.watch_count
+        await control_plane.restart_apiserver()
+        await crdkit_client.create(configmap(namespace, "d"))
+        await crdkit_client.patch(ConfigMap, "a", {"data": {"v": "2"}}, namespace=namespace)
+        await crdkit_client.delete(ConfigMap, "b", namespace=namespace)
+        await eventually(lambda: store_matches_server(informer, crdkit_client, namespace))
+        await informer.drain()
+        assert informer.watch_count > watches_before  # it did reconnect
+    assert f"{namespace}/d" in seen.added
+    assert f"{namespace}/a" in seen.updated
+    assert seen.deleted == [f"{namespace}/b"]
+
+
+async def test_relists_after_compaction_while_disconnected(
+    control_plane: ControlPlane, crdkit_client: Client, namespace: str
+) -> None:
+    for name in ("keep", "change", "drop"):
+        await crdkit_client.create(configmap(namespace, name))
+    informer = make_informer(crdkit_client, namespace)
+    seen = Recorder()
+    informer.add_event_handler(seen.on_add, seen.on_update, seen.on_delete)
+    await informer.start()
+    assert await informer.wait_for_sync(timeout=30)
+    await informer.stop()  # disconnected: the store and its resourceVersion stay
+    stale_version = informer.resource_version
+
+    await crdkit_client.create(configmap(namespace, "new"))
+    await crdkit_client.patch(ConfigMap, "change", {"data": {"v": "2"}}, namespace=namespace)
+    await crdkit_client.delete(ConfigMap, "drop", namespace=namespace)
+    await control_plane.compact_etcd()
+
+    # The version the informer holds is gone from etcd's history.
+    with pytest.raises(Gone):
+        async for _ in crdkit_client.watch(
+            ConfigMap, namespace=namespace, resource_version=stale_version, timeout_seconds=5
+        ):
+            pass
+
+    lists_before = informer.list_count
+    async with informer:
+        await eventually(lambda: store_matches_server(informer, crdkit_client, namespace))
+        await informer.drain()
+    assert informer.list_count == lists_before + 1  # 410 → exactly one relist
+    assert isinstance(informer.last_error, Gone)
+    assert f"{namespace}/new" in seen.added
+    assert f"{namespace}/change" in seen.updated
+    assert f"{namespace}/keep" not in seen.updated  # unchanged objects are not re-announced
+    assert seen.deleted == [f"{namespace}/drop"]
+
+
+async def test_replays_changes_made_while_disconnected(
+    crdkit_client: Client, namespace: str
+) -> None:
+    for name in ("keep", "change", "drop"):
+        await crdkit_client.create(configmap(namespace, name))
+    informer = make_informer(crdkit_client, namespace)
+    seen = Recorder()
+    informer.add_event_handler(seen.on_add, seen.on_update, seen.on_delete)
+    await informer.start()
+    assert await informer.wait_for_sync(timeout=30)
+    await informer.stop()
+
+    await crdkit_client.create(configmap(namespace, "new"))
+    await crdkit_client.patch(ConfigMap, "change", {"data": {"v": "2"}}, namespace=namespace)
+    await crdkit_client.delete(ConfigMap, "drop", namespace=namespace)
+
+    lists_before = informer.list_count
+    async with informer:
+        await eventually(lambda: store_matches_server(informer, crdkit_client, namespace))
+        await informer.drain()
+    assert informer.list_count == lists_before  # resumed the watch; no relist needed
+    assert seen.added[-1] == f"{namespace}/new"
+    assert f"{namespace}/change" in seen.updated
+    assert seen.deleted == [f"{namespace}/drop"]
+
+
+async def test_metadata_only_informer(crdkit_client: Client, namespace: str) -> None:
+    await crdkit_client.create(configmap(namespace, "meta"))
+    informer = Informer.for_metadata(crdkit_client, ConfigMap, namespace=namespace)
+    async with informer:
+        assert await informer.wait_for_sync(timeout=30)
+        cached = informer.store.get(f"{namespace}/meta")
+        assert isinstance(cached, PartialObjectMetadata)
+        assert cached.metadata.labels == {"app": "x"}
+        assert "data" not in cached.model_dump(by_alias=True)
+        await crdkit_client.patch(
+            ConfigMap, "meta", {"metadata": {"labels": {"app": "y"}}}, namespace=namespace
+        )
+
+        async def relabelled() -> bool:
+            obj = informer.store.get(f"{namespace}/meta")
+            return obj is not None and obj.metadata.labels == {"app": "y"}
+
+        await eventually(relabelled)
