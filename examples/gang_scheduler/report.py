@@ -1,0 +1,91 @@
+"""Text output of the demo: live progress lines and the closing summary table.
+
+Everything printed comes from objects read back from the apiserver (jobs, their status, their
+pods), so the output shows what happened, not what was meant to happen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from examples.gang_scheduler.models import Job
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A plain-text table with columns as wide as their widest cell."""
+    for index, row in enumerate(rows):
+        if len(row) != len(headers):
+            raise ValueError(f"rows[{index}]: {len(row)} cells for {len(headers)} columns")
+    widths = [max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(headers)]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(headers, widths, strict=True)).rstrip(),
+        "  ".join("-" * width for width in widths),
+    ]
+    for row in rows:
+        cells = zip(row, widths, strict=True)
+        lines.append("  ".join(cell.ljust(width) for cell, width in cells).rstrip())
+    return "\n".join(lines)
+
+
+def constraint_text(job: Job) -> str:
+    """``hard tier 1``, ``soft`` or ``none``: the job's network-topology constraint in brief."""
+    network = job.spec.network_topology
+    if network is None:
+        return "none"
+    if network.mode == "soft":
+        return "soft"
+    return f"hard tier {network.tier}"
+
+
+def domain_text(job: Job) -> str:
+    """The domain the job's pods were bound in (its narrowest label value), or ``-``."""
+    placement = job.status.placement if job.status else None
+    if placement is None:
+        return "-"
+    if not placement.domain:
+        return "spans zones"
+    tier = f"tier {placement.tier} " if placement.tier is not None else ""
+    return f"{tier}{list(placement.domain.values())[-1]}"
+
+
+@dataclass(frozen=True)
+class JobRow:
+    """One line of the summary: a job as the apiserver last showed it, plus timings."""
+
+    job: Job
+    gpus: int
+    pods_bound: int
+    wait_s: float | None
+    """Seconds from submission until every pod was bound; None if that never happened."""
+
+    def cells(self) -> list[str]:
+        status = self.job.status
+        phase = status.state.phase if status else "Pending"
+        pods = sum(task.replicas for task in self.job.spec.tasks)
+        reason = ""
+        if status is not None and phase == "Pending":
+            reason = next((c.message for c in status.conditions if c.type == "Scheduled"), "")
+        return [
+            self.job.metadata.name or "?",
+            f"{self.pods_bound}/{pods}",
+            str(self.gpus),
+            constraint_text(self.job),
+            phase,
+            domain_text(self.job),
+            "-" if self.wait_s is None else f"{self.wait_s:.1f}s",
+            reason,
+        ]
+
+
+SUMMARY_HEADERS = ("JOB", "PODS", "GPUS", "TOPOLOGY", "PHASE", "DOMAIN", "WAITED", "REASON")
+
+
+def summary_table(rows: Sequence[JobRow]) -> str:
+    """The closing table, one line per job in the order given."""
+    return format_table(SUMMARY_HEADERS, [row.cells() for row in rows])
+
+
+def progress_line(elapsed_s: float, message: str) -> str:
+    """One live progress line, stamped with seconds since the demo began."""
+    return f"[{elapsed_s:6.1f}s] {message}"
