@@ -70,7 +70,7 @@ async def run(args: argparse.Namespace) -> int:
         async with Client.from_control_plane(plane) as client:
             created = await create_simulated_cluster(client, shape, topology)
             progress.say(f"registered {created} simulated nodes ({shape.gpus} GPUs)")
-            cells, usage = await read_picture_data(client, topology)
+            cells, usage = await read_picture_data(client, shape, topology)
             progress.say(f"read back {len(cells)} nodes from the apiserver")
         leaves = Counter((cell.zone, cell.spine, cell.leaf) for cell in cells)
         rdma = {cell.leaf for cell in cells if cell.rdma}

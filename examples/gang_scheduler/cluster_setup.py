@@ -115,10 +115,12 @@ def gpu_usage(pods: Sequence[Pod]) -> dict[str, list[JobUsage]]:
 
 
 async def read_picture_data(
-    client: Client, topology: TopologyConfig, namespace: str | None = None
+    client: Client, shape: ClusterShape, topology: TopologyConfig, namespace: str | None = None
 ) -> tuple[list[NodeCell], dict[str, list[JobUsage]]]:
-    """The simulated nodes and the GPUs each job's pods hold, as the apiserver has them now."""
-    nodes = (await client.list(Node, label_selector=f"{SIMULATED_LABEL}=true")).items
+    """The simulated nodes of ``shape`` and the GPUs each job's pods hold there, as the apiserver
+    has them now (pods of ``namespace``, or of every namespace)."""
+    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
+    nodes = (await client.list(Node, label_selector=selector)).items
     pods = (await client.list(Pod, namespace=namespace)).items
     cells = [node_cell(node, topology) for node in nodes]
     cells.sort(key=lambda c: (c.zone, c.spine, c.leaf, c.name))

@@ -8,6 +8,7 @@ every ``rdma_every``-th leaf carry the RDMA label that jobs can select with a ``
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,8 @@ RDMA_LABEL = "feature.node.kubernetes.io/rdma.available"
 """Node Feature Discovery's label for nodes with a usable RDMA NIC."""
 
 SIMULATED_LABEL = "crdkit.io/simulated"
-"""Marks the nodes this module made, so a demo can find and delete exactly those."""
+"""Marks the nodes this module made (its value is the shape's ``name_prefix``), so a demo or a
+test can select exactly its own nodes on a shared apiserver."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class ClusterShape:
     pods_per_node: int = 110
     rdma_every: int = 2
     """Every n-th leaf (counting from the first) has RDMA NICs; 0 means none."""
+    name_prefix: str = "gpu"
+    """Starts every node name and is the value of the simulated-node label."""
 
     def __post_init__(self) -> None:
         for field in (
@@ -50,6 +54,10 @@ class ClusterShape:
             value = getattr(self, field)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{field}: must be a positive integer, got {value!r}")
+        if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?", self.name_prefix):
+            raise ValueError(
+                f"name_prefix: {self.name_prefix!r} must be 1-32 lowercase letters, digits or '-'"
+            )
         if not isinstance(self.rdma_every, int) or self.rdma_every < 0:
             raise ValueError(
                 f"rdma_every: must be 0 or a positive integer, got {self.rdma_every!r}"
@@ -71,7 +79,9 @@ class ClusterShape:
         return self.nodes * self.gpus_per_node
 
     @classmethod
-    def with_about(cls, nodes: int, nodes_per_leaf: int = 16) -> ClusterShape:
+    def with_about(
+        cls, nodes: int, nodes_per_leaf: int = 16, name_prefix: str = "gpu"
+    ) -> ClusterShape:
         """A shape of exactly ``nodes`` nodes when it divides evenly, for benchmarks.
 
         Leaves of ``nodes_per_leaf`` nodes, four leaves per spine and four spines per zone where
@@ -90,6 +100,7 @@ class ClusterShape:
             spines_per_zone=spines_per_zone,
             leaves_per_spine=leaves_per_spine,
             nodes_per_leaf=nodes_per_leaf,
+            name_prefix=name_prefix,
         )
 
 
@@ -123,7 +134,8 @@ def layout(shape: ClusterShape) -> list[SimulatedNode]:
                 leaf = f"{spine}-l{lf}"
                 rdma = shape.rdma_every > 0 and leaf_index % shape.rdma_every == 0
                 for n in range(shape.nodes_per_leaf):
-                    nodes.append(SimulatedNode(f"gpu-{leaf}-n{n:02d}", zone, spine, leaf, rdma))
+                    name = f"{shape.name_prefix}-{leaf}-n{n:02d}"
+                    nodes.append(SimulatedNode(name, zone, spine, leaf, rdma))
                 leaf_index += 1
     return nodes
 
@@ -144,7 +156,7 @@ def node_manifest(
         zone_label: node.zone,
         spine_label: node.spine,
         leaf_label: node.leaf,
-        SIMULATED_LABEL: "true",
+        SIMULATED_LABEL: shape.name_prefix,
     }
     if node.rdma:
         labels[RDMA_LABEL] = "true"
