@@ -38,6 +38,11 @@ HOST = "127.0.0.1"
 POLL = 0.1
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 FIELD_MANAGER = "crdkit-envtest"
+PORT_ATTEMPTS = 3
+
+
+class _PortTakenError(ControlPlaneError):
+    """A program could not bind its port: it was free when chosen, but not any more."""
 
 
 class ControlPlane:
@@ -103,17 +108,30 @@ class ControlPlane:
                 tempfile.mkdtemp(prefix="crdkit-envtest-", dir=self._workdir_parent)
             )
             self._pki = await asyncio.to_thread(generate_pki, self._workdir / "pki")
-            self._etcd_port, self._peer_port, self._apiserver_port = free_ports(3, HOST)
-            self._kubeconfig = write_kubeconfig(
-                self._workdir / "kubeconfig", self.server_url, self._pki
-            )
-            self._etcd = self._spawn("etcd", [str(binaries.etcd), *self._etcd_argv()])
-            await self._wait(self._etcd, self._etcd_healthy, deadline)
-            await self._start_apiserver(deadline)
+            for attempt in range(1, PORT_ATTEMPTS + 1):
+                try:
+                    await self._start_on_free_ports(binaries, deadline)
+                    return
+                except _PortTakenError:
+                    # Another program took a port between choosing and binding it; this
+                    # happens when several test runs share a machine. Choose again.
+                    await asyncio.to_thread(self._stop_processes)
+                    if attempt == PORT_ATTEMPTS:
+                        raise
         except BaseException:
             # Blocking on purpose: a cancelled task may not get another chance to await.
             self._stop_sync()
             raise
+
+    async def _start_on_free_ports(self, binaries: Binaries, deadline: float) -> None:
+        self._etcd_port, self._peer_port, self._apiserver_port = free_ports(3, HOST)
+        self._kubeconfig = write_kubeconfig(
+            self.workdir / "kubeconfig", self.server_url, self._require(self._pki, "pki")
+        )
+        shutil.rmtree(self.workdir / "etcd", ignore_errors=True)
+        self._etcd = self._spawn("etcd", [str(binaries.etcd), *self._etcd_argv()])
+        await self._wait(self._etcd, self._etcd_healthy, deadline)
+        await self._start_apiserver(deadline)
 
     async def stop(self) -> None:
         """Stop both processes (SIGTERM, SIGKILL after the grace period) and delete files.
@@ -122,12 +140,16 @@ class ControlPlane:
         """
         await asyncio.shield(asyncio.to_thread(self._stop_sync))
 
-    def _stop_sync(self) -> None:
+    def _stop_processes(self) -> None:
         with self._lock:
             for process in (self._apiserver, self._etcd):
                 if process is not None:
                     process.stop(self.stop_grace)
             self._apiserver = self._etcd = None
+
+    def _stop_sync(self) -> None:
+        self._stop_processes()
+        with self._lock:
             if self._workdir is not None:
                 shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = self._pki = self._kubeconfig = None
@@ -357,9 +379,9 @@ class ControlPlane:
         last = ""
         while True:
             if process.poll() is not None:
-                raise ControlPlaneError(
-                    f"{process.name} exited with status {process.poll()}:\n{process.log_tail()}"
-                )
+                log = process.log_tail()
+                error = _PortTakenError if "address already in use" in log else ControlPlaneError
+                raise error(f"{process.name} exited with status {process.poll()}:\n{log}")
             try:
                 ok, last = await check()
             except OSError as exc:

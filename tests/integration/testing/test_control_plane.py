@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config import new_client_from_config
 
-from crdkit.testing import Binaries, ControlPlane, ControlPlaneError
+from crdkit.testing import Binaries, ControlPlane, ControlPlaneError, processes
+from crdkit.testing import control_plane as control_plane_module
 
 pytestmark = pytest.mark.integration
 
@@ -237,6 +239,32 @@ async def test_a_failing_apiserver_is_reported_with_its_log(tmp_path: Path) -> N
         await plane.start()
     assert "no-such-flag" in str(failed.value)
     assert plane.pids == {}
+
+
+@pytest.mark.parametrize("taken", [0, 2], ids=["etcd-port", "apiserver-port"])
+async def test_a_port_taken_after_it_was_chosen_is_chosen_again(
+    monkeypatch: pytest.MonkeyPatch, taken: int
+) -> None:
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", 0))
+    squatter.listen()
+    calls: list[list[int]] = []
+
+    def racy_free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+        ports = processes.free_ports(count, host)
+        if not calls:
+            ports[taken] = squatter.getsockname()[1]
+        calls.append(ports)
+        return ports
+
+    monkeypatch.setattr(control_plane_module, "free_ports", racy_free_ports)
+    try:
+        async with ControlPlane() as plane:
+            assert len(calls) == 2
+            assert squatter.getsockname()[1] not in calls[1]
+            assert plane.server_url.endswith(f":{calls[1][2]}")
+    finally:
+        squatter.close()
 
 
 async def test_binaries_that_do_not_exist_fail_cleanly(tmp_path: Path) -> None:
