@@ -77,9 +77,11 @@ def set_owner_reference(owner: KubernetesObject, owned: KubernetesObject) -> Non
 
 
 def _upsert(owned: KubernetesObject, ref: OwnerReference) -> None:
-    refs = owned.metadata.owner_references
-    for index, existing in enumerate(refs):
-        if existing.uid == ref.uid:
-            refs[index] = ref
-            return
-    refs.append(ref)
+    refs = [existing for existing in owned.metadata.owner_references if existing.uid != ref.uid]
+    at = next(
+        (i for i, e in enumerate(owned.metadata.owner_references) if e.uid == ref.uid), len(refs)
+    )
+    refs.insert(at, ref)
+    # Assigning (not mutating in place) marks the field as set, so server-side apply sends it.
+    owned.metadata.owner_references = refs
+    owned.metadata = owned.metadata
