@@ -118,11 +118,18 @@ class Store(Generic[T]):
     # -- indexes ---------------------------------------------------------------------------
 
     def add_indexer(self, name: str, func: IndexFunc[T]) -> None:
-        """Add an index; objects already stored are indexed at once. Names are unique."""
+        """Add an index; objects already stored are indexed at once.
+
+        Adding the same function under the same name again is a no-op (consumers of a shared
+        informer may each ask for the index they need); another function under a taken name
+        is an error.
+        """
         if not name:
             raise ValueError("indexer name must not be empty")
         if name in self._indexers:
-            raise ValueError(f"indexer {name!r} already exists")
+            if self._indexers[name] is func:
+                return
+            raise ValueError(f"indexer {name!r} already exists with another function")
         self._indexers[name] = func
         self._indices[name] = {}
         self._filed[name] = {}
