@@ -10,12 +10,42 @@ must not drop the rest (newer API fields, fields crdkit does not model).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Protocol
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, PlainSerializer
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    PlainSerializer,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
-__all__ = ["ApiModel", "MicroTime", "OpenModel", "Time"]
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from pydantic import GetJsonSchemaHandler
+    from pydantic.json_schema import JsonSchemaValue
+    from pydantic_core import CoreSchema
+
+__all__ = ["ApiModel", "MicroTime", "OpenModel", "Time", "TypeRule"]
+
+
+class TypeRule(Protocol):
+    """A rule on a whole type (``crdkit.crd.XValidation`` is one): its CEL form and an
+    optional Python predicate with the same meaning."""
+
+    @property
+    def check(self) -> Callable[[Any], bool] | None: ...
+
+    @property
+    def message(self) -> str | None: ...
+
+    @property
+    def rule(self) -> str: ...
+
+    def to_schema(self) -> dict[str, Any]: ...
 
 
 class ApiModel(BaseModel):
@@ -23,9 +53,50 @@ class ApiModel(BaseModel):
 
     Use it as the base of ``spec``/``status`` models of custom resources. Undeclared fields
     are ignored, as the apiserver prunes them from custom resources anyway.
+
+    Rules on the whole type (controller-gen's type-level ``XValidation``) are a class keyword:
+    ``class Range(ApiModel, validations=[XValidation("self.min <= self.max")])``. They go into
+    the type's schema and, when they carry a Python ``check``, are enforced by pydantic too.
     """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    __crd_validations__: ClassVar[tuple[TypeRule, ...]] = ()
+
+    def __init_subclass__(
+        cls, *, validations: Iterable[TypeRule] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if validations is None:
+            return
+        own = tuple(validations)
+        cls.__crd_validations__ = (*cls.__crd_validations__, *own)
+        checks = [rule for rule in own if rule.check is not None]
+        if not checks:
+            return
+
+        def _check_type_rules(self: Any) -> Any:
+            for rule in checks:
+                assert rule.check is not None
+                if not rule.check(self):
+                    raise ValueError(rule.message or f"failed rule: {rule.rule}")
+            return self
+
+        # Set before pydantic collects validators (that happens after __init_subclass__).
+        cls._crd_type_rules = model_validator(mode="after")(_check_type_rules)  # type: ignore[attr-defined]
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        json_schema = handler(schema)
+        if cls.__crd_validations__:
+            target = handler.resolve_ref_schema(json_schema)
+            target["x-kubernetes-validations"] = [
+                *target.get("x-kubernetes-validations", []),
+                *(rule.to_schema() for rule in cls.__crd_validations__),
+            ]
+        return json_schema
 
 
 class OpenModel(ApiModel):

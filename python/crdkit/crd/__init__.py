@@ -1,0 +1,80 @@
+"""pydantic custom resources → CustomResourceDefinitions, with controller-gen's markers.
+
+::
+
+    markers (Annotated[...])  ──▶  pydantic JSON schema  ──schema──▶  structural schema
+                                                                          │ structural check
+    CustomResource classes  ──assemble──▶  CRD dicts (one per kind)  ◀────┘
+                                              │
+                                   output ──▶ YAML (stdout, files, --check drift)
+
+``crdkit gen-crd`` (``cli``) drives it; ``discover`` turns its TARGETs into classes.
+"""
+
+from crdkit.crd.assemble import build_crd, build_crds
+from crdkit.crd.errors import AssemblyError, CrdError, SchemaError, StructuralError, TargetError
+from crdkit.crd.markers import (
+    EmbeddedResource,
+    ExclusiveMaximum,
+    ExclusiveMinimum,
+    Format,
+    ListMapKeys,
+    ListType,
+    MapType,
+    Maximum,
+    MaxItems,
+    MaxLength,
+    MaxProperties,
+    Minimum,
+    MinItems,
+    MinLength,
+    MinProperties,
+    MultipleOf,
+    Nullable,
+    PreserveUnknownFields,
+    Schemaless,
+    XValidation,
+    immutable,
+)
+from crdkit.crd.output import render, render_all
+from crdkit.crd.schema import crd_schema, structural_schema
+from crdkit.crd.structural import schema_violations
+from crdkit.crd.types import Duration, IntOrString
+
+__all__ = [
+    "AssemblyError",
+    "CrdError",
+    "Duration",
+    "EmbeddedResource",
+    "ExclusiveMaximum",
+    "ExclusiveMinimum",
+    "Format",
+    "IntOrString",
+    "ListMapKeys",
+    "ListType",
+    "MapType",
+    "MaxItems",
+    "MaxLength",
+    "MaxProperties",
+    "Maximum",
+    "MinItems",
+    "MinLength",
+    "MinProperties",
+    "Minimum",
+    "MultipleOf",
+    "Nullable",
+    "PreserveUnknownFields",
+    "SchemaError",
+    "Schemaless",
+    "StructuralError",
+    "TargetError",
+    "XValidation",
+    "build_crd",
+    "build_crds",
+    "crd_schema",
+    "immutable",
+    "render",
+    "render_all",
+    "schema_violations",
+    "structural_schema",
+]

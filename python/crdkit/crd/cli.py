@@ -1,0 +1,69 @@
+"""``crdkit gen-crd``: write the CRDs of custom resource classes.
+
+Exit status: 0 done; 1 ``--check`` found files out of date (the diff is printed); 2 bad input
+(nothing found, a class without group, two storage versions, a field with no structural
+form), reported as one line on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+from crdkit.crd.assemble import build_crds
+from crdkit.crd.discover import find_resources
+from crdkit.crd.errors import CrdError
+from crdkit.crd.output import drift, render_all, write_all
+
+__all__ = ["gen_crd"]
+
+
+@click.command("gen-crd")
+@click.argument("targets", nargs=-1, required=True, metavar="TARGET...")
+@click.option(
+    "-o",
+    "--output-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write one <group>_<plural>.yaml per CRD here (default: YAML stream on stdout).",
+)
+@click.option(
+    "--check",
+    "check_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Do not write; exit 1 with a diff if the files in this folder are out of date.",
+)
+def gen_crd(targets: tuple[str, ...], output_dir: Path | None, check_dir: Path | None) -> None:
+    """CustomResourceDefinitions from CustomResource classes.
+
+    TARGET is a module (every CustomResource in it) or module:Class.
+    """
+    if output_dir is not None and check_dir is not None:
+        _fail("-o and --check cannot be used together")
+    try:
+        crds = build_crds(find_resources(targets))
+    except CrdError as error:
+        _fail(str(error))
+    if check_dir is not None:
+        diff = drift(crds, check_dir)
+        if diff:
+            click.echo(diff, nl=False)
+            click.echo(
+                f"crdkit gen-crd: CRDs in {check_dir} are out of date; regenerate with "
+                f"crdkit gen-crd {' '.join(targets)} -o {check_dir}",
+                err=True,
+            )
+            sys.exit(1)
+        return
+    if output_dir is not None:
+        for path in write_all(crds, output_dir):
+            click.echo(f"wrote {path}", err=True)
+        return
+    click.echo(render_all(crds), nl=False)
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"crdkit gen-crd: {message}", err=True)
+    sys.exit(2)

@@ -1,0 +1,377 @@
+"""Field and type markers: controller-gen's ``+kubebuilder`` markers as ``Annotated`` metadata.
+
+Each marker does two things, so that pydantic and the apiserver agree on what is valid:
+
+* it adds keywords to the field's JSON schema (``__get_pydantic_json_schema__``), which
+  ``crdkit.crd.schema`` turns into the CRD's structural schema;
+* where Python can check the same rule, it adds a pydantic validator
+  (``__get_pydantic_core_schema__``) so bad objects fail before they reach the apiserver.
+
+Bounds, lengths and patterns are pydantic's own (``Field(ge=..., max_length=..., pattern=...)``
+or the aliases below), and ``Literal``/``Enum`` give ``enum``. Markers that only the apiserver
+can evaluate (CEL transition rules such as ``immutable()``) add schema only.
+
+Keywords starting with ``x-crdkit-`` are instructions to the converter and never reach a CRD.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import annotated_types
+from pydantic_core import core_schema
+
+if TYPE_CHECKING:
+    from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+    from pydantic.json_schema import JsonSchemaValue
+
+__all__ = [
+    "EmbeddedResource",
+    "ExclusiveMaximum",
+    "ExclusiveMinimum",
+    "Format",
+    "ListMapKeys",
+    "ListType",
+    "MapType",
+    "MaxItems",
+    "MaxLength",
+    "MaxProperties",
+    "Maximum",
+    "MinItems",
+    "MinLength",
+    "MinProperties",
+    "Minimum",
+    "MultipleOf",
+    "Nullable",
+    "PreserveUnknownFields",
+    "Schemaless",
+    "XValidation",
+    "immutable",
+]
+
+SCHEMALESS_KEY = "x-crdkit-schemaless"
+VALIDATIONS_KEY = "x-kubernetes-validations"
+
+# controller-gen's numeric, length and size markers are annotated-types constraints, which
+# pydantic both enforces and writes into the JSON schema.
+Minimum = annotated_types.Ge
+Maximum = annotated_types.Le
+ExclusiveMinimum = annotated_types.Gt
+ExclusiveMaximum = annotated_types.Lt
+MultipleOf = annotated_types.MultipleOf
+MinLength = annotated_types.MinLen
+MaxLength = annotated_types.MaxLen
+MinItems = annotated_types.MinLen
+MaxItems = annotated_types.MaxLen
+MinProperties = annotated_types.MinLen
+MaxProperties = annotated_types.MaxLen
+
+
+class _SchemaMarker:
+    """A marker that adds fixed keywords to the schema of what it annotates."""
+
+    def schema_keywords(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        json_schema = dict(handler(schema))
+        for key, value in self.schema_keywords().items():
+            if key == VALIDATIONS_KEY:
+                json_schema[key] = [*json_schema.get(key, []), *value]
+            else:
+                json_schema[key] = value
+        return json_schema
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        inner = handler(source)
+        check = self.python_check()
+        if check is None:
+            return inner
+        return core_schema.no_info_after_validator_function(check, inner)
+
+    def python_check(self) -> Callable[[Any], Any] | None:
+        """A validator enforcing the same rule in Python, when Python can."""
+        return None
+
+
+@dataclass(frozen=True)
+class XValidation(_SchemaMarker):
+    """A CEL rule (``+kubebuilder:validation:XValidation``) on a field or, as a class keyword
+    ``validations=[...]`` of an ``ApiModel``, on a type.
+
+    ``check`` is an optional Python predicate with the same meaning as ``rule``; when given,
+    pydantic enforces it too, so invalid objects fail before reaching the apiserver.
+    """
+
+    rule: str
+    message: str | None = None
+    message_expression: str | None = None
+    reason: (
+        Literal[
+            "FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"
+        ]
+        | None
+    ) = None
+    field_path: str | None = None
+    optional_old_self: bool | None = None
+    check: Callable[[Any], bool] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.rule.strip():
+            raise ValueError("XValidation: rule must not be empty")
+        if self.field_path is not None and not self.field_path.startswith("."):
+            raise ValueError(
+                f"XValidation: field_path must start with '.', got {self.field_path!r}"
+            )
+
+    def to_schema(self) -> dict[str, Any]:
+        """The ``x-kubernetes-validations`` entry."""
+        entry: dict[str, Any] = {"rule": self.rule}
+        if self.message is not None:
+            entry["message"] = self.message
+        if self.message_expression is not None:
+            entry["messageExpression"] = self.message_expression
+        if self.reason is not None:
+            entry["reason"] = self.reason
+        if self.field_path is not None:
+            entry["fieldPath"] = self.field_path
+        if self.optional_old_self is not None:
+            entry["optionalOldSelf"] = self.optional_old_self
+        return entry
+
+    def schema_keywords(self) -> dict[str, Any]:
+        return {VALIDATIONS_KEY: [self.to_schema()]}
+
+    def python_check(self) -> Callable[[Any], Any] | None:
+        predicate = self.check
+        if predicate is None:
+            return None
+        failure = self.message or f"failed rule: {self.rule}"
+
+        def run(value: Any) -> Any:
+            if not predicate(value):
+                raise ValueError(failure)
+            return value
+
+        return run
+
+
+def immutable(message: str = "field is immutable") -> XValidation:
+    """A field that cannot change once set: the CEL transition rule ``self == oldSelf``."""
+    return XValidation(rule="self == oldSelf", message=message)
+
+
+@dataclass(frozen=True)
+class PreserveUnknownFields(_SchemaMarker):
+    """Keep fields the schema does not declare (``+kubebuilder:pruning:PreserveUnknownFields``)."""
+
+    def schema_keywords(self) -> dict[str, Any]:
+        return {"x-kubernetes-preserve-unknown-fields": True}
+
+
+@dataclass(frozen=True)
+class Schemaless(_SchemaMarker):
+    """Store the field unvalidated (``+kubebuilder:validation:Schemaless``).
+
+    The escape hatch for types with no structural form (recursive models, mixed tuples):
+    the field's schema becomes "any JSON value, kept as is"; pydantic still validates it.
+    """
+
+    def schema_keywords(self) -> dict[str, Any]:
+        return {SCHEMALESS_KEY: True}
+
+
+@dataclass(frozen=True)
+class EmbeddedResource(_SchemaMarker):
+    """A whole Kubernetes object inside this one (``+kubebuilder:validation:EmbeddedResource``).
+
+    The apiserver requires ``apiVersion`` and ``kind`` in it and validates its ``metadata``.
+    """
+
+    def schema_keywords(self) -> dict[str, Any]:
+        return {"x-kubernetes-embedded-resource": True}
+
+    def python_check(self) -> Callable[[Any], Any] | None:
+        def run(value: Any) -> Any:
+            data = value if isinstance(value, Mapping) else getattr(value, "__dict__", {})
+            for key, attribute in (("apiVersion", "api_version"), ("kind", "kind")):
+                if not (data.get(key) or data.get(attribute)):
+                    raise ValueError(f"an embedded resource needs {key}")
+            return value
+
+        return run
+
+
+@dataclass(frozen=True)
+class Nullable(_SchemaMarker):
+    """``null`` is a value to keep, not an absent field (``+nullable``)."""
+
+    def schema_keywords(self) -> dict[str, Any]:
+        return {"nullable": True}
+
+
+@dataclass(frozen=True)
+class ListType(_SchemaMarker):
+    """How server-side apply merges a list (``+listType``): atomic, set or map."""
+
+    kind: Literal["atomic", "set", "map"]
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("atomic", "set", "map"):
+            raise ValueError(f"ListType must be 'atomic', 'set' or 'map', got {self.kind!r}")
+
+    def schema_keywords(self) -> dict[str, Any]:
+        return {"x-kubernetes-list-type": self.kind}
+
+    def python_check(self) -> Callable[[Any], Any] | None:
+        if self.kind != "set":
+            return None
+
+        def run(value: Any) -> Any:
+            seen: list[Any] = []
+            for item in value:
+                if item in seen:
+                    raise ValueError(f"duplicate entry {item!r} in a list of type set")
+                seen.append(item)
+            return value
+
+        return run
+
+
+@dataclass(frozen=True)
+class ListMapKeys(_SchemaMarker):
+    """The keys identifying entries of a ``ListType("map")`` list (``+listMapKey``).
+
+    Names are the JSON (camelCase) names. Entries with equal keys are refused, as the
+    apiserver does.
+    """
+
+    keys: tuple[str, ...]
+
+    def __init__(self, *keys: str) -> None:
+        if not keys:
+            raise ValueError("ListMapKeys needs at least one key")
+        object.__setattr__(self, "keys", tuple(keys))
+
+    def schema_keywords(self) -> dict[str, Any]:
+        return {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": list(self.keys)}
+
+    def python_check(self) -> Callable[[Any], Any] | None:
+        keys = self.keys
+
+        def key_of(item: Any) -> tuple[Any, ...]:
+            if isinstance(item, Mapping):
+                return tuple(item.get(k) for k in keys)
+            dumped = item.model_dump(by_alias=True) if hasattr(item, "model_dump") else {}
+            return tuple(dumped.get(k) for k in keys)
+
+        def run(value: Any) -> Any:
+            seen: set[tuple[Any, ...]] = set()
+            for item in value:
+                key = key_of(item)
+                if key in seen:
+                    raise ValueError(f"duplicate entry with key {key!r} in a list of type map")
+                seen.add(key)
+            return value
+
+        return run
+
+
+@dataclass(frozen=True)
+class MapType(_SchemaMarker):
+    """How server-side apply merges a map or struct (``+mapType``): atomic or granular."""
+
+    kind: Literal["atomic", "granular"]
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("atomic", "granular"):
+            raise ValueError(f"MapType must be 'atomic' or 'granular', got {self.kind!r}")
+
+    def schema_keywords(self) -> dict[str, Any]:
+        return {"x-kubernetes-map-type": self.kind}
+
+
+def _is_hostname(value: str) -> bool:
+    return len(value) <= 253 and all(
+        re.fullmatch(r"[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?", label)
+        for label in value.split(".")
+    )
+
+
+def _parses(parse: Callable[[str], object]) -> Callable[[str], bool]:
+    def check(value: str) -> bool:
+        try:
+            parse(value)
+        except ValueError:
+            return False
+        return True
+
+    return check
+
+
+_FORMAT_CHECKS: dict[str, Callable[[str], bool]] = {
+    "hostname": _is_hostname,
+    "ipv4": _parses(ipaddress.IPv4Address),
+    "ipv6": _parses(ipaddress.IPv6Address),
+    "cidr": _parses(lambda v: ipaddress.ip_network(v, strict=False)),
+    "uuid": lambda v: (
+        bool(
+            re.fullmatch(
+                r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}",
+                v,
+            )
+        )
+        and _parses(uuid.UUID)(v)
+    ),
+    "mac": lambda v: bool(re.fullmatch(r"([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}", v)),
+}
+
+KNOWN_FORMATS = frozenset(
+    {
+        "bsonobjectid", "uri", "email", "hostname", "ipv4", "ipv6", "cidr", "mac", "uuid",
+        "uuid3", "uuid4", "uuid5", "isbn", "isbn10", "isbn13", "creditcard", "ssn", "hexcolor",
+        "rgbcolor", "byte", "password", "date", "duration", "datetime", "date-time", "int32",
+        "int64", "float", "double",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Format(_SchemaMarker):
+    """A string format the apiserver checks (``+kubebuilder:validation:Format``).
+
+    hostname, ipv4, ipv6, cidr, uuid and mac are checked in Python too.
+    """
+
+    name: str
+
+    def __post_init__(self) -> None:
+        if self.name not in KNOWN_FORMATS:
+            raise ValueError(
+                f"Format {self.name!r} is not one the apiserver knows: {sorted(KNOWN_FORMATS)}"
+            )
+
+    def schema_keywords(self) -> dict[str, Any]:
+        return {"format": self.name}
+
+    def python_check(self) -> Callable[[Any], Any] | None:
+        check = _FORMAT_CHECKS.get(self.name)
+        if check is None:
+            return None
+        name = self.name
+
+        def run(value: Any) -> Any:
+            if isinstance(value, str) and not check(value):
+                raise ValueError(f"{value!r} is not a valid {name}")
+            return value
+
+        return run

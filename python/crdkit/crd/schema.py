@@ -1,0 +1,474 @@
+"""pydantic model → structural OpenAPI v3 schema, as ``CustomResourceDefinition`` versions need.
+
+The converter starts from pydantic's own JSON schema (so field aliases, defaults, constraints
+and markers are exactly what pydantic validates with) and rewrites it into the subset the
+apiserver accepts:
+
+* ``$ref``/``$defs`` are inlined; a model met again inside itself is a recursion → error;
+* ``X | None`` is ``X`` (absent means None); it is ``nullable`` only when marked ``Nullable()``;
+* ``Literal``/``Enum``/``const`` → ``enum``; ``int | str`` → ``x-kubernetes-int-or-string``;
+* ``dict[str, X]`` → ``additionalProperties``; ``Any``, ``dict[str, Any]`` and models with
+  ``extra="allow"`` → ``x-kubernetes-preserve-unknown-fields``;
+* unions of models → one object holding every variant's fields, the tag's values merged into
+  one ``enum``, and a CEL rule that exactly one variant's fields are set;
+* ``exclusiveMinimum: 3`` (JSON Schema 2020) → ``minimum: 3, exclusiveMinimum: true`` (OpenAPI
+  3.0); ``set[X]`` (``uniqueItems``) → ``x-kubernetes-list-type: set``; same-typed tuples →
+  arrays of fixed length;
+* titles, examples and other keywords the apiserver does not take are dropped.
+
+Anything else with no structural form raises ``SchemaError`` naming the model and field path;
+``Schemaless()`` on the field is the escape hatch.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+from crdkit.crd.cel import cel_field, cel_string
+from crdkit.crd.errors import SchemaError
+from crdkit.crd.markers import KNOWN_FORMATS, SCHEMALESS_KEY
+from crdkit.crd.re2 import re2_problem
+from crdkit.crd.types import DURATION_KEY
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from crdkit.resources import CustomResource
+
+__all__ = ["crd_schema", "structural_schema"]
+
+Schema = dict[str, Any]
+
+# Keywords passed through unchanged (after their children are converted).
+_VALUE_KEYWORDS = (
+    "description",
+    "format",
+    "default",
+    "enum",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+    "nullable",
+)
+# Keywords with no meaning for the apiserver, dropped silently.
+_DROPPED = frozenset(
+    {"title", "examples", "readOnly", "writeOnly", "deprecated", "$comment", "discriminator"}
+)
+# Scalar type names in pydantic's JSON schema and in OpenAPI.
+_SCALARS = frozenset({"string", "integer", "number", "boolean"})
+# Formats pydantic writes that say nothing the apiserver checks (or checks differently).
+_DROPPED_FORMATS = frozenset({"binary", "path", "multi-host-uri", "json-string", "time"})
+
+
+class _Converter:
+    def __init__(self, model: str, defs: dict[str, Schema]) -> None:
+        self.model = model
+        self.defs = defs
+
+    def error(self, path: str, reason: str) -> SchemaError:
+        return SchemaError(self.model, path, reason)
+
+    # -- entry -----------------------------------------------------------------------------
+
+    def convert(self, node: Schema, path: str, stack: tuple[str, ...]) -> Schema:
+        node = dict(node)
+        if node.get(SCHEMALESS_KEY):
+            return _schemaless(node)
+        if "$ref" in node:
+            return self._ref(node, path, stack)
+        if "allOf" in node:
+            parts = node.pop("allOf")
+            if len(parts) != 1:
+                raise self.error(path, "allOf of several schemas has no structural form")
+            return self.convert({**parts[0], **node}, path, stack)
+        if "anyOf" in node or "oneOf" in node:
+            return self._union(node, path, stack)
+        if "const" in node:
+            node.setdefault("enum", [node.pop("const")])
+        return self._typed(node, path, stack)
+
+    # -- references and unions ---------------------------------------------------------------
+
+    def _ref(self, node: Schema, path: str, stack: tuple[str, ...]) -> Schema:
+        name = node.pop("$ref").rsplit("/", 1)[-1]
+        if name in stack:
+            raise self.error(
+                path,
+                f"recursive model {name} has no structural form; mark the field Schemaless() "
+                "to store it unvalidated",
+            )
+        if name not in self.defs:
+            raise self.error(path, f"unresolvable reference to {name}")
+        # Siblings of $ref (description, default, markers) override the referenced schema.
+        merged = {**copy.deepcopy(self.defs[name]), **node}
+        if "x-kubernetes-validations" in node and "x-kubernetes-validations" in self.defs[name]:
+            merged["x-kubernetes-validations"] = [
+                *self.defs[name]["x-kubernetes-validations"],
+                *node["x-kubernetes-validations"],
+            ]
+        return self.convert(merged, path, (*stack, name))
+
+    def _resolve(self, node: Schema, stack: tuple[str, ...]) -> tuple[Schema, tuple[str, ...]]:
+        """The schema behind a chain of $ref, for looking at a union branch's shape."""
+        while "$ref" in node:
+            name = node["$ref"].rsplit("/", 1)[-1]
+            if name in stack or name not in self.defs:
+                break
+            stack = (*stack, name)
+            node = {**self.defs[name], **{k: v for k, v in node.items() if k != "$ref"}}
+        return node, stack
+
+    def _union(self, node: Schema, path: str, stack: tuple[str, ...]) -> Schema:
+        branches = node.pop("anyOf", None) or node.pop("oneOf")
+        discriminator = node.pop("discriminator", None)
+        non_null = [b for b in branches if b.get("type") != "null"]
+        if not non_null:
+            raise self.error(path, "a field that can only be null has no structural form")
+        if node.get("default", "absent") is None and not node.get("nullable"):
+            node.pop("default")
+        if len(non_null) == 1:
+            return self.convert(_merge_siblings(non_null[0], node), path, stack)
+        if node.pop("x-kubernetes-int-or-string", False) or _is_int_or_string(non_null):
+            out = {"x-kubernetes-int-or-string": True}
+            out.update(self._values(node, path, "int-or-string"))
+            return out
+        resolved = [self._resolve(b, stack)[0] for b in non_null]
+        if all(r.get("type") == "object" and "properties" in r for r in resolved):
+            return self._hoist(non_null, node, path, stack, discriminator)
+        kinds = sorted({str(r.get("type", "a model")) for r in resolved})
+        raise self.error(
+            path,
+            f"a union of {' and '.join(kinds)} has no structural form (only int | str and "
+            "unions of models can be expressed); mark the field Schemaless() to store it "
+            "unvalidated",
+        )
+
+    def _hoist(
+        self,
+        branches: list[Schema],
+        siblings: Schema,
+        path: str,
+        stack: tuple[str, ...],
+        discriminator: Schema | None,
+    ) -> Schema:
+        tag = discriminator.get("propertyName") if discriminator else None
+        variants: list[tuple[str, Schema]] = []
+        for branch in branches:
+            _, branch_stack = self._resolve(branch, stack)
+            name = branch_stack[-1] if len(branch_stack) > len(stack) else "variant"
+            converted = self.convert(branch, path, stack)
+            if converted.get("x-kubernetes-validations"):
+                raise self.error(path, f"union variant {name} has its own CEL rules; not supported")
+            variants.append((name, converted))
+        properties: dict[str, Schema] = {}
+        owner: dict[str, str] = {}
+        for name, variant in variants:
+            for prop, prop_schema in variant["properties"].items():
+                if prop == tag:
+                    continue
+                if prop in properties:
+                    if _shape(properties[prop]) != _shape(prop_schema):
+                        raise self.error(
+                            f"{path}.{prop}",
+                            f"union variants {owner[prop]} and {name} give this field "
+                            "conflicting types",
+                        )
+                else:
+                    properties[prop] = prop_schema
+                    owner[prop] = name
+        required = set.intersection(*(set(v.get("required", [])) for _, v in variants))
+        shared = set.intersection(*(set(v["properties"]) for _, v in variants))
+        for prop in set(properties) - shared:
+            # A default would make the apiserver set a field of one variant on every object.
+            properties[prop] = {k: v for k, v in properties[prop].items() if k != "default"}
+        conditions: list[str] = []
+        tag_values: list[Any] = []
+        for _, variant in variants:
+            own = set(variant["properties"]) - {tag}
+            parts: list[str] = []
+            if tag is not None:
+                values = variant["properties"].get(tag, {}).get("enum")
+                if not values:
+                    raise self.error(f"{path}.{tag}", "a discriminator field must be a Literal")
+                tag_values.extend(v for v in values if v not in tag_values)
+                parts.append(
+                    " || ".join(f"self.{cel_field(tag)} == {cel_string(str(v))}" for v in values)
+                )
+            parts += [
+                f"has(self.{cel_field(p)})"
+                for p in sorted(set(variant.get("required", [])) - {tag})
+            ]
+            parts += [f"!has(self.{cel_field(p)})" for p in sorted(set(properties) - own)]
+            conditions.append(" && ".join(f"({p})" if "||" in p else p for p in parts) or "true")
+        if tag is not None:
+            tag_schema = dict(variants[0][1]["properties"][tag])
+            tag_schema["enum"] = tag_values
+            tag_schema.pop("default", None)
+            properties = {tag: tag_schema, **properties}
+            required.add(tag)  # pydantic needs the tag to pick a variant
+            rule = " || ".join(f"({c})" for c in conditions)
+        else:
+            rule = "[" + ", ".join(conditions) + "].exists_one(v, v)"
+        names = ", ".join(name for name, _ in variants)
+        out: Schema = {"type": "object", "properties": properties}
+        if required:
+            out["required"] = sorted(required)
+        out.update(self._values(siblings, path, "object"))
+        out["x-kubernetes-validations"] = [
+            *siblings.get("x-kubernetes-validations", []),
+            {"rule": rule, "message": f"exactly one of {names} must be given"},
+        ]
+        for key, value in siblings.items():
+            if key.startswith("x-kubernetes-") and key != "x-kubernetes-validations":
+                out[key] = value
+        return out
+
+    # -- typed nodes ---------------------------------------------------------------------------
+
+    def _typed(self, node: Schema, path: str, stack: tuple[str, ...]) -> Schema:
+        kind = node.get("type")
+        if isinstance(kind, list):
+            raise self.error(path, f"a value of several types {kind} has no structural form")
+        if kind is None:
+            if "enum" in node:
+                kind = _enum_type(node["enum"])
+                if kind is None:
+                    raise self.error(path, "an enum mixing value types has no structural form")
+            elif node.get("x-kubernetes-int-or-string"):
+                return {
+                    "x-kubernetes-int-or-string": True,
+                    **self._values(node, path, "int-or-string"),
+                }
+            else:  # Any: any JSON value, kept
+                return {
+                    "x-kubernetes-preserve-unknown-fields": True,
+                    **self._values(node, path, "any"),
+                }
+        if kind == "null":
+            raise self.error(path, "a field that can only be null has no structural form")
+        out: Schema = {"type": kind}
+        if kind == "object":
+            out.update(self._object(node, path, stack))
+        elif kind == "array":
+            out.update(self._array(node, path, stack))
+        elif kind not in _SCALARS:
+            raise self.error(path, f"unknown type {kind!r}")
+        out.update(self._values(node, path, kind))
+        for key, value in node.items():
+            if key.startswith("x-kubernetes-") and key not in out:
+                out[key] = value
+        self._reject_unknown(node, path)
+        return out
+
+    def _object(self, node: Schema, path: str, stack: tuple[str, ...]) -> Schema:
+        out: Schema = {}
+        properties = node.get("properties")
+        extra = node.get("additionalProperties")
+        if "patternProperties" in node or "propertyNames" in node:
+            raise self.error(
+                path, "constraints on map keys have no structural form; use plain str keys"
+            )
+        if properties is not None:
+            out["properties"] = {
+                name: self.convert(schema, f"{path}.{name}", stack)
+                for name, schema in properties.items()
+            }
+            if node.get("required"):
+                out["required"] = sorted(node["required"])
+            if extra is True or extra == {}:
+                out["x-kubernetes-preserve-unknown-fields"] = True
+            elif isinstance(extra, dict):
+                raise self.error(path, "typed extra fields beside declared ones: not structural")
+        elif extra is True or extra == {} or extra is None:
+            out["x-kubernetes-preserve-unknown-fields"] = True
+        elif isinstance(extra, dict):
+            value_schema = self.convert(extra, f"{path}[*]", stack)
+            if value_schema == {"x-kubernetes-preserve-unknown-fields": True}:
+                out["x-kubernetes-preserve-unknown-fields"] = True
+            else:
+                out["additionalProperties"] = value_schema
+        return out
+
+    def _array(self, node: Schema, path: str, stack: tuple[str, ...]) -> Schema:
+        out: Schema = {}
+        if "prefixItems" in node:
+            items = [self.convert(i, f"{path}[*]", stack) for i in node["prefixItems"]]
+            if any(item != items[0] for item in items) or "items" in node:
+                raise self.error(
+                    path,
+                    "a tuple of mixed types has no structural form; use a list or a model, "
+                    "or mark the field Schemaless()",
+                )
+            out["items"] = items[0]
+        elif "items" in node:
+            out["items"] = self.convert(node["items"], f"{path}[*]", stack)
+        else:
+            out["items"] = {"x-kubernetes-preserve-unknown-fields": True}
+        if node.get("uniqueItems"):
+            item = out["items"]
+            if item.get("type") not in _SCALARS:
+                raise self.error(
+                    path, "a set of non-scalar items cannot be checked by the apiserver"
+                )
+            if node.get("x-kubernetes-list-type", "set") != "set":
+                raise self.error(path, "a set must have list type 'set'")
+            out["x-kubernetes-list-type"] = "set"
+        return out
+
+    def _values(self, node: Schema, path: str, kind: str) -> Schema:
+        out: Schema = {}
+        for key in _VALUE_KEYWORDS:
+            if key not in node:
+                continue
+            value = node[key]
+            if key == "default" and value is None and not node.get("nullable"):
+                continue
+            if key == "format":
+                if value == "duration" and not node.get(DURATION_KEY):
+                    raise self.error(
+                        path,
+                        "a plain timedelta is written as ISO 8601, which the apiserver's "
+                        "duration format refuses; annotate it as crdkit.crd.Duration",
+                    )
+                if value in _DROPPED_FORMATS or value not in KNOWN_FORMATS:
+                    continue
+            if key == "pattern":
+                problem = re2_problem(value)
+                if problem is not None:
+                    raise self.error(path, problem)
+            if key in ("exclusiveMinimum", "exclusiveMaximum") and not isinstance(value, bool):
+                bound = "minimum" if key == "exclusiveMinimum" else "maximum"
+                out[bound] = value
+                value = True
+            out[key] = value
+        if "enum" in out:
+            out["enum"] = list(out["enum"])
+        return out
+
+    def _reject_unknown(self, node: Schema, path: str) -> None:
+        known = {
+            *_VALUE_KEYWORDS,
+            *_DROPPED,
+            "type",
+            "properties",
+            "required",
+            "additionalProperties",
+            "items",
+            "prefixItems",
+            "uniqueItems",
+            "const",
+            DURATION_KEY,
+            SCHEMALESS_KEY,
+        }
+        for key in node:
+            if key not in known and not key.startswith("x-kubernetes-"):
+                raise self.error(path, f"JSON schema keyword {key!r} has no structural form")
+
+
+def _schemaless(node: Schema) -> Schema:
+    out: Schema = {"x-kubernetes-preserve-unknown-fields": True}
+    if "description" in node:
+        out["description"] = node["description"]
+    return out
+
+
+def _merge_siblings(branch: Schema, siblings: Schema) -> Schema:
+    merged = {**branch, **siblings}
+    if "x-kubernetes-validations" in branch and "x-kubernetes-validations" in siblings:
+        merged["x-kubernetes-validations"] = [
+            *branch["x-kubernetes-validations"],
+            *siblings["x-kubernetes-validations"],
+        ]
+    return merged
+
+
+def _is_int_or_string(branches: list[Schema]) -> bool:
+    return sorted(str(b.get("type")) for b in branches) == ["integer", "string"] and all(
+        set(b) == {"type"} for b in branches
+    )
+
+
+def _enum_type(values: list[Any]) -> str | None:
+    kinds = set()
+    for value in values:
+        if isinstance(value, bool):
+            kinds.add("boolean")
+        elif isinstance(value, int):
+            kinds.add("integer")
+        elif isinstance(value, float):
+            kinds.add("number")
+        elif isinstance(value, str):
+            kinds.add("string")
+        else:
+            return None
+    if kinds == {"integer", "number"}:
+        return "number"
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _shape(schema: Schema) -> Schema:
+    """A schema without documentation, for comparing what two variants say about a field."""
+    return {
+        k: _shape(v) if isinstance(v, dict) else v
+        for k, v in schema.items()
+        if k not in ("description", "default")
+    }
+
+
+def structural_schema(model: type[BaseModel], *, name: str | None = None) -> Schema:
+    """The structural schema of any pydantic model (validation mode, camelCase by alias)."""
+    label = name or model.__qualname__
+    try:
+        raw = model.model_json_schema(by_alias=True, mode="validation")
+    except Exception as error:  # pydantic refuses to build a JSON schema for the type
+        raise SchemaError(label, "", f"pydantic cannot describe it: {error}") from error
+    defs = raw.pop("$defs", {})
+    return _Converter(label, defs).convert(raw, "", (model.__name__,))
+
+
+def crd_schema(resource: type[CustomResource]) -> Schema:
+    """The ``openAPIV3Schema`` of one version of a custom resource.
+
+    apiVersion, kind and metadata get the standard CRD shape (the apiserver validates
+    metadata itself and allows nothing else in it); every other field is converted.
+    """
+    options = resource.__crd_options__
+    label = (
+        f"{resource.__qualname__} ({options.group}/{options.version})"
+        if options
+        else resource.__qualname__
+    )
+    schema = structural_schema(resource, name=label)
+    properties = dict(schema.get("properties", {}))
+    properties["apiVersion"] = {
+        "type": "string",
+        "description": "APIVersion defines the versioned schema of this representation of an "
+        "object.",
+    }
+    properties["kind"] = {
+        "type": "string",
+        "description": "Kind is a string value representing the REST resource this object "
+        "represents.",
+    }
+    properties["metadata"] = {"type": "object"}
+    schema["properties"] = properties
+    schema.pop("x-kubernetes-preserve-unknown-fields", None)
+    required = [
+        r for r in schema.get("required", []) if r not in ("apiVersion", "kind", "metadata")
+    ]
+    if required:
+        schema["required"] = sorted(required)
+    else:
+        schema.pop("required", None)
+    schema.pop("default", None)
+    return schema
