@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from crdkit import __version__
+from crdkit.crd.cli import gen_crd
 from crdkit.testing.cli import envtest
 
 
@@ -16,3 +17,4 @@ def main() -> None:
 
 # Subcommands register here, one line each.
 main.add_command(envtest)
+main.add_command(gen_crd)
