@@ -9,6 +9,15 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from crdkit.resources import ApiModel, CustomResource, KubernetesObject, ObjectMeta, resource_info
+from crdkit.runtime import (
+    Condition,
+    Context,
+    Manager,
+    Reconciler,
+    Request,
+    Result,
+    TerminalError,
+)
 
 try:
     __version__ = version("crdkit")
@@ -17,9 +26,16 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 
 __all__ = [
     "ApiModel",
+    "Condition",
+    "Context",
     "CustomResource",
     "KubernetesObject",
+    "Manager",
     "ObjectMeta",
+    "Reconciler",
+    "Request",
+    "Result",
+    "TerminalError",
     "__version__",
     "resource_info",
 ]

@@ -1,11 +1,62 @@
-"""The controller runtime: work queue, rate limiters, metrics (informers, reconcilers, manager).
+"""The controller runtime: client-go's and controller-runtime's model, in asyncio.
 
-Modelled on client-go and controller-runtime, in asyncio. The names operator authors use are
-re-exported from :mod:`crdkit`.
+::
+
+    Informer ─▶ Store                                    (list + watch, shared per kind)
+       │ events, filtered by Predicates
+       ▼
+    WorkQueue[Request] (dedup, one worker per key, rate-limited retries)
+       │
+       ▼
+    Controller workers ─▶ Reconciler.reconcile(ctx, obj) ─▶ Result | None | TerminalError
+       ▲
+    Manager: shared informers, one client, leader election (Lease), /metrics, /healthz,
+             /readyz, graceful shutdown on SIGTERM/SIGINT
+
+The names operator authors use are re-exported from :mod:`crdkit`.
 """
 
 from __future__ import annotations
 
+from crdkit.runtime.cache import CacheReader
+from crdkit.runtime.conditions import (
+    Condition,
+    ConditionStatus,
+    find_condition,
+    is_condition_false,
+    is_condition_true,
+    remove_condition,
+    set_condition,
+)
+from crdkit.runtime.context import Context
+from crdkit.runtime.controller import Controller
+from crdkit.runtime.events import EventRecorder, EventType
+from crdkit.runtime.factory import SharedInformerFactory
+from crdkit.runtime.informer import Informer
+from crdkit.runtime.leader import (
+    LeaderElectionConfig,
+    LeaderElectionLost,
+    LeaderElector,
+    default_identity,
+)
+from crdkit.runtime.logs import JsonFormatter, configure_logging
+from crdkit.runtime.manager import Manager
+from crdkit.runtime.metrics import RuntimeMetrics, runtime_metrics
+from crdkit.runtime.owners import (
+    AlreadyOwnedError,
+    controller_of,
+    owner_reference,
+    set_controller_reference,
+    set_owner_reference,
+)
+from crdkit.runtime.predicates import (
+    AnnotationsChanged,
+    FuncPredicate,
+    GenerationChanged,
+    LabelsChanged,
+    Predicate,
+    ResourceVersionChanged,
+)
 from crdkit.runtime.queue import QueueEmpty, QueueShutDown, WorkQueue
 from crdkit.runtime.ratelimit import (
     ItemExponentialRateLimiter,
@@ -14,14 +65,59 @@ from crdkit.runtime.ratelimit import (
     TokenBucketRateLimiter,
     default_controller_rate_limiter,
 )
+from crdkit.runtime.reconciler import MapFunc, Reconciler
+from crdkit.runtime.result import Request, Result, TerminalError
+from crdkit.runtime.status import update_status
+from crdkit.runtime.store import Store
 
 __all__ = [
+    "AlreadyOwnedError",
+    "AnnotationsChanged",
+    "CacheReader",
+    "Condition",
+    "ConditionStatus",
+    "Context",
+    "Controller",
+    "EventRecorder",
+    "EventType",
+    "FuncPredicate",
+    "GenerationChanged",
+    "Informer",
     "ItemExponentialRateLimiter",
+    "JsonFormatter",
+    "LabelsChanged",
+    "LeaderElectionConfig",
+    "LeaderElectionLost",
+    "LeaderElector",
+    "Manager",
+    "MapFunc",
     "MaxOfRateLimiter",
+    "Predicate",
     "QueueEmpty",
     "QueueShutDown",
     "RateLimiter",
+    "Reconciler",
+    "Request",
+    "ResourceVersionChanged",
+    "Result",
+    "RuntimeMetrics",
+    "SharedInformerFactory",
+    "Store",
+    "TerminalError",
     "TokenBucketRateLimiter",
     "WorkQueue",
+    "configure_logging",
+    "controller_of",
     "default_controller_rate_limiter",
+    "default_identity",
+    "find_condition",
+    "is_condition_false",
+    "is_condition_true",
+    "owner_reference",
+    "remove_condition",
+    "runtime_metrics",
+    "set_condition",
+    "set_controller_reference",
+    "set_owner_reference",
+    "update_status",
 ]

@@ -1,0 +1,75 @@
+"""Helpers shared by the runtime's integration tests (imported by module name by pytest)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry
+
+from crdkit.client import Client
+from crdkit.runtime import Manager, Reconciler
+
+HELLO_CRD = Path(__file__).resolve().parents[3] / "examples" / "hello" / "crd.yaml"
+
+
+async def eventually(
+    check: Callable[[], Awaitable[bool]], within: float = 30.0, what: str = "condition"
+) -> None:
+    """Poll ``check`` until it is true, or fail after ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while not await check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not met within {within}s")
+        await asyncio.sleep(0.05)
+
+
+def test_manager(client: Client, namespace: str, **options: object) -> Manager:
+    """A manager confined to ``namespace``, on free loopback ports, with its own registry."""
+    settings: dict[str, object] = {
+        "namespace": namespace,
+        "metrics_bind_address": "127.0.0.1:0",
+        "health_probe_bind_address": "127.0.0.1:0",
+        "registry": CollectorRegistry(),
+        **options,
+    }
+    return Manager(client, **settings)  # type: ignore[arg-type]
+
+
+test_manager.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
+
+
+@contextlib.asynccontextmanager
+async def running(manager: Manager, *reconcilers: Reconciler[object]) -> AsyncIterator[Manager]:  # type: ignore[type-var]
+    """Run ``manager`` with ``reconcilers`` in the background; stop it (gracefully) afterwards."""
+    for reconciler in reconcilers:
+        manager.add(reconciler)
+    task = asyncio.create_task(manager.run())
+    try:
+        await eventually(lambda: _ready(manager, task), what="manager ready")
+        yield manager
+    finally:
+        manager.stop()
+        await asyncio.wait_for(task, 60)
+
+
+async def _ready(manager: Manager, task: asyncio.Task[None]) -> bool:
+    if task.done():
+        task.result()  # surface the manager's error
+        raise AssertionError("manager stopped before it was ready")
+    return manager.ready and all(c.started for c in manager.controllers)
+
+
+async def http_get(port: int, path: str) -> tuple[int, str]:
+    """A plain HTTP GET against localhost: (status, body)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+    await writer.drain()
+    data = await reader.read()
+    writer.close()
+    await writer.wait_closed()
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body.decode()
