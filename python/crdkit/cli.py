@@ -6,6 +6,7 @@ import click
 
 from crdkit import __version__
 from crdkit.crd.cli import gen_crd
+from crdkit.runtime.cli import gen_rbac, run
 from crdkit.testing.cli import envtest
 
 
@@ -18,3 +19,5 @@ def main() -> None:
 # Subcommands register here, one line each.
 main.add_command(envtest)
 main.add_command(gen_crd)
+main.add_command(run)
+main.add_command(gen_rbac)

@@ -13,8 +13,10 @@ Only the holder of the Lease runs controllers; the other replicas keep warm cach
 - **Release**: on a clean shutdown the leader empties ``holderIdentity`` so a successor takes
   over immediately rather than after ``lease_duration``.
 
-A candidate retries every ``retry_period``, and also exactly when the lease it watches is due to
-expire, so a dead leader is replaced within ``lease_duration + retry_period`` of its last renewal.
+A candidate retries every ``retry_period`` (minus up to 10 % jitter, so replicas do not poll in
+lockstep) and also exactly when the lease it watches is due to expire. It notices the dead
+leader's last renewal within one retry period, so a dead leader is replaced within
+``lease_duration + retry_period`` of the moment it died.
 """
 
 from __future__ import annotations
@@ -150,7 +152,7 @@ class LeaderElector:
             raise RuntimeError("hold() needs the lease: call acquire() first")
         cfg = self.config
         while True:
-            await asyncio.sleep(cfg.retry_period * (1 + random.random() * 0.1))
+            await asyncio.sleep(cfg.retry_period * (1 - random.random() * 0.1))
             while True:
                 remaining = self._last_renew + cfg.renew_deadline - self._clock()
                 renewed = False
@@ -208,7 +210,7 @@ class LeaderElector:
         self._status.set(1 if leading else 0)
 
     def _next_attempt_delay(self) -> float:
-        retry = self.config.retry_period * (1 + random.random() * 0.1)
+        retry = self.config.retry_period * (1 - random.random() * 0.1)
         if self._observed_holder:
             # Wake up right when the holder's lease runs out, not up to a retry period later.
             expires_in = self._observed_at + self._observed_duration - self._clock()

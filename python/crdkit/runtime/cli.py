@@ -1,0 +1,182 @@
+"""``crdkit run`` and ``crdkit gen-rbac``: run reconcilers, and write the RBAC they need.
+
+::
+
+    crdkit run examples.hello.operator:HelloReconciler --namespace demo --leader-elect
+    crdkit gen-rbac examples.hello.operator:HelloReconciler --service-account hello
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+import yaml
+
+from crdkit.runtime.leader import LeaderElectionLost
+from crdkit.runtime.loader import load_reconciler_class
+from crdkit.runtime.logs import configure_logging
+from crdkit.runtime.manager import Manager
+from crdkit.runtime.rbac import cluster_role, cluster_role_binding
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from crdkit.runtime.reconciler import Reconciler
+
+__all__ = ["gen_rbac", "run"]
+
+log = logging.getLogger("crdkit.run")
+
+
+def _load_all(refs: Sequence[str]) -> list[type[Reconciler[Any]]]:
+    classes = []
+    for ref in refs:
+        try:
+            classes.append(load_reconciler_class(ref))
+        except (ValueError, TypeError) as error:
+            raise click.BadParameter(str(error), param_hint="RECONCILER") from None
+    return classes
+
+
+async def _run(
+    classes: Sequence[type[Reconciler[Any]]], kubeconfig: Path | None, options: dict[str, Any]
+) -> None:
+    from crdkit.client import Client
+
+    client = await Client.from_kubeconfig(kubeconfig) if kubeconfig else await Client.load()
+    async with client:
+        manager = Manager(client, **options)
+        for cls in classes:
+            manager.add(cls())
+        manager.install_signal_handlers()
+        await manager.run()
+
+
+@click.command("run")
+@click.argument("reconcilers", nargs=-1, required=True, metavar="MODULE:CLASS...")
+@click.option("--namespace", "-n", default=None, help="Watch only this namespace (default: all).")
+@click.option(
+    "--kubeconfig",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Kubeconfig file (default: in-cluster config, else $KUBECONFIG or ~/.kube/config).",
+)
+@click.option("--leader-elect", is_flag=True, help="Run controllers only while holding a Lease.")
+@click.option("--leader-election-id", default=None, help="Name of the Lease.")
+@click.option(
+    "--leader-election-namespace", default=None, help="Namespace of the Lease (default: own)."
+)
+@click.option(
+    "--metrics-bind-address",
+    default=":8080",
+    show_default=True,
+    help="Address of /metrics; '0' turns it off.",
+)
+@click.option(
+    "--health-probe-bind-address",
+    default=":8081",
+    show_default=True,
+    help="Address of /healthz and /readyz; '0' turns it off.",
+)
+@click.option(
+    "--max-concurrent-reconciles",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Workers per controller (unless the reconciler sets its own).",
+)
+@click.option(
+    "--graceful-shutdown-timeout",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    help="Seconds in-flight reconciles get to finish on SIGTERM/SIGINT.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default="info",
+    show_default=True,
+)
+@click.option(
+    "--log-format", type=click.Choice(["json", "text"]), default="json", show_default=True
+)
+def run(
+    reconcilers: tuple[str, ...],
+    namespace: str | None,
+    kubeconfig: Path | None,
+    leader_elect: bool,
+    leader_election_id: str | None,
+    leader_election_namespace: str | None,
+    metrics_bind_address: str,
+    health_probe_bind_address: str,
+    max_concurrent_reconciles: int,
+    graceful_shutdown_timeout: float,
+    log_level: str,
+    log_format: str,
+) -> None:
+    """Run reconcilers (``package.module:ReconcilerClass``) until SIGTERM or SIGINT."""
+    configure_logging(log_level, log_format)
+    classes = _load_all(reconcilers)
+    options: dict[str, Any] = {
+        "namespace": namespace,
+        "leader_election": leader_elect,
+        "leader_election_id": leader_election_id,
+        "leader_election_namespace": leader_election_namespace,
+        "metrics_bind_address": metrics_bind_address,
+        "health_probe_bind_address": health_probe_bind_address,
+        "max_concurrent_reconciles": max_concurrent_reconciles,
+        "graceful_shutdown_timeout": graceful_shutdown_timeout,
+    }
+    try:
+        asyncio.run(_run(classes, kubeconfig, options))
+    except LeaderElectionLost as error:
+        log.error("leader election lost, exiting: %s", error)
+        sys.exit(1)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+
+
+@click.command("gen-rbac")
+@click.argument("reconcilers", nargs=-1, required=True, metavar="MODULE:CLASS...")
+@click.option("--name", default="crdkit-operator", show_default=True, help="ClusterRole name.")
+@click.option(
+    "--service-account",
+    default=None,
+    help="Also write a ClusterRoleBinding to this service account.",
+)
+@click.option(
+    "--service-account-namespace",
+    default="default",
+    show_default=True,
+    help="Namespace of the service account.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    default=None,
+    help="Write to this file instead of stdout.",
+)
+def gen_rbac(
+    reconcilers: tuple[str, ...],
+    name: str,
+    service_account: str | None,
+    service_account_namespace: str,
+    output: Path | None,
+) -> None:
+    """Write the least-privilege ClusterRole (and binding) the reconcilers need."""
+    classes = _load_all(reconcilers)
+    documents = [cluster_role(name, classes)]
+    if service_account:
+        documents.append(cluster_role_binding(name, service_account, service_account_namespace))
+    text = yaml.safe_dump_all(documents, sort_keys=False)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text)

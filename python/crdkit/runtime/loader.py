@@ -1,0 +1,59 @@
+"""Finding reconciler classes from the command line: ``package.module:ClassName``.
+
+As ``kopf run`` does, the current directory is importable, so ``crdkit run
+operator:MyReconciler`` works next to ``operator.py``; a path to a ``.py`` file works too.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from crdkit.runtime.reconciler import Reconciler
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+__all__ = ["load_reconciler_class"]
+
+
+def _import(module_ref: str) -> ModuleType:
+    if module_ref.endswith(".py"):
+        path = Path(module_ref).resolve()
+        if not path.is_file():
+            raise ValueError(f"no such file: {module_ref}")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise ValueError(f"cannot import {module_ref}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        spec.loader.exec_module(module)
+        return module
+    cwd = str(Path.cwd())
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    return importlib.import_module(module_ref)
+
+
+def load_reconciler_class(ref: str) -> type[Reconciler[Any]]:
+    """The ``Reconciler`` subclass named by ``ref`` (``module:Class`` or ``file.py:Class``)."""
+    module_ref, sep, class_name = ref.rpartition(":")
+    if not sep or not module_ref or not class_name:
+        raise ValueError(f"expected module:ReconcilerClass, got {ref!r}")
+    try:
+        module = _import(module_ref)
+    except ImportError as error:
+        raise ValueError(f"cannot import {module_ref!r}: {error}") from error
+    target: Any = module
+    for part in class_name.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise ValueError(f"{module_ref!r} has no attribute {class_name!r}") from None
+    if not (isinstance(target, type) and issubclass(target, Reconciler)):
+        raise ValueError(f"{ref} is not a Reconciler subclass")
+    target.primary_kind()  # a clear TypeError now rather than when the manager starts
+    return target
