@@ -1,6 +1,7 @@
 // Pins the Kubernetes release whose kube-apiserver the local control plane runs.
 // Every k8s.io/* staging module is mapped to its published v0.X.Y twin, because
 // k8s.io/kubernetes's own replace directives point into its source tree.
+// Regenerate with tools/envtest/pin.sh rather than by hand.
 module github.com/crdkit/crdkit/tools/envtest
 
 go 1.26.0
