@@ -1,8 +1,43 @@
-"""The placer: where a gang of pods goes, decided by the Rust core in `crdkit._placer`."""
+"""The placer: where a gang of pods goes, decided by the Rust core in `crdkit._placer`.
+
+`Cluster` holds the nodes and their usage (in Rust) and answers `place(gang)` with a `Placement`;
+`crdkit.placer.reference` is the same rules in pure Python. The input and output follow the
+contract in docs/placement-io.md.
+"""
 
 from __future__ import annotations
 
 from crdkit._placer import parse_quantity
+from crdkit.placer.cluster import Cluster, ReferenceCluster
+from crdkit.placer.models import (
+    Assignment,
+    ClusterSnapshot,
+    Fit,
+    Gang,
+    NodeSpec,
+    Placement,
+    Slice,
+    Taint,
+    Task,
+    Toleration,
+    Topology,
+)
 from crdkit.placer.quantity import format_quantity
 
-__all__ = ["format_quantity", "parse_quantity"]
+__all__ = [
+    "Assignment",
+    "Cluster",
+    "ClusterSnapshot",
+    "Fit",
+    "Gang",
+    "NodeSpec",
+    "Placement",
+    "ReferenceCluster",
+    "Slice",
+    "Taint",
+    "Task",
+    "Toleration",
+    "Topology",
+    "format_quantity",
+    "parse_quantity",
+]

@@ -3,7 +3,17 @@
 //! Everything here is plain Rust with its own tests. The Python binding layer lives in
 //! [`python`] and is compiled only with the `python` feature, which maturin turns on.
 
+mod capacity;
+pub mod model;
 pub mod quantity;
+mod search;
+pub mod state;
+
+pub use model::{
+    Effect, FitReport, GangSpec, Mode, NodeSpec, Operator, Outcome, PlacerError, Status, Taint,
+    TaskSpec, Toleration, Topology,
+};
+pub use state::ClusterState;
 
 #[cfg(feature = "python")]
 mod python;

@@ -75,7 +75,11 @@ fn parse_exponent(suffix: &str) -> Option<Scale> {
         return None;
     }
     let magnitude = digits.parse::<i64>().unwrap_or(i64::MAX).min(1_000_000);
-    Some(Scale::Decimal(if negative { -magnitude } else { magnitude }))
+    Some(Scale::Decimal(if negative {
+        -magnitude
+    } else {
+        magnitude
+    }))
 }
 
 /// `ceil(num / den)` where `None` stands for a value too large for `u128`.
@@ -100,7 +104,10 @@ pub fn parse_milli(text: &str, allow_negative: bool) -> Result<i64, QuantityErro
         Some(b'-') => (true, &text[1..]),
         _ => (false, text),
     };
-    let number_len = body.bytes().take_while(|b| b.is_ascii_digit() || *b == b'.').count();
+    let number_len = body
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || *b == b'.')
+        .count();
     let (number, suffix) = body.split_at(number_len);
     let (int_part, frac_part) = match number.split_once('.') {
         Some((i, f)) if !f.contains('.') => (i, f),
@@ -134,7 +141,10 @@ pub fn parse_milli(text: &str, allow_negative: bool) -> Result<i64, QuantityErro
         Scale::Decimal(exp) => {
             let shift = exp + 3 - frac_digits;
             if shift >= 0 {
-                ceil_div(pow_checked(10, shift.unsigned_abs()).and_then(|p| mantissa.checked_mul(p)), Some(1))
+                ceil_div(
+                    pow_checked(10, shift.unsigned_abs()).and_then(|p| mantissa.checked_mul(p)),
+                    Some(1),
+                )
             } else {
                 ceil_div(Some(mantissa), pow_checked(10, shift.unsigned_abs()))
             }
@@ -217,7 +227,10 @@ mod tests {
         assert_eq!(milli("2k"), 2_000_000);
         assert_eq!(milli("1M"), 1_000_000_000);
         assert_eq!(milli("1P"), 1_000_000_000_000_000_000);
-        assert_eq!(parse_milli("1E", false), Err(QuantityError::OutOfRange("1E".into())));
+        assert_eq!(
+            parse_milli("1E", false),
+            Err(QuantityError::OutOfRange("1E".into()))
+        );
         assert_eq!(milli("1536Gi"), 1536 * (1 << 30) * 1000);
         assert_eq!(milli("0.5Ki"), 512_000);
         assert_eq!(milli("+8"), 8000);
@@ -242,14 +255,23 @@ mod tests {
 
     #[test]
     fn malformed_inputs_are_refused() {
-        for bad in ["", "abc", "1.2.3", "1 ", " 1", "1x", "Gi", ".", "-", "1e", "1e+", "1Kib", "1ki", "--1"] {
-            assert_eq!(parse_milli(bad, false), Err(QuantityError::Malformed(bad.to_owned())), "{bad}");
+        for bad in [
+            "", "abc", "1.2.3", "1 ", " 1", "1x", "Gi", ".", "-", "1e", "1e+", "1Kib", "1ki", "--1",
+        ] {
+            assert_eq!(
+                parse_milli(bad, false),
+                Err(QuantityError::Malformed(bad.to_owned())),
+                "{bad}"
+            );
         }
     }
 
     #[test]
     fn negative_values_need_permission() {
-        assert_eq!(parse_milli("-1", false), Err(QuantityError::Negative("-1".into())));
+        assert_eq!(
+            parse_milli("-1", false),
+            Err(QuantityError::Negative("-1".into()))
+        );
         assert_eq!(parse_milli("-1.5", true), Ok(-1500));
     }
 

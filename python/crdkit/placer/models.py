@@ -1,0 +1,437 @@
+"""The placement contract (docs/placement-io.md) as pydantic models, and their validation.
+
+Two layers, so that every refusal names the field that caused it:
+
+- The models (`ClusterSnapshot`, `NodeSpec`, `Gang`, `Task`, ... and the result `Placement`)
+  mirror the JSON with camelCase aliases. They check shapes and simple bounds.
+- `compile_snapshot` and `compile_gang` check what needs the whole document or the cluster
+  (known levels, quantities, `minAvailable <= replicas`, duplicate names, slices) and produce
+  plain frozen records with quantities in integer milli-units. Both placers, the Rust core and
+  the pure-Python reference, consume only those records.
+
+Every error is a `ValueError` whose single line starts with the field path, for example
+``gang.tasks[1].requests.cpu: invalid quantity "abc": not a Kubernetes quantity``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    model_validator,
+)
+
+__all__ = [
+    "HOSTNAME_LEVEL",
+    "Assignment",
+    "ClusterSnapshot",
+    "CompiledGang",
+    "CompiledNode",
+    "CompiledTask",
+    "Fit",
+    "Gang",
+    "NodeSpec",
+    "Placement",
+    "QuantityParser",
+    "Slice",
+    "Taint",
+    "Task",
+    "Toleration",
+    "Topology",
+    "compile_gang",
+    "compile_node",
+    "compile_snapshot",
+    "effective_levels",
+    "load_document",
+    "validated",
+]
+
+HOSTNAME_LEVEL = "kubernetes.io/hostname"
+"""The implicit lowest level: one domain per node, named after the node."""
+
+Mode = Literal["required", "preferred", "unconstrained"]
+Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+Quantity = Annotated[StrictStr | StrictInt | StrictFloat, Field(union_mode="left_to_right")]
+QuantityParser = Callable[[str | int | float], int]
+M = TypeVar("M", bound=BaseModel)
+
+
+class _Model(BaseModel):
+    # Unknown fields are refused: a typo such as `minavailable` must not be silently ignored.
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+
+
+class Taint(_Model):
+    """A node taint; `NoSchedule` and `NoExecute` repel, `PreferNoSchedule` lowers preference."""
+
+    key: str
+    value: str = ""
+    effect: Effect
+
+
+class NodeSpec(_Model):
+    """One node of a cluster snapshot."""
+
+    name: str = Field(min_length=1)
+    labels: dict[str, str] = Field(default_factory=dict)
+    allocatable: dict[str, Quantity] = Field(default_factory=dict)
+    used: dict[str, Quantity] = Field(default_factory=dict)
+    taints: list[Taint] = Field(default_factory=list)
+    unschedulable: bool = False
+    ready: bool = True
+
+
+class ClusterSnapshot(_Model):
+    """The `--cluster` document: topology levels (widest first) and nodes."""
+
+    levels: list[str]
+    nodes: list[NodeSpec] = Field(default_factory=list)
+
+
+class Topology(_Model):
+    """Where the pods of a gang (or of one task) must or should lie together."""
+
+    mode: Mode = "unconstrained"
+    level: str | None = None
+
+    @model_validator(mode="after")
+    def _level_matches_mode(self) -> Topology:
+        if self.mode != "unconstrained" and self.level is None:
+            raise ValueError(f"mode {self.mode} needs a level")
+        return self
+
+
+class Toleration(_Model):
+    """Kubernetes toleration rules: `Equal` (default) or `Exists`; no effect matches all."""
+
+    key: str = ""
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: str = ""
+    effect: Effect | None = None
+
+
+class Slice(_Model):
+    """Groups of `size` pods, each group wholly inside one domain of `level`."""
+
+    level: str
+    size: int = Field(ge=1)
+
+
+class Task(_Model):
+    """A set of identical pods of a gang."""
+
+    name: str = Field(min_length=1)
+    replicas: int = Field(ge=1)
+    min_available: int | None = Field(default=None, alias="minAvailable", ge=1)
+    requests: dict[str, Quantity] = Field(default_factory=dict)
+    node_selector: dict[str, str] = Field(default_factory=dict, alias="nodeSelector")
+    tolerations: list[Toleration] = Field(default_factory=list)
+    slice_: Slice | None = Field(default=None, alias="slice")
+    topology: Topology | None = None
+
+
+class Gang(_Model):
+    """An all-or-nothing request: every pod of every task is placed, or none is."""
+
+    name: str = Field(min_length=1)
+    priority: int = 0
+    topology: Topology = Field(default_factory=Topology)
+    tasks: list[Task] = Field(min_length=1)
+
+
+class Fit(_Model):
+    """The numbers behind an `unschedulable` reason. `best_domain` is None for the whole cluster."""
+
+    best_domain: str | None = Field(alias="bestDomain")
+    fits: int
+    wants: int
+    unit: Literal["pods", "slices"]
+
+
+class Assignment(_Model):
+    """`count` pods of `task` on `node`."""
+
+    task: str
+    node: str
+    count: int = Field(ge=1)
+
+
+class Placement(_Model):
+    """The placer's answer for one gang, in contract form via `to_dict()`."""
+
+    gang: str
+    status: Literal["placed", "minimal", "unschedulable"]
+    level: str | None
+    domain: dict[str, str]
+    placed: dict[str, int]
+    assignments: list[Assignment]
+    reason: str | None = None
+    fit: Fit | None = None
+    # Per task, the requests in milli-units, so `Cluster.assume(placement)` needs nothing else.
+    _requests: dict[str, dict[str, int]] = PrivateAttr(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The contract's JSON object (camelCase; `reason` and `fit` only when present)."""
+        data = self.model_dump(by_alias=True, mode="json")
+        for optional in ("reason", "fit"):
+            if data[optional] is None:
+                del data[optional]
+        return data
+
+    @property
+    def requests(self) -> dict[str, dict[str, int]]:
+        """Per task, the per-pod requests in milli-units (empty when loaded from JSON)."""
+        return self._requests
+
+
+# --- compiled records: what the engines consume ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledNode:
+    """A validated node with quantities in milli-units."""
+
+    name: str
+    labels: Mapping[str, str]
+    allocatable: Mapping[str, int]
+    used: Mapping[str, int]
+    taints: tuple[tuple[str, str, str], ...]
+    unschedulable: bool
+    ready: bool
+
+    def as_tuple(self) -> tuple[Any, ...]:
+        """The shape the Rust binding extracts."""
+        return (
+            self.name,
+            dict(self.labels),
+            dict(self.allocatable),
+            dict(self.used),
+            list(self.taints),
+            self.unschedulable,
+            self.ready,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledTask:
+    """A validated task. Levels are indexes into the cluster's effective levels."""
+
+    name: str
+    replicas: int
+    min_available: int
+    requests: Mapping[str, int]
+    node_selector: tuple[tuple[str, str], ...]
+    tolerations: tuple[tuple[str, str, str, str | None], ...]
+    slice: tuple[int, int] | None  # (level index, size)
+    topology: tuple[Mode, int | None] | None
+
+    def as_tuple(self) -> tuple[Any, ...]:
+        """The shape the Rust binding extracts."""
+        return (
+            self.name,
+            self.replicas,
+            self.min_available,
+            dict(self.requests),
+            list(self.node_selector),
+            list(self.tolerations),
+            self.slice,
+            self.topology,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledGang:
+    """A validated gang, checked against one cluster's levels."""
+
+    name: str
+    priority: int
+    topology: tuple[Mode, int | None]
+    tasks: tuple[CompiledTask, ...]
+
+    def as_tuple(self) -> tuple[Any, ...]:
+        """The shape the Rust binding extracts."""
+        return (self.name, self.topology, [task.as_tuple() for task in self.tasks])
+
+
+# --- validation ------------------------------------------------------------------------------
+
+
+def _format_loc(prefix: str, loc: Sequence[int | str]) -> str:
+    path = prefix
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part in ("str", "int", "float", "function-after[_level_matches_mode()]"):
+            continue  # pydantic's union-member and validator markers, not fields
+        else:
+            path += f".{part}" if path else str(part)
+    return path
+
+
+def validated(model: type[M], data: Any, prefix: str) -> M:
+    """`model.model_validate(data)`, with the first error as one line naming the field path."""
+    if isinstance(data, model):
+        return data
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        first = err.errors(include_url=False)[0]
+        raise ValueError(f"{_format_loc(prefix, first['loc'])}: {first['msg']}") from None
+
+
+def load_document(path: str | Path) -> Any:
+    """Read a JSON or YAML file (YAML is a superset of JSON; JSON is tried first for speed)."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ValueError(f"{path}: not JSON or YAML: {str(err).splitlines()[0]}") from None
+
+
+def effective_levels(levels: Sequence[str]) -> list[str]:
+    """The levels with the implicit per-node level appended when it is not already last."""
+    result = list(levels)
+    if not result or result[-1] != HOSTNAME_LEVEL:
+        result.append(HOSTNAME_LEVEL)
+    return result
+
+
+def _quantities(
+    values: Mapping[str, str | int | float], parse: QuantityParser, path: str
+) -> dict[str, int]:
+    result: dict[str, int] = {}
+    for name, value in values.items():
+        try:
+            result[name] = parse(value)
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"{path}.{name}: {err}") from None
+    return result
+
+
+def compile_node(node: NodeSpec, parse: QuantityParser, path: str) -> CompiledNode:
+    """Parse a node's quantities; errors name `path.allocatable.<resource>` and so on."""
+    return CompiledNode(
+        name=node.name,
+        labels=dict(node.labels),
+        allocatable=_quantities(node.allocatable, parse, f"{path}.allocatable"),
+        used=_quantities(node.used, parse, f"{path}.used"),
+        taints=tuple((t.key, t.value, t.effect) for t in node.taints),
+        unschedulable=node.unschedulable,
+        ready=node.ready,
+    )
+
+
+def compile_snapshot(
+    snapshot: ClusterSnapshot, parse: QuantityParser, path: str = "cluster"
+) -> tuple[list[str], list[CompiledNode]]:
+    """Validate a snapshot: distinct levels, distinct node names, quantities."""
+    seen_levels: set[str] = set()
+    for index, level in enumerate(snapshot.levels):
+        if not level:
+            raise ValueError(f"{path}.levels[{index}]: a level must be a non-empty label key")
+        if level in seen_levels:
+            raise ValueError(f'{path}.levels[{index}]: duplicate level "{level}"')
+        seen_levels.add(level)
+    if HOSTNAME_LEVEL in snapshot.levels[:-1]:
+        index = snapshot.levels.index(HOSTNAME_LEVEL)
+        raise ValueError(f'{path}.levels[{index}]: "{HOSTNAME_LEVEL}" can only be the last level')
+    nodes: list[CompiledNode] = []
+    names: set[str] = set()
+    for index, node in enumerate(snapshot.nodes):
+        node_path = f"{path}.nodes[{index}]"
+        if node.name in names:
+            raise ValueError(f'{node_path}.name: duplicate node name "{node.name}"')
+        names.add(node.name)
+        nodes.append(compile_node(node, parse, node_path))
+    return effective_levels(snapshot.levels), nodes
+
+
+def _level_index(level: str, levels: Sequence[str], path: str) -> int:
+    if level not in levels:
+        raise ValueError(f'{path}: unknown level "{level}" (levels: {", ".join(levels)})')
+    return levels.index(level)
+
+
+def _topology(topology: Topology, levels: Sequence[str], path: str) -> tuple[Mode, int | None]:
+    if topology.mode == "unconstrained":
+        return ("unconstrained", None)
+    assert topology.level is not None  # the model refuses it otherwise
+    return (topology.mode, _level_index(topology.level, levels, f"{path}.level"))
+
+
+def compile_gang(
+    gang: Gang, levels: Sequence[str], parse: QuantityParser, path: str = "gang"
+) -> CompiledGang:
+    """Validate a gang against a cluster's effective levels."""
+    gang_topology = _topology(gang.topology, levels, f"{path}.topology")
+    tasks: list[CompiledTask] = []
+    names: set[str] = set()
+    for index, task in enumerate(gang.tasks):
+        task_path = f"{path}.tasks[{index}]"
+        if task.name in names:
+            raise ValueError(f'{task_path}.name: duplicate task name "{task.name}"')
+        names.add(task.name)
+        min_available = task.replicas if task.min_available is None else task.min_available
+        if min_available > task.replicas:
+            raise ValueError(
+                f"{task_path}.minAvailable: {min_available} is more than replicas ({task.replicas})"
+            )
+        requests = _quantities(task.requests, parse, f"{task_path}.requests")
+        own_topology = (
+            None
+            if task.topology is None
+            else _topology(task.topology, levels, f"{task_path}.topology")
+        )
+        slice_spec: tuple[int, int] | None = None
+        if task.slice_ is not None:
+            slice_path = f"{task_path}.slice"
+            slice_level = _level_index(task.slice_.level, levels, f"{slice_path}.level")
+            size = task.slice_.size
+            if task.replicas % size:
+                raise ValueError(
+                    f"{slice_path}.size: {size} does not divide replicas ({task.replicas})"
+                )
+            if min_available % size:
+                raise ValueError(
+                    f"{slice_path}.size: {size} does not divide minAvailable ({min_available})"
+                )
+            governing = own_topology if own_topology is not None else gang_topology
+            required_level = governing[1] if governing[0] == "required" else None
+            if required_level is not None and slice_level < required_level:
+                raise ValueError(
+                    f'{slice_path}.level: "{task.slice_.level}" is wider than the required '
+                    f'level "{levels[required_level]}"'
+                )
+            slice_spec = (slice_level, size)
+        tasks.append(
+            CompiledTask(
+                name=task.name,
+                replicas=task.replicas,
+                min_available=min_available,
+                requests=requests,
+                node_selector=tuple(sorted(task.node_selector.items())),
+                tolerations=tuple((t.key, t.operator, t.value, t.effect) for t in task.tolerations),
+                slice=slice_spec,
+                topology=own_topology,
+            )
+        )
+    return CompiledGang(
+        name=gang.name, priority=gang.priority, topology=gang_topology, tasks=tuple(tasks)
+    )

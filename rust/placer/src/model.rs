@@ -1,0 +1,255 @@
+//! The placer's input and output records, already validated by the caller.
+//!
+//! Quantities are integer milli-units and levels are indexes into the cluster's effective levels
+//! (the snapshot's levels plus the implicit per-node level). The Python face checks the contract
+//! (field paths, quantities, known levels) and hands over these records; the core still refuses
+//! inconsistent ones with [`PlacerError`] instead of panicking.
+
+use std::collections::HashMap;
+use std::fmt;
+
+/// The resource that counts pods; a placed pod takes one unit of it.
+pub const PODS: &str = "pods";
+/// One pod in milli-units of [`PODS`].
+pub const POD: i64 = 1000;
+/// The fit of a node that no request limits (all-zero requests and no `pods` resource).
+pub const UNLIMITED: u64 = 1 << 40;
+
+/// Placed pods as `assume` and `release` take them: `(node name, per-pod requests, count)`.
+pub type PlacedPods = (String, Vec<(String, i64)>, u64);
+
+/// Every node's usage: `(node name, [(resource, milli-units)])`, zero amounts left out.
+pub type Usage = Vec<(String, Vec<(String, i64)>)>;
+
+/// A refusal from the core; the message names what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlacerError(pub String);
+
+impl fmt::Display for PlacerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PlacerError {}
+
+/// A taint effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Repels pods that do not tolerate it.
+    NoSchedule,
+    /// Only lowers preference.
+    PreferNoSchedule,
+    /// Repels pods that do not tolerate it.
+    NoExecute,
+}
+
+impl Effect {
+    /// Parses the Kubernetes spelling.
+    pub fn parse(text: &str) -> Result<Self, PlacerError> {
+        match text {
+            "NoSchedule" => Ok(Self::NoSchedule),
+            "PreferNoSchedule" => Ok(Self::PreferNoSchedule),
+            "NoExecute" => Ok(Self::NoExecute),
+            other => Err(PlacerError(format!("unknown taint effect {other:?}"))),
+        }
+    }
+}
+
+/// A node taint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Taint {
+    /// Taint key.
+    pub key: String,
+    /// Taint value.
+    pub value: String,
+    /// Taint effect.
+    pub effect: Effect,
+}
+
+/// How a toleration compares values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operator {
+    /// Key and value must match.
+    Equal,
+    /// The key must match (an empty key matches every key).
+    Exists,
+}
+
+/// A pod toleration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toleration {
+    /// Key to match; empty with `Exists` matches every taint.
+    pub key: String,
+    /// Comparison.
+    pub operator: Operator,
+    /// Value for `Equal`.
+    pub value: String,
+    /// Effect to match; `None` matches every effect.
+    pub effect: Option<Effect>,
+}
+
+impl Toleration {
+    /// Kubernetes' rule: does this toleration cover `taint`?
+    pub fn tolerates(&self, taint: &Taint) -> bool {
+        if self.effect.is_some_and(|effect| effect != taint.effect) {
+            return false;
+        }
+        match self.operator {
+            Operator::Exists => self.key.is_empty() || self.key == taint.key,
+            Operator::Equal => self.key == taint.key && self.value == taint.value,
+        }
+    }
+}
+
+/// One node of the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeSpec {
+    /// Unique node name.
+    pub name: String,
+    /// Node labels; the topology levels are read from them.
+    pub labels: HashMap<String, String>,
+    /// Allocatable resources in milli-units.
+    pub allocatable: Vec<(String, i64)>,
+    /// Resources already used, in milli-units.
+    pub used: Vec<(String, i64)>,
+    /// Taints.
+    pub taints: Vec<Taint>,
+    /// Cordoned nodes take no new pods.
+    pub unschedulable: bool,
+    /// Nodes that are not ready take no new pods.
+    pub ready: bool,
+}
+
+/// A topology constraint mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// All pods in one domain of the level (or lower).
+    Required,
+    /// Start at the level and climb when nothing fits; spread at the top.
+    Preferred,
+    /// Anywhere, as compact as possible.
+    Unconstrained,
+}
+
+impl Mode {
+    /// The contract's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Required => "required",
+            Self::Preferred => "preferred",
+            Self::Unconstrained => "unconstrained",
+        }
+    }
+
+    /// Parses the contract's spelling.
+    pub fn parse(text: &str) -> Result<Self, PlacerError> {
+        match text {
+            "required" => Ok(Self::Required),
+            "preferred" => Ok(Self::Preferred),
+            "unconstrained" => Ok(Self::Unconstrained),
+            other => Err(PlacerError(format!("unknown topology mode {other:?}"))),
+        }
+    }
+}
+
+/// A topology constraint: a mode and, unless unconstrained, a level index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Topology {
+    /// The mode.
+    pub mode: Mode,
+    /// Index into the effective levels; `None` only for `Unconstrained`.
+    pub level: Option<usize>,
+}
+
+impl Topology {
+    /// No constraint.
+    pub const UNCONSTRAINED: Self = Self {
+        mode: Mode::Unconstrained,
+        level: None,
+    };
+}
+
+/// A set of identical pods.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskSpec {
+    /// Task name, unique in the gang.
+    pub name: String,
+    /// Pods wanted.
+    pub replicas: u64,
+    /// Fewest pods the task can start with (1..=replicas).
+    pub min_available: u64,
+    /// Per-pod requests in milli-units.
+    pub requests: Vec<(String, i64)>,
+    /// Exact label matches a node must have.
+    pub node_selector: Vec<(String, String)>,
+    /// Tolerations.
+    pub tolerations: Vec<Toleration>,
+    /// `(level index, size)`: pods in groups of `size`, each inside one domain of the level.
+    pub slice: Option<(usize, u64)>,
+    /// The task's own constraint; `None` means it is placed with the gang's group.
+    pub topology: Option<Topology>,
+}
+
+/// An all-or-nothing request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GangSpec {
+    /// Gang name.
+    pub name: String,
+    /// Constraint on the tasks without their own topology, together.
+    pub topology: Topology,
+    /// Tasks, in order.
+    pub tasks: Vec<TaskSpec>,
+}
+
+/// How a gang ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Every replica placed.
+    Placed,
+    /// Every task at its `minAvailable`.
+    Minimal,
+    /// Nothing placed.
+    Unschedulable,
+}
+
+impl Status {
+    /// The contract's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Placed => "placed",
+            Self::Minimal => "minimal",
+            Self::Unschedulable => "unschedulable",
+        }
+    }
+}
+
+/// The numbers behind an unschedulable reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FitReport {
+    /// The best domain's value at the constraint level; `None` for the whole cluster.
+    pub best_domain: Option<String>,
+    /// Units that fit.
+    pub fits: u64,
+    /// Units wanted.
+    pub wants: u64,
+    /// `"pods"` or `"slices"`.
+    pub unit: &'static str,
+}
+
+/// The placer's answer for one gang.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// How it ended.
+    pub status: Status,
+    /// `(task index, node name, pods)`, sorted by task then node, counts positive.
+    pub assignments: Vec<(usize, String, u64)>,
+    /// Level index of the lowest domain holding every placed pod.
+    pub level: Option<usize>,
+    /// That domain's label values, widest first.
+    pub domain: Vec<String>,
+    /// One-line reason when unschedulable.
+    pub reason: Option<String>,
+    /// Numbers behind the reason, where they apply.
+    pub fit: Option<FitReport>,
+}

@@ -1,0 +1,587 @@
+//! The placement rules (see the module docs of `crdkit.placer.reference`, the specification).
+//!
+//! - `place_in`: the deepest domain or node inside a subtree that holds the pods, best fit first.
+//! - `spread`: over as few children as possible, filled fullest first.
+//! - `place_group`: tasks that must share a domain; `place`: the whole gang, all or nothing,
+//!   with the second attempt at `minAvailable`. A placement is tried on the live state and always
+//!   rolled back; only [`ClusterState::assume`] changes the cluster for good.
+
+use std::cmp::{Ordering, Reverse};
+
+use crate::capacity::{Ask, Capacities};
+use crate::model::{FitReport, GangSpec, Mode, Outcome, Status, TaskSpec, Topology};
+use crate::state::{ClusterState, NodePods};
+
+/// A place pods can go: a domain, a node in the tree, or a loose node (a child of the root).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    Domain(usize),
+    Node(usize),
+    Loose(usize),
+}
+
+/// Why an attempt failed: the contract's one-line reason and its numbers.
+struct Unschedulable {
+    reason: String,
+    fit: Option<FitReport>,
+}
+
+type Placed = Vec<(usize, usize, u64)>;
+
+/// One gang placement in progress: the state it changes and the log to undo it.
+struct Search<'s> {
+    state: &'s mut ClusterState,
+    log: Vec<NodePods>,
+}
+
+impl Search<'_> {
+    fn nodes_depth(&self) -> usize {
+        self.state.levels.len()
+    }
+
+    fn depth(&self, entry: Option<Entry>) -> isize {
+        match entry {
+            None => -1,
+            Some(Entry::Domain(d)) => isize::try_from(self.state.domains[d].depth).unwrap_or(0),
+            Some(Entry::Node(_) | Entry::Loose(_)) => {
+                isize::try_from(self.nodes_depth()).unwrap_or(0)
+            }
+        }
+    }
+
+    fn units(&self, entry: Entry, ask: &Ask<'_>, caps: &Capacities) -> u64 {
+        match entry {
+            Entry::Domain(d) if ask.k == 1 => caps.pods[d],
+            Entry::Domain(d) => caps.units[d],
+            Entry::Node(n) | Entry::Loose(n) => caps.fit[n] / ask.k,
+        }
+    }
+
+    fn penalty(entry: Entry, caps: &Capacities) -> u8 {
+        match entry {
+            Entry::Domain(_) => 0,
+            Entry::Node(n) | Entry::Loose(n) => caps.penalty[n],
+        }
+    }
+
+    fn kind(entry: Entry) -> u8 {
+        u8::from(matches!(entry, Entry::Loose(_)))
+    }
+
+    /// The tie-breaking key: a domain's path, a node's path then name, a loose node's name.
+    fn cmp_path(&self, a: Entry, b: Entry) -> Ordering {
+        let key = |e: Entry| -> (&[String], Option<&str>) {
+            match e {
+                Entry::Domain(d) => (&self.state.domains[d].path, None),
+                Entry::Node(n) => {
+                    let node = self.state.node(n);
+                    let leaf = node
+                        .leaf
+                        .map_or(&[][..], |l| &self.state.domains[l].path[..]);
+                    (leaf, Some(node.spec.name.as_str()))
+                }
+                Entry::Loose(n) => (&[][..], Some(self.state.node(n).spec.name.as_str())),
+            }
+        };
+        key(a).cmp(&key(b))
+    }
+
+    fn children(&self, entry: Option<Entry>, ask: &Ask<'_>, caps: &Capacities) -> Vec<Entry> {
+        match entry {
+            None => {
+                let mut kids: Vec<Entry> =
+                    self.state.roots.iter().map(|&d| Entry::Domain(d)).collect();
+                if ask.loose_ok {
+                    kids.extend(caps.loose.iter().map(|&(n, _)| Entry::Loose(n)));
+                }
+                kids
+            }
+            Some(Entry::Domain(d)) => {
+                let domain = &self.state.domains[d];
+                if domain.children.is_empty() {
+                    domain.nodes.iter().map(|&n| Entry::Node(n)).collect()
+                } else {
+                    domain.children.iter().map(|&c| Entry::Domain(c)).collect()
+                }
+            }
+            Some(Entry::Node(_) | Entry::Loose(_)) => Vec::new(),
+        }
+    }
+
+    fn tree_children(&self, entry: Entry) -> Vec<Entry> {
+        match entry {
+            Entry::Domain(d) => {
+                let domain = &self.state.domains[d];
+                if domain.children.is_empty() {
+                    domain.nodes.iter().map(|&n| Entry::Node(n)).collect()
+                } else {
+                    domain.children.iter().map(|&c| Entry::Domain(c)).collect()
+                }
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn assign(&mut self, node: usize, ask: &Ask<'_>, pods: u64, out: &mut Placed) {
+        self.state.apply(node, ask.requests, pods, 1);
+        self.log.push((node, ask.requests.to_vec(), pods));
+        out.push((ask.index, node, pods));
+    }
+
+    fn undo(&mut self, mark: usize) {
+        while self.log.len() > mark {
+            if let Some((node, requests, pods)) = self.log.pop() {
+                self.state.apply(node, &requests, pods, -1);
+            }
+        }
+    }
+
+    /// Rule 3: `count` units inside `entry` (`None` is the whole cluster).
+    fn place_in(
+        &mut self,
+        entry: Option<Entry>,
+        ask: &Ask<'_>,
+        count: u64,
+        caps: &Capacities,
+        out: &mut Placed,
+    ) {
+        let depth = self.depth(entry);
+        let (ask, count) = if ask.k > 1 && depth >= isize::try_from(ask.s).unwrap_or(0) {
+            (ask.plain(), count * ask.k)
+        } else {
+            (ask.clone(), count)
+        };
+        if let Some(Entry::Node(n) | Entry::Loose(n)) = entry {
+            self.assign(n, &ask, count, out);
+            return;
+        }
+        let mut layer: Vec<Entry> = match entry {
+            None => self
+                .state
+                .roots
+                .iter()
+                .map(|&d| Entry::Domain(d))
+                .filter(|&e| self.units(e, &ask, caps) >= count)
+                .collect(),
+            Some(e) => vec![e],
+        };
+        if layer.is_empty() {
+            self.spread(None, &ask, count, caps, out);
+            return;
+        }
+        loop {
+            let next: Vec<Entry> = layer
+                .iter()
+                .flat_map(|&e| self.tree_children(e))
+                .filter(|&e| self.units(e, &ask, caps) >= count)
+                .collect();
+            if next.is_empty() {
+                break;
+            }
+            layer = next;
+        }
+        let best = layer
+            .iter()
+            .copied()
+            .min_by(|&a, &b| {
+                (Self::penalty(a, caps), self.units(a, &ask, caps))
+                    .cmp(&(Self::penalty(b, caps), self.units(b, &ask, caps)))
+                    .then_with(|| self.cmp_path(a, b))
+            })
+            .expect("a non-empty layer");
+        if Some(best) == entry {
+            self.spread(entry, &ask, count, caps, out);
+        } else {
+            self.place_in(Some(best), &ask, count, caps, out);
+        }
+    }
+
+    /// Rule 4: over as few children as possible, fullest first.
+    fn spread(
+        &mut self,
+        entry: Option<Entry>,
+        ask: &Ask<'_>,
+        count: u64,
+        caps: &Capacities,
+        out: &mut Placed,
+    ) {
+        let kids: Vec<(Entry, u64, u8)> = self
+            .children(entry, ask, caps)
+            .into_iter()
+            .map(|e| (e, self.units(e, ask, caps), Self::penalty(e, caps)))
+            .filter(|&(_, units, _)| units > 0)
+            .collect();
+        let mut by_size = kids.clone();
+        by_size.sort_by(|a, b| {
+            (a.2, Reverse(a.1), Self::kind(a.0))
+                .cmp(&(b.2, Reverse(b.1), Self::kind(b.0)))
+                .then_with(|| self.cmp_path(a.0, b.0))
+        });
+        let mut remaining = count;
+        let mut chosen: Vec<(Entry, u64, u8)> = Vec::new();
+        let mut enough = false;
+        for &kid in &by_size {
+            if kid.1 >= remaining {
+                enough = true;
+                break;
+            }
+            chosen.push(kid);
+            remaining -= kid.1;
+        }
+        assert!(enough, "spread called with too little capacity");
+        let last = kids
+            .iter()
+            .filter(|k| k.1 >= remaining && !chosen.iter().any(|c| c.0 == k.0))
+            .min_by(|a, b| {
+                (a.2, a.1, Self::kind(a.0))
+                    .cmp(&(b.2, b.1, Self::kind(b.0)))
+                    .then_with(|| self.cmp_path(a.0, b.0))
+            })
+            .copied()
+            .expect("a child that holds the remainder");
+        chosen.push(last);
+        chosen.sort_by(|a, b| {
+            (a.1, Self::kind(a.0))
+                .cmp(&(b.1, Self::kind(b.0)))
+                .then_with(|| self.cmp_path(a.0, b.0))
+        });
+        let mut left = count;
+        for (kid, units, _) in chosen {
+            let share = units.min(left);
+            left -= share;
+            if share > 0 {
+                self.place_in(Some(kid), ask, share, caps, out);
+            }
+        }
+    }
+
+    fn ask<'a>(
+        &self,
+        index: usize,
+        task: &'a TaskSpec,
+        requests: &'a [(usize, i64)],
+        count: u64,
+        mode: Mode,
+    ) -> Ask<'a> {
+        match task.slice {
+            Some((s, k)) => Ask {
+                index,
+                task,
+                requests,
+                count: count / k,
+                k,
+                s,
+                loose_ok: false,
+            },
+            None => Ask {
+                index,
+                task,
+                requests,
+                count,
+                k: 1,
+                s: self.nodes_depth(),
+                loose_ok: mode == Mode::Unconstrained,
+            },
+        }
+    }
+
+    fn root_units(&self, ask: &Ask<'_>, caps: &Capacities) -> u64 {
+        let tree: u64 = self.state.roots.iter().map(|&d| caps.units[d]).sum();
+        tree + caps.loose.iter().map(|&(_, fit)| fit / ask.k).sum::<u64>()
+    }
+
+    /// Rule 5: tasks that share one domain.
+    fn place_group(
+        &mut self,
+        asks: &[Ask<'_>],
+        topology: Topology,
+        out: &mut Placed,
+    ) -> Result<(), Unschedulable> {
+        let shallowest = match (topology.mode, topology.level) {
+            (Mode::Required, Some(level)) => level,
+            _ => 0,
+        };
+        let all_caps: Vec<Capacities> = asks
+            .iter()
+            .map(|a| Capacities::of_cluster(self.state, a, true))
+            .collect();
+        let fits_all = |search: &Self, e: Entry| {
+            asks.iter()
+                .zip(&all_caps)
+                .all(|(a, c)| search.units(e, a, c) >= a.count)
+        };
+        let mut layers: Vec<Vec<Entry>> = Vec::new();
+        let mut layer: Vec<Entry> = self
+            .state
+            .roots
+            .iter()
+            .map(|&d| Entry::Domain(d))
+            .filter(|&e| fits_all(self, e))
+            .collect();
+        while !layer.is_empty() {
+            let next: Vec<Entry> = layer
+                .iter()
+                .flat_map(|&e| self.tree_children(e))
+                .filter(|&e| fits_all(self, e))
+                .collect();
+            layers.push(layer);
+            layer = next;
+        }
+        for depth in (shallowest..layers.len()).rev() {
+            let mut candidates: Vec<(u8, u64, Entry)> = layers[depth]
+                .iter()
+                .map(|&e| {
+                    let penalty = all_caps
+                        .iter()
+                        .map(|c| Self::penalty(e, c))
+                        .max()
+                        .unwrap_or(0);
+                    let units = asks
+                        .iter()
+                        .zip(&all_caps)
+                        .map(|(a, c)| self.units(e, a, c))
+                        .sum();
+                    (penalty, units, e)
+                })
+                .collect();
+            candidates.sort_by(|a, b| {
+                (a.0, a.1)
+                    .cmp(&(b.0, b.1))
+                    .then_with(|| self.cmp_path(a.2, b.2))
+            });
+            for (_, _, candidate) in candidates {
+                let (mark, placed) = (self.log.len(), out.len());
+                if self.try_group_in(candidate, asks, out) {
+                    return Ok(());
+                }
+                self.undo(mark);
+                out.truncate(placed);
+            }
+        }
+        if topology.mode == Mode::Required {
+            return Err(self.required_failure(asks, shallowest));
+        }
+        for ask in asks {
+            let caps = Capacities::of_cluster(self.state, ask, true);
+            let have = self.root_units(ask, &caps);
+            if have < ask.count {
+                let mode = topology.mode.as_str();
+                let level = match topology.mode {
+                    Mode::Unconstrained => String::new(),
+                    _ => format!(" {}", self.state.levels[topology.level.unwrap_or(0)]),
+                };
+                return Err(Unschedulable {
+                    reason: format!(
+                        "{mode}{level}: the cluster fits {have} of {} {} {}",
+                        ask.count,
+                        ask.task.name,
+                        ask.unit_word()
+                    ),
+                    fit: Some(FitReport {
+                        best_domain: None,
+                        fits: have,
+                        wants: ask.count,
+                        unit: ask.unit_word(),
+                    }),
+                });
+            }
+            self.place_in(None, ask, ask.count, &caps, out);
+        }
+        Ok(())
+    }
+
+    fn try_group_in(&mut self, entry: Entry, asks: &[Ask<'_>], out: &mut Placed) -> bool {
+        for ask in asks {
+            let caps = match entry {
+                Entry::Domain(d) => Capacities::of_domain(self.state, d, ask),
+                Entry::Node(n) | Entry::Loose(n) => Capacities::of_node(self.state, n, ask),
+            };
+            if self.units(entry, ask, &caps) < ask.count {
+                return false;
+            }
+            self.place_in(Some(entry), ask, ask.count, &caps, out);
+        }
+        true
+    }
+
+    fn domains_at(&self, depth: usize) -> Vec<usize> {
+        let mut layer: Vec<usize> = self.state.roots.clone();
+        for _ in 0..depth {
+            layer = layer
+                .iter()
+                .flat_map(|&d| self.state.domains[d].children.iter().copied())
+                .collect();
+        }
+        layer.retain(|&d| self.state.domains[d].node_count > 0);
+        layer
+    }
+
+    fn required_failure(&self, asks: &[Ask<'_>], level: usize) -> Unschedulable {
+        let name = &self.state.levels[level];
+        let short = name.rsplit('/').next().unwrap_or(name);
+        let domains = self.domains_at(level);
+        for ask in asks {
+            let caps = Capacities::of_cluster(self.state, ask, false);
+            let best = domains.iter().copied().min_by(|&a, &b| {
+                Reverse(caps.units[a])
+                    .cmp(&Reverse(caps.units[b]))
+                    .then_with(|| self.state.domains[a].path.cmp(&self.state.domains[b].path))
+            });
+            let (fits, domain) = match best {
+                Some(d) => (caps.units[d], self.state.domains[d].path.last().cloned()),
+                None => (0, None),
+            };
+            if fits < ask.count {
+                let shown = domain
+                    .clone()
+                    .unwrap_or_else(|| format!("no {short} in the cluster"));
+                return Unschedulable {
+                    reason: format!(
+                        "required {name}: the best {short} fits {fits} of {} {} {} ({shown})",
+                        ask.count,
+                        ask.task.name,
+                        ask.unit_word()
+                    ),
+                    fit: Some(FitReport {
+                        best_domain: domain,
+                        fits,
+                        wants: ask.count,
+                        unit: ask.unit_word(),
+                    }),
+                };
+            }
+        }
+        let tasks: Vec<&str> = asks.iter().map(|a| a.task.name.as_str()).collect();
+        Unschedulable {
+            reason: format!(
+                "required {name}: no {short} holds all of {} together",
+                tasks.join(", ")
+            ),
+            fit: None,
+        }
+    }
+
+    /// Rule 6, one attempt: the group first, then the tasks with their own topology.
+    fn attempt(
+        &mut self,
+        gang: &GangSpec,
+        requests: &[Vec<(usize, i64)>],
+        counts: &[u64],
+    ) -> Result<Placed, Unschedulable> {
+        let mut out = Placed::new();
+        let group: Vec<Ask<'_>> = gang
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.topology.is_none())
+            .map(|(i, t)| self.ask(i, t, &requests[i], counts[i], gang.topology.mode))
+            .collect();
+        if !group.is_empty() {
+            self.place_group(&group, gang.topology, &mut out)?;
+        }
+        for (i, task) in gang.tasks.iter().enumerate() {
+            if let Some(topology) = task.topology {
+                let ask = self.ask(i, task, &requests[i], counts[i], topology.mode);
+                self.place_group(&[ask], topology, &mut out)?;
+            }
+        }
+        Ok(out)
+    }
+
+    fn lowest_common_domain(&self, placed: &Placed) -> (Option<usize>, Vec<String>) {
+        let mut common: Option<&[String]> = None;
+        for &(_, node, _) in placed {
+            let Some(path) = self.state.node(node).path.as_deref() else {
+                return (None, Vec::new());
+            };
+            common = Some(match common {
+                None => path,
+                Some(c) => {
+                    let same = c.iter().zip(path).take_while(|(a, b)| a == b).count();
+                    &c[..same]
+                }
+            });
+        }
+        match common {
+            Some(c) if !c.is_empty() => (Some(c.len() - 1), c.to_vec()),
+            _ => (None, Vec::new()),
+        }
+    }
+}
+
+impl ClusterState {
+    /// Decides where `gang` goes. The state is unchanged afterwards.
+    pub fn place(&mut self, gang: &GangSpec) -> Outcome {
+        let requests: Vec<Vec<(usize, i64)>> = gang
+            .tasks
+            .iter()
+            .map(|t| {
+                let positive: Vec<(String, i64)> = t
+                    .requests
+                    .iter()
+                    .filter(|(name, milli)| name != crate::model::PODS && *milli > 0)
+                    .cloned()
+                    .collect();
+                self.intern_requests(&positive)
+            })
+            .collect();
+        let mut attempts = vec![(
+            Status::Placed,
+            gang.tasks.iter().map(|t| t.replicas).collect::<Vec<u64>>(),
+        )];
+        if gang.tasks.iter().any(|t| t.min_available < t.replicas) {
+            attempts.push((
+                Status::Minimal,
+                gang.tasks.iter().map(|t| t.min_available).collect(),
+            ));
+        }
+        let mut search = Search {
+            state: self,
+            log: Vec::new(),
+        };
+        let mut failure = Unschedulable {
+            reason: "no attempt".into(),
+            fit: None,
+        };
+        for (status, counts) in attempts {
+            let result = search.attempt(gang, &requests, &counts);
+            search.undo(0);
+            match result {
+                Ok(placed) => {
+                    let (level, domain) = search.lowest_common_domain(&placed);
+                    let mut merged: Vec<(usize, String, u64)> = Vec::new();
+                    let mut named: Vec<(usize, String, u64)> = placed
+                        .iter()
+                        .map(|&(task, node, count)| {
+                            (task, search.state.node(node).spec.name.clone(), count)
+                        })
+                        .collect();
+                    named.sort();
+                    for (task, node, count) in named {
+                        match merged.last_mut() {
+                            Some(last) if last.0 == task && last.1 == node => last.2 += count,
+                            _ => merged.push((task, node, count)),
+                        }
+                    }
+                    return Outcome {
+                        status,
+                        assignments: merged,
+                        level,
+                        domain,
+                        reason: None,
+                        fit: None,
+                    };
+                }
+                Err(err) => failure = err,
+            }
+        }
+        Outcome {
+            status: Status::Unschedulable,
+            assignments: Vec::new(),
+            level: None,
+            domain: Vec::new(),
+            reason: Some(failure.reason),
+            fit: failure.fit,
+        }
+    }
+}

@@ -1,0 +1,483 @@
+//! The incremental cluster state: nodes, the topology tree and per-domain aggregates.
+//!
+//! Resources are interned to small indexes so a node's allocatable and used amounts are dense
+//! vectors. Every domain keeps two aggregates over its nodes, updated along the node's chain of
+//! ancestors (O(depth)) on every change: the sum of positive free amounts per resource and an
+//! upper bound of the largest free amount of any node. The search uses them to skip whole domains
+//! in which no node can take even one pod.
+
+use std::collections::HashMap;
+
+use crate::model::{NodeSpec, PlacedPods, PlacerError, Usage, POD, PODS};
+
+/// Pods on one node by ids: `(node id, interned per-pod requests, count)`.
+pub(crate) type NodePods = (usize, Vec<(usize, i64)>, u64);
+
+/// Free amount that stands for "no limit" (a node without the `pods` resource).
+pub(crate) const NO_LIMIT: i64 = i64::MAX / 4;
+
+/// Interned resource names; `pods` is always index 0.
+#[derive(Debug, Clone)]
+pub(crate) struct Resources {
+    names: Vec<String>,
+    index: HashMap<String, usize>,
+}
+
+impl Resources {
+    fn new() -> Self {
+        let mut resources = Self {
+            names: Vec::new(),
+            index: HashMap::new(),
+        };
+        resources.intern(PODS);
+        resources
+    }
+
+    pub(crate) fn intern(&mut self, name: &str) -> usize {
+        if let Some(&id) = self.index.get(name) {
+            return id;
+        }
+        self.names.push(name.to_owned());
+        self.index.insert(name.to_owned(), self.names.len() - 1);
+        self.names.len() - 1
+    }
+
+    pub(crate) fn name(&self, id: usize) -> &str {
+        &self.names[id]
+    }
+}
+
+/// A node in the state.
+#[derive(Debug, Clone)]
+pub(crate) struct Node {
+    pub(crate) spec: NodeSpec,
+    pub(crate) allocatable: Vec<i64>,
+    pub(crate) used: Vec<i64>,
+    pub(crate) has_pods: bool,
+    /// Label values at every effective level; `None` for a loose node (a level label missing).
+    pub(crate) path: Option<Vec<String>>,
+    /// The deepest domain holding the node.
+    pub(crate) leaf: Option<usize>,
+}
+
+impl Node {
+    /// Free amount of resource `r`; the `pods` of a node without that resource are unlimited.
+    pub(crate) fn free(&self, r: usize) -> i64 {
+        if r == 0 && !self.has_pods {
+            return NO_LIMIT;
+        }
+        self.allocatable.get(r).copied().unwrap_or(0) - self.used.get(r).copied().unwrap_or(0)
+    }
+
+    pub(crate) fn schedulable(&self) -> bool {
+        !self.spec.unschedulable && self.spec.ready
+    }
+}
+
+/// A topology domain.
+#[derive(Debug, Clone)]
+pub(crate) struct Domain {
+    pub(crate) depth: usize,
+    pub(crate) path: Vec<String>,
+    pub(crate) parent: Option<usize>,
+    /// Child domains (empty at the deepest level).
+    pub(crate) children: Vec<usize>,
+    /// Nodes (only at the deepest level).
+    pub(crate) nodes: Vec<usize>,
+    /// Nodes anywhere below.
+    pub(crate) node_count: usize,
+    /// Schedulable and ready nodes below.
+    pub(crate) ready_count: usize,
+    /// Per resource, sum over nodes of `max(free, 0)`.
+    pub(crate) sum_free: Vec<i128>,
+    /// Per resource, at least the largest free amount of any node below (an upper bound: it is
+    /// raised at once and lowered only by a rebuild, so pruning with it stays correct).
+    pub(crate) max_free: Vec<i64>,
+}
+
+impl Domain {
+    pub(crate) fn max_free(&self, r: usize) -> i64 {
+        self.max_free.get(r).copied().unwrap_or(i64::MIN)
+    }
+
+    pub(crate) fn sum_free(&self, r: usize) -> i128 {
+        self.sum_free.get(r).copied().unwrap_or(0)
+    }
+}
+
+/// Nodes, domains and aggregates.
+#[derive(Debug, Clone)]
+pub struct ClusterState {
+    pub(crate) levels: Vec<String>,
+    pub(crate) implicit_host: bool,
+    pub(crate) resources: Resources,
+    pub(crate) nodes: Vec<Option<Node>>,
+    free_slots: Vec<usize>,
+    pub(crate) by_name: HashMap<String, usize>,
+    pub(crate) domains: Vec<Domain>,
+    domain_index: HashMap<Vec<String>, usize>,
+    /// Top-level domains, sorted by path.
+    pub(crate) roots: Vec<usize>,
+    /// Nodes that lack a level label, sorted by name.
+    pub(crate) loose: Vec<usize>,
+}
+
+fn grow<T: Clone>(values: &mut Vec<T>, len: usize, fill: T) {
+    if values.len() < len {
+        values.resize(len, fill);
+    }
+}
+
+impl ClusterState {
+    /// An empty state. `levels` are the effective levels (the per-node level last);
+    /// `implicit_host` says the per-node level takes the node's name instead of a label.
+    pub fn new(levels: Vec<String>, implicit_host: bool) -> Result<Self, PlacerError> {
+        if levels.is_empty() {
+            return Err(PlacerError(
+                "levels: at least the per-node level is needed".into(),
+            ));
+        }
+        Ok(Self {
+            levels,
+            implicit_host,
+            resources: Resources::new(),
+            nodes: Vec::new(),
+            free_slots: Vec::new(),
+            by_name: HashMap::new(),
+            domains: Vec::new(),
+            domain_index: HashMap::new(),
+            roots: Vec::new(),
+            loose: Vec::new(),
+        })
+    }
+
+    /// The effective levels.
+    pub fn levels(&self) -> &[String] {
+        &self.levels
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.by_name.len()
+    }
+
+    fn path_of(&self, spec: &NodeSpec) -> Option<Vec<String>> {
+        let named = if self.implicit_host {
+            &self.levels[..self.levels.len() - 1]
+        } else {
+            &self.levels[..]
+        };
+        let mut path = Vec::with_capacity(self.levels.len());
+        for level in named {
+            path.push(spec.labels.get(level)?.clone());
+        }
+        if self.implicit_host {
+            path.push(spec.name.clone());
+        }
+        Some(path)
+    }
+
+    fn domain_for(&mut self, path: &[String]) -> usize {
+        if let Some(&id) = self.domain_index.get(path) {
+            return id;
+        }
+        let parent = if path.len() > 1 {
+            Some(self.domain_for(&path[..path.len() - 1]))
+        } else {
+            None
+        };
+        let id = self.domains.len();
+        self.domains.push(Domain {
+            depth: path.len() - 1,
+            path: path.to_vec(),
+            parent,
+            children: Vec::new(),
+            nodes: Vec::new(),
+            node_count: 0,
+            ready_count: 0,
+            sum_free: Vec::new(),
+            max_free: Vec::new(),
+        });
+        self.domain_index.insert(path.to_vec(), id);
+        let siblings = match parent {
+            Some(p) => &self.domains[p].children,
+            None => &self.roots,
+        };
+        let at = siblings.partition_point(|&s| self.domains[s].path.as_slice() < path);
+        match parent {
+            Some(p) => self.domains[p].children.insert(at, id),
+            None => self.roots.insert(at, id),
+        }
+        id
+    }
+
+    fn ancestors(&self, leaf: Option<usize>) -> Vec<usize> {
+        let mut chain = Vec::with_capacity(self.levels.len());
+        let mut at = leaf;
+        while let Some(id) = at {
+            chain.push(id);
+            at = self.domains[id].parent;
+        }
+        chain
+    }
+
+    /// Adds a node; its name must be new.
+    pub fn add_node(&mut self, spec: NodeSpec) -> Result<(), PlacerError> {
+        if self.by_name.contains_key(&spec.name) {
+            return Err(PlacerError(format!(
+                "node.name: node {:?} already exists",
+                spec.name
+            )));
+        }
+        let mut allocatable = Vec::new();
+        let mut has_pods = false;
+        for (name, milli) in &spec.allocatable {
+            let r = self.resources.intern(name);
+            grow(&mut allocatable, r + 1, 0);
+            allocatable[r] = *milli;
+            has_pods |= r == 0;
+        }
+        let mut used = Vec::new();
+        for (name, milli) in &spec.used {
+            let r = self.resources.intern(name);
+            grow(&mut used, r + 1, 0);
+            used[r] = *milli;
+        }
+        let path = self.path_of(&spec);
+        let leaf = path.as_ref().map(|p| self.domain_for(p));
+        let node = Node {
+            spec,
+            allocatable,
+            used,
+            has_pods,
+            path,
+            leaf,
+        };
+        let id = match self.free_slots.pop() {
+            Some(slot) => slot,
+            None => {
+                self.nodes.push(None);
+                self.nodes.len() - 1
+            }
+        };
+        self.by_name.insert(node.spec.name.clone(), id);
+        if leaf.is_none() {
+            let at = self.loose.partition_point(|&n| {
+                self.nodes[n]
+                    .as_ref()
+                    .is_some_and(|other| other.spec.name < node.spec.name)
+            });
+            self.loose.insert(at, id);
+        }
+        if let Some(leaf) = leaf {
+            let nodes = &mut self.domains[leaf].nodes;
+            let at = nodes.partition_point(|&n| {
+                self.nodes[n]
+                    .as_ref()
+                    .is_some_and(|other| other.spec.name < node.spec.name)
+            });
+            nodes.insert(at, id);
+        }
+        self.nodes[id] = Some(node);
+        self.account(id, 1);
+        Ok(())
+    }
+
+    /// Replaces a node's spec (same name): usage and labels come from the new spec.
+    pub fn update_node(&mut self, spec: NodeSpec) -> Result<(), PlacerError> {
+        if !self.by_name.contains_key(&spec.name) {
+            return Err(PlacerError(format!("node.name: no node {:?}", spec.name)));
+        }
+        self.remove_node(&spec.name.clone())?;
+        self.add_node(spec)
+    }
+
+    /// Removes a node by name.
+    pub fn remove_node(&mut self, name: &str) -> Result<(), PlacerError> {
+        let id = self
+            .by_name
+            .get(name)
+            .copied()
+            .ok_or_else(|| PlacerError(format!("name: no node {name:?}")))?;
+        self.account(id, -1);
+        self.by_name.remove(name);
+        let node = self.nodes[id].take();
+        match node.and_then(|n| n.leaf) {
+            Some(leaf) => self.domains[leaf].nodes.retain(|&n| n != id),
+            None => self.loose.retain(|&n| n != id),
+        }
+        self.free_slots.push(id);
+        Ok(())
+    }
+
+    /// Adds (`sign = 1`) or removes (`sign = -1`) a node's contribution to its ancestors.
+    fn account(&mut self, id: usize, sign: i64) {
+        let Some(node) = self.nodes[id].as_ref() else {
+            return;
+        };
+        let chain = self.ancestors(node.leaf);
+        let resources = self.resources.names.len();
+        let frees: Vec<i64> = (0..resources).map(|r| node.free(r)).collect();
+        let ready = node.schedulable();
+        for d in chain {
+            let domain = &mut self.domains[d];
+            grow(&mut domain.sum_free, resources, 0);
+            grow(&mut domain.max_free, resources, i64::MIN);
+            if sign > 0 {
+                domain.node_count += 1;
+                domain.ready_count += usize::from(ready);
+            } else {
+                domain.node_count -= 1;
+                domain.ready_count -= usize::from(ready);
+            }
+            for (r, &free) in frees.iter().enumerate() {
+                domain.sum_free[r] += i128::from(sign) * i128::from(free.max(0));
+                if sign > 0 {
+                    domain.max_free[r] = domain.max_free[r].max(free);
+                }
+            }
+        }
+    }
+
+    /// Changes a node's usage by `sign * count` pods of `requests` and updates its ancestors.
+    pub(crate) fn apply(&mut self, id: usize, requests: &[(usize, i64)], count: u64, sign: i64) {
+        let count = i64::try_from(count).unwrap_or(i64::MAX);
+        let resources = self.resources.names.len();
+        let Some(node) = self.nodes[id].as_mut() else {
+            return;
+        };
+        grow(&mut node.used, resources, 0);
+        let mut changes: Vec<(usize, i64, i64)> = Vec::with_capacity(requests.len() + 1);
+        let pods = std::iter::once((0usize, POD));
+        for (r, milli) in requests
+            .iter()
+            .copied()
+            .filter(|&(r, m)| r != 0 && m != 0)
+            .chain(pods)
+        {
+            let before = node.free(r);
+            node.used[r] += sign * milli * count;
+            changes.push((r, before, node.free(r)));
+        }
+        let leaf = node.leaf;
+        for d in self.ancestors(leaf) {
+            let domain = &mut self.domains[d];
+            grow(&mut domain.sum_free, resources, 0);
+            grow(&mut domain.max_free, resources, i64::MIN);
+            for &(r, before, after) in &changes {
+                domain.sum_free[r] += i128::from(after.max(0)) - i128::from(before.max(0));
+                domain.max_free[r] = domain.max_free[r].max(after);
+            }
+        }
+    }
+
+    /// Every node's usage by resource name, zero entries left out (for comparing states).
+    pub fn used(&self) -> Usage {
+        let mut result: Vec<(String, Vec<(String, i64)>)> = self
+            .nodes
+            .iter()
+            .flatten()
+            .map(|node| {
+                let mut used: Vec<(String, i64)> = node
+                    .used
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &v)| v != 0)
+                    .map(|(r, &v)| (self.resources.name(r).to_owned(), v))
+                    .collect();
+                used.sort();
+                (node.spec.name.clone(), used)
+            })
+            .collect();
+        result.sort();
+        result
+    }
+
+    /// Resource indexes for `requests`; names no node has are interned so they count as 0 free.
+    pub(crate) fn intern_requests(&mut self, requests: &[(String, i64)]) -> Vec<(usize, i64)> {
+        requests
+            .iter()
+            .map(|(name, milli)| (self.resources.intern(name), *milli))
+            .collect()
+    }
+
+    /// The node id for a name.
+    pub(crate) fn node_id(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    pub(crate) fn node(&self, id: usize) -> &Node {
+        self.nodes[id].as_ref().expect("live node id")
+    }
+
+    /// Recomputes every aggregate from the nodes, tightening the `max_free` upper bounds.
+    pub fn rebuild_aggregates(&mut self) {
+        for domain in &mut self.domains {
+            domain.node_count = 0;
+            domain.ready_count = 0;
+            domain.sum_free.clear();
+            domain.max_free.clear();
+        }
+        let ids: Vec<usize> = self.by_name.values().copied().collect();
+        for id in ids {
+            self.account(id, 1);
+        }
+    }
+
+    /// Checks `(node, requests, count)` items before [`Self::assume`] or [`Self::release`].
+    fn check_items(
+        &mut self,
+        items: &[PlacedPods],
+        release: bool,
+    ) -> Result<Vec<NodePods>, PlacerError> {
+        let mut resolved = Vec::with_capacity(items.len());
+        for (index, (name, requests, count)) in items.iter().enumerate() {
+            let id = self.node_id(name).ok_or_else(|| {
+                PlacerError(format!(
+                    "placement.assignments[{index}].node: no node {name:?}"
+                ))
+            })?;
+            resolved.push((id, self.intern_requests(requests), *count));
+        }
+        if release {
+            let mut totals: HashMap<(usize, usize), i128> = HashMap::new();
+            for (index, (id, requests, count)) in resolved.iter().enumerate() {
+                let pods = std::iter::once((0usize, POD));
+                for (r, milli) in requests
+                    .iter()
+                    .copied()
+                    .filter(|&(r, m)| r != 0 && m != 0)
+                    .chain(pods)
+                {
+                    let total = totals.entry((*id, r)).or_insert(0);
+                    *total += i128::from(milli) * i128::from(*count);
+                    let node = self.node(*id);
+                    if i128::from(node.used.get(r).copied().unwrap_or(0)) < *total {
+                        return Err(PlacerError(format!(
+                            "placement.assignments[{index}]: releasing it would make {} used on node {:?} negative",
+                            self.resources.name(r),
+                            node.spec.name
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(resolved)
+    }
+
+    /// Adds the usage of placed pods: `(node, per-pod requests, count)`. All or nothing.
+    pub fn assume(&mut self, items: &[PlacedPods]) -> Result<(), PlacerError> {
+        for (id, requests, count) in self.check_items(items, false)? {
+            self.apply(id, &requests, count, 1);
+        }
+        Ok(())
+    }
+
+    /// Removes the usage of pods that are gone. All or nothing; usage never goes negative.
+    pub fn release(&mut self, items: &[PlacedPods]) -> Result<(), PlacerError> {
+        for (id, requests, count) in self.check_items(items, true)? {
+            self.apply(id, &requests, count, -1);
+        }
+        Ok(())
+    }
+}
