@@ -267,6 +267,12 @@ class _Converter:
         for key, value in node.items():
             if key.startswith("x-kubernetes-") and key not in out:
                 out[key] = value
+        if out.get("default") is not None:
+            out["default"] = _prune_default(out["default"], out)
+        if "additionalProperties" in out and out.get("x-kubernetes-preserve-unknown-fields"):
+            raise self.error(
+                path, "PreserveUnknownFields() on a typed map has no structural form; use a model"
+            )
         self._reject_unknown(node, path)
         return out
 
@@ -373,6 +379,27 @@ class _Converter:
         for key in node:
             if key not in known and not key.startswith("x-kubernetes-"):
                 raise self.error(path, f"JSON schema keyword {key!r} has no structural form")
+
+
+def _prune_default(value: Any, schema: Schema) -> Any:
+    """A default as the apiserver would store it: no nulls where null is not allowed.
+
+    pydantic writes a model default with every field, unset optional ones as ``null``; the
+    apiserver refuses a default that fails its own schema, so those nulls are dropped.
+    """
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        additional = schema.get("additionalProperties")
+        pruned = {}
+        for key, item in value.items():
+            child = properties.get(key, additional if isinstance(additional, dict) else {})
+            if item is None and not child.get("nullable"):
+                continue
+            pruned[key] = _prune_default(item, child)
+        return pruned
+    if isinstance(value, list):
+        return [_prune_default(item, schema.get("items", {})) for item in value]
+    return value
 
 
 def _schemaless(node: Schema) -> Schema:

@@ -1,0 +1,635 @@
+"""The corpus of custom resources every schema mapping of crdkit.crd is exercised on.
+
+Each class is one CRD in group ``corpus.crdkit.dev``. ``test_corpus_crds`` installs them all in
+the real apiserver; ``test_differential`` checks pydantic and the apiserver agree on them.
+Python ``check=`` predicates mirror the CEL rules, so pydantic rejects what CEL rejects.
+"""
+
+# ruff: noqa: RUF012 - pydantic copies mutable defaults, so list and dict defaults are safe
+from __future__ import annotations
+
+import enum
+from datetime import date, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field
+
+from crdkit.crd import (
+    Duration,
+    EmbeddedResource,
+    ExclusiveMaximum,
+    ExclusiveMinimum,
+    Format,
+    IntOrString,
+    ListMapKeys,
+    ListType,
+    MapType,
+    Maximum,
+    MaxItems,
+    MaxLength,
+    MaxProperties,
+    Minimum,
+    MinItems,
+    MinLength,
+    MinProperties,
+    MultipleOf,
+    Nullable,
+    PreserveUnknownFields,
+    Schemaless,
+    XValidation,
+    immutable,
+)
+from crdkit.resources import (
+    ApiModel,
+    CustomResource,
+    ObjectMeta,
+    PrinterColumn,
+    ScaleSubresource,
+    WebhookConversion,
+)
+
+GROUP = "corpus.crdkit.dev"
+
+
+# -- scalars, bounds, strings ---------------------------------------------------------------------
+
+
+class ScalarsSpec(ApiModel):
+    name: str
+    count: int
+    ratio: float
+    enabled: bool
+
+
+class Scalar(CustomResource, group=GROUP, version="v1"):
+    spec: ScalarsSpec
+
+
+class BoundsSpec(ApiModel):
+    replicas: Annotated[int, Minimum(1), Maximum(64)]
+    priority: Annotated[int, Field(ge=-10, le=10)] = 0
+
+
+class Bounded(CustomResource, group=GROUP, version="v1"):
+    spec: BoundsSpec
+
+
+class ExclusiveSpec(ApiModel):
+    fraction: Annotated[float, ExclusiveMinimum(0), ExclusiveMaximum(1)]
+    temperature: Annotated[float, Field(gt=-273.15)] = 20.0
+
+
+class Exclusive(CustomResource, group=GROUP, version="v1"):
+    spec: ExclusiveSpec
+
+
+class MultiplesSpec(ApiModel):
+    gpus: Annotated[int, MultipleOf(8), Minimum(0)]
+    step: Annotated[int, Field(multiple_of=5)] = 5
+
+
+class Multiple(CustomResource, group=GROUP, version="v1"):
+    spec: MultiplesSpec
+
+
+class StringsSpec(ApiModel):
+    short: Annotated[str, MinLength(1), MaxLength(8)]
+    label: Annotated[str, Field(min_length=3, max_length=20)] = "abc"
+
+
+class Text(CustomResource, group=GROUP, version="v1"):
+    spec: StringsSpec
+
+
+class PatternsSpec(ApiModel):
+    dns_label: Annotated[str, Field(pattern=r"^[a-z]([-a-z0-9]{0,14}[a-z0-9])?$")]
+    version: Annotated[str, Field(pattern=r"^v[0-9]+(\.[0-9]+){0,2}$")] = "v1"
+
+
+class Patterned(CustomResource, group=GROUP, version="v1"):
+    spec: PatternsSpec
+
+
+class FormatsSpec(ApiModel):
+    address: Annotated[str, Format("ipv4")]
+    subnet: Annotated[str, Format("cidr")] | None = None
+    host: Annotated[str, Format("hostname"), MaxLength(63)] | None = None
+    uid: Annotated[str, Format("uuid")] | None = None
+
+
+class Formatted(CustomResource, group=GROUP, version="v1"):
+    spec: FormatsSpec
+
+
+# -- enums ----------------------------------------------------------------------------------------
+
+
+class Colour(enum.Enum):
+    RED = "red"
+    GREEN = "green"
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 3
+
+
+class EnumsSpec(ApiModel):
+    mode: Literal["train", "eval", "serve"]
+    colour: Colour = Colour.RED
+    level: Level = Level.LOW
+    fixed: Literal["only"] = "only"
+
+
+class Enumerated(CustomResource, group=GROUP, version="v1"):
+    spec: EnumsSpec
+
+
+# -- lists, maps, sets ----------------------------------------------------------------------------
+
+
+class ListsSpec(ApiModel):
+    ports: Annotated[list[Annotated[int, Minimum(1), Maximum(65535)]], MinItems(1), MaxItems(4)]
+    names: list[Annotated[str, MaxLength(10)]] = []
+
+
+class ListHolder(CustomResource, group=GROUP, version="v1"):
+    spec: ListsSpec
+
+
+class MapsSpec(ApiModel):
+    limits: Annotated[dict[str, Annotated[int, Minimum(0)]], MinProperties(1), MaxProperties(3)]
+    labels: dict[str, Annotated[str, MaxLength(12)]] = {}
+
+
+class MapHolder(CustomResource, group=GROUP, version="v1"):
+    spec: MapsSpec
+
+
+class SetsSpec(ApiModel):
+    zones: Annotated[list[str], ListType("set"), MaxItems(5)]
+    tags: set[Annotated[str, MaxLength(6)]] = set()
+
+
+class SetHolder(CustomResource, group=GROUP, version="v1"):
+    spec: SetsSpec
+
+
+class Port(ApiModel):
+    name: Annotated[str, MaxLength(15)]
+    protocol: Literal["TCP", "UDP"] = "TCP"
+    number: Annotated[int, Minimum(1), Maximum(65535)]
+
+
+class ListMapsSpec(ApiModel):
+    ports: Annotated[list[Port], ListMapKeys("name", "protocol"), MaxItems(6)]
+
+
+class ListMapHolder(CustomResource, group=GROUP, version="v1"):
+    spec: ListMapsSpec
+
+
+class Selector(ApiModel):
+    match_labels: Annotated[dict[str, str], MapType("atomic")] = {}
+
+
+class MergeTypesSpec(ApiModel):
+    args: Annotated[list[str], ListType("atomic")] = []
+    selector: Annotated[Selector, MapType("granular")] = Selector()
+
+
+class MergeStrategy(CustomResource, group=GROUP, version="v1"):
+    spec: MergeTypesSpec
+
+
+class TuplesSpec(ApiModel):
+    shape: tuple[Annotated[int, Minimum(1)], Annotated[int, Minimum(1)]]
+    sizes: tuple[int, ...] = ()
+
+
+class Shape(CustomResource, group=GROUP, version="v1"):
+    spec: TuplesSpec
+
+
+# -- optional, nullable, defaults -----------------------------------------------------------------
+
+
+class OptionalsSpec(ApiModel):
+    note: str | None = None
+    limit: Annotated[int, Minimum(0)] | None = None
+    cleared: Annotated[str | None, Nullable()] = None
+    nullable_count: Annotated[int | None, Nullable(), Minimum(0)] = None
+
+
+class OptionalHolder(CustomResource, group=GROUP, version="v1"):
+    spec: OptionalsSpec
+
+
+class Resources(ApiModel):
+    cpu: str = "1"
+    memory: str = "1Gi"
+
+
+class DefaultsSpec(ApiModel):
+    replicas: int = 1
+    image: str = "busybox"
+    args: list[str] = ["--serve"]
+    env: dict[str, str] = {"MODE": "prod"}
+    resources: Resources = Resources()
+
+
+class Defaulted(CustomResource, group=GROUP, version="v1"):
+    spec: DefaultsSpec = DefaultsSpec()
+
+
+# -- unknown fields, embedded, int-or-string ------------------------------------------------------
+
+
+class AnySpec(ApiModel):
+    anything: Any = None
+    config: dict[str, Any] = {}
+
+
+class Anything(CustomResource, group=GROUP, version="v1"):
+    spec: AnySpec
+
+
+class Open(ApiModel):
+    model_config = ConfigDict(extra="allow")
+    known: int = 0
+
+
+class OpenObjectsSpec(ApiModel):
+    open: Open = Open()
+    kept: Annotated[Resources, PreserveUnknownFields()] = Resources()
+
+
+class OpenObject(CustomResource, group=GROUP, version="v1"):
+    spec: OpenObjectsSpec
+
+
+class PodTemplate(ApiModel):
+    api_version: str
+    kind: str
+    metadata: ObjectMeta = ObjectMeta()
+    spec: dict[str, Any] = {}
+
+
+class EmbeddedSpec(ApiModel):
+    template: Annotated[PodTemplate, EmbeddedResource()]
+    raw: Annotated[dict[str, Any], EmbeddedResource()] | None = None
+
+
+class Embedded(CustomResource, group=GROUP, version="v1"):
+    spec: EmbeddedSpec
+
+
+class IntOrStringsSpec(ApiModel):
+    max_unavailable: IntOrString = 1
+    port: int | str = "http"
+
+
+class IntOrStringHolder(CustomResource, group=GROUP, version="v1"):
+    spec: IntOrStringsSpec
+
+
+# -- unions ---------------------------------------------------------------------------------------
+
+
+class S3Source(ApiModel):
+    type: Literal["s3"]
+    bucket: Annotated[str, MinLength(3)]
+    prefix: str = ""
+
+
+class GitSource(ApiModel):
+    type: Literal["git"]
+    url: str
+    revision: str | None = None
+
+
+class DiscriminatedSpec(ApiModel):
+    source: Annotated[S3Source | GitSource, Field(discriminator="type")]
+
+
+class Discriminated(CustomResource, group=GROUP, version="v1"):
+    spec: DiscriminatedSpec
+
+
+class ByName(ApiModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+
+
+class ByLabels(ApiModel):
+    model_config = ConfigDict(extra="forbid")
+    labels: dict[str, str]
+
+
+class UnionsSpec(ApiModel):
+    target: ByName | ByLabels
+
+
+class Targeted(CustomResource, group=GROUP, version="v1"):
+    spec: UnionsSpec
+
+
+# -- CEL ------------------------------------------------------------------------------------------
+
+
+class FieldRulesSpec(ApiModel):
+    name: Annotated[
+        str,
+        XValidation(
+            "self.startsWith('job-')",
+            message="name must start with job-",
+            check=lambda v: v.startswith("job-"),
+        ),
+    ]
+    workers: Annotated[
+        list[str],
+        XValidation(
+            "self.all(w, w.size() <= 6)",
+            message="worker names are short",
+            reason="FieldValueInvalid",
+            check=lambda ws: all(len(w) <= 6 for w in ws),
+        ),
+        MaxItems(8),
+    ] = []
+
+
+class FieldRule(CustomResource, group=GROUP, version="v1"):
+    spec: FieldRulesSpec
+
+
+class Window(
+    ApiModel,
+    validations=[
+        XValidation(
+            "self.start <= self.end",
+            message="start must not be after end",
+            field_path=".start",
+            check=lambda w: w.start <= w.end,
+        )
+    ],
+):
+    start: int
+    end: int
+
+
+class TypeRulesSpec(ApiModel):
+    window: Window
+    retries: int = 0
+
+
+class TypeRule(
+    CustomResource,
+    group=GROUP,
+    version="v1",
+    validations=[
+        XValidation(
+            "self.spec.retries <= 5",
+            message_expression="'retries must be at most 5'",
+            check=lambda r: r.spec.retries <= 5,
+        )
+    ],
+):
+    spec: TypeRulesSpec
+
+
+class ImmutableSpec(ApiModel):
+    volume: Annotated[str, immutable("volume cannot change")]
+    size: int = 1
+
+
+class ImmutableVolume(CustomResource, group=GROUP, version="v1"):
+    spec: ImmutableSpec
+
+
+class OldSelfSpec(ApiModel):
+    level: Annotated[
+        int,
+        XValidation(
+            "!oldSelf.hasValue() || self >= oldSelf.value()",
+            message="level never goes down",
+            optional_old_self=True,
+        ),
+    ] = 0
+
+
+class Ratchet(CustomResource, group=GROUP, version="v1"):
+    spec: OldSelfSpec
+
+
+# -- time -----------------------------------------------------------------------------------------
+
+
+class TimesSpec(ApiModel):
+    start: datetime
+    day: date | None = None
+    timeout: Duration
+    grace: Duration | None = None
+
+
+class Schedule(CustomResource, group=GROUP, version="v1"):
+    spec: TimesSpec
+
+
+# -- structure ------------------------------------------------------------------------------------
+
+
+class Container(ApiModel):
+    name: str
+    image: str
+    resources: Resources = Resources()
+
+
+class Role(ApiModel):
+    replicas: Annotated[int, Minimum(0)] = 1
+    template: Container
+
+
+class NestedSpec(ApiModel):
+    master: Role
+    worker: Role
+    sidecars: list[Container] = []
+
+
+class Nested(CustomResource, group=GROUP, version="v1"):
+    spec: NestedSpec
+
+
+class TreeNode(ApiModel):
+    value: int
+    children: list[TreeNode] = []
+
+
+class RecursiveSpec(ApiModel):
+    tree: Annotated[TreeNode, Schemaless()]
+
+
+class Recursive(CustomResource, group=GROUP, version="v1"):
+    spec: RecursiveSpec
+
+
+class DocumentedSpec(ApiModel):
+    """The spec, described."""
+
+    size: int = Field(1, description="How many.", title="Size", examples=[3])
+    renamed: str = Field("x", alias="customName", description="A custom wire name.")
+
+
+class Documented(CustomResource, group=GROUP, version="v1"):
+    """A resource whose docstrings and descriptions reach the CRD."""
+
+    spec: DocumentedSpec
+
+
+class ReservedSpec(ApiModel):
+    namespace: str = "default"
+    in_: Annotated[int, Field(alias="in")] = 0
+
+
+class ReservedWord(CustomResource, group=GROUP, version="v1"):
+    spec: Annotated[
+        ReservedSpec,
+        XValidation(
+            "self.__namespace__ != 'kube-system' || self.__in__ == 0",
+            message="kube-system takes no in",
+            check=lambda s: s.namespace != "kube-system" or s.in_ == 0,
+        ),
+    ]
+
+
+# -- class options --------------------------------------------------------------------------------
+
+
+class ClusterSpec(ApiModel):
+    replicas: Annotated[int, Minimum(0)] = 1
+    pool: str = "default"
+
+
+class ClusterStatus(ApiModel):
+    replicas: int = 0
+    selector: str = ""
+
+
+class GpuPool(
+    CustomResource,
+    group=GROUP,
+    version="v1",
+    scope="Cluster",
+    short_names=["gp"],
+    categories=["crdkit-corpus"],
+    printer_columns=[
+        PrinterColumn("Replicas", ".spec.replicas", type="integer", description="wanted"),
+        PrinterColumn("Pool", ".spec.pool", priority=1),
+        PrinterColumn("Age", ".metadata.creationTimestamp", type="date"),
+    ],
+    scale=ScaleSubresource(label_selector_path=".status.selector"),
+    selectable_fields=[".spec.pool"],
+    labels={"crdkit.dev/corpus": "true"},
+    annotations={"crdkit.dev/note": "cluster scoped"},
+):
+    spec: ClusterSpec
+    status: ClusterStatus | None = None
+
+
+class StatusSpec(ApiModel):
+    wanted: int = 1
+
+
+class StatusStatus(ApiModel):
+    phase: Literal["Pending", "Running", "Done"] = "Pending"
+
+
+class NoStatusSubresource(
+    CustomResource, group=GROUP, version="v1", status_subresource=False, plural="nostatuses"
+):
+    spec: StatusSpec
+    status: StatusStatus | None = None
+
+
+class ModelV1Alpha1Spec(ApiModel):
+    size: Annotated[int, Minimum(1)]
+
+
+class Model(
+    CustomResource,
+    group=GROUP,
+    version="v1alpha1",
+    deprecated=True,
+    deprecation_warning="corpus.crdkit.dev/v1alpha1 Model is deprecated; use v1",
+):
+    spec: ModelV1Alpha1Spec
+
+
+class ModelV1Beta1(Model, version="v1beta1", served=True, deprecated=True):
+    pass
+
+
+class ModelV1(Model, version="v1", storage=True):
+    pass
+
+
+class ConvertedSpec(ApiModel):
+    size: int = 1
+
+
+class Converted(
+    CustomResource,
+    group=GROUP,
+    version="v1",
+    storage=True,
+    conversion=WebhookConversion(
+        service_name="converter", service_namespace="default", path="/convert", port=8443
+    ),
+):
+    spec: ConvertedSpec
+
+
+class ConvertedV2(Converted, version="v2", storage=False):
+    pass
+
+
+# Every class of the corpus; the versions of one kind appear together.
+CORPUS: list[type[CustomResource]] = [
+    Scalar,
+    Bounded,
+    Exclusive,
+    Multiple,
+    Text,
+    Patterned,
+    Formatted,
+    Enumerated,
+    ListHolder,
+    MapHolder,
+    SetHolder,
+    ListMapHolder,
+    MergeStrategy,
+    Shape,
+    OptionalHolder,
+    Defaulted,
+    Anything,
+    OpenObject,
+    Embedded,
+    IntOrStringHolder,
+    Discriminated,
+    Targeted,
+    FieldRule,
+    TypeRule,
+    ImmutableVolume,
+    Ratchet,
+    Schedule,
+    Nested,
+    Recursive,
+    Documented,
+    ReservedWord,
+    GpuPool,
+    NoStatusSubresource,
+    Model,
+    ModelV1Beta1,
+    ModelV1,
+    Converted,
+    ConvertedV2,
+]
