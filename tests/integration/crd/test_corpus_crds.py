@@ -28,20 +28,25 @@ async def test_every_corpus_crd_is_established(control_plane: ControlPlane) -> N
         for version in crd["spec"]["versions"]:
             assert schema_violations(version["schema"]["openAPIV3Schema"]) == []
     stored = await control_plane.install_crds(crds)
-    assert [crd["metadata"]["name"] for crd in stored] == [
-        crd["metadata"]["name"] for crd in crds
-    ]
+    assert [crd["metadata"]["name"] for crd in stored] == [crd["metadata"]["name"] for crd in crds]
     for crd in stored:
         assert crd_is_established(crd), crd["metadata"]["name"]
 
 
-async def test_gen_crd_output_installs_as_is(control_plane: ControlPlane, tmp_path: Path) -> None:
-    result = CliRunner().invoke(
-        gen_crd, ["corpus", "-o", str(tmp_path)], catch_exceptions=False
-    )
+@pytest.fixture
+def generated_dir(tmp_path: Path) -> tuple[Path, str]:
+    """The corpus written by ``crdkit gen-crd corpus -o DIR``, and the files' joint text."""
+    result = CliRunner().invoke(gen_crd, ["corpus", "-o", str(tmp_path)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     files = sorted(tmp_path.glob("*.yaml"))
     assert len(files) == len(build_crds(CORPUS))
-    stored = await control_plane.install_crds([tmp_path])
+    return tmp_path, "".join(f.read_text() for f in files)
+
+
+async def test_gen_crd_output_installs_as_is(
+    control_plane: ControlPlane, generated_dir: tuple[Path, str]
+) -> None:
+    directory, text = generated_dir
+    stored = await control_plane.install_crds([directory])
     assert all(crd_is_established(crd) for crd in stored)
-    assert "".join(f.read_text() for f in files) == render_all(build_crds(CORPUS))
+    assert text == render_all(build_crds(CORPUS))
