@@ -6,6 +6,7 @@ import click
 
 from crdkit import __version__
 from crdkit.crd.cli import gen_crd
+from crdkit.placer.cli import place_command
 from crdkit.runtime.cli import gen_rbac, run
 from crdkit.testing.cli import envtest
 
@@ -21,3 +22,4 @@ main.add_command(envtest)
 main.add_command(gen_crd)
 main.add_command(run)
 main.add_command(gen_rbac)
+main.add_command(place_command)

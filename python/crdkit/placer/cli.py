@@ -1,0 +1,60 @@
+"""`crdkit place`: the placer on files, printing the contract's JSON (docs/placement-io.md).
+
+Bad input is not a result: the command exits with status 2 and prints one line on stderr that
+names the field, e.g. ``gang.tasks[1].requests.cpu: invalid quantity "abc": ...``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from crdkit.placer.cluster import Cluster
+from crdkit.placer.models import load_document
+
+__all__ = ["place_command"]
+
+_FILE = click.Path(dir_okay=False, path_type=Path)
+
+
+def _fail(message: str) -> None:
+    click.echo(message.replace("\n", " "), err=True)
+    sys.exit(2)
+
+
+def _read(path: Path, what: str) -> Any:
+    try:
+        return load_document(path)
+    except OSError as err:
+        _fail(f"{what}: cannot read {path}: {err.strerror}")
+    return None
+
+
+@click.command("place")
+@click.option("--cluster", "cluster_file", required=True, type=_FILE, help="Cluster snapshot.")
+@click.option("--gang", "gang_file", type=_FILE, help="One gang (JSON or YAML).")
+@click.option("--gangs", "gangs_file", type=_FILE, help="A list of gangs placed as a batch.")
+def place_command(cluster_file: Path, gang_file: Path | None, gangs_file: Path | None) -> None:
+    """Decide where gangs of pods go in a cluster snapshot; print the placements as JSON.
+
+    With --gangs, gangs are placed by priority (higher first, then file order), each seeing the
+    pods of the ones before it, and the output is a list in that order.
+    """
+    if (gang_file is None) == (gangs_file is None):
+        _fail("--gang, --gangs: give exactly one of them")
+    try:
+        cluster = Cluster.from_snapshot(_read(cluster_file, "cluster"))
+        if gang_file is not None:
+            result: Any = cluster.place(_read(gang_file, "gang")).to_dict()
+        else:
+            gangs = _read(gangs_file, "gangs") if gangs_file is not None else None
+            if not isinstance(gangs, list):
+                _fail("gangs: expected a list of gangs")
+            result = [placement.to_dict() for placement in cluster.place_all(gangs)]
+    except ValueError as err:
+        _fail(str(err))
+    click.echo(json.dumps(result, indent=2))
