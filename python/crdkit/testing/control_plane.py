@@ -8,6 +8,7 @@ fixture may start it in one loop while tests use it from theirs.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import base64
 import os
 import shutil
@@ -24,7 +25,7 @@ from crdkit.testing.certs import Pki, generate_pki
 from crdkit.testing.crds import CrdSource, crd_is_established, load_crds, served_versions
 from crdkit.testing.errors import ControlPlaneError
 from crdkit.testing.kubeconfig import write_kubeconfig
-from crdkit.testing.processes import ManagedProcess, free_ports
+from crdkit.testing.processes import ManagedProcess, free_ports, stop_all
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -39,6 +40,18 @@ POLL = 0.1
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 FIELD_MANAGER = "crdkit-envtest"
 PORT_ATTEMPTS = 3
+
+
+# Folders of control planes never stopped, removed at interpreter exit.
+_workdirs: set[Path] = set()
+
+
+@atexit.register
+def _clean_up_at_exit() -> None:
+    # Programs first: etcd must not be writing into a folder being deleted.
+    stop_all()
+    for workdir in list(_workdirs):
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 class _PortTakenError(ControlPlaneError):
@@ -107,6 +120,7 @@ class ControlPlane:
             self._workdir = Path(
                 tempfile.mkdtemp(prefix="crdkit-envtest-", dir=self._workdir_parent)
             )
+            _workdirs.add(self._workdir)
             self._pki = await asyncio.to_thread(generate_pki, self._workdir / "pki")
             for attempt in range(1, PORT_ATTEMPTS + 1):
                 try:
@@ -152,6 +166,7 @@ class ControlPlane:
         with self._lock:
             if self._workdir is not None:
                 shutil.rmtree(self._workdir, ignore_errors=True)
+                _workdirs.discard(self._workdir)
             self._workdir = self._pki = self._kubeconfig = None
 
     async def restart_apiserver(self) -> None:

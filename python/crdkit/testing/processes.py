@@ -20,20 +20,23 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
-__all__ = ["ManagedProcess", "free_ports"]
+__all__ = ["ManagedProcess", "free_ports", "stop_all"]
 
 # Strong references: a control plane dropped without stop() must still be cleaned up at exit.
 _running: set[ManagedProcess] = set()
 
 
-def _kill_leftovers() -> None:
-    # Last resort when the interpreter exits without stopping a control plane (say, a test run
-    # aborted with an unhandled error): no kube-apiserver or etcd may outlive Python.
+def stop_all(grace: float = 2.0) -> None:
+    """Stop every program still running; the last resort at interpreter exit.
+
+    When a test run ends without stopping a control plane (an unhandled error, a plain
+    ``sys.exit``), no kube-apiserver or etcd may outlive Python.
+    """
     for process in list(_running):
-        process.stop(grace=2.0)
+        process.stop(grace)
 
 
-atexit.register(_kill_leftovers)
+atexit.register(stop_all)
 
 
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -212,6 +215,31 @@ async def test_stop_leaves_no_process_and_no_files() -> None:
     assert not workdir.exists()
     assert plane.pids == {}
     await plane.stop()  # a second stop is harmless
+
+
+ABANDON = """
+import asyncio, json, sys
+from crdkit.testing import ControlPlane
+
+async def main():
+    plane = ControlPlane()
+    await plane.start()
+    print(json.dumps({"pids": plane.pids, "workdir": str(plane.workdir)}), flush=True)
+    sys.exit(3)  # no stop(): the interpreter's exit must clean up
+
+asyncio.run(main())
+"""
+
+
+def test_a_control_plane_never_stopped_is_cleaned_up_at_exit() -> None:
+    child = subprocess.run(
+        [sys.executable, "-c", ABANDON], capture_output=True, text=True, timeout=90, check=False
+    )
+    assert child.returncode == 3, child.stderr
+    left = json.loads(child.stdout)
+    assert set(left["pids"]) == {"etcd", "kube-apiserver"}
+    assert all(_process_gone(pid) for pid in left["pids"].values())
+    assert not Path(left["workdir"]).exists()
 
 
 async def test_cancelled_start_cleans_up() -> None:
