@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -21,7 +21,7 @@ __all__ = ["place_command"]
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(message.replace("\n", " "), err=True)
     sys.exit(2)
 
@@ -31,7 +31,6 @@ def _read(path: Path, what: str) -> Any:
         return load_document(path)
     except OSError as err:
         _fail(f"{what}: cannot read {path}: {err.strerror}")
-    return None
 
 
 @click.command("place")
@@ -52,7 +51,7 @@ def place_command(cluster_file: Path, gang_file: Path | None, gangs_file: Path |
             result: Any = cluster.place(_read(gang_file, "gang")).to_dict()
         else:
             gangs = _read(gangs_file, "gangs") if gangs_file is not None else None
-            if not isinstance(gangs, list):
+            if not isinstance(gangs, list):  # also narrows the type for the checker
                 _fail("gangs: expected a list of gangs")
             result = [placement.to_dict() for placement in cluster.place_all(gangs)]
     except ValueError as err:

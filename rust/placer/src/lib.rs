@@ -8,6 +8,8 @@ pub mod model;
 pub mod quantity;
 mod search;
 pub mod state;
+#[cfg(test)]
+mod testing;
 
 pub use model::{
     Effect, FitReport, GangSpec, Mode, NodeSpec, Operator, Outcome, PlacerError, Status, Taint,

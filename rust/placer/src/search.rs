@@ -585,3 +585,207 @@ impl ClusterState {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Effect, Taint};
+    use crate::testing::{cluster, gang, gpu_node, gpu_task};
+
+    fn nodes_of(outcome: &Outcome) -> Vec<(&str, u64)> {
+        outcome
+            .assignments
+            .iter()
+            .map(|(_, n, c)| (n.as_str(), *c))
+            .collect()
+    }
+
+    #[test]
+    fn required_rack_goes_to_the_best_fitting_rack() {
+        // r1 has 16 free GPUs, r2 has 10: a 10-GPU gang fits both, best fit is r2.
+        let mut state = cluster(vec![
+            gpu_node("a", "b1", "r1", 8, 0),
+            gpu_node("b", "b1", "r1", 8, 0),
+            gpu_node("c", "b1", "r2", 8, 3),
+            gpu_node("d", "b1", "r2", 8, 3),
+        ]);
+        let outcome = state.place(&gang(Mode::Required, Some(1), vec![gpu_task("w", 10, 1)]));
+        assert_eq!(outcome.status, Status::Placed);
+        assert_eq!(outcome.level, Some(1));
+        assert_eq!(outcome.domain, ["b1", "r2"]);
+        assert_eq!(nodes_of(&outcome), [("c", 5), ("d", 5)]);
+    }
+
+    #[test]
+    fn a_gang_that_fits_one_node_goes_to_the_fullest_such_node() {
+        let mut state = cluster(vec![
+            gpu_node("a", "b1", "r1", 8, 0),
+            gpu_node("b", "b1", "r1", 8, 5),
+            gpu_node("c", "b1", "r2", 8, 4),
+        ]);
+        let outcome = state.place(&gang(Mode::Unconstrained, None, vec![gpu_task("w", 3, 1)]));
+        assert_eq!(nodes_of(&outcome), [("b", 3)]);
+        assert_eq!(outcome.level, Some(2));
+    }
+
+    #[test]
+    fn spreading_uses_the_fewest_nodes_and_fills_the_fullest_first() {
+        // Free: a 8, b 8, c 2, d 6 (all in r1). 12 pods: fewest nodes is 2 (8 + the best fit
+        // for 4, which is d with 6), filled fullest first: d takes 6, then a takes 6.
+        let mut state = cluster(vec![
+            gpu_node("a", "b1", "r1", 8, 0),
+            gpu_node("b", "b1", "r1", 8, 0),
+            gpu_node("c", "b1", "r1", 8, 6),
+            gpu_node("d", "b1", "r1", 8, 2),
+        ]);
+        let outcome = state.place(&gang(Mode::Required, Some(1), vec![gpu_task("w", 12, 1)]));
+        assert_eq!(nodes_of(&outcome), [("a", 6), ("d", 6)]);
+    }
+
+    #[test]
+    fn required_failure_names_the_best_domain_and_the_numbers() {
+        let mut state = cluster(vec![
+            gpu_node("a", "b1", "r1", 8, 0),
+            gpu_node("b", "b1", "r2", 8, 4),
+        ]);
+        let outcome = state.place(&gang(
+            Mode::Required,
+            Some(1),
+            vec![gpu_task("worker", 12, 1)],
+        ));
+        assert_eq!(outcome.status, Status::Unschedulable);
+        assert!(outcome.assignments.is_empty());
+        assert_eq!(
+            outcome.reason.as_deref(),
+            Some("required t.io/rack: the best rack fits 8 of 12 worker pods (r1)")
+        );
+        let fit = outcome.fit.expect("fit");
+        assert_eq!(
+            (fit.best_domain.as_deref(), fit.fits, fit.wants, fit.unit),
+            (Some("r1"), 8, 12, "pods")
+        );
+    }
+
+    #[test]
+    fn preferred_climbs_and_spreads_when_nothing_holds_it() {
+        let mut state = cluster(vec![
+            gpu_node("a", "b1", "r1", 8, 0),
+            gpu_node("b", "b2", "r1", 8, 0),
+        ]);
+        let outcome = state.place(&gang(Mode::Preferred, Some(1), vec![gpu_task("w", 12, 1)]));
+        assert_eq!(outcome.status, Status::Placed);
+        assert_eq!(outcome.level, None);
+        assert!(outcome.domain.is_empty());
+        assert_eq!(nodes_of(&outcome), [("a", 8), ("b", 4)]);
+    }
+
+    #[test]
+    fn min_available_is_the_second_attempt() {
+        let mut state = cluster(vec![gpu_node("a", "b1", "r1", 8, 0)]);
+        let mut task = gpu_task("w", 10, 1);
+        task.min_available = 6;
+        let outcome = state.place(&gang(Mode::Required, Some(1), vec![task]));
+        assert_eq!(outcome.status, Status::Minimal);
+        assert_eq!(nodes_of(&outcome), [("a", 6)]);
+    }
+
+    #[test]
+    fn slices_stay_inside_one_domain_of_their_level() {
+        // Two racks of 6 free GPUs: 8 pods in slices of 4 per rack -> one slice per rack.
+        let mut state = cluster(vec![
+            gpu_node("a", "b1", "r1", 8, 2),
+            gpu_node("b", "b1", "r2", 8, 2),
+        ]);
+        let mut task = gpu_task("w", 8, 1);
+        task.slice = Some((1, 4));
+        let outcome = state.place(&gang(Mode::Unconstrained, None, vec![task.clone()]));
+        assert_eq!(nodes_of(&outcome), [("a", 4), ("b", 4)]);
+        // Three slices do not fit: the reason counts slices.
+        task.replicas = 12;
+        task.min_available = 12;
+        let outcome = state.place(&gang(Mode::Required, Some(0), vec![task]));
+        assert_eq!(
+            outcome.reason.as_deref(),
+            Some("required t.io/block: the best block fits 2 of 3 w slices (b1)")
+        );
+    }
+
+    #[test]
+    fn taints_repel_unless_tolerated_and_prefer_no_schedule_only_lowers_preference() {
+        let mut tainted = gpu_node("a", "b1", "r1", 8, 4);
+        tainted.taints.push(Taint {
+            key: "gpu".into(),
+            value: String::new(),
+            effect: Effect::NoSchedule,
+        });
+        let mut soft = gpu_node("b", "b1", "r1", 8, 6);
+        soft.taints.push(Taint {
+            key: "x".into(),
+            value: String::new(),
+            effect: Effect::PreferNoSchedule,
+        });
+        let mut state = cluster(vec![tainted, soft, gpu_node("c", "b1", "r1", 8, 0)]);
+        // b is fuller but softly tainted, a is repelled: c wins.
+        let outcome = state.place(&gang(Mode::Unconstrained, None, vec![gpu_task("w", 1, 1)]));
+        assert_eq!(nodes_of(&outcome), [("c", 1)]);
+        let mut task = gpu_task("w", 1, 1);
+        task.tolerations.push(crate::model::Toleration {
+            key: String::new(),
+            operator: crate::model::Operator::Exists,
+            value: String::new(),
+            effect: None,
+        });
+        let outcome = state.place(&gang(Mode::Unconstrained, None, vec![task]));
+        assert_eq!(nodes_of(&outcome), [("b", 1)]);
+    }
+
+    #[test]
+    fn placing_leaves_the_state_unchanged() {
+        let mut state = cluster(vec![
+            gpu_node("a", "b1", "r1", 8, 3),
+            gpu_node("b", "b1", "r2", 8, 0),
+        ]);
+        let before = state.used();
+        let _ = state.place(&gang(Mode::Unconstrained, None, vec![gpu_task("w", 9, 1)]));
+        let _ = state.place(&gang(Mode::Required, Some(1), vec![gpu_task("w", 99, 1)]));
+        assert_eq!(state.used(), before);
+    }
+
+    #[test]
+    fn task_level_constraints_place_tasks_in_turn() {
+        let mut state = cluster(vec![
+            gpu_node("a", "b1", "r1", 8, 0),
+            gpu_node("b", "b1", "r2", 8, 0),
+            gpu_node("c", "b1", "r2", 8, 0),
+        ]);
+        let mut workers = gpu_task("worker", 16, 1);
+        workers.topology = Some(Topology {
+            mode: Mode::Required,
+            level: Some(1),
+        });
+        let outcome = state.place(&gang(
+            Mode::Unconstrained,
+            None,
+            vec![gpu_task("master", 1, 8), workers],
+        ));
+        assert_eq!(outcome.status, Status::Placed);
+        let placed: Vec<(usize, &str, u64)> = outcome
+            .assignments
+            .iter()
+            .map(|(t, n, c)| (*t, n.as_str(), *c))
+            .collect();
+        assert_eq!(placed, [(0, "a", 1), (1, "b", 8), (1, "c", 8)]);
+    }
+
+    #[test]
+    fn the_pods_resource_limits_pod_count() {
+        let mut node = gpu_node("a", "b1", "r1", 8, 0);
+        node.allocatable[1].1 = 2000;
+        let mut state = cluster(vec![node]);
+        let outcome = state.place(&gang(Mode::Unconstrained, None, vec![gpu_task("w", 3, 0)]));
+        assert_eq!(
+            outcome.reason.as_deref(),
+            Some("unconstrained: the cluster fits 2 of 3 w pods")
+        );
+    }
+}

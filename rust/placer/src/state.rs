@@ -481,3 +481,121 @@ impl ClusterState {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{cluster, gpu_node};
+
+    fn gpu(state: &ClusterState) -> usize {
+        state.resources.index["nvidia.com/gpu"]
+    }
+
+    #[test]
+    fn nodes_build_the_tree_with_sorted_children() {
+        let state = cluster(vec![
+            gpu_node("n2", "b1", "r2", 8, 0),
+            gpu_node("n1", "b1", "r1", 8, 0),
+            gpu_node("n0", "b0", "r1", 8, 0),
+        ]);
+        let roots: Vec<&str> = state
+            .roots
+            .iter()
+            .map(|&d| state.domains[d].path[0].as_str())
+            .collect();
+        assert_eq!(roots, ["b0", "b1"]);
+        let b1 = state.roots[1];
+        assert_eq!(state.domains[b1].node_count, 2);
+        assert_eq!(state.domains[b1].children.len(), 2);
+        assert_eq!(state.node_count(), 3);
+    }
+
+    #[test]
+    fn aggregates_follow_usage_changes() {
+        let mut state = cluster(vec![
+            gpu_node("n1", "b1", "r1", 8, 2),
+            gpu_node("n2", "b1", "r1", 8, 8),
+        ]);
+        let g = gpu(&state);
+        let root = state.roots[0];
+        assert_eq!(state.domains[root].sum_free(g), 6000);
+        assert_eq!(state.domains[root].max_free(g), 6000);
+        let n1 = state.node_id("n1").expect("n1");
+        state.apply(n1, &[(g, 1000)], 4, 1);
+        assert_eq!(state.domains[root].sum_free(g), 2000);
+        // The maximum is an upper bound: lowered only by a rebuild.
+        assert_eq!(state.domains[root].max_free(g), 6000);
+        state.rebuild_aggregates();
+        assert_eq!(state.domains[root].max_free(g), 2000);
+        state.apply(n1, &[(g, 1000)], 4, -1);
+        assert_eq!(state.domains[root].sum_free(g), 6000);
+        assert_eq!(state.domains[root].max_free(g), 6000);
+    }
+
+    #[test]
+    fn assume_then_release_restores_usage() {
+        let mut state = cluster(vec![gpu_node("n1", "b1", "r1", 8, 2)]);
+        let before = state.used();
+        let items = vec![(
+            "n1".to_owned(),
+            vec![("nvidia.com/gpu".to_owned(), 2000)],
+            3,
+        )];
+        state.assume(&items).expect("assume");
+        assert_ne!(state.used(), before);
+        state.release(&items).expect("release");
+        assert_eq!(state.used(), before);
+    }
+
+    #[test]
+    fn release_refuses_to_go_negative_and_changes_nothing() {
+        let mut state = cluster(vec![gpu_node("n1", "b1", "r1", 8, 2)]);
+        let before = state.used();
+        let items = vec![(
+            "n1".to_owned(),
+            vec![("nvidia.com/gpu".to_owned(), 1000)],
+            3,
+        )];
+        let err = state.release(&items).expect_err("negative");
+        assert!(err.0.contains("placement.assignments[0]"), "{err}");
+        assert_eq!(state.used(), before);
+    }
+
+    #[test]
+    fn unknown_nodes_and_duplicates_are_refused() {
+        let mut state = cluster(vec![gpu_node("n1", "b1", "r1", 8, 0)]);
+        assert!(state.add_node(gpu_node("n1", "b1", "r1", 8, 0)).is_err());
+        assert!(state.remove_node("nope").is_err());
+        let items = vec![("nope".to_owned(), Vec::new(), 1)];
+        assert_eq!(
+            state.assume(&items).expect_err("unknown").0,
+            "placement.assignments[0].node: no node \"nope\""
+        );
+    }
+
+    #[test]
+    fn removed_and_readded_nodes_keep_the_aggregates_exact() {
+        let mut state = cluster(vec![
+            gpu_node("n1", "b1", "r1", 8, 2),
+            gpu_node("n2", "b1", "r2", 8, 0),
+        ]);
+        let g = gpu(&state);
+        state.remove_node("n2").expect("remove");
+        let root = state.roots[0];
+        assert_eq!(state.domains[root].node_count, 1);
+        assert_eq!(state.domains[root].sum_free(g), 6000);
+        state
+            .add_node(gpu_node("n2", "b1", "r2", 8, 4))
+            .expect("add");
+        assert_eq!(state.domains[root].sum_free(g), 10000);
+    }
+
+    #[test]
+    fn nodes_missing_a_level_label_are_loose() {
+        let mut lone = gpu_node("lone", "b1", "r1", 8, 0);
+        lone.labels.remove(crate::testing::RACK);
+        let state = cluster(vec![lone, gpu_node("n1", "b1", "r1", 8, 0)]);
+        assert_eq!(state.loose.len(), 1);
+        assert_eq!(state.domains[state.roots[0]].node_count, 1);
+    }
+}
