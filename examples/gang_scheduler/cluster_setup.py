@@ -68,10 +68,25 @@ def priority_class_manifests() -> list[dict[str, Any]]:
 async def create_simulated_cluster(
     client: Client, shape: ClusterShape, topology: TopologyConfig
 ) -> int:
-    """Register the PriorityClasses and every simulated node; return the node count."""
+    """Register the PriorityClasses and every simulated node; return the node count.
+
+    The apiserver's TaintNodesByCondition admission gives every new Node the
+    ``node.kubernetes.io/not-ready`` taint, which the node lifecycle controller lifts once the
+    kubelet reports Ready. No such controller runs here, so this does its part: the nodes report
+    Ready from the start, and their taints are cleared.
+    """
     await create_all(client, priority_class_manifests())
     nodes = node_manifests(shape, topology)
     await create_all(client, nodes)
+    gate = asyncio.Semaphore(CREATE_CONCURRENCY)
+
+    async def clear_taints(name: str) -> None:
+        async with gate:
+            await client.patch(Node, name, {"spec": {"taints": None}})
+
+    async with asyncio.TaskGroup() as group:
+        for node in nodes:
+            group.create_task(clear_taints(node["metadata"]["name"]))
     return len(nodes)
 
 

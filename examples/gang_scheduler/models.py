@@ -26,6 +26,7 @@ from crdkit.resources import (
     PrinterColumn,
     Time,
 )
+from crdkit.runtime import Condition
 
 GROUP = "batch.volcano.sh"
 VERSION = "v1alpha1"
@@ -137,17 +138,6 @@ class JobState(ApiModel):
     reason: str | None = None
     message: str | None = None
     last_transition_time: Time | None = None
-
-
-class Condition(ApiModel):
-    """A ``metav1.Condition``."""
-
-    type: str
-    status: Literal["True", "False", "Unknown"]
-    reason: str = Field(min_length=1)
-    message: str = ""
-    last_transition_time: Time
-    observed_generation: int | None = None
 
 
 class TaskPlacement(ApiModel):
