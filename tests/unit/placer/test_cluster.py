@@ -1,0 +1,307 @@
+"""`Cluster`: the contract's features end to end, on both engines, and the API around them."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+from crdkit import _placer
+from crdkit.placer import Cluster, ReferenceCluster
+
+LEVELS = ["example.com/block", "example.com/rack"]
+
+
+def node(name: str, block: str, rack: str, gpus: int = 8, used: int = 0, **extra: Any) -> dict:
+    return {
+        "name": name,
+        "labels": {"example.com/block": block, "example.com/rack": rack},
+        "allocatable": {"cpu": "96", "memory": "1536Gi", "nvidia.com/gpu": gpus, "pods": 110},
+        "used": {"nvidia.com/gpu": used},
+        **extra,
+    }
+
+
+def task(name: str, replicas: int, gpus: int = 1, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "replicas": replicas, "requests": {"nvidia.com/gpu": gpus}, **extra}
+
+
+def gang(*tasks: dict[str, Any], name: str = "g", **extra: Any) -> dict[str, Any]:
+    return {"name": name, "tasks": list(tasks), **extra}
+
+
+RACKS = [
+    node("a1", "b1", "r1"),
+    node("a2", "b1", "r1", used=4),
+    node("b1", "b1", "r2", used=6),
+    node("b2", "b1", "r2", used=6),
+    node("c1", "b2", "r3"),
+    node("c2", "b2", "r3"),
+]
+
+
+@pytest.fixture(params=[Cluster, ReferenceCluster], ids=["rust", "reference"])
+def engine(request: pytest.FixtureRequest) -> type[Cluster]:
+    cls: type[Cluster] = request.param
+    return cls
+
+
+def nodes_of(placement: Any) -> list[tuple[str, str, int]]:
+    return [(a.task, a.node, a.count) for a in placement.assignments]
+
+
+def test_result_is_the_contract_object(engine: type[Cluster]) -> None:
+    cluster = engine(LEVELS, RACKS)
+    placement = cluster.place(
+        gang(
+            task("master", 1, 4),
+            task("worker", 2, 8, slice={"level": "kubernetes.io/hostname", "size": 1}),
+            topology={"mode": "required", "level": "example.com/rack"},
+        )
+    )
+    # Each task alone fits rack r3 (two free 8-GPU nodes), but not both together.
+    assert placement.to_dict() == {
+        "gang": "g",
+        "status": "unschedulable",
+        "level": None,
+        "domain": {},
+        "placed": {"master": 0, "worker": 0},
+        "assignments": [],
+        "reason": "required example.com/rack: no rack holds all of master, worker together",
+    }
+    # Unconstrained, the tasks are tried together in r3 first (the master, placed first, takes
+    # c1 and leaves one free node), then each on its own: the master on the fullest node that
+    # holds it (b1, 2 GPUs free), the workers on the two free nodes of r3.
+    placement = cluster.place(gang(task("master", 1, 2), task("worker", 2, 8)))
+    assert placement.to_dict() == {
+        "gang": "g",
+        "status": "placed",
+        "level": None,
+        "domain": {},
+        "placed": {"master": 1, "worker": 2},
+        "assignments": [
+            {"task": "master", "node": "b1", "count": 1},
+            {"task": "worker", "node": "c1", "count": 1},
+            {"task": "worker", "node": "c2", "count": 1},
+        ],
+    }
+
+
+def test_required_picks_the_lowest_level_then_best_fit(engine: type[Cluster]) -> None:
+    cluster = engine(LEVELS, RACKS)
+    # 4 GPUs fit on one node: the fullest node that holds them (b1 and b2 have 2, a2 has 4).
+    placement = cluster.place(
+        gang(task("w", 4), topology={"mode": "required", "level": "example.com/rack"})
+    )
+    assert placement.level == "kubernetes.io/hostname"
+    assert nodes_of(placement) == [("w", "a2", 4)]
+    # 12 GPUs: racks r1 (12 free) and r3 (16 free) hold them; r1 is the best fit.
+    placement = cluster.place(
+        gang(task("w", 12), topology={"mode": "required", "level": "example.com/rack"})
+    )
+    assert placement.domain == {"example.com/block": "b1", "example.com/rack": "r1"}
+    assert nodes_of(placement) == [("w", "a1", 8), ("w", "a2", 4)]
+
+
+def test_required_failure_reason_and_fit(engine: type[Cluster]) -> None:
+    cluster = engine(LEVELS, RACKS)
+    placement = cluster.place(
+        gang(task("worker", 20), topology={"mode": "required", "level": "example.com/rack"})
+    )
+    assert placement.status == "unschedulable"
+    assert placement.placed == {"worker": 0}
+    assert placement.assignments == []
+    assert (
+        placement.reason
+        == "required example.com/rack: the best rack fits 16 of 20 worker pods (r3)"
+    )
+    assert placement.to_dict()["fit"] == {
+        "bestDomain": "r3",
+        "fits": 16,
+        "wants": 20,
+        "unit": "pods",
+    }
+
+
+def test_preferred_and_unconstrained_spread_when_needed(engine: type[Cluster]) -> None:
+    cluster = engine(LEVELS, RACKS)
+    for mode in ({"mode": "preferred", "level": "example.com/rack"}, {"mode": "unconstrained"}):
+        placement = cluster.place(gang(task("w", 30), topology=mode))
+        assert placement.status == "placed"
+        assert placement.level is None and placement.domain == {}
+        assert sum(a.count for a in placement.assignments) == 30
+    placement = cluster.place(gang(task("w", 40)))
+    assert placement.reason == "unconstrained: the cluster fits 32 of 40 w pods"
+
+
+def test_min_available_second_attempt(engine: type[Cluster]) -> None:
+    cluster = engine(LEVELS, RACKS)
+    placement = cluster.place(
+        gang(
+            task("w", 20, minAvailable=16),
+            topology={"mode": "required", "level": "example.com/rack"},
+        )
+    )
+    assert placement.status == "minimal"
+    assert placement.placed == {"w": 16}
+
+
+def test_filters_selector_taints_cordon_readiness(engine: type[Cluster]) -> None:
+    cluster = engine(
+        LEVELS,
+        [
+            node(
+                "sel",
+                "b1",
+                "r1",
+                labels={"example.com/block": "b1", "example.com/rack": "r1", "nic": "mlx5"},
+            ),
+            node(
+                "taint",
+                "b1",
+                "r1",
+                taints=[{"key": "gpu", "value": "h100", "effect": "NoSchedule"}],
+            ),
+            node("cordon", "b1", "r1", unschedulable=True),
+            node("down", "b1", "r1", ready=False),
+        ],
+    )
+    assert nodes_of(cluster.place(gang(task("w", 1, nodeSelector={"nic": "mlx5"})))) == [
+        ("w", "sel", 1)
+    ]
+    tolerant = task("w", 16, tolerations=[{"key": "gpu", "operator": "Exists"}])
+    assert nodes_of(cluster.place(gang(tolerant))) == [("w", "sel", 8), ("w", "taint", 8)]
+    assert cluster.place(gang(task("w", 9))).status == "unschedulable"
+
+
+def test_nodes_missing_level_labels_take_only_unconstrained_pods(engine: type[Cluster]) -> None:
+    loose = {"name": "loose", "labels": {}, "allocatable": {"nvidia.com/gpu": 8}}
+    cluster = engine(LEVELS, [loose])
+    assert nodes_of(cluster.place(gang(task("w", 2)))) == [("w", "loose", 2)]
+    assert cluster.place(gang(task("w", 2))).level is None
+    required = gang(task("w", 2), topology={"mode": "required", "level": "example.com/rack"})
+    placement = cluster.place(required)
+    assert placement.reason == (
+        "required example.com/rack: the best rack fits 0 of 2 w pods (no rack in the cluster)"
+    )
+    sliced = gang(task("w", 2, slice={"level": "kubernetes.io/hostname", "size": 2}))
+    assert cluster.place(sliced).status == "unschedulable"
+
+
+def test_pods_resource_and_missing_resources(engine: type[Cluster]) -> None:
+    small = {
+        "name": "n",
+        "labels": {"example.com/block": "b", "example.com/rack": "r"},
+        "allocatable": {"cpu": "4", "pods": 2},
+        "used": {"pods": 1},
+    }
+    cluster = engine(LEVELS, [small])
+    assert cluster.place(gang(task("w", 1, 0))).status == "placed"
+    assert (
+        cluster.place(gang(task("w", 2, 0))).reason
+        == "unconstrained: the cluster fits 1 of 2 w pods"
+    )
+    # No GPU in allocatable: a GPU request does not fit, a zero request does.
+    assert cluster.place(gang(task("w", 1, 1))).status == "unschedulable"
+
+
+def test_slices_are_counted_in_slices(engine: type[Cluster]) -> None:
+    cluster = engine(LEVELS, RACKS)
+    sliced = task("w", 12, 2, slice={"level": "example.com/rack", "size": 4})
+    placement = cluster.place(
+        gang(sliced, topology={"mode": "required", "level": "example.com/block"})
+    )
+    assert placement.status == "unschedulable"
+    assert placement.to_dict()["fit"]["unit"] == "slices"
+
+
+def test_place_all_orders_by_priority_and_sees_earlier_gangs(engine: type[Cluster]) -> None:
+    cluster = engine(LEVELS, RACKS)
+    before = cluster.used()
+    results = cluster.place_all(
+        [gang(task("w", 20), name="low"), gang(task("w", 20), name="high", priority=5)]
+    )
+    assert [(p.gang, p.status) for p in results] == [("high", "placed"), ("low", "unschedulable")]
+    assert cluster.used() == before
+
+
+def test_assume_and_release_round_trip(engine: type[Cluster]) -> None:
+    cluster = engine(LEVELS, RACKS)
+    before = cluster.used()
+    placement = cluster.place(gang(task("w", 12)))
+    cluster.assume(placement)
+    assert cluster.place(gang(task("w", 12))).assignments != placement.assignments
+    cluster.release(placement)
+    assert cluster.used() == before
+    with pytest.raises(ValueError, match=r"^placement\.assignments\[0\]: releasing"):
+        cluster.release(placement)
+
+
+def test_assume_from_json_needs_the_gang(engine: type[Cluster]) -> None:
+    from crdkit.placer import Placement
+
+    cluster = engine(LEVELS, RACKS)
+    the_gang = gang(task("w", 3))
+    loaded = Placement.model_validate(cluster.place(the_gang).to_dict())
+    with pytest.raises(ValueError, match=r"^placement\.assignments\[0\]\.task: "):
+        cluster.assume(loaded)
+    cluster.assume(loaded, the_gang)
+    assert cluster.used()["a2"]["nvidia.com/gpu"] == 7000
+
+
+def test_node_add_update_remove(engine: type[Cluster]) -> None:
+    cluster = engine(LEVELS, RACKS)
+    cluster.add_node(node("d1", "b3", "r9", gpus=16))
+    assert cluster.place(gang(task("w", 16))).domain["example.com/block"] == "b3"
+    cluster.update_node(node("d1", "b3", "r9", gpus=16, used=16))
+    assert cluster.place(gang(task("w", 16))).domain.get("example.com/block") != "b3"
+    cluster.remove_node("d1")
+    assert "d1" not in cluster.used()
+    with pytest.raises(ValueError, match='^node.name: node "a1" already exists'):
+        cluster.add_node(node("a1", "b1", "r1"))
+    with pytest.raises(ValueError, match=r"^node\.allocatable\.cpu: "):
+        cluster.add_node(node("x", "b1", "r1") | {"allocatable": {"cpu": "nope"}})
+
+
+async def test_place_async_runs_off_the_event_loop_thread() -> None:
+    cluster = Cluster(LEVELS, RACKS)
+    loop_thread = threading.get_ident()
+    seen: list[int] = []
+    original = cluster._place_compiled
+
+    def spy(compiled: Any) -> Any:
+        seen.append(threading.get_ident())
+        return original(compiled)
+
+    cluster._place_compiled = spy  # type: ignore[method-assign]
+    placements = await asyncio.gather(*(cluster.place_async(gang(task("w", 2))) for _ in range(4)))
+    assert all(p.status == "placed" for p in placements)
+    assert seen and all(ident != loop_thread for ident in seen)
+    batch = await cluster.place_all_async([gang(task("w", 2))])
+    assert batch[0].status == "placed"
+
+
+def test_rust_panics_arrive_as_runtime_error_with_context() -> None:
+    engine = _placer.Engine(["kubernetes.io/hostname"], True)
+    with pytest.raises(RuntimeError, match="internal error in Engine._panic_for_test: deliberate"):
+        engine._panic_for_test()
+    assert len(engine) == 0  # the state is still usable afterwards
+
+
+def test_calls_from_several_threads_are_serialised() -> None:
+    cluster = Cluster(LEVELS, RACKS)
+    expected = cluster.place(gang(task("w", 12))).to_dict()
+    results: list[dict[str, Any]] = []
+
+    def work() -> None:
+        for _ in range(20):
+            results.append(cluster.place(gang(task("w", 12))).to_dict())
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [expected] * 80

@@ -1,0 +1,161 @@
+"""Contract validation: every bad input the contract lists is a ValueError naming the field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from crdkit.placer import Cluster, Gang, Placement, ReferenceCluster
+from crdkit.placer.models import effective_levels, load_document
+
+LEVELS = ["example.com/block", "example.com/rack"]
+
+
+def node(name: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "labels": {"example.com/block": "b1", "example.com/rack": "r1"},
+        "allocatable": {"cpu": "96", "nvidia.com/gpu": 8, "pods": 110},
+        **extra,
+    }
+
+
+def gang(**task: Any) -> dict[str, Any]:
+    base = {"name": "worker", "replicas": 4, "requests": {"nvidia.com/gpu": 1}}
+    return {"name": "g", "tasks": [{"name": "master", "replicas": 1}, {**base, **task}]}
+
+
+@pytest.fixture(params=[Cluster, ReferenceCluster], ids=["rust", "reference"])
+def cluster(request: pytest.FixtureRequest) -> Cluster:
+    cls: type[Cluster] = request.param
+    return cls(LEVELS, [node("n1"), node("n2")])
+
+
+@pytest.mark.parametrize(
+    ("task", "message"),
+    [
+        (
+            {"requests": {"cpu": "abc"}},
+            'gang.tasks[1].requests.cpu: invalid quantity "abc": not a Kubernetes quantity',
+        ),
+        (
+            {"requests": {"cpu": "-1"}},
+            'gang.tasks[1].requests.cpu: invalid quantity "-1": must not be negative',
+        ),
+        ({"minAvailable": 5}, "gang.tasks[1].minAvailable: 5 is more than replicas (4)"),
+        (
+            {"slice": {"level": "example.com/rack", "size": 3}},
+            "gang.tasks[1].slice.size: 3 does not divide replicas (4)",
+        ),
+        (
+            {"minAvailable": 2, "slice": {"level": "example.com/rack", "size": 4}},
+            "gang.tasks[1].slice.size: 4 does not divide minAvailable (2)",
+        ),
+        (
+            {
+                "topology": {"mode": "required", "level": "example.com/rack"},
+                "slice": {"level": "example.com/block", "size": 2},
+            },
+            'gang.tasks[1].slice.level: "example.com/block" is wider than the required level '
+            '"example.com/rack"',
+        ),
+        (
+            {"topology": {"mode": "required", "level": "example.com/zone"}},
+            'gang.tasks[1].topology.level: unknown level "example.com/zone" (levels: '
+            "example.com/block, example.com/rack, kubernetes.io/hostname)",
+        ),
+        ({"replicas": 0}, "gang.tasks[1].replicas: Input should be greater than or equal to 1"),
+        ({"minavailable": 1}, "gang.tasks[1].minavailable: Extra inputs are not permitted"),
+        (
+            {"topology": {"mode": "required"}},
+            "gang.tasks[1].topology: Value error, mode required needs a level",
+        ),
+        ({"name": "master"}, 'gang.tasks[1].name: duplicate task name "master"'),
+    ],
+)
+def test_bad_gangs_name_the_field(cluster: Cluster, task: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match="^") as err:
+        cluster.place(gang(**task))
+    assert str(err.value) == message
+
+
+def test_gang_level_required_also_bounds_slices(cluster: Cluster) -> None:
+    bad = gang(slice={"level": "example.com/block", "size": 2})
+    bad["topology"] = {"mode": "required", "level": "example.com/rack"}
+    with pytest.raises(ValueError, match=r"^gang\.tasks\[1\]\.slice\.level: "):
+        cluster.place(bad)
+
+
+@pytest.mark.parametrize("cls", [Cluster, ReferenceCluster])
+@pytest.mark.parametrize(
+    ("snapshot", "message"),
+    [
+        (
+            {"levels": LEVELS, "nodes": [node("n1"), node("n1")]},
+            'cluster.nodes[1].name: duplicate node name "n1"',
+        ),
+        (
+            {"levels": LEVELS, "nodes": [node("n1", used={"cpu": "-2"})]},
+            'cluster.nodes[0].used.cpu: invalid quantity "-2": must not be negative',
+        ),
+        (
+            {"levels": LEVELS, "nodes": [node("n1", allocatable={"memory": "12Q"})]},
+            'cluster.nodes[0].allocatable.memory: invalid quantity "12Q": not a Kubernetes '
+            "quantity",
+        ),
+        (
+            {"levels": [*LEVELS, "example.com/rack"], "nodes": []},
+            'cluster.levels[2]: duplicate level "example.com/rack"',
+        ),
+        (
+            {"levels": LEVELS, "nodes": [{"name": "n", "taints": [{"key": "k", "effect": "X"}]}]},
+            "cluster.nodes[0].taints[0].effect: Input should be 'NoSchedule', 'PreferNoSchedule'"
+            " or 'NoExecute'",
+        ),
+        (
+            {"levels": LEVELS, "nodes": [node("n1", allocatable={"cpu": True})]},
+            "cluster.nodes[0].allocatable.cpu: Input should be a valid string",
+        ),
+    ],
+)
+def test_bad_snapshots_name_the_field(
+    cls: type[Cluster], snapshot: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match="^") as err:
+        cls.from_snapshot(snapshot)
+    assert str(err.value) == message
+
+
+def test_batches_name_the_gang_by_index(cluster: Cluster) -> None:
+    with pytest.raises(ValueError, match=r"^gangs\[1\]\.tasks\[1\]\.requests\.cpu: "):
+        cluster.place_all([gang(), gang(requests={"cpu": "x"})])
+
+
+def test_models_accept_camel_case_and_python_names() -> None:
+    by_alias = Gang.model_validate(
+        {"name": "g", "tasks": [{"name": "t", "replicas": 2, "minAvailable": 1}]}
+    )
+    assert by_alias.tasks[0].min_available == 1
+    assert by_alias.topology.mode == "unconstrained"
+
+
+def test_effective_levels_append_the_node_level_once() -> None:
+    assert effective_levels(LEVELS)[-1] == "kubernetes.io/hostname"
+    assert effective_levels(["kubernetes.io/hostname"]) == ["kubernetes.io/hostname"]
+    assert effective_levels([]) == ["kubernetes.io/hostname"]
+
+
+def test_documents_load_from_json_and_yaml(tmp_path: Any) -> None:
+    (tmp_path / "a.json").write_text('{"levels": []}')
+    (tmp_path / "a.yaml").write_text("levels:\n  - example.com/rack\n")
+    assert load_document(tmp_path / "a.json") == {"levels": []}
+    assert load_document(tmp_path / "a.yaml") == {"levels": ["example.com/rack"]}
+
+
+def test_placement_round_trips_through_its_contract_form(cluster: Cluster) -> None:
+    placement = cluster.place(gang())
+    data = placement.to_dict()
+    assert Placement.model_validate(data).to_dict() == data
+    assert "reason" not in data
+    assert data["level"] is not None
