@@ -130,7 +130,8 @@ def test_preferred_and_unconstrained_spread_when_needed(engine: type[Cluster]) -
     for mode in ({"mode": "preferred", "level": "example.com/rack"}, {"mode": "unconstrained"}):
         placement = cluster.place(gang(task("w", 30), topology=mode))
         assert placement.status == "placed"
-        assert placement.level is None and placement.domain == {}
+        assert placement.level is None
+        assert placement.domain == {}
         assert sum(a.count for a in placement.assignments) == 30
     placement = cluster.place(gang(task("w", 40)))
     assert placement.reason == "unconstrained: the cluster fits 32 of 40 w pods"
@@ -259,7 +260,7 @@ def test_node_add_update_remove(engine: type[Cluster]) -> None:
     assert cluster.place(gang(task("w", 16))).domain.get("example.com/block") != "b3"
     cluster.remove_node("d1")
     assert "d1" not in cluster.used()
-    with pytest.raises(ValueError, match='^node.name: node "a1" already exists'):
+    with pytest.raises(ValueError, match=r'^node\.name: node "a1" already exists'):
         cluster.add_node(node("a1", "b1", "r1"))
     with pytest.raises(ValueError, match=r"^node\.allocatable\.cpu: "):
         cluster.add_node(node("x", "b1", "r1") | {"allocatable": {"cpu": "nope"}})
@@ -278,14 +279,17 @@ async def test_place_async_runs_off_the_event_loop_thread() -> None:
     cluster._place_compiled = spy  # type: ignore[method-assign]
     placements = await asyncio.gather(*(cluster.place_async(gang(task("w", 2))) for _ in range(4)))
     assert all(p.status == "placed" for p in placements)
-    assert seen and all(ident != loop_thread for ident in seen)
+    assert seen
+    assert all(ident != loop_thread for ident in seen)
     batch = await cluster.place_all_async([gang(task("w", 2))])
     assert batch[0].status == "placed"
 
 
 def test_rust_panics_arrive_as_runtime_error_with_context() -> None:
     engine = _placer.Engine(["kubernetes.io/hostname"], True)
-    with pytest.raises(RuntimeError, match="internal error in Engine._panic_for_test: deliberate"):
+    with pytest.raises(
+        RuntimeError, match=r"internal error in Engine\._panic_for_test: deliberate"
+    ):
         engine._panic_for_test()
     assert len(engine) == 0  # the state is still usable afterwards
 
