@@ -300,11 +300,18 @@ class MapType(_SchemaMarker):
         return {"x-kubernetes-map-type": self.kind}
 
 
+# The apiserver checks formats with go-openapi's strfmt; these mirror its rules (ASCII only,
+# so Python is at most stricter than the apiserver, never laxer).
+_HOSTNAME = re.compile(
+    r"([a-zA-Z0-9](-?[a-zA-Z0-9]{0,62})?"
+    r"|([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63})"
+)
+_CIDR_PREFIX = re.compile(r".+/(0|[1-9][0-9]{0,2})")
+
+
 def _is_hostname(value: str) -> bool:
-    return len(value) <= 253 and all(
-        re.fullmatch(r"[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?", label)
-        for label in value.split(".")
-    )
+    # A single label may be digits; a dotted name must end in a top-level label of letters.
+    return len(value) <= 255 and _HOSTNAME.fullmatch(value) is not None
 
 
 def _parses(parse: Callable[[str], object]) -> Callable[[str], bool]:
@@ -322,7 +329,10 @@ _FORMAT_CHECKS: dict[str, Callable[[str], bool]] = {
     "hostname": _is_hostname,
     "ipv4": _parses(ipaddress.IPv4Address),
     "ipv6": _parses(ipaddress.IPv6Address),
-    "cidr": _parses(lambda v: ipaddress.ip_network(v, strict=False)),
+    "cidr": lambda v: (
+        _CIDR_PREFIX.fullmatch(v) is not None
+        and _parses(lambda c: ipaddress.ip_network(c, strict=False))(v)
+    ),
     "uuid": lambda v: (
         bool(
             re.fullmatch(
