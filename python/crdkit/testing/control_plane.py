@@ -215,8 +215,9 @@ class ControlPlane:
     ) -> list[dict[str, Any]]:
         """Create or update CRDs (files, folders, dicts or pydantic models) and wait until served.
 
-        Served means Established and listed in discovery for every served version, within
-        ``wait`` seconds. Returns the CRDs as the apiserver stored them.
+        Served means, for every served version and within ``wait`` seconds: Established,
+        listed in discovery, and a list request answered (the storage behind a new CRD answers
+        429 for a moment after it is Established). Returns the CRDs as the apiserver stored them.
         """
         objects = load_crds(crds)
         for crd in objects:
@@ -239,7 +240,7 @@ class ControlPlane:
             if (
                 response.status == 200
                 and crd_is_established(response.body)
-                and all([await self._discoverable(*v) for v in served_versions(response.body)])
+                and all([await self._serving(*v) for v in served_versions(response.body)])
             ):
                 stored: dict[str, Any] = response.body
                 return stored
@@ -247,11 +248,14 @@ class ControlPlane:
                 raise ControlPlaneError(f"CRD {name} was not served in time: {response.text}")
             await asyncio.sleep(POLL)
 
-    async def _discoverable(self, group: str, version: str, plural: str) -> bool:
-        response = await self._api("GET", f"/apis/{group}/{version}")
-        if response.status != 200:
+    async def _serving(self, group: str, version: str, plural: str) -> bool:
+        discovery = await self._api("GET", f"/apis/{group}/{version}")
+        if discovery.status != 200 or not any(
+            r.get("name") == plural for r in discovery.body.get("resources", [])
+        ):
             return False
-        return any(r.get("name") == plural for r in response.body.get("resources", []))
+        listed = await self._api("GET", f"/apis/{group}/{version}/{plural}?limit=1")
+        return listed.status == 200
 
     # -- namespaces ------------------------------------------------------------------------
 

@@ -1,8 +1,8 @@
 """Loading CustomResourceDefinitions and telling when the apiserver serves them.
 
-A CRD is served once its ``Established`` condition is true *and* its resources appear in
-discovery: only then do clients that resolve kinds through discovery (kubectl, dynamic clients)
-find it, so waiting for the condition alone leaves a race.
+A CRD is served once its ``Established`` condition is true, its resources appear in discovery
+(which clients resolving kinds through it, like kubectl, need) and its storage answers requests
+(a brand-new CRD's storage answers 429 for a moment). Waiting for the condition alone races.
 """
 
 from __future__ import annotations

@@ -31,8 +31,9 @@ PROBE = textwrap.dedent(
         open(files[key], "wb").write(base64.b64decode(cluster.get(key) or user[key]))
     tls = ssl.create_default_context(cafile=files["certificate-authority-data"])
     tls.load_cert_chain(files["client-certificate-data"], files["client-key-data"])
-    body = urllib.request.urlopen(cluster["server"] + "/readyz", context=tls).read()
-    print(path, cluster["server"], body.decode())
+    url = cluster["server"] + (sys.argv[1] if len(sys.argv) > 1 else "/readyz")
+    body = urllib.request.urlopen(url, context=tls).read()
+    print(path, cluster["server"], "ok" if len(sys.argv) > 1 else body.decode())
     sys.exit(7)
     """
 )
@@ -63,6 +64,39 @@ def test_run_passes_kubeconfig_and_exit_status() -> None:
     assert _refused(server)
 
 
+def test_run_installs_crds_first(tmp_path: Path) -> None:
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "sprockets.demo.crdkit.dev"},
+        "spec": {
+            "group": "demo.crdkit.dev",
+            "scope": "Namespaced",
+            "names": {"plural": "sprockets", "singular": "sprocket", "kind": "Sprocket"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object"}},
+                }
+            ],
+        },
+    }
+    (tmp_path / "crds").mkdir()
+    (tmp_path / "crds" / "sprocket.yaml").write_text(yaml.safe_dump(crd))
+    # The probe fails (urllib raises on 404) unless the CRD is already served.
+    probe = [sys.executable, "-c", PROBE, "/apis/demo.crdkit.dev/v1/sprockets"]
+    done = subprocess.run(
+        [CRDKIT, "envtest", "run", "--crds", str(tmp_path / "crds"), "--", *probe],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        check=False,
+    )
+    assert done.returncode == 7, done.stderr
+
+
 def test_run_reports_a_signal_like_a_shell() -> None:
     done = subprocess.run(
         [CRDKIT, "envtest", "run", "--", "sh", "-c", "kill -TERM $$"],
@@ -73,7 +107,8 @@ def test_run_reports_a_signal_like_a_shell() -> None:
     assert done.returncode == 128 + signal.SIGTERM
 
 
-def test_up_serves_until_interrupted(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM], ids=["int", "term"])
+def test_up_serves_until_interrupted(tmp_path: Path, stop_signal: signal.Signals) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     with subprocess.Popen(
         [CRDKIT, "envtest", "up", "--kubeconfig", str(kubeconfig)],
@@ -94,7 +129,7 @@ def test_up_serves_until_interrupted(tmp_path: Path) -> None:
             server = yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
             assert server in output
             assert not _refused(server)
-            up.send_signal(signal.SIGINT)
+            up.send_signal(stop_signal)
             assert up.wait(timeout=30) == 0
             assert _refused(server)
         finally:
