@@ -134,7 +134,7 @@ class _Converter:
         non_null = [b for b in branches if b.get("type") != "null"]
         if not non_null:
             raise self.error(path, "a field that can only be null has no structural form")
-        if node.get("default", "absent") is None and not node.get("nullable"):
+        if node.get("default", "absent") is None:
             node.pop("default")
         if len(non_null) == 1:
             return self.convert(_merge_siblings(non_null[0], node), path, stack)
@@ -337,8 +337,8 @@ class _Converter:
             if key not in node:
                 continue
             value = node[key]
-            if key == "default" and value is None and not node.get("nullable"):
-                continue
+            if key == "default" and value is None:
+                continue  # absent reads back as None; a null default would only add noise
             if key == "format":
                 if value == "duration" and not node.get(DURATION_KEY):
                     raise self.error(
@@ -454,7 +454,7 @@ def _shape(schema: Schema) -> Schema:
 
 def structural_schema(model: type[BaseModel], *, name: str | None = None) -> Schema:
     """The structural schema of any pydantic model (validation mode, camelCase by alias)."""
-    label = name or model.__qualname__
+    label = name or model.__name__
     try:
         raw = model.model_json_schema(by_alias=True, mode="validation")
     except Exception as error:  # pydantic refuses to build a JSON schema for the type
@@ -471,9 +471,9 @@ def crd_schema(resource: type[CustomResource]) -> Schema:
     """
     options = resource.__crd_options__
     label = (
-        f"{resource.__qualname__} ({options.group}/{options.version})"
+        f"{resource.__name__} ({options.group}/{options.version})"
         if options
-        else resource.__qualname__
+        else resource.__name__
     )
     schema = structural_schema(resource, name=label)
     properties = dict(schema.get("properties", {}))

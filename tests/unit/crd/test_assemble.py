@@ -1,0 +1,143 @@
+import pytest
+
+from crdkit.crd import AssemblyError, build_crd, build_crds
+from crdkit.crd.assemble import version_priority
+from crdkit.resources import (
+    ApiModel,
+    CustomResource,
+    PrinterColumn,
+    ScaleSubresource,
+    WebhookConversion,
+)
+
+
+class Spec(ApiModel):
+    replicas: int = 1
+    pool: str = "a"
+
+
+class Status(ApiModel):
+    replicas: int = 0
+
+
+class Job(
+    CustomResource,
+    group="batch.example.com",
+    version="v1alpha1",
+    short_names=["jb"],
+    categories=["all"],
+    printer_columns=[PrinterColumn("Replicas", ".spec.replicas", type="integer", priority=1)],
+    scale=ScaleSubresource(),
+    selectable_fields=[".spec.pool"],
+    labels={"team": "ml"},
+):
+    spec: Spec
+    status: Status | None = None
+
+
+class JobV1(Job, version="v1", storage=True, deprecated=False):
+    pass
+
+
+def test_versions_of_one_kind_make_one_crd() -> None:
+    [crd] = build_crds([Job, JobV1])
+    assert crd["metadata"] == {"name": "jobs.batch.example.com", "labels": {"team": "ml"}}
+    spec = crd["spec"]
+    assert spec["names"] == {
+        "kind": "Job",
+        "listKind": "JobList",
+        "plural": "jobs",
+        "singular": "job",
+        "shortNames": ["jb"],
+        "categories": ["all"],
+    }
+    assert spec["scope"] == "Namespaced"
+    assert spec["conversion"] == {"strategy": "None"}
+    assert [(v["name"], v["storage"]) for v in spec["versions"]] == [
+        ("v1", True),
+        ("v1alpha1", False),
+    ]
+    version = spec["versions"][0]
+    assert version["subresources"] == {
+        "status": {},
+        "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"},
+    }
+    assert version["additionalPrinterColumns"] == [
+        {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas", "priority": 1}
+    ]
+    assert version["selectableFields"] == [{"jsonPath": ".spec.pool"}]
+
+
+def test_two_storage_versions_are_refused() -> None:
+    class Two(Job, version="v2", storage=True):
+        pass
+
+    with pytest.raises(AssemblyError, match=r"exactly one version must have storage=True, found 2"):
+        build_crd([JobV1, Two])
+
+
+def test_no_storage_version_among_several_is_refused() -> None:
+    class Three(Job, version="v3"):
+        pass
+
+    with pytest.raises(AssemblyError, match="found none"):
+        build_crd([Job, Three])
+
+
+def test_versions_must_agree_on_the_kind() -> None:
+    class Other(Job, version="v2", storage=False, short_names=["other"]):
+        pass
+
+    with pytest.raises(AssemblyError, match="versions disagree on short_names"):
+        build_crd([JobV1, Other])
+
+
+def test_class_without_group_is_refused() -> None:
+    class Abstract(CustomResource):
+        pass
+
+    with pytest.raises(AssemblyError, match="Abstract declares no group"):
+        build_crds([Abstract])
+
+
+def test_webhook_conversion_and_deprecation() -> None:
+    class Conv(
+        CustomResource,
+        group="c.example.com",
+        version="v1",
+        deprecated=True,
+        deprecation_warning="use v2",
+        conversion=WebhookConversion("svc", "ns", ca_bundle="Q0E="),
+    ):
+        spec: Spec
+
+    crd = build_crd([Conv])
+    assert crd["spec"]["conversion"] == {
+        "strategy": "Webhook",
+        "webhook": {
+            "clientConfig": {
+                "service": {"name": "svc", "namespace": "ns", "path": "/convert", "port": 443},
+                "caBundle": "Q0E=",
+            },
+            "conversionReviewVersions": ["v1"],
+        },
+    }
+    version = crd["spec"]["versions"][0]
+    assert version["deprecated"] is True
+    assert version["deprecationWarning"] == "use v2"
+    assert "subresources" not in version  # no status field, no status subresource
+
+
+def test_selectable_field_must_exist() -> None:
+    class Sel(CustomResource, group="s.example.com", version="v1", selectable_fields=[".spec.x"]):
+        spec: Spec
+
+    with pytest.raises(AssemblyError, match=r"selectable field \.spec\.x is not a field"):
+        build_crd([Sel])
+
+
+def test_version_priority_orders_like_kubernetes() -> None:
+    versions = ["v1alpha1", "v2", "foo", "v1beta2", "v1", "v1beta1", "v10"]
+    assert sorted(versions, key=version_priority) == [
+        "v10", "v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "foo"
+    ]  # fmt: skip

@@ -1,0 +1,122 @@
+"""``crdkit gen-crd`` end to end on a small module written into a temporary folder."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from crdkit.cli import main
+
+MODELS = textwrap.dedent(
+    """
+    from crdkit.resources import ApiModel, CustomResource
+
+    class Spec(ApiModel):
+        size: int = 1
+
+    class Widget(CustomResource, group="w.example.com", version="v1"):
+        spec: Spec
+
+    class Policy(CustomResource, group="w.example.com", version="v1", scope="Cluster"):
+        spec: Spec
+    """
+)
+BAD = {
+    "nogroup": "from crdkit.resources import CustomResource\n"
+    "class Thing(CustomResource, scope='Cluster'):\n    pass\n",
+    "twostorage": "from crdkit.resources import CustomResource\n"
+    "class A(CustomResource, group='a.example.com', version='v1', storage=True):\n    pass\n"
+    "class B(A, version='v2', storage=True):\n    pass\n",
+    "unrepresentable": "from crdkit.resources import CustomResource\n"
+    "class T(CustomResource, group='a.example.com', version='v1'):\n"
+    "    spec: tuple[int, str]\n",
+    "empty": "X = 1\n",
+}
+
+
+@pytest.fixture
+def models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    (tmp_path / "gen_models.py").write_text(MODELS)
+    for name, text in BAD.items():
+        (tmp_path / f"gen_{name}.py").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+    for name in ["gen_models", *(f"gen_{n}" for n in BAD)]:
+        sys.modules.pop(name, None)
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["gen-crd", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_stdout_has_one_document_per_crd(models: Path) -> None:
+    code, out, _ = run("gen_models")
+    assert code == 0
+    docs = list(yaml.safe_load_all(out))
+    assert [d["metadata"]["name"] for d in docs] == [
+        "policies.w.example.com",
+        "widgets.w.example.com",
+    ]
+    assert run("gen_models")[1] == out  # deterministic
+
+
+def test_module_colon_class(models: Path) -> None:
+    code, out, _ = run("gen_models:Widget")
+    assert code == 0
+    assert [d["spec"]["names"]["kind"] for d in yaml.safe_load_all(out)] == ["Widget"]
+
+
+def test_output_dir_and_drift_check(models: Path) -> None:
+    out_dir = models / "crds"
+    assert run("gen_models", "-o", str(out_dir))[0] == 0
+    assert sorted(p.name for p in out_dir.iterdir()) == [
+        "w.example.com_policies.yaml",
+        "w.example.com_widgets.yaml",
+    ]
+    assert run("gen_models", "--check", str(out_dir))[0] == 0
+    target = out_dir / "w.example.com_widgets.yaml"
+    target.write_text(target.read_text().replace("default: 1", "default: 2"))
+    code, out, err = run("gen_models", "--check", str(out_dir))
+    assert code == 1
+    assert "-                default: 2" in out
+    assert "+                default: 1" in out
+    assert "out of date" in err
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("gen_nogroup", "Thing declares no group"),
+        ("gen_twostorage", "exactly one version must have storage=True, found 2"),
+        ("gen_unrepresentable", "T (a.example.com/v1): field .spec: a tuple of mixed types"),
+        ("gen_empty", "holds no CustomResource classes"),
+        ("gen_missing", "cannot import module 'gen_missing'"),
+        ("gen_models:Nope", "has no attribute 'Nope'"),
+        ("gen_models:Spec", "is not a CustomResource subclass"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(models: Path, target: str, message: str) -> None:
+    code, out, err = run(target)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert err.startswith("crdkit gen-crd: ")
+    assert message in err
+
+
+def test_bad_class_options_are_reported_as_bad_input(models: Path) -> None:
+    (models / "gen_badopts.py").write_text(
+        "from crdkit.resources import CustomResource\n"
+        "class X(CustomResource, group='nodots', version='v1'):\n    pass\n"
+    )
+    code, _, err = run("gen_badopts")
+    sys.modules.pop("gen_badopts", None)
+    assert code == 2
+    assert "group must be a DNS subdomain" in err

@@ -1,0 +1,341 @@
+"""The pydantic → structural schema mappings, one by one, and the errors for what has none."""
+
+# ruff: noqa: RUF012 - pydantic copies mutable defaults
+from __future__ import annotations
+
+import enum
+from datetime import date, datetime, timedelta
+from typing import Annotated, Any, Literal
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field
+
+from crdkit.crd import (
+    Duration,
+    EmbeddedResource,
+    IntOrString,
+    ListMapKeys,
+    MapType,
+    Nullable,
+    PreserveUnknownFields,
+    SchemaError,
+    Schemaless,
+    XValidation,
+    crd_schema,
+    immutable,
+    schema_violations,
+    structural_schema,
+)
+from crdkit.resources import ApiModel, CustomResource
+
+
+def field_schema(annotation: Any, **field: Any) -> dict[str, Any]:
+    """The structural schema of one field ``x`` of that type."""
+    model = type("M", (ApiModel,), {"__annotations__": {"x": annotation}, **field})
+    return structural_schema(model)["properties"]["x"]
+
+
+def test_scalars() -> None:
+    assert field_schema(str) == {"type": "string"}
+    assert field_schema(int) == {"type": "integer"}
+    assert field_schema(float) == {"type": "number"}
+    assert field_schema(bool) == {"type": "boolean"}
+
+
+def test_refs_are_inlined_and_titles_dropped() -> None:
+    class Inner(ApiModel):
+        """Inner docs."""
+
+        value: int = Field(title="V", examples=[1], description="the value")
+
+    schema = field_schema(Inner)
+    assert schema == {
+        "type": "object",
+        "description": "Inner docs.",
+        "properties": {"value": {"type": "integer", "description": "the value"}},
+        "required": ["value"],
+    }
+
+
+def test_optional_is_not_nullable_unless_marked() -> None:
+    assert field_schema(int | None, x=None) == {"type": "integer"}
+    assert field_schema(Annotated[int | None, Nullable()], x=None) == {
+        "type": "integer",
+        "nullable": True,
+    }
+
+
+def test_literal_enum_and_const() -> None:
+    class Colour(enum.Enum):
+        RED = "red"
+        BLUE = "blue"
+
+    assert field_schema(Literal["a", "b"]) == {"type": "string", "enum": ["a", "b"]}
+    assert field_schema(Literal["only"]) == {"type": "string", "enum": ["only"]}
+    assert field_schema(Colour) == {"type": "string", "enum": ["red", "blue"]}
+    assert field_schema(Literal[1, 2]) == {"type": "integer", "enum": [1, 2]}
+
+
+def test_mixed_literal_is_an_error() -> None:
+    with pytest.raises(SchemaError, match="enum mixing value types"):
+        field_schema(Literal[1, "a"])
+
+
+def test_maps_and_unknown_fields() -> None:
+    assert field_schema(dict[str, int]) == {
+        "type": "object",
+        "additionalProperties": {"type": "integer"},
+    }
+    assert field_schema(dict[str, Any]) == {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+    }
+    assert field_schema(Any, x=None) == {"x-kubernetes-preserve-unknown-fields": True}
+
+    class Open(ApiModel):
+        model_config = ConfigDict(extra="allow")
+        a: int
+
+    assert field_schema(Open)["x-kubernetes-preserve-unknown-fields"] is True
+
+
+def test_closed_models_drop_additional_properties_false() -> None:
+    class Closed(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        a: int
+
+    assert "additionalProperties" not in field_schema(Closed)
+
+
+def test_bounds_use_openapi_3_0_exclusive_flags() -> None:
+    assert field_schema(Annotated[float, Field(gt=0, lt=1)]) == {
+        "type": "number",
+        "minimum": 0,
+        "exclusiveMinimum": True,
+        "maximum": 1,
+        "exclusiveMaximum": True,
+    }
+    assert field_schema(Annotated[int, Field(ge=1, le=9, multiple_of=3)]) == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 9,
+        "multipleOf": 3,
+    }
+
+
+def test_lengths_items_and_sizes() -> None:
+    assert field_schema(Annotated[str, Field(min_length=1, max_length=5)]) == {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 5,
+    }
+    assert field_schema(Annotated[list[int], Field(min_length=1, max_length=2)]) == {
+        "type": "array",
+        "items": {"type": "integer"},
+        "minItems": 1,
+        "maxItems": 2,
+    }
+    assert field_schema(Annotated[dict[str, str], Field(max_length=2)])["maxProperties"] == 2
+    assert field_schema(list[Annotated[int, Field(ge=0)]])["items"] == {
+        "type": "integer",
+        "minimum": 0,
+    }
+
+
+def test_sets_and_tuples() -> None:
+    assert field_schema(set[str]) == {
+        "type": "array",
+        "items": {"type": "string"},
+        "x-kubernetes-list-type": "set",
+    }
+    assert field_schema(tuple[int, int]) == {
+        "type": "array",
+        "items": {"type": "integer"},
+        "minItems": 2,
+        "maxItems": 2,
+    }
+    assert field_schema(tuple[int, ...]) == {"type": "array", "items": {"type": "integer"}}
+
+
+def test_mixed_tuple_is_an_error_naming_model_and_path() -> None:
+    class Spec(ApiModel):
+        pair: tuple[int, str]
+
+    with pytest.raises(SchemaError, match=r"^Spec: field \.pair: a tuple of mixed types"):
+        structural_schema(Spec)
+
+
+def test_time_types() -> None:
+    assert field_schema(datetime) == {"type": "string", "format": "date-time"}
+    assert field_schema(date) == {"type": "string", "format": "date"}
+    assert field_schema(Duration) == {"type": "string", "format": "duration"}
+
+
+def test_plain_timedelta_is_refused_with_a_hint() -> None:
+    with pytest.raises(SchemaError, match=r"crdkit\.crd\.Duration"):
+        field_schema(timedelta)
+
+
+def test_int_or_string() -> None:
+    assert field_schema(IntOrString) == {"x-kubernetes-int-or-string": True}
+    assert field_schema(int | str) == {"x-kubernetes-int-or-string": True}
+
+
+def test_unions_of_other_scalars_are_errors() -> None:
+    with pytest.raises(SchemaError, match="a union of integer and number"):
+        field_schema(int | float)
+
+
+def test_discriminated_union_is_hoisted_with_a_rule() -> None:
+    class A(ApiModel):
+        type: Literal["a"]
+        x: int
+
+    class B(ApiModel):
+        type: Literal["b"]
+        y: str = "q"
+
+    schema = field_schema(Annotated[A | B, Field(discriminator="type")])
+    assert schema["properties"] == {
+        "type": {"type": "string", "enum": ["a", "b"]},
+        "x": {"type": "integer"},
+        "y": {"type": "string"},  # default dropped: it would land on A objects too
+    }
+    assert schema["required"] == ["type"]
+    [rule] = schema["x-kubernetes-validations"]
+    assert rule["rule"] == (
+        "(self.type == 'a' && has(self.x) && !has(self.y)) || (self.type == 'b' && !has(self.x))"
+    )
+
+
+def test_plain_union_of_models_needs_exactly_one_variant() -> None:
+    class ByName(ApiModel):
+        name: str
+
+    class ByUid(ApiModel):
+        uid: str
+
+    schema = field_schema(ByName | ByUid)
+    assert set(schema["properties"]) == {"name", "uid"}
+    assert schema["x-kubernetes-validations"][0]["rule"] == (
+        "[has(self.name) && !has(self.uid), has(self.uid) && !has(self.name)].exists_one(v, v)"
+    )
+
+
+def test_union_variants_with_conflicting_fields_are_errors() -> None:
+    class A(ApiModel):
+        size: int
+
+    class B(ApiModel):
+        size: str
+
+    with pytest.raises(SchemaError, match=r"field \.x\.size: union variants A and B"):
+        field_schema(A | B)
+
+
+def test_recursive_models_are_errors_unless_schemaless() -> None:
+    class Node(ApiModel):
+        children: list[Node] = []
+
+    with pytest.raises(SchemaError, match=r"field \.x\.children\[\*\]: recursive model Node"):
+        field_schema(Node)
+    assert field_schema(Annotated[Node, Schemaless()]) == {
+        "x-kubernetes-preserve-unknown-fields": True
+    }
+
+
+def test_markers_reach_the_schema() -> None:
+    rule = XValidation("self > 0", message="positive", reason="FieldValueInvalid")
+    assert field_schema(Annotated[int, rule]) == {
+        "type": "integer",
+        "x-kubernetes-validations": [
+            {"rule": "self > 0", "message": "positive", "reason": "FieldValueInvalid"}
+        ],
+    }
+    assert field_schema(Annotated[str, immutable()])["x-kubernetes-validations"] == [
+        {"rule": "self == oldSelf", "message": "field is immutable"}
+    ]
+    assert (
+        field_schema(Annotated[dict[str, str], MapType("atomic")])["x-kubernetes-map-type"]
+        == "atomic"
+    )
+    embedded = field_schema(Annotated[dict[str, Any], EmbeddedResource()])
+    assert embedded["x-kubernetes-embedded-resource"] is True
+
+    class Port(ApiModel):
+        name: str
+        port: int
+
+    listed = field_schema(Annotated[list[Port], ListMapKeys("name")])
+    assert listed["x-kubernetes-list-type"] == "map"
+    assert listed["x-kubernetes-list-map-keys"] == ["name"]
+
+
+def test_preserve_unknown_fields_on_a_typed_map_is_an_error() -> None:
+    with pytest.raises(SchemaError, match="typed map"):
+        field_schema(Annotated[dict[str, str], PreserveUnknownFields()])
+
+
+def test_type_level_rules_come_from_the_class_keyword() -> None:
+    class Range(ApiModel, validations=[XValidation("self.lo <= self.hi")]):
+        lo: int
+        hi: int
+
+    assert field_schema(Range)["x-kubernetes-validations"] == [{"rule": "self.lo <= self.hi"}]
+
+
+def test_defaults_are_kept_without_nulls() -> None:
+    class Inner(ApiModel):
+        a: int = 1
+        b: str | None = None
+
+    assert field_schema(Inner, x=Inner())["default"] == {"a": 1}
+    assert field_schema(list[str], x=["a"])["default"] == ["a"]
+
+
+def test_patterns_must_be_re2() -> None:
+    # pydantic's default regex engine is RE2-like already; Python's re is not.
+    with pytest.raises(SchemaError, match="look-ahead"):
+        field_schema(
+            Annotated[str, Field(pattern=r"^(?=a)a$")],
+            model_config=ConfigDict(regex_engine="python-re"),
+        )
+
+
+def test_unknown_keywords_are_errors() -> None:
+    with pytest.raises(SchemaError, match="keyword 'x-custom'"):
+        field_schema(int, x=Field(0, json_schema_extra={"x-custom": 1}))
+
+
+def test_map_key_constraints_are_errors() -> None:
+    with pytest.raises(SchemaError, match="map keys"):
+        field_schema(dict[Annotated[str, Field(max_length=3)], int])
+
+
+class Spec(ApiModel):
+    size: int
+
+
+class Thing(CustomResource, group="things.example.com", version="v1"):
+    """A thing."""
+
+    spec: Spec
+
+
+def test_crd_schema_root() -> None:
+    schema = crd_schema(Thing)
+    assert schema["type"] == "object"
+    assert schema["description"] == "A thing."
+    assert schema["properties"]["metadata"] == {"type": "object"}
+    assert schema["properties"]["apiVersion"]["type"] == "string"
+    assert schema["required"] == ["spec"]
+    assert "x-kubernetes-preserve-unknown-fields" not in schema
+    assert schema_violations(schema) == []
+
+
+def test_crd_schema_errors_name_class_and_version() -> None:
+    class Bad(CustomResource, group="things.example.com", version="v2"):
+        spec: tuple[int, str]
+
+    with pytest.raises(SchemaError, match=r"^Bad \(things\.example\.com/v2\): field \.spec"):
+        crd_schema(Bad)
