@@ -1,28 +1,44 @@
 """``make demo``: the gang scheduler on a simulated GPU cluster, served by a local control plane.
 
-    python -m examples.demo [--out DIR] [--zones N] [--spines-per-zone N] ...
+    python -m examples.demo [--out DIR] [--timeout SECONDS] [--tier-label KEY ...] [shape flags]
 
-It starts kube-apiserver and etcd, registers the simulated cluster's Node objects, reads the
-cluster back from the API, draws the topology picture (each job's GPUs coloured) and prints a
-summary, then stops the control plane. Every line it prints comes from the apiserver's answers.
+1. starts kube-apiserver and etcd, installs the Job CRD, registers the simulated nodes;
+2. runs the gang-scheduler operator on crdkit's Manager, and the simulated kubelets;
+3. submits the job stream on its schedule and prints every phase change as the API reports it;
+4. once the stream has settled, prints the summary table and draws the topology picture (each
+   job's GPUs coloured) from the pods the API holds, then stops everything.
+
+Every line it prints comes from the apiserver's answers, never from what was meant to happen.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 from crdkit.client import Client
+from crdkit.resources import Pod
+from crdkit.runtime import Informer, Manager
 from crdkit.testing import ControlPlane
 from examples.gang_scheduler.cluster_setup import create_simulated_cluster, read_picture_data
+from examples.gang_scheduler.gang_request import pod_requests
+from examples.gang_scheduler.job_stream import StreamEntry, demo_stream
+from examples.gang_scheduler.kubelet_sim import SimulatedKubelets
+from examples.gang_scheduler.models import Job
+from examples.gang_scheduler.operator import GangScheduler
 from examples.gang_scheduler.picture import render
-from examples.gang_scheduler.report import format_table, progress_line
-from examples.gang_scheduler.simulated_cluster import ClusterShape
+from examples.gang_scheduler.pods import JOB_NAME_LABEL
+from examples.gang_scheduler.report import JobRow, domain_text, progress_line, summary_table
+from examples.gang_scheduler.simulated_cluster import GPU_RESOURCE, ClusterShape
 from examples.gang_scheduler.topology import TopologyConfig
+
+CRD = Path(__file__).parent / "gang_scheduler" / "config" / "crd" / "batch.volcano.sh_jobs.yaml"
+NAMESPACE = "training"
+QUIET_SECONDS = 2.0
 
 
 class Progress:
@@ -31,8 +47,60 @@ class Progress:
     def __init__(self) -> None:
         self.started = time.monotonic()
 
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
     def say(self, message: str) -> None:
-        print(progress_line(time.monotonic() - self.started, message), flush=True)
+        print(progress_line(self.elapsed(), message), flush=True)
+
+
+class JobWatch:
+    """Follows the Jobs through an informer: prints phase changes, remembers when each was bound."""
+
+    def __init__(self, client: Client, progress: Progress) -> None:
+        self.progress = progress
+        self.informer: Informer[Job] = Informer(client, Job, namespace=NAMESPACE)
+        self.submitted: dict[str, float] = {}
+        self.bound: dict[str, float] = {}
+        self.last_change = time.monotonic()
+        self._said: dict[str, str] = {}
+        self.informer.add_event_handler(self._seen, lambda _old, new: self._seen(new), None)
+
+    def _seen(self, job: Job) -> None:
+        name = job.metadata.name or "?"
+        status = job.status
+        if status is None:
+            return
+        phase = status.state.phase
+        detail = ""
+        if status.placement is not None and name not in self.bound:
+            self.bound[name] = time.monotonic()
+        if phase == "Pending":
+            detail = next((c.message for c in status.conditions if c.type == "Scheduled"), "")
+        elif phase == "Running":
+            pods = status.pending + status.running
+            detail = f"{pods} pod{'s' if pods != 1 else ''} bound, domain {domain_text(job)}"
+        if self._said.get(name) != phase:
+            # Only phase changes are printed; the reason a job waits is in the closing table.
+            self._said[name] = phase
+            self.progress.say(f"{name}: {phase}" + (f" ({detail})" if detail else ""))
+        self.last_change = time.monotonic()
+
+    def settled(self, stream: list[StreamEntry]) -> bool:
+        """Every job submitted, the finite ones Completed, the rest Running or Pending with a
+        reason, and nothing changed for a moment."""
+        if len(self.submitted) < len(stream) or time.monotonic() - self.last_change < QUIET_SECONDS:
+            return False
+        for entry in stream:
+            job = self.informer.store.get_by_name(entry.name, NAMESPACE)
+            if job is None or job.status is None:
+                return False
+            phase = job.status.state.phase
+            if entry.run_for_s is not None and phase != "Completed":
+                return False
+            if entry.run_for_s is None and phase not in ("Running", "Pending"):
+                return False
+        return True
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -41,6 +109,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     defaults = ClusterShape()
     parser.add_argument("--out", type=Path, default=Path("demo-output"), help="where the PNG goes")
+    parser.add_argument(
+        "--timeout", type=float, default=120.0, help="give up after this many seconds"
+    )
     parser.add_argument("--zones", type=int, default=defaults.zones)
     parser.add_argument("--spines-per-zone", type=int, default=defaults.spines_per_zone)
     parser.add_argument("--leaves-per-spine", type=int, default=defaults.leaves_per_spine)
@@ -55,6 +126,63 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+async def submit(
+    client: Client, stream: list[StreamEntry], watch: JobWatch, progress: Progress
+) -> None:
+    """Create each job at its time (seconds after the first)."""
+    start = time.monotonic()
+    for entry in stream:
+        await asyncio.sleep(max(0.0, start + entry.submit_at_s - time.monotonic()))
+        manifest = dict(
+            entry.manifest, metadata=dict(entry.manifest["metadata"], namespace=NAMESPACE)
+        )
+        await client.create(manifest)
+        watch.submitted[entry.name] = time.monotonic()
+        pods = sum(task["replicas"] for task in manifest["spec"]["tasks"])
+        progress.say(f"submitted {entry.name} ({pods} pods)")
+
+
+async def summarize(
+    client: Client,
+    stream: list[StreamEntry],
+    watch: JobWatch,
+    shape: ClusterShape,
+    topology: TopologyConfig,
+    out: Path,
+) -> Path:
+    """Print the summary table and draw the picture, both from what the API holds now."""
+    pods = (await client.list(Pod, namespace=NAMESPACE)).items
+    rows = []
+    for entry in stream:
+        job = await client.get(Job, entry.name, namespace=NAMESPACE)
+        gpus = sum(
+            task.replicas * pod_requests(task.pod_template().spec).get(GPU_RESOURCE, 0) // 1000
+            for task in job.spec.tasks
+        )
+        bound = sum(
+            1
+            for pod in pods
+            if pod.metadata.labels.get(JOB_NAME_LABEL) == entry.name and pod.spec.node_name
+        )
+        waited = None
+        if entry.name in watch.bound and entry.name in watch.submitted:
+            waited = watch.bound[entry.name] - watch.submitted[entry.name]
+        rows.append(JobRow(job, gpus, bound, waited))
+    print()
+    print(summary_table(rows))
+    print()
+    cells, usage = await read_picture_data(client, shape, topology, namespace=NAMESPACE)
+    jobs = [
+        entry.name
+        for entry in stream
+        if any(u.job == entry.name for us in usage.values() for u in us)
+    ]
+    title = (
+        f"{shape.nodes} nodes, {shape.gpus} GPUs: GPUs held by running jobs at the end of the demo"
+    )
+    return render(cells, usage, jobs, out / "topology.png", title)
+
+
 async def run(args: argparse.Namespace) -> int:
     progress = Progress()
     topology = TopologyConfig.from_flags(args.tier_label)
@@ -64,35 +192,47 @@ async def run(args: argparse.Namespace) -> int:
         leaves_per_spine=args.leaves_per_spine,
         nodes_per_leaf=args.nodes_per_leaf,
     )
+    stream = demo_stream()
     progress.say("starting the local control plane (etcd + kube-apiserver)")
     async with ControlPlane() as plane:
-        progress.say(f"control plane ready at {plane.server_url}")
+        await plane.install_crds([CRD])
+        progress.say(f"control plane ready at {plane.server_url}; Job CRD installed")
         async with Client.from_control_plane(plane) as client:
+            await plane.create_namespace(NAMESPACE)
             created = await create_simulated_cluster(client, shape, topology)
-            progress.say(f"registered {created} simulated nodes ({shape.gpus} GPUs)")
-            cells, usage = await read_picture_data(client, shape, topology)
-            progress.say(f"read back {len(cells)} nodes from the apiserver")
-        leaves = Counter((cell.zone, cell.spine, cell.leaf) for cell in cells)
-        rdma = {cell.leaf for cell in cells if cell.rdma}
-        rows = [
-            [
-                zone,
-                spine,
-                leaf,
-                str(count),
-                str(sum(c.gpus for c in cells if c.leaf == leaf)),
-                "yes" if leaf in rdma else "no",
-            ]
-            for (zone, spine, leaf), count in sorted(leaves.items())
-        ]
-        print()
-        print(format_table(("ZONE", "SPINE", "LEAF", "NODES", "GPUS", "RDMA"), rows))
-        print()
-        jobs = sorted({entry.job for entries in usage.values() for entry in entries})
-        path = render(cells, usage, jobs, args.out / "topology.png", "simulated GPU cluster")
-        progress.say(f"topology picture: {path.resolve()}")
-        progress.say("stopping the control plane")
-    progress.say("control plane stopped")
+            progress.say(
+                f"registered {created} simulated nodes: {shape.zones} zones x "
+                f"{shape.spines_per_zone} spines x {shape.leaves_per_spine} leaves x "
+                f"{shape.nodes_per_leaf} nodes x {shape.gpus_per_node} GPUs"
+            )
+            manager = Manager(client, metrics_bind_address="0", health_probe_bind_address="0")
+            GangScheduler(topology).attach(manager)
+            operator = asyncio.create_task(manager.run())
+            watch = JobWatch(client, progress)
+            run_for = {entry.name: entry.run_for_s for entry in stream}
+            try:
+                async with SimulatedKubelets(client, NAMESPACE, run_for):
+                    await watch.informer.start()
+                    await watch.informer.wait_for_sync()
+                    progress.say("gang-scheduler operator and simulated kubelets running")
+                    await submit(client, stream, watch, progress)
+                    deadline = time.monotonic() + args.timeout
+                    while not watch.settled(stream):
+                        if time.monotonic() > deadline or operator.done():
+                            progress.say(
+                                "the stream did not settle in time; summarizing what the API shows"
+                            )
+                            break
+                        await asyncio.sleep(0.2)
+                    path = await summarize(client, stream, watch, shape, topology, args.out)
+                    progress.say(f"topology picture: {path.resolve()}")
+            finally:
+                progress.say("stopping the operator and the control plane")
+                await watch.informer.stop()
+                manager.stop()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await operator
+    progress.say("everything stopped")
     return 0
 
 

@@ -7,8 +7,8 @@ x 8 GPUs, RDMA on every other leaf) and tells a story:
   switch (tier 1) with RDMA NICs, is placed first, on one leaf.
 - Large jobs at the spine and zone tiers fill the cluster; small sweeps with a soft constraint
   fill the gaps.
-- ``llama3-70b-sft`` and ``qwen2-7b-dpo`` must wait for capacity; they are placed, higher
-  priority first, when earlier jobs finish.
+- ``llama3-70b-sft`` (a spine) and ``qwen2-7b-dpo`` (an RDMA leaf) must wait for capacity;
+  each is placed once finishing jobs free a domain it fits in.
 - ``gpt-neox-20b`` asks for 32 whole nodes under one leaf of 16: it can never fit, and stays
   Pending with the placer's reason.
 

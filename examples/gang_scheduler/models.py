@@ -153,7 +153,9 @@ class JobPlacement(ApiModel):
     tier: int | None = None
     """The tier of ``domain`` (1 = leaf switch); None when the pods span top-level domains."""
     domain: dict[str, str] = Field(default_factory=dict)
-    """The domain's label values, widest tier first."""
+    """The domain's tier labels and their values."""
+    domain_name: str | None = None
+    """The value of the domain's narrowest tier label (the leaf switch's name for tier 1)."""
     tasks: list[TaskPlacement] = Field(default_factory=list)
 
 

@@ -108,6 +108,8 @@ class GangScheduler(Reconciler[Job]):
         self.usage = NodeUsage()
         self.cluster = Cluster(topology.placer_levels)
         self._in_cluster: set[str] = set()
+        self.decisions: list[tuple[str, Placement]] = []
+        """Every placement this scheduler bound, in order (job key, decision): for audits."""
         self._bound: dict[str, Placement] = {}
         """Jobs whose pods this process created, until the informer shows them."""
         self._capacity_version = 0
@@ -328,6 +330,7 @@ class GangScheduler(Reconciler[Job]):
             self._bound.pop(key, None)
             self._capacity_version += 1
             raise
+        self.decisions.append((key, placement))
         await self._write_placed(client, job, placement, plans)
 
     async def _delete_pods(self, client: Client, namespace: str, names: Iterable[str]) -> None:
@@ -355,6 +358,7 @@ class GangScheduler(Reconciler[Job]):
         return JobPlacement(
             tier=tier,
             domain=domain,
+            domain_name=None if tier is None else domain[self.topology.label_for_tier(tier)],
             tasks=[TaskPlacement(name=task, nodes=nodes) for task, nodes in tasks.items()],
         )
 
@@ -371,8 +375,11 @@ class GangScheduler(Reconciler[Job]):
         self, client: Client, job: Job, placement: Placement, plans: Sequence[PodPlan]
     ) -> None:
         record = self._placement_status(placement, plans)
-        narrowest = list(record.domain.items())[-1:] or [("the cluster", "all zones")]
-        message = f"{len(plans)} pods bound under {narrowest[0][0]}={narrowest[0][1]}"
+        if record.tier is None:
+            message = f"{len(plans)} pods bound across zones"
+        else:
+            label = self.topology.label_for_tier(record.tier)
+            message = f"{len(plans)} pods bound under {label}={record.domain_name}"
 
         def change(status: JobStatus) -> None:
             status.placement = record

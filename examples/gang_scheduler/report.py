@@ -43,10 +43,9 @@ def domain_text(job: Job) -> str:
     placement = job.status.placement if job.status else None
     if placement is None:
         return "-"
-    if not placement.domain:
+    if placement.tier is None or not placement.domain_name:
         return "spans zones"
-    tier = f"tier {placement.tier} " if placement.tier is not None else ""
-    return f"{tier}{list(placement.domain.values())[-1]}"
+    return f"tier {placement.tier} {placement.domain_name}"
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,13 @@ def test_constraint_and_domain_texts() -> None:
     assert constraint_text(_job(networkTopology=None)) == "none"
     assert domain_text(_job()) == "-"
     placed = _job(
-        {"placement": {"tier": 1, "domain": {"zone": "z0", "spine": "z0-s0", "leaf": "z0-s0-l0"}}}
+        {
+            "placement": {
+                "tier": 1,
+                "domain": {"zone": "z0", "spine": "z0-s0", "leaf": "z0-s0-l0"},
+                "domainName": "z0-s0-l0",
+            }
+        }
     )
     assert domain_text(placed) == "tier 1 z0-s0-l0"
     assert domain_text(_job({"placement": {"domain": {}}})) == "spans zones"
