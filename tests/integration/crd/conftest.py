@@ -37,16 +37,28 @@ class BlockingApi:
         body: Any = None,
         content_type: str = "application/json",
     ) -> tuple[int, dict[str, Any]]:
+        status, data, _ = self.exchange(method, path, body, content_type)
+        return status, data
+
+    def exchange(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = "application/json",
+        accept: str = "application/json",
+    ) -> tuple[int, dict[str, Any], http.client.HTTPMessage]:
+        """Status, JSON body and headers of one request."""
         connection = http.client.HTTPSConnection(
             self.host, self.port, context=self.context, timeout=30
         )
         try:
             payload = None if body is None else json.dumps(body).encode()
-            headers = {"Content-Type": content_type, "Accept": "application/json"}
+            headers = {"Content-Type": content_type, "Accept": accept}
             connection.request(method, path, body=payload, headers=headers)
             response = connection.getresponse()
             data = response.read()
-            return response.status, json.loads(data) if data else {}
+            return response.status, json.loads(data) if data else {}, response.headers
         finally:
             connection.close()
 

@@ -1,0 +1,127 @@
+"""What the generated CRDs make the apiserver do: CEL transition rules, defaulting, several
+versions, deprecation warnings, selectable fields, the scale subresource, printer columns."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from corpus import (
+    Defaulted,
+    Discriminated,
+    GpuPool,
+    ImmutableVolume,
+    Model,
+    ModelV1,
+    Ratchet,
+)
+
+from conftest import BlockingApi
+from crdkit.resources import CustomResource, ObjectMeta, resource_info
+
+pytestmark = pytest.mark.integration
+
+MERGE = "application/merge-patch+json"
+
+
+def create(api: BlockingApi, obj: CustomResource, namespace: str | None) -> dict[str, Any]:
+    obj.metadata = ObjectMeta(name=f"o-{uuid.uuid4().hex[:10]}", namespace=namespace)
+    status, body = api.request("POST", resource_info(obj).path(namespace=namespace), obj.to_dict())
+    assert status == 201, body
+    return body
+
+
+def test_immutable_field_cannot_change(api: BlockingApi) -> None:
+    ns = api.new_namespace()
+    stored = create(api, ImmutableVolume.model_validate({"spec": {"volume": "a"}}), ns)
+    path = resource_info(ImmutableVolume).path(namespace=ns, name=stored["metadata"]["name"])
+    status, body = api.request("PATCH", path, {"spec": {"volume": "b"}}, MERGE)
+    assert status == 422
+    assert "volume cannot change" in body["message"]
+    status, body = api.request("PATCH", path, {"spec": {"size": 2}}, MERGE)
+    assert status == 200, body
+
+
+def test_optional_old_self_rule_ratchets(api: BlockingApi) -> None:
+    ns = api.new_namespace()
+    stored = create(api, Ratchet.model_validate({"spec": {"level": 3}}), ns)
+    path = resource_info(Ratchet).path(namespace=ns, name=stored["metadata"]["name"])
+    status, body = api.request("PATCH", path, {"spec": {"level": 2}}, MERGE)
+    assert status == 422
+    assert "level never goes down" in body["message"]
+    assert api.request("PATCH", path, {"spec": {"level": 4}}, MERGE)[0] == 200
+
+
+def test_defaults_are_applied_by_the_apiserver(api: BlockingApi) -> None:
+    ns = api.new_namespace()
+    info = resource_info(Defaulted)
+    raw = {"apiVersion": info.api_version, "kind": info.kind, "metadata": {"name": "d"}}
+    status, stored = api.request("POST", info.path(namespace=ns), {**raw, "spec": {}})
+    assert status == 201, stored
+    assert stored["spec"] == {
+        "replicas": 1,
+        "image": "busybox",
+        "args": ["--serve"],
+        "env": {"MODE": "prod"},
+        "resources": {"cpu": "1", "memory": "1Gi"},
+    }
+    assert Defaulted.model_validate(stored).spec == Defaulted.model_validate(raw).spec
+
+
+def test_union_rule_message(api: BlockingApi) -> None:
+    ns = api.new_namespace()
+    info = resource_info(Discriminated)
+    body = {
+        "apiVersion": info.api_version,
+        "kind": info.kind,
+        "metadata": {"name": "u"},
+        "spec": {"source": {"type": "s3", "bucket": "abc", "url": "https://x"}},
+    }
+    status, answer = api.request("POST", info.path(namespace=ns), body)
+    assert status == 422
+    assert "exactly one of S3Source, GitSource must be given" in answer["message"]
+
+
+def test_versions_convert_and_deprecation_warns(api: BlockingApi) -> None:
+    ns = api.new_namespace()
+    old = resource_info(Model)
+    body = Model.model_validate({"metadata": {"name": "m"}, "spec": {"size": 2}}).to_dict()
+    status, _, headers = api.exchange("POST", old.path(namespace=ns), body)
+    assert status == 201
+    assert "corpus.crdkit.dev/v1alpha1 Model is deprecated; use v1" in (headers["Warning"] or "")
+    status, stored = api.request("GET", resource_info(ModelV1).path(namespace=ns, name="m"))
+    assert status == 200
+    model = ModelV1.model_validate(stored)
+    assert model.api_version == "corpus.crdkit.dev/v1"
+    assert model.spec.size == 2
+
+
+def test_selectable_field_scale_and_columns(api: BlockingApi) -> None:
+    info = resource_info(GpuPool)
+    names = []
+    for pool in ("train", "serve"):
+        stored = create(api, GpuPool.model_validate({"spec": {"pool": pool, "replicas": 2}}), None)
+        names.append(stored["metadata"]["name"])
+    try:
+        status, listed = api.request("GET", info.path() + "?fieldSelector=spec.pool%3Dtrain")
+        assert status == 200, listed
+        assert {item["metadata"]["name"] for item in listed["items"]} == {names[0]}
+
+        scale_path = info.path(name=names[0], subresource="scale")
+        status, scale = api.request("GET", scale_path)
+        assert status == 200, scale
+        assert scale["spec"]["replicas"] == 2
+        scale["spec"]["replicas"] = 5
+        assert api.request("PUT", scale_path, scale)[0] == 200
+        status, stored = api.request("GET", info.path(name=names[0]))
+        assert GpuPool.model_validate(stored).spec.replicas == 5
+
+        table_accept = "application/json;as=Table;v=v1;g=meta.k8s.io"
+        status, table, _ = api.exchange("GET", info.path(), accept=table_accept)
+        assert status == 200, table
+        columns = [c["name"] for c in table["columnDefinitions"]]
+        assert columns[:4] == ["Name", "Replicas", "Pool", "Age"]
+    finally:
+        for name in names:
+            api.request("DELETE", info.path(name=name))
