@@ -110,11 +110,12 @@ def _to_utc(value: datetime) -> datetime:
 
 
 def _format_time(value: datetime) -> str:
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # isoformat, not strftime: strftime does not pad years before 1000 to four digits.
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
 def _format_micro_time(value: datetime) -> str:
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 Time = Annotated[
