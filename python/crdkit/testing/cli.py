@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
-import shutil
 import signal
 import sys
 from pathlib import Path
@@ -32,6 +31,11 @@ def _exit_status(returncode: int) -> int:
 
 
 async def _run(command: Sequence[str], crds: Sequence[Path]) -> int:
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    assert main is not None
+    # SIGTERM would otherwise kill Python at once, leaving etcd and kube-apiserver behind.
+    loop.add_signal_handler(signal.SIGTERM, main.cancel)
     async with ControlPlane() as plane:
         if crds:
             await plane.install_crds(crds)
@@ -40,6 +44,8 @@ async def _run(command: Sequence[str], crds: Sequence[Path]) -> int:
             child = await asyncio.create_subprocess_exec(*command, env=env)
         except OSError as exc:
             raise click.ClickException(f"cannot run {command[0]}: {exc}") from exc
+        # From now on the command decides how to end; its status is ours.
+        loop.add_signal_handler(signal.SIGTERM, child.send_signal, signal.SIGTERM)
         try:
             return await child.wait()
         except asyncio.CancelledError:
@@ -62,6 +68,14 @@ async def _reap(child: asyncio.subprocess.Process, grace: float = 10.0) -> None:
             continue
 
 
+def _copy_private(source: Path, target: Path) -> None:
+    # The kubeconfig holds the admin key: never readable by others, not even for a moment.
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as file:
+        file.write(source.read_bytes())
+    os.chmod(target, 0o600)
+
+
 async def _up(crds: Sequence[Path], kubeconfig: Path | None) -> None:
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
@@ -71,7 +85,7 @@ async def _up(crds: Sequence[Path], kubeconfig: Path | None) -> None:
             await plane.install_crds(crds)
         path = plane.kubeconfig_path
         if kubeconfig is not None:
-            await asyncio.to_thread(shutil.copyfile, path, kubeconfig)
+            await asyncio.to_thread(_copy_private, path, kubeconfig)
             path = kubeconfig
         click.echo(f"kube-apiserver {plane.server_url} is ready")
         click.echo(f"kubeconfig: {path}")

@@ -107,6 +107,36 @@ def test_run_reports_a_signal_like_a_shell() -> None:
     assert done.returncode == 128 + signal.SIGTERM
 
 
+# Run as CMD: reports where the control plane is, then exits 5 on SIGTERM.
+PATIENT = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(5))
+    print(os.environ["KUBECONFIG"], flush=True)
+    time.sleep(60)
+    """
+)
+
+
+def test_run_forwards_sigterm_to_the_command_and_cleans_up() -> None:
+    with subprocess.Popen(
+        [CRDKIT, "envtest", "run", "--", sys.executable, "-c", PATIENT],
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as run:
+        try:
+            assert run.stdout is not None
+            kubeconfig = Path(run.stdout.readline().strip())
+            server = yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
+            run.send_signal(signal.SIGTERM)
+            assert run.wait(timeout=30) == 5
+            assert _refused(server)
+            assert not kubeconfig.exists()
+        finally:
+            if run.poll() is None:
+                run.kill()
+
+
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM], ids=["int", "term"])
 def test_up_serves_until_interrupted(tmp_path: Path, stop_signal: signal.Signals) -> None:
     kubeconfig = tmp_path / "kubeconfig"
@@ -125,6 +155,7 @@ def test_up_serves_until_interrupted(tmp_path: Path, stop_signal: signal.Signals
                     break
             output = "".join(lines)
             assert f"kubeconfig: {kubeconfig}" in output
+            assert kubeconfig.stat().st_mode & 0o077 == 0
             assert "kubectl get namespaces" in output
             server = yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
             assert server in output
