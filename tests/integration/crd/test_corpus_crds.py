@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from corpus import CORPUS
+from crd_corpus import CORPUS
 
 from crdkit.crd import build_crds, render_all, schema_violations
 from crdkit.crd.cli import gen_crd
@@ -35,8 +35,10 @@ async def test_every_corpus_crd_is_established(control_plane: ControlPlane) -> N
 
 @pytest.fixture
 def generated_dir(tmp_path: Path) -> tuple[Path, str]:
-    """The corpus written by ``crdkit gen-crd corpus -o DIR``, and the files' joint text."""
-    result = CliRunner().invoke(gen_crd, ["corpus", "-o", str(tmp_path)], catch_exceptions=False)
+    """The corpus written by ``crdkit gen-crd crd_corpus -o DIR``, and the files' joint text."""
+    result = CliRunner().invoke(
+        gen_crd, ["crd_corpus", "-o", str(tmp_path)], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     files = sorted(tmp_path.glob("*.yaml"))
     assert len(files) == len(build_crds(CORPUS))

@@ -7,7 +7,8 @@ import uuid
 from typing import Any
 
 import pytest
-from corpus import (
+from crd_api import BlockingApi
+from crd_corpus import (
     Defaulted,
     Discriminated,
     GpuPool,
@@ -17,7 +18,6 @@ from corpus import (
     Ratchet,
 )
 
-from conftest import BlockingApi
 from crdkit.resources import CustomResource, ObjectMeta, resource_info
 
 pytestmark = pytest.mark.integration

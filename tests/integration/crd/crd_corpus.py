@@ -1,7 +1,7 @@
 """The corpus of custom resources every schema mapping of crdkit.crd is exercised on.
 
 Each class is one CRD in group ``corpus.crdkit.dev``. ``test_corpus_crds`` installs them all in
-the real apiserver; ``test_differential`` checks pydantic and the apiserver agree on them.
+the real apiserver; ``test_crd_differential`` checks pydantic and the apiserver agree on them.
 Python ``check=`` predicates mirror the CEL rules, so pydantic rejects what CEL rejects.
 """
 

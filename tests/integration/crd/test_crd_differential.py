@@ -18,13 +18,13 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from corpus import CORPUS, ConvertedV2, Recursive
+from crd_api import BlockingApi
+from crd_corpus import CORPUS, ConvertedV2, Recursive
+from crd_strategies import documents
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
-from strategies import documents
 
-from conftest import BlockingApi
 from crdkit.crd import crd_schema
 from crdkit.resources import CustomResource, resource_info
 
