@@ -65,5 +65,6 @@ def gen_crd(targets: tuple[str, ...], output_dir: Path | None, check_dir: Path |
 
 
 def _fail(message: str) -> NoReturn:
-    click.echo(f"crdkit gen-crd: {message}", err=True)
+    # One line, always: pydantic and import errors can span several.
+    click.echo(f"crdkit gen-crd: {' '.join(message.split())}", err=True)
     sys.exit(2)

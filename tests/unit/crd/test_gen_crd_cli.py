@@ -37,6 +37,10 @@ BAD = {
     "class T(CustomResource, group='a.example.com', version='v1'):\n"
     "    spec: tuple[int, str]\n",
     "empty": "X = 1\n",
+    "unbuildable": "from crdkit.resources import CustomResource\n"
+    "class Plain:\n    pass\n"
+    "class T(CustomResource, group='a.example.com', version='v1'):\n"
+    "    spec: Plain\n",
 }
 
 
@@ -97,6 +101,7 @@ def test_output_dir_and_drift_check(models: Path) -> None:
         ("gen_twostorage", "exactly one version must have storage=True, found 2"),
         ("gen_unrepresentable", "T (a.example.com/v1): field .spec: a tuple of mixed types"),
         ("gen_empty", "holds no CustomResource classes"),
+        ("gen_unbuildable", "importing 'gen_unbuildable' failed: PydanticSchemaGenerationError"),
         ("gen_missing", "cannot import module 'gen_missing'"),
         ("gen_models:Nope", "has no attribute 'Nope'"),
         ("gen_models:Spec", "is not a CustomResource subclass"),
