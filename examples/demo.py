@@ -24,7 +24,11 @@ from crdkit.client import Client
 from crdkit.resources import Pod
 from crdkit.runtime import Informer, Manager
 from crdkit.testing import ControlPlane
-from examples.gang_scheduler.cluster_setup import create_simulated_cluster, read_picture_data
+from examples.gang_scheduler.cluster_setup import (
+    create_simulated_cluster,
+    install_job_crd,
+    read_picture_data,
+)
 from examples.gang_scheduler.gang_request import pod_requests
 from examples.gang_scheduler.job_stream import StreamEntry, demo_stream
 from examples.gang_scheduler.kubelet_sim import SimulatedKubelets
@@ -36,7 +40,6 @@ from examples.gang_scheduler.report import JobRow, domain_text, progress_line, s
 from examples.gang_scheduler.simulated_cluster import GPU_RESOURCE, ClusterShape
 from examples.gang_scheduler.topology import TopologyConfig
 
-CRD = Path(__file__).parent / "gang_scheduler" / "config" / "crd" / "batch.volcano.sh_jobs.yaml"
 NAMESPACE = "training"
 QUIET_SECONDS = 2.0
 
@@ -194,44 +197,43 @@ async def run(args: argparse.Namespace) -> int:
     )
     stream = demo_stream()
     progress.say("starting the local control plane (etcd + kube-apiserver)")
-    async with ControlPlane() as plane:
-        await plane.install_crds([CRD])
+    async with ControlPlane() as plane, Client.from_control_plane(plane) as client:
+        await install_job_crd(client)
         progress.say(f"control plane ready at {plane.server_url}; Job CRD installed")
-        async with Client.from_control_plane(plane) as client:
-            await plane.create_namespace(NAMESPACE)
-            created = await create_simulated_cluster(client, shape, topology)
-            progress.say(
-                f"registered {created} simulated nodes: {shape.zones} zones x "
-                f"{shape.spines_per_zone} spines x {shape.leaves_per_spine} leaves x "
-                f"{shape.nodes_per_leaf} nodes x {shape.gpus_per_node} GPUs"
-            )
-            manager = Manager(client, metrics_bind_address="0", health_probe_bind_address="0")
-            GangScheduler(topology).attach(manager)
-            operator = asyncio.create_task(manager.run())
-            watch = JobWatch(client, progress)
-            run_for = {entry.name: entry.run_for_s for entry in stream}
-            try:
-                async with SimulatedKubelets(client, NAMESPACE, run_for):
-                    await watch.informer.start()
-                    await watch.informer.wait_for_sync()
-                    progress.say("gang-scheduler operator and simulated kubelets running")
-                    await submit(client, stream, watch, progress)
-                    deadline = time.monotonic() + args.timeout
-                    while not watch.settled(stream):
-                        if time.monotonic() > deadline or operator.done():
-                            progress.say(
-                                "the stream did not settle in time; summarizing what the API shows"
-                            )
-                            break
-                        await asyncio.sleep(0.2)
-                    path = await summarize(client, stream, watch, shape, topology, args.out)
-                    progress.say(f"topology picture: {path.resolve()}")
-            finally:
-                progress.say("stopping the operator and the control plane")
-                await watch.informer.stop()
-                manager.stop()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await operator
+        await plane.create_namespace(NAMESPACE)
+        created = await create_simulated_cluster(client, shape, topology)
+        progress.say(
+            f"registered {created} simulated nodes: {shape.zones} zones x "
+            f"{shape.spines_per_zone} spines x {shape.leaves_per_spine} leaves x "
+            f"{shape.nodes_per_leaf} nodes x {shape.gpus_per_node} GPUs"
+        )
+        manager = Manager(client, metrics_bind_address="0", health_probe_bind_address="0")
+        GangScheduler(topology).attach(manager)
+        operator = asyncio.create_task(manager.run())
+        watch = JobWatch(client, progress)
+        run_for = {entry.name: entry.run_for_s for entry in stream}
+        try:
+            async with SimulatedKubelets(client, NAMESPACE, run_for):
+                await watch.informer.start()
+                await watch.informer.wait_for_sync()
+                progress.say("gang-scheduler operator and simulated kubelets running")
+                await submit(client, stream, watch, progress)
+                deadline = time.monotonic() + args.timeout
+                while not watch.settled(stream):
+                    if time.monotonic() > deadline or operator.done():
+                        progress.say(
+                            "the stream did not settle in time; summarizing what the API shows"
+                        )
+                        break
+                    await asyncio.sleep(0.2)
+                path = await summarize(client, stream, watch, shape, topology, args.out)
+                progress.say(f"topology picture: {path.resolve()}")
+        finally:
+            progress.say("stopping the operator and the control plane")
+            await watch.informer.stop()
+            manager.stop()
+            with contextlib.suppress(asyncio.CancelledError):
+                await operator
     progress.say("everything stopped")
     return 0
 

@@ -10,12 +10,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from crdkit.client import AlreadyExists, Client
+import yaml
+
+from crdkit.client import AlreadyExists, Client, GroupVersionKind, NotFound
 from crdkit.resources import Node, Pod
 from examples.gang_scheduler.gang_request import pod_requests
 from examples.gang_scheduler.job_stream import PRIORITY_CLASSES
+from examples.gang_scheduler.models import Job
 from examples.gang_scheduler.node_usage import pod_takes_capacity
 from examples.gang_scheduler.picture import JobUsage, NodeCell
 from examples.gang_scheduler.pods import JOB_NAME_LABEL
@@ -48,6 +52,32 @@ async def create_all(client: Client, objects: Sequence[dict[str, Any]]) -> None:
     async with asyncio.TaskGroup() as group:
         for obj in objects:
             group.create_task(one(obj))
+
+
+JOB_CRD_PATH = Path(__file__).parent / "config" / "crd" / "batch.volcano.sh_jobs.yaml"
+CRD_KIND = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+
+
+async def install_job_crd(client: Client, wait_s: float = 30.0) -> None:
+    """Create the Job CRD (from the checked-in YAML) unless it exists, and wait until Jobs can
+    be listed: the CRD is then Established and its REST endpoint served."""
+    crd = yaml.safe_load(JOB_CRD_PATH.read_text())
+    with contextlib.suppress(AlreadyExists):
+        await client.create(crd)
+    async with asyncio.timeout(wait_s):
+        while True:
+            stored = await client.get(CRD_KIND, crd["metadata"]["name"])
+            conditions = (stored.get("status") or {}).get("conditions") or []
+            established = any(
+                c.get("type") == "Established" and c.get("status") == "True" for c in conditions
+            )
+            if established:
+                try:
+                    await client.list(Job, page_size=1)
+                    return
+                except NotFound:
+                    pass  # discovery has not caught up with the new endpoint yet
+            await asyncio.sleep(0.1)
 
 
 def priority_class_manifests() -> list[dict[str, Any]]:

@@ -16,15 +16,13 @@ from crdkit.testing import ControlPlane
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "gang_scheduler"
-CRD = EXAMPLE / "config" / "crd" / "batch.volcano.sh_jobs.yaml"
 JOB_KIND = GroupVersionKind("batch.volcano.sh", "v1alpha1", "Job")
 
 
 @pytest.mark.parametrize("manifest", ["volcano-basic-job.yaml", "volcano-mpi-job.yaml"])
 async def test_volcano_examples_apply_unchanged(
-    control_plane: ControlPlane, namespace: str, manifest: str
+    control_plane: ControlPlane, volcano_job_crd: str, namespace: str, manifest: str
 ) -> None:
-    await control_plane.install_crds([CRD])
     data: dict[str, Any] = yaml.safe_load((EXAMPLE / "manifests" / manifest).read_text())
     async with Client.from_control_plane(control_plane) as client:
         await client.create(dict(data), namespace=namespace)
@@ -37,9 +35,8 @@ async def test_volcano_examples_apply_unchanged(
 
 
 async def test_demo_jobs_apply_and_bad_ones_are_refused_by_the_apiserver(
-    control_plane: ControlPlane, namespace: str
+    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
 ) -> None:
-    await control_plane.install_crds([CRD])
     async with Client.from_control_plane(control_plane) as client:
         for entry in demo_stream()[:3]:
             await client.create(dict(entry.manifest), namespace=namespace)
