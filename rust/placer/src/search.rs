@@ -68,22 +68,15 @@ impl Search<'_> {
         u8::from(matches!(entry, Entry::Loose(_)))
     }
 
-    /// The tie-breaking key: a domain's path, a node's path then name, a loose node's name.
+    /// The tie-breaking order: a domain's path, a node's path then name, a loose node's name.
+    /// Entries compared here are always of one kind and depth, so the depth-first ranks (which
+    /// follow exactly that order) stand in for the strings.
     fn cmp_path(&self, a: Entry, b: Entry) -> Ordering {
-        let key = |e: Entry| -> (&[String], Option<&str>) {
-            match e {
-                Entry::Domain(d) => (&self.state.domains[d].path, None),
-                Entry::Node(n) => {
-                    let node = self.state.node(n);
-                    let leaf = node
-                        .leaf
-                        .map_or(&[][..], |l| &self.state.domains[l].path[..]);
-                    (leaf, Some(node.spec.name.as_str()))
-                }
-                Entry::Loose(n) => (&[][..], Some(self.state.node(n).spec.name.as_str())),
-            }
+        let rank = |e: Entry| match e {
+            Entry::Domain(d) => self.state.domain_rank[d],
+            Entry::Node(n) | Entry::Loose(n) => self.state.node_rank[n],
         };
-        key(a).cmp(&key(b))
+        rank(a).cmp(&rank(b))
     }
 
     fn children(&self, entry: Option<Entry>, ask: &Ask<'_>, caps: &Capacities) -> Vec<Entry> {
@@ -328,7 +321,7 @@ impl Search<'_> {
             layer = next;
         }
         for depth in (shallowest..layers.len()).rev() {
-            let mut candidates: Vec<(u8, u64, Entry)> = layers[depth]
+            let candidates: Vec<(u8, u64, Entry)> = layers[depth]
                 .iter()
                 .map(|&e| {
                     let penalty = all_caps
@@ -344,12 +337,31 @@ impl Search<'_> {
                     (penalty, units, e)
                 })
                 .collect();
-            candidates.sort_by(|a, b| {
-                (a.0, a.1)
-                    .cmp(&(b.0, b.1))
-                    .then_with(|| self.cmp_path(a.2, b.2))
-            });
-            for (_, _, candidate) in candidates {
+            // The best candidate almost always takes the group (a single task always fits where
+            // its capacity says so): try it first and sort the others only when it does not.
+            let rank = |e: Entry| match e {
+                Entry::Domain(d) => self.state.domain_rank[d],
+                Entry::Node(n) | Entry::Loose(n) => self.state.node_rank[n],
+            };
+            let mut candidates: Vec<(u8, u64, u32, Entry)> = candidates
+                .into_iter()
+                .map(|(p, u, e)| (p, u, rank(e), e))
+                .collect();
+            let order = |a: &(u8, u64, u32, Entry), b: &(u8, u64, u32, Entry)| {
+                (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2))
+            };
+            let Some(first) = candidates.iter().copied().min_by(order) else {
+                continue;
+            };
+            let (mark, placed) = (self.log.len(), out.len());
+            if self.try_group_in(first.3, asks, out) {
+                return Ok(());
+            }
+            self.undo(mark);
+            out.truncate(placed);
+            candidates.retain(|c| c.3 != first.3);
+            candidates.sort_by(order);
+            for (_, _, _, candidate) in candidates {
                 let (mark, placed) = (self.log.len(), out.len());
                 if self.try_group_in(candidate, asks, out) {
                     return Ok(());
@@ -535,6 +547,7 @@ impl ClusterState {
                 gang.tasks.iter().map(|t| t.min_available).collect(),
             ));
         }
+        self.refresh_ranks();
         let mut search = Search {
             state: self,
             log: Vec::new(),

@@ -120,6 +120,12 @@ pub struct ClusterState {
     pub(crate) roots: Vec<usize>,
     /// Nodes that lack a level label, sorted by name.
     pub(crate) loose: Vec<usize>,
+    /// Position of each domain in a depth-first walk over sorted children: for domains of one
+    /// depth, the order of their paths. Recomputed lazily after the tree changes.
+    pub(crate) domain_rank: Vec<u32>,
+    /// The same for nodes (tree nodes by path then name; loose nodes by name).
+    pub(crate) node_rank: Vec<u32>,
+    ranks_dirty: bool,
 }
 
 fn grow<T: Clone>(values: &mut Vec<T>, len: usize, fill: T) {
@@ -148,6 +154,9 @@ impl ClusterState {
             domain_index: HashMap::new(),
             roots: Vec::new(),
             loose: Vec::new(),
+            domain_rank: Vec::new(),
+            node_rank: Vec::new(),
+            ranks_dirty: true,
         })
     }
 
@@ -280,6 +289,7 @@ impl ClusterState {
         }
         self.nodes[id] = Some(node);
         self.account(id, 1);
+        self.ranks_dirty = true;
         Ok(())
     }
 
@@ -307,6 +317,7 @@ impl ClusterState {
             None => self.loose.retain(|&n| n != id),
         }
         self.free_slots.push(id);
+        self.ranks_dirty = true;
         Ok(())
     }
 
@@ -422,6 +433,30 @@ impl ClusterState {
         for id in ids {
             self.account(id, 1);
         }
+    }
+
+    /// Brings the tie-breaking ranks up to date after nodes were added or removed.
+    pub(crate) fn refresh_ranks(&mut self) {
+        if !self.ranks_dirty {
+            return;
+        }
+        self.domain_rank = vec![0; self.domains.len()];
+        self.node_rank = vec![0; self.nodes.len()];
+        let (mut next_domain, mut next_node) = (0u32, 0u32);
+        let mut stack: Vec<usize> = self.roots.iter().rev().copied().collect();
+        while let Some(d) = stack.pop() {
+            self.domain_rank[d] = next_domain;
+            next_domain += 1;
+            for &n in &self.domains[d].nodes {
+                self.node_rank[n] = next_node;
+                next_node += 1;
+            }
+            stack.extend(self.domains[d].children.iter().rev());
+        }
+        for (position, &n) in self.loose.iter().enumerate() {
+            self.node_rank[n] = u32::try_from(position).unwrap_or(u32::MAX);
+        }
+        self.ranks_dirty = false;
     }
 
     /// Checks `(node, requests, count)` items before [`Self::assume`] or [`Self::release`].
