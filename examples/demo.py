@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import sys
 import time
 from pathlib import Path
 
 from crdkit.client import Client
 from crdkit.resources import Pod
-from crdkit.runtime import Informer, Manager
+from crdkit.runtime import Informer
 from crdkit.testing import ControlPlane
 from examples.gang_scheduler.cluster_setup import (
     create_simulated_cluster,
@@ -33,10 +32,10 @@ from examples.gang_scheduler.gang_request import pod_requests
 from examples.gang_scheduler.job_stream import StreamEntry, demo_stream
 from examples.gang_scheduler.kubelet_sim import SimulatedKubelets
 from examples.gang_scheduler.models import Job
-from examples.gang_scheduler.operator import GangScheduler
 from examples.gang_scheduler.picture import render
 from examples.gang_scheduler.pods import JOB_NAME_LABEL
 from examples.gang_scheduler.report import JobRow, domain_text, progress_line, summary_table
+from examples.gang_scheduler.run import running_operator
 from examples.gang_scheduler.simulated_cluster import GPU_RESOURCE, ClusterShape
 from examples.gang_scheduler.topology import TopologyConfig
 
@@ -207,33 +206,30 @@ async def run(args: argparse.Namespace) -> int:
             f"{shape.spines_per_zone} spines x {shape.leaves_per_spine} leaves x "
             f"{shape.nodes_per_leaf} nodes x {shape.gpus_per_node} GPUs"
         )
-        manager = Manager(client, metrics_bind_address="0", health_probe_bind_address="0")
-        GangScheduler(topology).attach(manager)
-        operator = asyncio.create_task(manager.run())
         watch = JobWatch(client, progress)
         run_for = {entry.name: entry.run_for_s for entry in stream}
         try:
-            async with SimulatedKubelets(client, NAMESPACE, run_for):
+            async with (
+                running_operator(client, topology, namespace=NAMESPACE),
+                SimulatedKubelets(client, NAMESPACE, run_for),
+            ):
                 await watch.informer.start()
                 await watch.informer.wait_for_sync()
                 progress.say("gang-scheduler operator and simulated kubelets running")
                 await submit(client, stream, watch, progress)
                 deadline = time.monotonic() + args.timeout
                 while not watch.settled(stream):
-                    if time.monotonic() > deadline or operator.done():
+                    if time.monotonic() > deadline:
                         progress.say(
-                            "the stream did not settle in time; summarizing what the API shows"
+                            "the stream did not settle in time; this is what the API shows"
                         )
                         break
                     await asyncio.sleep(0.2)
                 path = await summarize(client, stream, watch, shape, topology, args.out)
                 progress.say(f"topology picture: {path.resolve()}")
+                progress.say("stopping the operator and the control plane")
         finally:
-            progress.say("stopping the operator and the control plane")
             await watch.informer.stop()
-            manager.stop()
-            with contextlib.suppress(asyncio.CancelledError):
-                await operator
     progress.say("everything stopped")
     return 0
 

@@ -101,9 +101,15 @@ class GangScheduler(Reconciler[Job]):
     finalizer = "batch.volcano.sh/gang-scheduler"
 
     def __init__(
-        self, topology: TopologyConfig, *, scheduler_names: Sequence[str] = DEFAULT_SCHEDULER_NAMES
+        self,
+        topology: TopologyConfig,
+        *,
+        scheduler_names: Sequence[str] = DEFAULT_SCHEDULER_NAMES,
+        node_selector: str | None = None,
     ) -> None:
+        """``node_selector`` (a label selector) limits the nodes this scheduler places on."""
         self.topology = topology
+        self.node_selector = node_selector
         self.scheduler_names = frozenset(scheduler_names)
         self.usage = NodeUsage()
         self.cluster = Cluster(topology.placer_levels)
@@ -127,7 +133,7 @@ class GangScheduler(Reconciler[Job]):
         self._controller = controller
         factory = manager.informers
         self._jobs = factory.informer(Job, namespace=manager.namespace)
-        nodes = factory.informer(Node)
+        nodes = factory.informer(Node, label_selector=self.node_selector)
         self._pods = factory.informer(Pod)
         self._pods.store.add_indexer(NODE_INDEX, _node_of_pod)
         self._pods.store.add_indexer(JOB_INDEX, _job_of_pod)
