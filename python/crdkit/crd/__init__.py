@@ -14,7 +14,9 @@
 from crdkit.crd.assemble import build_crd, build_crds
 from crdkit.crd.errors import AssemblyError, CrdError, SchemaError, StructuralError, TargetError
 from crdkit.crd.markers import (
+    AtMostOneOf,
     EmbeddedResource,
+    ExactlyOneOf,
     ExclusiveMaximum,
     ExclusiveMinimum,
     Format,
@@ -43,9 +45,11 @@ from crdkit.crd.types import Duration, IntOrString
 
 __all__ = [
     "AssemblyError",
+    "AtMostOneOf",
     "CrdError",
     "Duration",
     "EmbeddedResource",
+    "ExactlyOneOf",
     "ExclusiveMaximum",
     "ExclusiveMinimum",
     "Format",

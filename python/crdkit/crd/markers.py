@@ -26,12 +26,16 @@ from typing import TYPE_CHECKING, Any, Literal
 import annotated_types
 from pydantic_core import core_schema
 
+from crdkit.crd.cel import cel_field
+
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
     from pydantic.json_schema import JsonSchemaValue
 
 __all__ = [
+    "AtMostOneOf",
     "EmbeddedResource",
+    "ExactlyOneOf",
     "ExclusiveMaximum",
     "ExclusiveMinimum",
     "Format",
@@ -163,6 +167,41 @@ class XValidation(_SchemaMarker):
             return value
 
         return run
+
+
+def _present_count(value: Any, fields: tuple[str, ...]) -> int:
+    data = value.model_dump(by_alias=True) if hasattr(value, "model_dump") else dict(value)
+    return sum(1 for name in fields if data.get(name) is not None)
+
+
+def _presence_rule(fields: tuple[str, ...], comparison: str) -> str:
+    checks = ", ".join(f"has(self.{cel_field(name)})" for name in fields)
+    return f"[{checks}].filter(x, x).size() {comparison}"
+
+
+def ExactlyOneOf(*fields: str) -> XValidation:
+    """Exactly one of these (JSON-named) fields is set (``+kubebuilder:validation:ExactlyOneOf``).
+
+    A type-level rule: pass it in ``validations=[...]`` of the model.
+    """
+    if len(fields) < 2:
+        raise ValueError("ExactlyOneOf needs at least two fields")
+    return XValidation(
+        _presence_rule(fields, "== 1"),
+        message=f"exactly one of {', '.join(fields)} must be set",
+        check=lambda value: _present_count(value, fields) == 1,
+    )
+
+
+def AtMostOneOf(*fields: str) -> XValidation:
+    """At most one of these (JSON-named) fields is set (``+kubebuilder:validation:AtMostOneOf``)."""
+    if len(fields) < 2:
+        raise ValueError("AtMostOneOf needs at least two fields")
+    return XValidation(
+        _presence_rule(fields, "<= 1"),
+        message=f"at most one of {', '.join(fields)} may be set",
+        check=lambda value: _present_count(value, fields) <= 1,
+    )
 
 
 def immutable(message: str = "field is immutable") -> XValidation:

@@ -471,9 +471,7 @@ def crd_schema(resource: type[CustomResource]) -> Schema:
     """
     options = resource.__crd_options__
     label = (
-        f"{resource.__name__} ({options.group}/{options.version})"
-        if options
-        else resource.__name__
+        f"{resource.__name__} ({options.group}/{options.version})" if options else resource.__name__
     )
     schema = structural_schema(resource, name=label)
     properties = dict(schema.get("properties", {}))

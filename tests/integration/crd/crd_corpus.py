@@ -15,8 +15,10 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field
 
 from crdkit.crd import (
+    AtMostOneOf,
     Duration,
     EmbeddedResource,
+    ExactlyOneOf,
     ExclusiveMaximum,
     ExclusiveMinimum,
     Format,
@@ -397,6 +399,19 @@ class TypeRule(
     spec: TypeRulesSpec
 
 
+class ChoiceSpec(
+    ApiModel, validations=[ExactlyOneOf("gpus", "cpus"), AtMostOneOf("spot", "reserved")]
+):
+    gpus: Annotated[int, Minimum(1)] | None = None
+    cpus: Annotated[int, Minimum(1)] | None = None
+    spot: bool | None = None
+    reserved: bool | None = None
+
+
+class Choice(CustomResource, group=GROUP, version="v1"):
+    spec: ChoiceSpec
+
+
 class ImmutableSpec(ApiModel):
     volume: Annotated[str, immutable("volume cannot change")]
     size: int = 1
@@ -618,6 +633,7 @@ CORPUS: list[type[CustomResource]] = [
     Targeted,
     FieldRule,
     TypeRule,
+    Choice,
     ImmutableVolume,
     Ratchet,
     Schedule,

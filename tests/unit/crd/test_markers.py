@@ -4,7 +4,9 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from crdkit.crd import (
+    AtMostOneOf,
     EmbeddedResource,
+    ExactlyOneOf,
     Format,
     ListMapKeys,
     ListType,
@@ -104,3 +106,28 @@ def test_embedded_resource_needs_api_version_and_kind() -> None:
     adapter.validate_python({"apiVersion": "v1", "kind": "Pod"})
     with pytest.raises(ValidationError, match="needs kind"):
         adapter.validate_python({"apiVersion": "v1"})
+
+
+def test_exactly_one_of_and_at_most_one_of() -> None:
+    class Pick(
+        ApiModel, validations=[ExactlyOneOf("gpus", "cpus"), AtMostOneOf("spot", "onDemand")]
+    ):
+        gpus: int | None = None
+        cpus: int | None = None
+        spot: bool | None = None
+        on_demand: bool | None = None
+
+    Pick(gpus=1)
+    Pick(cpus=1, spot=True)
+    with pytest.raises(ValidationError, match="exactly one of gpus, cpus must be set"):
+        Pick()
+    with pytest.raises(ValidationError, match="exactly one of gpus, cpus must be set"):
+        Pick(gpus=1, cpus=2)
+    with pytest.raises(ValidationError, match="at most one of spot, onDemand may be set"):
+        Pick(gpus=1, spot=True, on_demand=False)
+    assert [rule.rule for rule in Pick.__crd_validations__] == [
+        "[has(self.gpus), has(self.cpus)].filter(x, x).size() == 1",
+        "[has(self.spot), has(self.onDemand)].filter(x, x).size() <= 1",
+    ]
+    with pytest.raises(ValueError, match="at least two fields"):
+        ExactlyOneOf("gpus")
