@@ -25,11 +25,11 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from crdkit.crd.cel import cel_field, cel_string
 from crdkit.crd.errors import SchemaError
 from crdkit.crd.markers import KNOWN_FORMATS, SCHEMALESS_KEY
 from crdkit.crd.re2 import re2_problem
 from crdkit.crd.types import DURATION_KEY
+from crdkit.crd.unions import merge_variants
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -170,63 +170,11 @@ class _Converter:
             if converted.get("x-kubernetes-validations"):
                 raise self.error(path, f"union variant {name} has its own CEL rules; not supported")
             variants.append((name, converted))
-        properties: dict[str, Schema] = {}
-        owner: dict[str, str] = {}
-        for name, variant in variants:
-            for prop, prop_schema in variant["properties"].items():
-                if prop == tag:
-                    continue
-                if prop in properties:
-                    if _shape(properties[prop]) != _shape(prop_schema):
-                        raise self.error(
-                            f"{path}.{prop}",
-                            f"union variants {owner[prop]} and {name} give this field "
-                            "conflicting types",
-                        )
-                else:
-                    properties[prop] = prop_schema
-                    owner[prop] = name
-        required = set.intersection(*(set(v.get("required", [])) for _, v in variants))
-        shared = set.intersection(*(set(v["properties"]) for _, v in variants))
-        for prop in set(properties) - shared:
-            # A default would make the apiserver set a field of one variant on every object.
-            properties[prop] = {k: v for k, v in properties[prop].items() if k != "default"}
-        conditions: list[str] = []
-        tag_values: list[Any] = []
-        for _, variant in variants:
-            own = set(variant["properties"]) - {tag}
-            parts: list[str] = []
-            if tag is not None:
-                values = variant["properties"].get(tag, {}).get("enum")
-                if not values:
-                    raise self.error(f"{path}.{tag}", "a discriminator field must be a Literal")
-                tag_values.extend(v for v in values if v not in tag_values)
-                parts.append(
-                    " || ".join(f"self.{cel_field(tag)} == {cel_string(str(v))}" for v in values)
-                )
-            parts += [
-                f"has(self.{cel_field(p)})"
-                for p in sorted(set(variant.get("required", [])) - {tag})
-            ]
-            parts += [f"!has(self.{cel_field(p)})" for p in sorted(set(properties) - own)]
-            conditions.append(" && ".join(f"({p})" if "||" in p else p for p in parts) or "true")
-        if tag is not None:
-            tag_schema = dict(variants[0][1]["properties"][tag])
-            tag_schema["enum"] = tag_values
-            tag_schema.pop("default", None)
-            properties = {tag: tag_schema, **properties}
-            required.add(tag)  # pydantic needs the tag to pick a variant
-            rule = " || ".join(f"({c})" for c in conditions)
-        else:
-            rule = "[" + ", ".join(conditions) + "].exists_one(v, v)"
-        names = ", ".join(name for name, _ in variants)
-        out: Schema = {"type": "object", "properties": properties}
-        if required:
-            out["required"] = sorted(required)
+        out = merge_variants(variants, tag, lambda where, why: self.error(path + where, why))
         out.update(self._values(siblings, path, "object"))
         out["x-kubernetes-validations"] = [
             *siblings.get("x-kubernetes-validations", []),
-            {"rule": rule, "message": f"exactly one of {names} must be given"},
+            *out["x-kubernetes-validations"],
         ]
         for key, value in siblings.items():
             if key.startswith("x-kubernetes-") and key != "x-kubernetes-validations":
@@ -441,15 +389,6 @@ def _enum_type(values: list[Any]) -> str | None:
     if kinds == {"integer", "number"}:
         return "number"
     return kinds.pop() if len(kinds) == 1 else None
-
-
-def _shape(schema: Schema) -> Schema:
-    """A schema without documentation, for comparing what two variants say about a field."""
-    return {
-        k: _shape(v) if isinstance(v, dict) else v
-        for k, v in schema.items()
-        if k not in ("description", "default")
-    }
 
 
 def structural_schema(model: type[BaseModel], *, name: str | None = None) -> Schema:
