@@ -26,7 +26,8 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from crdkit.crd.errors import SchemaError
-from crdkit.crd.markers import KNOWN_FORMATS, SCHEMALESS_KEY
+from crdkit.crd.formats import KNOWN_FORMATS
+from crdkit.crd.markers import SCHEMALESS_KEY
 from crdkit.crd.re2 import re2_problem
 from crdkit.crd.types import DURATION_KEY
 from crdkit.crd.unions import merge_variants
