@@ -12,6 +12,7 @@ with ``apiVersion``/``kind``) and return JSON dicts; their REST names come from 
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import json
 import random
@@ -19,7 +20,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar, overload
 
-from crdkit.client.codec import Codec, DictCodec, ListPage, codec_for
+from crdkit.client.codec import Codec, DictCodec, ListPage, codec_for, list_metadata
 from crdkit.client.config import ClientConfig
 from crdkit.client.discovery import Discovery, GroupVersionKind
 from crdkit.client.errors import Gone
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Client",
+    "ContinueExpired",
     "PatchType",
     "Preconditions",
     "PropagationPolicy",
@@ -56,6 +58,20 @@ Resource = type[KubernetesObject] | GroupVersionKind
 Untyped = dict[str, Any]
 DEFAULT_PAGE_SIZE = 500
 _LIST_RESTARTS = 3
+_SEND_TURNS = 4
+
+
+class ContinueExpired(Gone):
+    """A later page of a list answered 410: its continue token is too old; list again."""
+
+    def __init__(self, gone: Gone) -> None:
+        super().__init__(
+            gone.message,
+            code=gone.code,
+            reason=gone.reason,
+            details=gone.details,
+            status=gone.status,
+        )
 
 
 class PatchType(enum.StrEnum):
@@ -288,35 +304,86 @@ class Client:
         field_selector: str | None = None,
         page_size: int = DEFAULT_PAGE_SIZE,
     ) -> ListPage[T]:
-        """``list`` for an already resolved resource (what informers call on every relist)."""
+        """``list`` for an already resolved resource.
+
+        If a later page's continue token has expired (etcd compacted meanwhile), the list
+        starts over, up to three times.
+        """
+        for attempt in range(_LIST_RESTARTS):
+            items: list[T] = []
+            try:
+                async for page in self.list_pages(
+                    target,
+                    namespace=namespace,
+                    label_selector=label_selector,
+                    field_selector=field_selector,
+                    page_size=page_size,
+                ):
+                    items.extend(page.items)
+                    if page.continue_token is None:
+                        return ListPage(items, page.resource_version, None)
+            except ContinueExpired:
+                if attempt == _LIST_RESTARTS - 1:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def list_pages(
+        self,
+        target: ResolvedResource[T],
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
+    ) -> AsyncIterator[ListPage[T]]:
+        """The pages of one consistent list, as they arrive; the last has no continue token.
+
+        Consumers that store page by page (informers) never hold the whole list as objects.
+        The next page is requested as soon as this page's continue token is read (a cheap
+        scan that builds no items), so the apiserver prepares it while this one is decoded.
+        ``ContinueExpired`` (a ``Gone``) means a later page's token outlived etcd's history:
+        start over.
+        """
         if page_size < 0:
             raise ValueError(f"page_size must be >= 0 (0: no paging), got {page_size}")
         if namespace is not None and not target.info.namespaced:
             raise ValueError(f"namespace: {target.info.kind} is cluster-scoped")
         path = target.info.path(namespace=namespace)
-        for attempt in range(_LIST_RESTARTS):
-            items: list[T] = []
-            token: str | None = None
+
+        async def fetch(token: str | None) -> bytes:
+            params = _selector_params(label_selector, field_selector)
+            if page_size:
+                params.append(("limit", str(page_size)))
+            if token:
+                params.append(("continue", token))
             try:
-                while True:
-                    params = _selector_params(label_selector, field_selector)
-                    if page_size:
-                        params.append(("limit", str(page_size)))
-                    if token:
-                        params.append(("continue", token))
-                    body = await self.transport.request(
-                        "GET", path, params=params, accept=target.list_accept
-                    )
-                    page = target.codec.decode_list(body)
-                    items.extend(page.items)
-                    token = page.continue_token
-                    if not token:
-                        return ListPage(items, page.resource_version, None)
-            except Gone:
-                # The continue token outlived etcd's history (compaction): start over.
-                if token is None or attempt == _LIST_RESTARTS - 1:
-                    raise
-        raise AssertionError("unreachable")  # pragma: no cover
+                return await self.transport.request(
+                    "GET", path, params=params, accept=target.list_accept
+                )
+            except Gone as gone:
+                if token:
+                    raise ContinueExpired(gone) from gone
+                raise
+
+        body = await fetch(None)
+        while True:
+            _, token = list_metadata(body)
+            upcoming = asyncio.ensure_future(fetch(token)) if token else None
+            try:
+                if upcoming is not None:
+                    for _ in range(_SEND_TURNS):  # let the next request reach the wire
+                        await asyncio.sleep(0)
+                page = target.codec.decode_list(body)
+                del body
+                yield page
+            except BaseException:
+                if upcoming is not None:
+                    upcoming.cancel()
+                    await asyncio.gather(upcoming, return_exceptions=True)
+                raise
+            if upcoming is None:
+                return
+            body = await upcoming
 
     # -- write -----------------------------------------------------------------------------
 

@@ -6,7 +6,6 @@ stays next to the client.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 import pytest_asyncio
@@ -14,6 +13,8 @@ import pytest_asyncio
 from crdkit.client.client import Client
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from crdkit.testing import ControlPlane
 
 __all__ = ["crdkit_client"]

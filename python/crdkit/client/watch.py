@@ -45,11 +45,16 @@ _ERROR_PREFIX = b'{"type":"ERROR"'
 
 @dataclass(frozen=True, slots=True)
 class WatchEvent(Generic[T]):
-    """One change: ``type`` is ADDED, MODIFIED, DELETED or BOOKMARK (``object`` then None)."""
+    """One change: ``type`` is ADDED, MODIFIED, DELETED or BOOKMARK (``object`` then None).
+
+    ``raw`` is the object's JSON exactly as the server sent it, when it could be cut out of
+    the event line; a compact store keeps it without re-encoding the object.
+    """
 
     type: str
     object: T | None
     resource_version: str | None
+    raw: bytes | None = None
 
 
 class LineBuffer:
@@ -109,7 +114,7 @@ class WatchParser(Generic[T]):
         version = resource_version_of(obj)
         if version:
             self.resource_version = version
-        return WatchEvent(kind, obj, version)
+        return WatchEvent(kind, obj, version, _object_bytes(line, kind))
 
     def _bookmark(self, value: dict[str, Any]) -> WatchEvent[T]:
         obj = value.get("object") or {}
@@ -148,6 +153,14 @@ class WatchParser(Generic[T]):
         last = lines.flush()
         if last is not None:
             yield self.parse_line(last)
+
+
+def _object_bytes(line: bytes, kind: str) -> bytes | None:
+    """The ``object`` member of an event line, when the line has the server's exact layout."""
+    prefix = b'{"type":"' + kind.encode() + b'","object":'
+    if line.startswith(prefix) and line.endswith(b"}"):
+        return line[len(prefix) : -1]
+    return None
 
 
 def _json_object(line: bytes) -> dict[str, Any]:

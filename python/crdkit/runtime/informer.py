@@ -22,11 +22,14 @@ import asyncio
 import logging
 import random
 import time
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
+from crdkit.client.codec import Codec, DictCodec, codec_for
+from crdkit.client.discovery import GroupVersionKind
 from crdkit.client.errors import Gone, KubernetesError
-from crdkit.client.objects import object_key
+from crdkit.client.objects import object_key, resource_version_of
 from crdkit.client.watch import ADDED, BOOKMARK, DELETED, MODIFIED
+from crdkit.resources import PartialObjectMetadata
 from crdkit.runtime.informer_handlers import (
     AddHandler,
     DeleteHandler,
@@ -40,8 +43,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from crdkit.client.client import Client, ResolvedResource
-    from crdkit.client.discovery import GroupVersionKind
-    from crdkit.resources import KubernetesObject, PartialObjectMetadata
+    from crdkit.resources import KubernetesObject
 
 __all__ = ["Backoff", "Informer"]
 
@@ -82,6 +84,9 @@ class Informer(Generic[T]):
     Create it with a resource class (objects of that class), a ``GroupVersionKind`` (dicts),
     or with :meth:`for_metadata` (``PartialObjectMetadata`` only). ``start()`` launches the
     loop; ``wait_for_sync()`` returns once the first list is in the store.
+
+    The store is compact (JSON bytes, a fresh object per read; see :mod:`.store`) unless
+    ``compact=False``, which keeps decoded objects: faster reads, several times the memory.
     """
 
     def __init__(
@@ -98,6 +103,7 @@ class Informer(Generic[T]):
         watch_timeout: tuple[int, int] = (300, 600),
         idle_grace: float = 30.0,
         backoff: Backoff | None = None,
+        compact: bool = True,
         _metadata_only: bool = False,
     ) -> None:
         if resync_period is not None and resync_period <= 0:
@@ -116,7 +122,14 @@ class Informer(Generic[T]):
         self.watch_timeout = watch_timeout
         self.idle_grace = idle_grace
         self.backoff = backoff or Backoff()
-        self.store: Store[T] = Store(indexers)
+        codec: Codec[Any]
+        if _metadata_only:
+            codec = codec_for(PartialObjectMetadata)
+        elif isinstance(resource, GroupVersionKind):
+            codec = DictCodec()
+        else:
+            codec = codec_for(resource)
+        self.store: Store[T] = Store(indexers, codec=cast("Codec[T]", codec) if compact else None)
         self._handlers: list[HandlerRegistration[T]] = []
         self._target: ResolvedResource[T] | None = None
         self._resource_version: str | None = None
@@ -307,31 +320,57 @@ class Informer(Generic[T]):
                 await asyncio.sleep(delay)
 
     async def _list(self, target: ResolvedResource[T]) -> None:
-        result = await self.client.list_resolved(
+        """List page by page into the store, then drop what the list no longer has.
+
+        Each page is stored (and its objects handed to handlers) as it arrives, so the whole
+        list never exists as objects at once; the store holds its JSON. Unchanged objects
+        (same resourceVersion) are not re-announced after a relist.
+        """
+        store = self.store
+        wants_old = any(h.on_update is not None for h in self._handlers)
+        seen: set[str] = set()
+        added = updated = 0
+        version = ""
+        async for page in self.client.list_pages(
             target,
             namespace=self.namespace,
             label_selector=self.label_selector,
             field_selector=self.field_selector,
             page_size=self.page_size,
-        )
+        ):
+            for obj in page.items:
+                key = object_key(obj)
+                seen.add(key)
+                if key not in store:
+                    store.upsert(obj)
+                    self._emit_add(obj)
+                    added += 1
+                    continue
+                current = resource_version_of(obj)
+                if current is None or current != store.version_of(key):
+                    old = store.upsert(obj, return_old=wants_old)
+                    if old is not None:
+                        self._emit_update(old, obj)
+                    updated += 1
+            version = page.resource_version
+        wants_gone = any(h.on_delete is not None for h in self._handlers)
+        listed_before = store.keys()
+        vanished = [key for key in listed_before if key not in seen]
+        for key in vanished:
+            gone = store.delete(key, return_old=wants_gone)
+            if gone is not None:
+                self._emit_delete(gone)
         self.list_count += 1
-        changes = self.store.replace(result.items)
-        for obj in changes.deleted:
-            self._emit_delete(obj)
-        for obj in changes.added:
-            self._emit_add(obj)
-        for old, new in changes.updated:
-            self._emit_update(old, new)
-        self._resource_version = result.resource_version
+        self._resource_version = version
         self._synced.set()
         log.debug(
             "informer %s: listed %d objects at RV %s (+%d ~%d -%d)",
             self.description,
-            len(result.items),
-            result.resource_version,
-            len(changes.added),
-            len(changes.updated),
-            len(changes.deleted),
+            len(seen),
+            version,
+            added,
+            updated,
+            len(vanished),
         )
 
     async def _watch(self, target: ResolvedResource[T]) -> None:
@@ -347,24 +386,29 @@ class Informer(Generic[T]):
             timeout_seconds=server_timeout,
             idle_timeout=server_timeout + self.idle_grace,
         ):
-            self._apply(event.type, event.object)
+            self._apply(event.type, event.object, event.raw)
             if event.resource_version:
                 self._resource_version = event.resource_version
             if time.monotonic() - started > 1.0:
                 self.backoff.reset()  # the connection works: the next failure starts small
         self.backoff.reset()
 
-    def _apply(self, kind: str, obj: T | None) -> None:
+    def _apply(self, kind: str, obj: T | None, raw: bytes | None) -> None:
         if kind == BOOKMARK or obj is None:
             return
         if kind in (ADDED, MODIFIED):
-            old = self.store.upsert(obj)
-            if old is None:
+            key = object_key(obj)
+            existed = key in self.store
+            # Decoding the previous version costs a validation in a compact store: only
+            # pay it when some handler wants (old, new).
+            wants_old = existed and any(h.on_update is not None for h in self._handlers)
+            old = self.store.upsert(obj, raw, return_old=wants_old)
+            if not existed:
                 self._emit_add(obj)
-            else:
+            elif old is not None:
                 self._emit_update(old, obj)
         elif kind == DELETED:
-            self.store.delete(object_key(obj))
+            self.store.delete(object_key(obj), return_old=False)
             self._emit_delete(obj)  # the final state the server sent
         else:
             log.warning("informer %s: ignoring watch event of type %r", self.description, kind)
