@@ -8,7 +8,7 @@ contract in docs/placement-io.md.
 from __future__ import annotations
 
 from crdkit._placer import parse_quantity
-from crdkit.placer.cluster import Cluster, ReferenceCluster
+from crdkit.placer.cluster import Cluster, Policy, ReferenceCluster
 from crdkit.placer.models import (
     Assignment,
     ClusterSnapshot,
@@ -32,6 +32,7 @@ __all__ = [
     "Gang",
     "NodeSpec",
     "Placement",
+    "Policy",
     "ReferenceCluster",
     "Slice",
     "Taint",

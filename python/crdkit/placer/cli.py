@@ -13,8 +13,9 @@ from typing import Any, NoReturn
 
 import click
 
-from crdkit.placer.cluster import Cluster
+from crdkit.placer.cluster import Cluster, Policy
 from crdkit.placer.models import load_document
+from crdkit.placer.reference import POLICIES
 
 __all__ = ["place_command"]
 
@@ -37,7 +38,16 @@ def _read(path: Path, what: str) -> Any:
 @click.option("--cluster", "cluster_file", required=True, type=_FILE, help="Cluster snapshot.")
 @click.option("--gang", "gang_file", type=_FILE, help="One gang (JSON or YAML).")
 @click.option("--gangs", "gangs_file", type=_FILE, help="A list of gangs placed as a batch.")
-def place_command(cluster_file: Path, gang_file: Path | None, gangs_file: Path | None) -> None:
+@click.option(
+    "--policy",
+    type=click.Choice(POLICIES),
+    default="best-fit",
+    show_default=True,
+    help="How domains and nodes are ranked.",
+)
+def place_command(
+    cluster_file: Path, gang_file: Path | None, gangs_file: Path | None, policy: Policy
+) -> None:
     """Decide where gangs of pods go in a cluster snapshot; print the placements as JSON.
 
     With --gangs, gangs are placed by priority (higher first, then file order), each seeing the
@@ -48,12 +58,12 @@ def place_command(cluster_file: Path, gang_file: Path | None, gangs_file: Path |
     try:
         cluster = Cluster.from_snapshot(_read(cluster_file, "cluster"))
         if gang_file is not None:
-            result: Any = cluster.place(_read(gang_file, "gang")).to_dict()
+            result: Any = cluster.place(_read(gang_file, "gang"), policy).to_dict()
         else:
             gangs = _read(gangs_file, "gangs") if gangs_file is not None else None
             if not isinstance(gangs, list):  # also narrows the type for the checker
                 _fail("gangs: expected a list of gangs")
-            result = [placement.to_dict() for placement in cluster.place_all(gangs)]
+            result = [placement.to_dict() for placement in cluster.place_all(gangs, policy)]
     except ValueError as err:
         _fail(str(err))
     click.echo(json.dumps(result, indent=2))

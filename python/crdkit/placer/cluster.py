@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from crdkit import _placer
 from crdkit.placer.models import (
@@ -33,9 +33,12 @@ from crdkit.placer.models import (
     load_document,
     validated,
 )
-from crdkit.placer.reference import RawOutcome, ReferenceEngine
+from crdkit.placer.reference import POLICIES, RawOutcome, ReferenceEngine
 
-__all__ = ["Cluster", "ReferenceCluster"]
+__all__ = ["Cluster", "Policy", "ReferenceCluster"]
+
+Policy = Literal["best-fit", "least-free", "binpack"]
+"""How domains and nodes are ranked: see `crdkit.placer.reference` for the definitions."""
 
 Items = list[tuple[str, Mapping[str, int], int]]
 GangInput = Gang | Mapping[str, Any]
@@ -46,7 +49,7 @@ class _Engine(Protocol):
     def add_node(self, node: CompiledNode) -> None: ...
     def update_node(self, node: CompiledNode) -> None: ...
     def remove_node(self, name: str) -> None: ...
-    def place(self, gang: CompiledGang) -> RawOutcome: ...
+    def place(self, gang: CompiledGang, policy: str = ...) -> RawOutcome: ...
     def assume(self, items: Items) -> None: ...
     def release(self, items: Items) -> None: ...
     def used(self) -> dict[str, dict[str, int]]: ...
@@ -70,8 +73,9 @@ class _RustEngine:
     def remove_node(self, name: str) -> None:
         self._engine.remove_node(name)
 
-    def place(self, gang: CompiledGang) -> RawOutcome:
-        status, assignments, level, domain, reason, fit = self._engine.place(gang.as_tuple())
+    def place(self, gang: CompiledGang, policy: str = "best-fit") -> RawOutcome:
+        raw = self._engine.place(gang.as_tuple(), policy)
+        status, assignments, level, domain, reason, fit = raw
         return (status, list(assignments), level, list(domain), reason, fit)
 
     def assume(self, items: Items) -> None:
@@ -149,25 +153,28 @@ class Cluster:
         """Validates a gang against this cluster's levels."""
         return compile_gang(validated(Gang, gang, path), self._levels, self._parse, path)
 
-    def place(self, gang: GangInput) -> Placement:
+    def place(self, gang: GangInput, policy: Policy = "best-fit") -> Placement:
         """Where `gang` goes now. The cluster is unchanged."""
-        return self._place_compiled(self.compile(gang))
+        _check_policy(policy)
+        return self._place_compiled(self.compile(gang), policy)
 
-    async def place_async(self, gang: GangInput) -> Placement:
+    async def place_async(self, gang: GangInput, policy: Policy = "best-fit") -> Placement:
         """`place` on a worker thread, so the event loop keeps running meanwhile."""
+        _check_policy(policy)
         compiled = self.compile(gang)
-        return await asyncio.to_thread(self._place_compiled, compiled)
+        return await asyncio.to_thread(self._place_compiled, compiled, policy)
 
-    def place_all(self, gangs: Iterable[GangInput]) -> list[Placement]:
+    def place_all(self, gangs: Iterable[GangInput], policy: Policy = "best-fit") -> list[Placement]:
         """Places a batch: higher `priority` first, then input order; later gangs see the pods
         of earlier ones. Results come in that placement order. The cluster is unchanged."""
+        _check_policy(policy)
         compiled = [self.compile(gang, f"gangs[{i}]") for i, gang in enumerate(gangs)]
         order = sorted(range(len(compiled)), key=lambda i: (-compiled[i].priority, i))
         results: list[Placement] = []
         held: list[Items] = []
         try:
             for index in order:
-                placement = self._place_compiled(compiled[index])
+                placement = self._place_compiled(compiled[index], policy)
                 results.append(placement)
                 if placement.assignments:
                     items = self._items(placement, None)
@@ -178,10 +185,12 @@ class Cluster:
                 self._engine.release(items)
         return results
 
-    async def place_all_async(self, gangs: Iterable[GangInput]) -> list[Placement]:
+    async def place_all_async(
+        self, gangs: Iterable[GangInput], policy: Policy = "best-fit"
+    ) -> list[Placement]:
         """`place_all` on a worker thread."""
         batch = list(gangs)
-        return await asyncio.to_thread(self.place_all, batch)
+        return await asyncio.to_thread(self.place_all, batch, policy)
 
     def assume(self, placement: Placement, gang: GangInput | None = None) -> None:
         """Adds a placement's pods to the nodes' usage (all or nothing).
@@ -209,8 +218,8 @@ class Cluster:
             items.append((assignment.node, requests[assignment.task], assignment.count))
         return items
 
-    def _place_compiled(self, gang: CompiledGang) -> Placement:
-        status, raw_assignments, level, domain, reason, fit = self._engine.place(gang)
+    def _place_compiled(self, gang: CompiledGang, policy: str = "best-fit") -> Placement:
+        status, raw_assignments, level, domain, reason, fit = self._engine.place(gang, policy)
         names = [task.name for task in gang.tasks]
         placed = dict.fromkeys(names, 0)
         assignments = []
@@ -234,6 +243,11 @@ class Cluster:
 
     def __len__(self) -> int:
         return len(self.used())
+
+
+def _check_policy(policy: str) -> None:
+    if policy not in POLICIES:
+        raise ValueError(f'policy: unknown policy "{policy}" (one of {", ".join(POLICIES)})')
 
 
 class ReferenceCluster(Cluster):

@@ -36,6 +36,16 @@ slice of ``k`` pods at level ``s``, one slice:
 6. The gang: the group first, then the tasks with their own topology in order; all or nothing.
    When that fails and some task has ``minAvailable < replicas``, once more with every task at its
    ``minAvailable``. `place` never changes the cluster; `assume` does.
+
+Policies change what "best fit" and "fullest" mean (rules 3, 4 and 5) and nothing else; the
+number of children in rule 4 is always the smallest. With ``R`` the resources the task requests:
+
+- ``best-fit`` (default): an entry's unit capacity for this task (less is better).
+- ``least-free``: the entry's free share, ``sum over R of 10**6 * free // allocatable`` summed over
+  its schedulable nodes (less is fuller, so better).
+- ``binpack``: Volcano's weighted-utilisation score for nodes, every weight 1:
+  ``sum over R of 10**6 * (used + request) // allocatable``, divided by the number of terms
+  (higher is better); domains rank as with ``best-fit``.
 """
 
 from __future__ import annotations
@@ -48,7 +58,10 @@ if TYPE_CHECKING:
 
     from crdkit.placer.models import CompiledGang, CompiledNode, CompiledTask
 
-__all__ = ["POD", "UNLIMITED", "RawFit", "RawOutcome", "ReferenceEngine"]
+__all__ = ["POD", "POLICIES", "UNLIMITED", "RawFit", "RawOutcome", "ReferenceEngine"]
+
+POLICIES = ("best-fit", "least-free", "binpack")
+"""The ranking policies, `best-fit` first (the default)."""
 
 UNLIMITED = 1 << 40
 """The fit of a node that no request limits (all-zero requests and no `pods` resource)."""
@@ -111,6 +124,8 @@ class _Capacities:
     pods: list[dict[Path, int]] = field(default_factory=list)
     loose: dict[str, int] = field(default_factory=dict)
     penalty: dict[Path, int] = field(default_factory=dict)  # node path -> 0 or 1
+    rank: dict[Path, int] = field(default_factory=dict)  # policy rank of domains and nodes
+    loose_rank: dict[str, int] = field(default_factory=dict)
 
 
 def _tolerates(
@@ -135,6 +150,7 @@ class ReferenceEngine:
         self.implicit_host = implicit_host
         self.nodes: dict[str, _Node] = {}
         self._log: list[tuple[str, Mapping[str, int], int]] = []
+        self._policy = "best-fit"
 
     # --- cluster state ---------------------------------------------------------------------
 
@@ -253,7 +269,65 @@ class ReferenceEngine:
             if depth < ask.s:
                 for child, units in caps.units[depth + 1].items():
                     caps.units[depth][child[: depth + 1]] += units
+        if self._policy == "least-free":
+            self._least_free_ranks(ask, caps)
+        elif self._policy == "binpack":
+            self._binpack_ranks(ask, caps)
         return caps
+
+    @staticmethod
+    def _requested(task: CompiledTask) -> list[str]:
+        return [r for r, milli in task.requests.items() if milli > 0 and r != "pods"]
+
+    def _least_free_ranks(self, ask: _Ask, caps: _Capacities) -> None:
+        resources = self._requested(ask.task)
+        free: dict[Path, dict[str, int]] = {}
+        allocatable: dict[Path, dict[str, int]] = {}
+
+        def share(f: dict[str, int], a: dict[str, int]) -> int:
+            return sum(10**6 * f.get(r, 0) // a[r] for r in resources if a.get(r, 0) > 0)
+
+        for node in self.nodes.values():
+            schedulable = not node.spec.unschedulable and node.spec.ready
+            f = {r: max(0, node.free(r)) if schedulable else 0 for r in resources}
+            a = {r: node.spec.allocatable.get(r, 0) if schedulable else 0 for r in resources}
+            if node.path is None:
+                caps.loose_rank[node.spec.name] = share(f, a)
+                continue
+            keys = [node.path[: d + 1] for d in range(len(self.levels))]
+            for key in [*keys, (*node.path, node.spec.name)]:
+                totals_f, totals_a = free.setdefault(key, {}), allocatable.setdefault(key, {})
+                for r in resources:
+                    totals_f[r] = totals_f.get(r, 0) + f[r]
+                    totals_a[r] = totals_a.get(r, 0) + a[r]
+        for key in free:
+            caps.rank[key] = share(free[key], allocatable[key])
+
+    def _binpack_score(self, node: _Node, task: CompiledTask) -> int:
+        terms = [
+            10**6 * (node.used.get(r, 0) + task.requests[r]) // node.spec.allocatable[r]
+            for r in self._requested(task)
+            if node.spec.allocatable.get(r, 0) > 0
+        ]
+        return sum(terms) // len(terms) if terms else 0
+
+    def _binpack_ranks(self, ask: _Ask, caps: _Capacities) -> None:
+        for node in self.nodes.values():
+            rank = -self._binpack_score(node, ask.task)
+            if node.path is None:
+                caps.loose_rank[node.spec.name] = rank
+            else:
+                caps.rank[(*node.path, node.spec.name)] = rank
+
+    def _rank(self, caps: _Capacities, path: Path, units: int, loose: bool = False) -> int:
+        """The policy's "fit" of an entry: less is better (rules 3 to 5)."""
+        if self._policy == "best-fit":
+            return units
+        if loose:
+            return caps.loose_rank[path[0]]
+        if self._policy == "binpack" and len(path) <= len(self.levels):
+            return units  # a domain: binpack ranks only nodes
+        return caps.rank[path]
 
     # --- rules 3 and 4 ---------------------------------------------------------------------
 
@@ -276,7 +350,7 @@ class ReferenceEngine:
         table = caps.pods if ask.k == 1 else caps.units
         for d in range(nodes_depth, depth, -1):
             candidates = [
-                (caps.penalty.get(p, 0) if d == nodes_depth else 0, units, p)
+                (caps.penalty.get(p, 0) if d == nodes_depth else 0, self._rank(caps, p, units), p)
                 for p, units in table[d].items()
                 if p[: depth + 1] == path and units >= count
             ]
@@ -293,9 +367,15 @@ class ReferenceEngine:
         depth = len(path) - 1
         nodes_depth = len(self.levels)
         table = caps.pods if ask.k == 1 else caps.units
-        # (penalty, capacity, kind, key, path): kind 1 marks loose nodes, children of the root.
+        # (penalty, capacity, kind, key, rank): kind 1 marks loose nodes, children of the root.
         children = [
-            (caps.penalty.get(p, 0) if depth + 1 == nodes_depth else 0, units, 0, p, p)
+            (
+                caps.penalty.get(p, 0) if depth + 1 == nodes_depth else 0,
+                units,
+                0,
+                p,
+                self._rank(caps, p, units),
+            )
             for p, units in table[depth + 1].items()
             if p[: depth + 1] == path and units > 0
         ]
@@ -303,10 +383,11 @@ class ReferenceEngine:
             for name, fit in caps.loose.items():
                 units = fit // ask.k
                 if units > 0:
-                    node = self.nodes[name]
-                    children.append((self._penalty(node, ask.task), units, 1, (name,), (name,)))
+                    penalty = self._penalty(self.nodes[name], ask.task)
+                    rank = self._rank(caps, (name,), units, loose=True)
+                    children.append((penalty, units, 1, (name,), rank))
         remaining = count
-        chosen: list[tuple[int, int, int, Path, Path]] = []
+        chosen: list[tuple[int, int, int, Path, int]] = []
         by_size = sorted(children, key=lambda c: (c[0], -c[1], c[2], c[3]))
         for child in by_size:
             if child[1] >= remaining:
@@ -316,16 +397,16 @@ class ReferenceEngine:
         else:
             raise AssertionError("spread called with too little capacity")
         rest = [c for c in children if c not in chosen and c[1] >= remaining]
-        chosen.append(min(rest, key=lambda c: (c[0], c[1], c[2], c[3])))
+        chosen.append(min(rest, key=lambda c: (c[0], c[4], c[2], c[3])))
         left = count
-        for child in sorted(chosen, key=lambda c: (c[1], c[2], c[3])):
+        for child in sorted(chosen, key=lambda c: (c[4], c[2], c[3])):
             share = min(child[1], left)
             left -= share
             if child[2] == 1:  # a loose node
                 plain = ask.plain() if ask.k > 1 else ask
                 self._assign(child[3][0], plain, share * ask.k, out)
             else:
-                self._place_in(child[4], ask, share, caps, out)
+                self._place_in(child[3], ask, share, caps, out)
 
     # --- rules 5 and 6 ---------------------------------------------------------------------
 
@@ -359,7 +440,10 @@ class ReferenceEngine:
                         if depth == nodes_depth
                         else 0
                     )
-                    candidates.append((penalty, sum(units), path))
+                    rank = sum(
+                        self._rank(caps, path, u) for caps, u in zip(all_caps, units, strict=True)
+                    )
+                    candidates.append((penalty, rank, path))
             for _, _, path in sorted(candidates):
                 mark, placed = len(self._log), len(out)
                 if self._try_group_in(path, asks, out):
@@ -433,7 +517,10 @@ class ReferenceEngine:
                 self._place_group([self._ask(i, task, counts[i], mode)], mode, level, out)
         return out
 
-    def place(self, gang: CompiledGang) -> RawOutcome:
+    def place(self, gang: CompiledGang, policy: str = "best-fit") -> RawOutcome:
+        if policy not in POLICIES:
+            raise ValueError(f"policy: unknown policy {policy!r} (one of {', '.join(POLICIES)})")
+        self._policy = policy
         attempts = [("placed", [task.replicas for task in gang.tasks])]
         if any(task.min_available < task.replicas for task in gang.tasks):
             attempts.append(("minimal", [task.min_available for task in gang.tasks]))

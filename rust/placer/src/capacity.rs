@@ -6,7 +6,7 @@
 //! never grows going down the tree; the search relies on that to walk only fitting domains.
 //! Whole domains are skipped when their aggregates show that no node in them takes one pod.
 
-use crate::model::{Effect, TaskSpec, POD, UNLIMITED};
+use crate::model::{Effect, Policy, TaskSpec, POD, UNLIMITED};
 use crate::state::{ClusterState, Domain, Node};
 
 /// One task to place now: `count` units of `k` pods, each unit inside one depth-`s` domain.
@@ -20,6 +20,7 @@ pub(crate) struct Ask<'a> {
     pub(crate) k: u64,
     pub(crate) s: usize,
     pub(crate) loose_ok: bool,
+    pub(crate) policy: Policy,
 }
 
 impl Ask<'_> {
@@ -49,6 +50,64 @@ pub(crate) struct Capacities {
     pub(crate) fit: Vec<u64>,
     pub(crate) penalty: Vec<u8>,
     pub(crate) loose: Vec<(usize, u64)>,
+    /// Policy ranks (less is better) of domains and nodes, for `LeastFree` and `Binpack`.
+    pub(crate) domain_rank: Vec<i64>,
+    pub(crate) node_rank: Vec<i64>,
+}
+
+/// `sum over resources of 10^6 * free / allocatable`, skipping resources with no allocatable.
+fn free_share(sums: &[(i128, i128)]) -> i64 {
+    let total: i128 = sums
+        .iter()
+        .filter(|(_, a)| *a > 0)
+        .map(|(f, a)| 1_000_000 * f / a)
+        .sum();
+    i64::try_from(total).unwrap_or(i64::MAX)
+}
+
+/// Per requested resource, `(max(free, 0), allocatable)` of a schedulable node, zeros otherwise.
+fn node_sums(node: &Node, ask: &Ask<'_>) -> Vec<(i128, i128)> {
+    ask.requests
+        .iter()
+        .map(|&(r, _)| {
+            if node.schedulable() {
+                (
+                    i128::from(node.free(r).max(0)),
+                    i128::from(node.allocatable.get(r).copied().unwrap_or(0)),
+                )
+            } else {
+                (0, 0)
+            }
+        })
+        .collect()
+}
+
+/// Volcano's binpack score with every weight 1: the mean of `10^6 * (used + request) /
+/// allocatable` over the requested resources the node has. Higher is better.
+fn binpack_score(node: &Node, ask: &Ask<'_>) -> i64 {
+    let terms: Vec<i128> = ask
+        .requests
+        .iter()
+        .filter_map(|&(r, milli)| {
+            let allocatable = i128::from(node.allocatable.get(r).copied().unwrap_or(0));
+            let used = i128::from(node.used.get(r).copied().unwrap_or(0));
+            (allocatable > 0).then(|| 1_000_000 * (used + i128::from(milli)) / allocatable)
+        })
+        .collect();
+    let count = i128::try_from(terms.len()).unwrap_or(1);
+    if count == 0 {
+        return 0;
+    }
+    i64::try_from(terms.iter().sum::<i128>() / count).unwrap_or(i64::MAX)
+}
+
+/// The policy rank of a node: less is better.
+fn node_rank(node: &Node, ask: &Ask<'_>) -> i64 {
+    match ask.policy {
+        Policy::BestFit => 0,
+        Policy::LeastFree => free_share(&node_sums(node, ask)),
+        Policy::Binpack => -binpack_score(node, ask),
+    }
 }
 
 fn tolerated(task: &TaskSpec, taint: &crate::model::Taint) -> bool {
@@ -117,20 +176,26 @@ impl Capacities {
             fit: vec![0; state.nodes.len()],
             penalty: vec![0; state.nodes.len()],
             loose: Vec::new(),
+            domain_rank: vec![0; state.domains.len()],
+            node_rank: vec![0; state.nodes.len()],
         }
     }
 
     /// Capacities over the whole cluster; `prune` lets the aggregates skip hopeless domains.
     pub(crate) fn of_cluster(state: &ClusterState, ask: &Ask<'_>, prune: bool) -> Self {
         let mut caps = Self::empty(state);
+        // The least-free share of a domain counts every node in it, so nothing may be skipped.
+        let prune = prune && ask.policy != Policy::LeastFree;
+        let mut sums = vec![(0, 0); ask.requests.len()];
         for &root in &state.roots {
-            caps.visit(state, root, ask, prune);
+            caps.visit(state, root, ask, prune, &mut sums);
         }
         if ask.loose_ok {
             for &id in &state.loose {
                 let node = state.node(id);
                 caps.fit[id] = node_fit(node, ask);
                 caps.penalty[id] = node_penalty(node, ask.task);
+                caps.node_rank[id] = node_rank(node, ask);
                 caps.loose.push((id, caps.fit[id]));
             }
         }
@@ -140,7 +205,14 @@ impl Capacities {
     /// Capacities inside one domain only.
     pub(crate) fn of_domain(state: &ClusterState, domain: usize, ask: &Ask<'_>) -> Self {
         let mut caps = Self::empty(state);
-        caps.visit(state, domain, ask, true);
+        let mut sums = vec![(0, 0); ask.requests.len()];
+        caps.visit(
+            state,
+            domain,
+            ask,
+            ask.policy != Policy::LeastFree,
+            &mut sums,
+        );
         caps
     }
 
@@ -149,16 +221,27 @@ impl Capacities {
         let mut caps = Self::empty(state);
         caps.fit[node] = node_fit(state.node(node), ask);
         caps.penalty[node] = node_penalty(state.node(node), ask.task);
+        caps.node_rank[node] = node_rank(state.node(node), ask);
         caps
     }
 
-    fn visit(&mut self, state: &ClusterState, id: usize, ask: &Ask<'_>, prune: bool) -> (u64, u64) {
+    /// Fills the capacities of domain `id` and below; adds its least-free sums to `parent_sums`.
+    fn visit(
+        &mut self,
+        state: &ClusterState,
+        id: usize,
+        ask: &Ask<'_>,
+        prune: bool,
+        parent_sums: &mut [(i128, i128)],
+    ) -> (u64, u64) {
         let domain = &state.domains[id];
         if domain.node_count == 0 || (prune && pruned(domain, ask)) {
             self.pods[id] = 0;
             self.units[id] = 0;
             return (0, 0);
         }
+        let least_free = ask.policy == Policy::LeastFree;
+        let mut sums = vec![(0, 0); if least_free { ask.requests.len() } else { 0 }];
         let (mut pods, mut units) = (0u64, 0u64);
         if domain.children.is_empty() {
             for &n in &domain.nodes {
@@ -168,12 +251,29 @@ impl Capacities {
                 self.penalty[n] = node_penalty(node, ask.task);
                 pods += fit;
                 units += fit / ask.k;
+                if least_free {
+                    let own = node_sums(node, ask);
+                    self.node_rank[n] = free_share(&own);
+                    for (total, part) in sums.iter_mut().zip(own) {
+                        total.0 += part.0;
+                        total.1 += part.1;
+                    }
+                } else if ask.policy == Policy::Binpack {
+                    self.node_rank[n] = node_rank(node, ask);
+                }
             }
         } else {
             for &child in &domain.children {
-                let (p, u) = self.visit(state, child, ask, prune);
+                let (p, u) = self.visit(state, child, ask, prune, &mut sums);
                 pods += p;
                 units += u;
+            }
+        }
+        if least_free {
+            self.domain_rank[id] = free_share(&sums);
+            for (total, part) in parent_sums.iter_mut().zip(sums) {
+                total.0 += part.0;
+                total.1 += part.1;
             }
         }
         if domain.depth >= ask.s {

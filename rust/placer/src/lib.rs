@@ -12,8 +12,8 @@ pub mod state;
 mod testing;
 
 pub use model::{
-    Effect, FitReport, GangSpec, Mode, NodeSpec, Operator, Outcome, PlacerError, Status, Taint,
-    TaskSpec, Toleration, Topology,
+    Effect, FitReport, GangSpec, Mode, NodeSpec, Operator, Outcome, PlacerError, Policy, Status,
+    Taint, TaskSpec, Toleration, Topology,
 };
 pub use state::ClusterState;
 

@@ -202,6 +202,33 @@ pub struct GangSpec {
     pub tasks: Vec<TaskSpec>,
 }
 
+/// What "best fit" and "fullest" mean when the placer ranks domains and nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Policy {
+    /// The least capacity for this request (the default).
+    #[default]
+    BestFit,
+    /// The least free share of the requested resources.
+    LeastFree,
+    /// Volcano's binpack score for nodes (weighted utilisation after placing, weights 1);
+    /// domains rank as with `BestFit`.
+    Binpack,
+}
+
+impl Policy {
+    /// Parses the contract's spelling.
+    pub fn parse(text: &str) -> Result<Self, PlacerError> {
+        match text {
+            "best-fit" => Ok(Self::BestFit),
+            "least-free" => Ok(Self::LeastFree),
+            "binpack" => Ok(Self::Binpack),
+            other => Err(PlacerError(format!(
+                "policy: unknown policy {other:?} (one of best-fit, least-free, binpack)"
+            ))),
+        }
+    }
+}
+
 /// How a gang ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {

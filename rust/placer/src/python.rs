@@ -12,8 +12,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 
 use crate::model::{
-    Effect, GangSpec, Mode, NodeSpec, Operator, Outcome, PlacedPods, PlacerError, Taint, TaskSpec,
-    Toleration, Topology, Usage,
+    Effect, GangSpec, Mode, NodeSpec, Operator, Outcome, PlacedPods, PlacerError, Policy, Taint,
+    TaskSpec, Toleration, Topology, Usage,
 };
 use crate::quantity::{self, QuantityError};
 use crate::state::ClusterState;
@@ -286,9 +286,18 @@ impl Engine {
         })
     }
 
-    fn place(&self, py: Python<'_>, gang: &Bound<'_, PyAny>) -> PyResult<OutcomeTuple> {
+    #[pyo3(signature = (gang, policy = "best-fit"))]
+    fn place(
+        &self,
+        py: Python<'_>,
+        gang: &Bound<'_, PyAny>,
+        policy: &str,
+    ) -> PyResult<OutcomeTuple> {
         let spec = gang_spec(gang)?;
-        self.with_state(py, "Cluster.place", |s| Ok(outcome_tuple(s.place(&spec))))
+        let policy = Policy::parse(policy).map_err(placer_error)?;
+        self.with_state(py, "Cluster.place", |s| {
+            Ok(outcome_tuple(s.place_with(&spec, policy)))
+        })
     }
 
     fn assume(&self, py: Python<'_>, placed: Items<'_>) -> PyResult<()> {

@@ -9,7 +9,7 @@
 use std::cmp::{Ordering, Reverse};
 
 use crate::capacity::{Ask, Capacities};
-use crate::model::{FitReport, GangSpec, Mode, Outcome, Status, TaskSpec, Topology};
+use crate::model::{FitReport, GangSpec, Mode, Outcome, Policy, Status, TaskSpec, Topology};
 use crate::state::{ClusterState, NodePods};
 
 /// A place pods can go: a domain, a node in the tree, or a loose node (a child of the root).
@@ -32,6 +32,7 @@ type Placed = Vec<(usize, usize, u64)>;
 struct Search<'s> {
     state: &'s mut ClusterState,
     log: Vec<NodePods>,
+    policy: Policy,
 }
 
 impl Search<'_> {
@@ -54,6 +55,16 @@ impl Search<'_> {
             Entry::Domain(d) if ask.k == 1 => caps.pods[d],
             Entry::Domain(d) => caps.units[d],
             Entry::Node(n) | Entry::Loose(n) => caps.fit[n] / ask.k,
+        }
+    }
+
+    /// The policy's "fit" of an entry (rules 3 to 5): less is better.
+    fn rank(&self, entry: Entry, ask: &Ask<'_>, caps: &Capacities) -> i64 {
+        let units = || i64::try_from(self.units(entry, ask, caps)).unwrap_or(i64::MAX);
+        match (self.policy, entry) {
+            (Policy::BestFit, _) | (Policy::Binpack, Entry::Domain(_)) => units(),
+            (Policy::LeastFree, Entry::Domain(d)) => caps.domain_rank[d],
+            (_, Entry::Node(n) | Entry::Loose(n)) => caps.node_rank[n],
         }
     }
 
@@ -177,8 +188,8 @@ impl Search<'_> {
             .iter()
             .copied()
             .min_by(|&a, &b| {
-                (Self::penalty(a, caps), self.units(a, &ask, caps))
-                    .cmp(&(Self::penalty(b, caps), self.units(b, &ask, caps)))
+                (Self::penalty(a, caps), self.rank(a, &ask, caps))
+                    .cmp(&(Self::penalty(b, caps), self.rank(b, &ask, caps)))
                     .then_with(|| self.cmp_path(a, b))
             })
             .expect("a non-empty layer");
@@ -198,11 +209,19 @@ impl Search<'_> {
         caps: &Capacities,
         out: &mut Placed,
     ) {
-        let kids: Vec<(Entry, u64, u8)> = self
+        // (entry, capacity, penalty, policy rank)
+        let kids: Vec<(Entry, u64, u8, i64)> = self
             .children(entry, ask, caps)
             .into_iter()
-            .map(|e| (e, self.units(e, ask, caps), Self::penalty(e, caps)))
-            .filter(|&(_, units, _)| units > 0)
+            .map(|e| {
+                (
+                    e,
+                    self.units(e, ask, caps),
+                    Self::penalty(e, caps),
+                    self.rank(e, ask, caps),
+                )
+            })
+            .filter(|&(_, units, _, _)| units > 0)
             .collect();
         let mut by_size = kids.clone();
         by_size.sort_by(|a, b| {
@@ -211,7 +230,7 @@ impl Search<'_> {
                 .then_with(|| self.cmp_path(a.0, b.0))
         });
         let mut remaining = count;
-        let mut chosen: Vec<(Entry, u64, u8)> = Vec::new();
+        let mut chosen: Vec<(Entry, u64, u8, i64)> = Vec::new();
         let mut enough = false;
         for &kid in &by_size {
             if kid.1 >= remaining {
@@ -226,20 +245,20 @@ impl Search<'_> {
             .iter()
             .filter(|k| k.1 >= remaining && !chosen.iter().any(|c| c.0 == k.0))
             .min_by(|a, b| {
-                (a.2, a.1, Self::kind(a.0))
-                    .cmp(&(b.2, b.1, Self::kind(b.0)))
+                (a.2, a.3, Self::kind(a.0))
+                    .cmp(&(b.2, b.3, Self::kind(b.0)))
                     .then_with(|| self.cmp_path(a.0, b.0))
             })
             .copied()
             .expect("a child that holds the remainder");
         chosen.push(last);
         chosen.sort_by(|a, b| {
-            (a.1, Self::kind(a.0))
-                .cmp(&(b.1, Self::kind(b.0)))
+            (a.3, Self::kind(a.0))
+                .cmp(&(b.3, Self::kind(b.0)))
                 .then_with(|| self.cmp_path(a.0, b.0))
         });
         let mut left = count;
-        for (kid, units, _) in chosen {
+        for (kid, units, _, _) in chosen {
             let share = units.min(left);
             left -= share;
             if share > 0 {
@@ -265,6 +284,7 @@ impl Search<'_> {
                 k,
                 s,
                 loose_ok: false,
+                policy: self.policy,
             },
             None => Ask {
                 index,
@@ -274,6 +294,7 @@ impl Search<'_> {
                 k: 1,
                 s: self.nodes_depth(),
                 loose_ok: mode == Mode::Unconstrained,
+                policy: self.policy,
             },
         }
     }
@@ -321,7 +342,7 @@ impl Search<'_> {
             layer = next;
         }
         for depth in (shallowest..layers.len()).rev() {
-            let candidates: Vec<(u8, u64, Entry)> = layers[depth]
+            let candidates: Vec<(u8, i64, Entry)> = layers[depth]
                 .iter()
                 .map(|&e| {
                     let penalty = all_caps
@@ -329,12 +350,12 @@ impl Search<'_> {
                         .map(|c| Self::penalty(e, c))
                         .max()
                         .unwrap_or(0);
-                    let units = asks
+                    let rank = asks
                         .iter()
                         .zip(&all_caps)
-                        .map(|(a, c)| self.units(e, a, c))
+                        .map(|(a, c)| self.rank(e, a, c))
                         .sum();
-                    (penalty, units, e)
+                    (penalty, rank, e)
                 })
                 .collect();
             // The best candidate almost always takes the group (a single task always fits where
@@ -343,11 +364,11 @@ impl Search<'_> {
                 Entry::Domain(d) => self.state.domain_rank[d],
                 Entry::Node(n) | Entry::Loose(n) => self.state.node_rank[n],
             };
-            let mut candidates: Vec<(u8, u64, u32, Entry)> = candidates
+            let mut candidates: Vec<(u8, i64, u32, Entry)> = candidates
                 .into_iter()
                 .map(|(p, u, e)| (p, u, rank(e), e))
                 .collect();
-            let order = |a: &(u8, u64, u32, Entry), b: &(u8, u64, u32, Entry)| {
+            let order = |a: &(u8, i64, u32, Entry), b: &(u8, i64, u32, Entry)| {
                 (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2))
             };
             let Some(first) = candidates.iter().copied().min_by(order) else {
@@ -524,6 +545,11 @@ impl Search<'_> {
 impl ClusterState {
     /// Decides where `gang` goes. The state is unchanged afterwards.
     pub fn place(&mut self, gang: &GangSpec) -> Outcome {
+        self.place_with(gang, Policy::BestFit)
+    }
+
+    /// [`Self::place`] with a ranking policy.
+    pub fn place_with(&mut self, gang: &GangSpec, policy: Policy) -> Outcome {
         let requests: Vec<Vec<(usize, i64)>> = gang
             .tasks
             .iter()
@@ -551,6 +577,7 @@ impl ClusterState {
         let mut search = Search {
             state: self,
             log: Vec::new(),
+            policy,
         };
         let mut failure = Unschedulable {
             reason: "no attempt".into(),

@@ -9,41 +9,40 @@ from hypothesis import strategies as st
 from placer_strategies import clusters, gangs
 
 from crdkit.placer import Cluster, ReferenceCluster
+from crdkit.placer.reference import POLICIES
+
+Scenario = tuple[dict[str, Any], list[dict[str, Any]], Any]
 
 
 @st.composite
-def scenarios(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def scenarios(draw: st.DrawFn) -> Scenario:
     cluster = draw(clusters())
     batch = [draw(gangs(cluster["levels"], f"g{i}")) for i in range(draw(st.integers(1, 3)))]
-    return cluster, batch
+    return cluster, batch, draw(st.sampled_from(POLICIES))
 
 
 @settings(max_examples=60)
 @given(scenarios())
-def test_rust_and_reference_agree_on_every_gang(
-    scenario: tuple[dict[str, Any], list[dict[str, Any]]],
-) -> None:
-    cluster, batch = scenario
+def test_rust_and_reference_agree_on_every_gang(scenario: Scenario) -> None:
+    cluster, batch, policy = scenario
     rust = Cluster.from_snapshot(cluster)
     reference = ReferenceCluster.from_snapshot(cluster)
     for gang in batch:
-        assert rust.place(gang).to_dict() == reference.place(gang).to_dict()
-    assert [p.to_dict() for p in rust.place_all(batch)] == [
-        p.to_dict() for p in reference.place_all(batch)
+        assert rust.place(gang, policy).to_dict() == reference.place(gang, policy).to_dict()
+    assert [p.to_dict() for p in rust.place_all(batch, policy)] == [
+        p.to_dict() for p in reference.place_all(batch, policy)
     ]
     assert rust.used() == reference.used()
 
 
 @settings(max_examples=30)
 @given(scenarios())
-def test_rust_and_reference_agree_after_assumes_and_node_changes(
-    scenario: tuple[dict[str, Any], list[dict[str, Any]]],
-) -> None:
-    cluster, batch = scenario
+def test_rust_and_reference_agree_after_assumes_and_node_changes(scenario: Scenario) -> None:
+    cluster, batch, policy = scenario
     rust = Cluster.from_snapshot(cluster)
     reference = ReferenceCluster.from_snapshot(cluster)
     for gang in batch:
-        ours, theirs = rust.place(gang), reference.place(gang)
+        ours, theirs = rust.place(gang, policy), reference.place(gang, policy)
         assert ours.to_dict() == theirs.to_dict()
         rust.assume(ours)
         reference.assume(theirs)
@@ -54,4 +53,4 @@ def test_rust_and_reference_agree_after_assumes_and_node_changes(
         c.remove_node(first["name"])
         c.add_node({**first, "unschedulable": True})
     for gang in batch:
-        assert rust.place(gang).to_dict() == reference.place(gang).to_dict()
+        assert rust.place(gang, policy).to_dict() == reference.place(gang, policy).to_dict()

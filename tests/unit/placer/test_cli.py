@@ -84,3 +84,12 @@ def test_bad_input_exits_2_with_one_line(files: Path, args: list[str], message: 
     assert result.stdout == ""
     assert len(result.stderr.splitlines()) == 1
     assert message in result.stderr
+
+
+def test_policy_option_is_passed_through(files: Path) -> None:
+    args = ["--cluster", str(files / "cluster.json"), "--gang", str(files / "gang.yaml")]
+    for policy in ("best-fit", "least-free", "binpack"):
+        result = run(*args, "--policy", policy)
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["status"] == "placed"
+    assert run(*args, "--policy", "nope").exit_code == 2

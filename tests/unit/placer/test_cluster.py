@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from crdkit import _placer
-from crdkit.placer import Cluster, ReferenceCluster
+from crdkit.placer import Cluster, Policy, ReferenceCluster
 
 LEVELS = ["example.com/block", "example.com/rack"]
 
@@ -272,9 +272,9 @@ async def test_place_async_runs_off_the_event_loop_thread() -> None:
     seen: list[int] = []
     original = cluster._place_compiled
 
-    def spy(compiled: Any) -> Any:
+    def spy(compiled: Any, policy: Any) -> Any:
         seen.append(threading.get_ident())
-        return original(compiled)
+        return original(compiled, policy)
 
     cluster._place_compiled = spy  # type: ignore[method-assign]
     placements = await asyncio.gather(*(cluster.place_async(gang(task("w", 2))) for _ in range(4)))
@@ -309,3 +309,30 @@ def test_calls_from_several_threads_are_serialised() -> None:
     for thread in threads:
         thread.join()
     assert results == [expected] * 80
+
+
+@pytest.mark.parametrize(
+    ("policy", "chosen"),
+    [("best-fit", "x"), ("least-free", "y"), ("binpack", "y")],
+)
+def test_policies_rank_nodes_differently(
+    engine: type[Cluster], policy: Policy, chosen: str
+) -> None:
+    def cpu_node(name: str, gpus_used: int, cpus_used: int) -> dict[str, Any]:
+        return {
+            "name": name,
+            "labels": {"example.com/block": "b", "example.com/rack": "r"},
+            "allocatable": {"cpu": "96", "nvidia.com/gpu": 8},
+            "used": {"cpu": str(cpus_used), "nvidia.com/gpu": gpus_used},
+        }
+
+    # x holds the fewest such pods (2, GPU-bound); y has the smallest free share of GPU and CPU
+    # together (4/8 + 10/96) and the highest utilisation after placing.
+    cluster = engine(LEVELS, [cpu_node("x", 6, 6), cpu_node("y", 4, 86)])
+    one = gang({"name": "w", "replicas": 1, "requests": {"cpu": "1", "nvidia.com/gpu": 1}})
+    assert nodes_of(cluster.place(one, policy)) == [("w", chosen, 1)]
+
+
+def test_unknown_policy_is_a_value_error(engine: type[Cluster]) -> None:
+    with pytest.raises(ValueError, match=r'^policy: unknown policy "tightest"'):
+        engine(LEVELS, RACKS).place(gang(task("w", 1)), "tightest")  # type: ignore[arg-type]
