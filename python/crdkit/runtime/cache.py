@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from crdkit.client.codec import ListPage
 from crdkit.client.errors import NotFound
-from crdkit.client.objects import labels_of, name_of, namespace_of
+from crdkit.client.objects import labels_of, name_of, namespace_of, object_key
 from crdkit.client.selectors import FieldSelector, LabelSelector
 from crdkit.runtime.store import NAMESPACE_INDEX, index_field
 
@@ -134,7 +134,8 @@ def _filter_field(
             f"field_selector: {path!r} is not indexed in the cache of {informer.description};"
             f" call index_field(..., {path!r}, ...) first"
         )
-    matching = {id(obj) for obj in informer.store.by_index(index, value)}
+    # By key, not identity: a compact store decodes a fresh object on every read.
+    matching = set(informer.store.index_keys(index, value))
     if operator == "=":
-        return [obj for obj in objects if id(obj) in matching]
-    return [obj for obj in objects if id(obj) not in matching]
+        return [obj for obj in objects if object_key(obj) in matching]
+    return [obj for obj in objects if object_key(obj) not in matching]
