@@ -8,6 +8,19 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from crdkit.client import (
+    AlreadyExists,
+    ApiError,
+    Client,
+    ClientConfig,
+    Conflict,
+    Gone,
+    GroupVersionKind,
+    Invalid,
+    KubernetesError,
+    NotFound,
+    PatchType,
+)
 from crdkit.resources import ApiModel, CustomResource, KubernetesObject, ObjectMeta, resource_info
 from crdkit.runtime import (
     Condition,
@@ -18,6 +31,10 @@ from crdkit.runtime import (
     Result,
     TerminalError,
 )
+from crdkit.runtime.cache import CacheReader
+from crdkit.runtime.factory import SharedInformerFactory
+from crdkit.runtime.informer import Informer
+from crdkit.runtime.store import Store
 
 try:
     __version__ = version("crdkit")
@@ -25,16 +42,31 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0.0.0"
 
 __all__ = [
+    "AlreadyExists",
+    "ApiError",
     "ApiModel",
+    "CacheReader",
+    "Client",
+    "ClientConfig",
     "Condition",
+    "Conflict",
     "Context",
     "CustomResource",
+    "Gone",
+    "GroupVersionKind",
+    "Informer",
+    "Invalid",
+    "KubernetesError",
     "KubernetesObject",
     "Manager",
+    "NotFound",
     "ObjectMeta",
+    "PatchType",
     "Reconciler",
     "Request",
     "Result",
+    "SharedInformerFactory",
+    "Store",
     "TerminalError",
     "__version__",
     "resource_info",
