@@ -10,7 +10,7 @@ import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from crdkit.resources import ApiModel, Time
 
@@ -34,23 +34,15 @@ _REASON = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
 
 
 class Condition(ApiModel):
-    """One ``metav1.Condition``; use it as ``conditions: list[Condition]`` in a status model."""
+    """One aspect of the object's current state, as a metav1.Condition."""
 
     type: str = Field(min_length=1, max_length=316)
     status: ConditionStatus
-    reason: str = Field(min_length=1, max_length=1024)
+    # CamelCase letters, digits, '_', ',' or ':'; the same rule as metav1.Condition's.
+    reason: str = Field(min_length=1, max_length=1024, pattern=_REASON.pattern)
     message: str = Field(default="", max_length=32768)
     observed_generation: int | None = Field(default=None, ge=0)
     last_transition_time: Time | None = None
-
-    @field_validator("reason")
-    @classmethod
-    def _check_reason(cls, value: str) -> str:
-        if not _REASON.match(value):
-            raise ValueError(
-                f"reason must be CamelCase letters, digits, '_', ',' or ':' (got {value!r})"
-            )
-        return value
 
 
 def find_condition(conditions: Sequence[Condition], type_: str) -> Condition | None:

@@ -13,7 +13,8 @@ from prometheus_client import CollectorRegistry
 from crdkit.client import Client
 from crdkit.runtime import Manager, Reconciler
 
-HELLO_CRD = Path(__file__).resolve().parents[3] / "examples" / "hello" / "crd.yaml"
+# Written by `crdkit gen-crd examples.hello.operator:Hello -o examples/hello`.
+HELLO_CRD = Path(__file__).resolve().parents[3] / "examples/hello/hello.example.com_hellos.yaml"
 
 
 async def eventually(

@@ -61,3 +61,10 @@ def test_run_rejects_bad_options_before_connecting() -> None:
     result = runner.invoke(main, ["run", "not-a-reference"])
     assert result.exit_code == 2
     assert "expected module:ReconcilerClass" in result.output
+
+
+def test_hello_crd_is_up_to_date() -> None:
+    result = CliRunner().invoke(
+        main, ["gen-crd", "--check", "examples/hello", "examples.hello.operator:Hello"]
+    )
+    assert result.exit_code == 0, result.output
