@@ -67,9 +67,9 @@ def load_crds(sources: Iterable[CrdSource]) -> list[dict[str, Any]]:
 
 def crd_is_established(crd: Mapping[str, Any]) -> bool:
     """Whether the apiserver reports the CRD Established (and its names accepted)."""
-    conditions = {
-        c.get("type"): c.get("status") for c in crd.get("status", {}).get("conditions", [])
-    }
+    # A CRD just created may carry no status yet, or ``conditions: null``.
+    status = crd.get("status") or {}
+    conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
     return conditions.get("Established") == "True" and conditions.get("NamesAccepted") == "True"
 
 

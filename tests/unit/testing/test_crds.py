@@ -58,6 +58,9 @@ def test_an_object_of_another_kind_is_refused() -> None:
 
 def test_established_needs_both_conditions() -> None:
     crd = _crd()
+    assert not crd_is_established(crd)
+    crd["status"] = {"conditions": None}
+    assert not crd_is_established(crd)
     crd["status"] = {"conditions": [{"type": "Established", "status": "True"}]}
     assert not crd_is_established(crd)
     crd["status"]["conditions"].append({"type": "NamesAccepted", "status": "True"})
