@@ -251,7 +251,7 @@ class ControlPlane:
     async def _serving(self, group: str, version: str, plural: str) -> bool:
         discovery = await self._api("GET", f"/apis/{group}/{version}")
         if discovery.status != 200 or not any(
-            r.get("name") == plural for r in discovery.body.get("resources", [])
+            r.get("name") == plural for r in (discovery.body or {}).get("resources") or []
         ):
             return False
         listed = await self._api("GET", f"/apis/{group}/{version}/{plural}?limit=1")
@@ -418,7 +418,8 @@ class ControlPlane:
         response = await asyncio.to_thread(
             _http.request, "GET", f"{self.etcd_url}/health", timeout=2.0
         )
-        return response.status == 200 and response.body.get("health") == "true", response.text
+        healthy = response.status == 200 and (response.body or {}).get("health") == "true"
+        return healthy, response.text
 
     async def _apiserver_ready(self) -> tuple[bool, str]:
         response = await self._api("GET", "/readyz", request_timeout=5.0)
