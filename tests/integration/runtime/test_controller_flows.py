@@ -4,6 +4,7 @@ events, and retries after errors."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from _runtime_support import HELLO_CRD, eventually, running, test_manager
@@ -12,7 +13,7 @@ from examples.hello.operator import Hello, HelloSpec, HelloStatus
 from crdkit import Context, Reconciler, Result, TerminalError
 from crdkit.client import Client, Conflict, NotFound
 from crdkit.resources import ConfigMap, Event, ObjectMeta
-from crdkit.runtime import EventRecorder, Request, update_status
+from crdkit.runtime import EventRecorder, GenerationChanged, Request, update_status
 from crdkit.testing import ControlPlane
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -202,3 +203,49 @@ async def test_event_recorder_aggregates_repeats(crdkit_client: Client, namespac
     assert by_reason["Fixed"].series is None
     with pytest.raises(ValueError, match="type_"):
         await recorder.event(subject, "Odd", "X")  # type: ignore[arg-type]
+
+
+def hellos_named_by_label(obj: Any) -> list[Request]:
+    """A mapped watch: a ConfigMap labelled ``hello=<name>`` concerns that Hello."""
+    name = obj.metadata.labels.get("hello")
+    return [Request(obj.metadata.namespace, name)] if name else []
+
+
+class WatchingReconciler(Reconciler[Hello]):
+    name = "watching"
+    watches = ((ConfigMap, hellos_named_by_label),)
+    predicates = GenerationChanged()
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def reconcile(self, ctx: Context, obj: Hello) -> None:
+        self.calls.append(obj.metadata.name or "")
+
+
+async def test_mapped_watch_and_predicates(
+    control_plane: ControlPlane, crdkit_client: Client, namespace: str
+) -> None:
+    await control_plane.install_crds([HELLO_CRD])
+    reconciler = WatchingReconciler()
+    async with running(test_manager(crdkit_client, namespace), reconciler):
+        await crdkit_client.create(hello(namespace, "w"))
+        await eventually(lambda: _called(reconciler, 1), what="reconciled on create")
+        # A metadata-only change does not pass GenerationChanged: no reconcile.
+        await crdkit_client.patch(
+            Hello, "w", {"metadata": {"labels": {"x": "y"}}}, namespace=namespace
+        )
+        await asyncio.sleep(1)
+        assert reconciler.calls == ["w"]
+        # A ConfigMap that maps to the Hello reconciles it.
+        await crdkit_client.create(
+            ConfigMap(metadata=ObjectMeta(name="c", namespace=namespace, labels={"hello": "w"}))
+        )
+        await eventually(lambda: _called(reconciler, 2), what="reconciled by the mapped watch")
+        # A spec change passes the predicate.
+        await crdkit_client.patch(Hello, "w", {"spec": {"target": "y"}}, namespace=namespace)
+        await eventually(lambda: _called(reconciler, 3), what="reconciled on spec change")
+
+
+async def _called(reconciler: WatchingReconciler, times: int) -> bool:
+    return len(reconciler.calls) >= times
