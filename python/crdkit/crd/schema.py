@@ -141,7 +141,7 @@ class _Converter:
             return self.convert(_merge_siblings(non_null[0], node), path, stack)
         if node.pop("x-kubernetes-int-or-string", False) or _is_int_or_string(non_null):
             out = {"x-kubernetes-int-or-string": True}
-            out.update(self._values(node, path, "int-or-string"))
+            out.update(self._values(node, path))
             return out
         resolved = [self._resolve(b, stack)[0] for b in non_null]
         if all(r.get("type") == "object" and "properties" in r for r in resolved):
@@ -172,7 +172,7 @@ class _Converter:
                 raise self.error(path, f"union variant {name} has its own CEL rules; not supported")
             variants.append((name, converted))
         out = merge_variants(variants, tag, lambda where, why: self.error(path + where, why))
-        out.update(self._values(siblings, path, "object"))
+        out.update(self._values(siblings, path))
         out["x-kubernetes-validations"] = [
             *siblings.get("x-kubernetes-validations", []),
             *out["x-kubernetes-validations"],
@@ -196,12 +196,12 @@ class _Converter:
             elif node.get("x-kubernetes-int-or-string"):
                 return {
                     "x-kubernetes-int-or-string": True,
-                    **self._values(node, path, "int-or-string"),
+                    **self._values(node, path),
                 }
             else:  # Any: any JSON value, kept
                 return {
                     "x-kubernetes-preserve-unknown-fields": True,
-                    **self._values(node, path, "any"),
+                    **self._values(node, path),
                 }
         if kind == "null":
             raise self.error(path, "a field that can only be null has no structural form")
@@ -212,7 +212,7 @@ class _Converter:
             out.update(self._array(node, path, stack))
         elif kind not in _SCALARS:
             raise self.error(path, f"unknown type {kind!r}")
-        out.update(self._values(node, path, kind))
+        out.update(self._values(node, path))
         for key, value in node.items():
             if key.startswith("x-kubernetes-") and key not in out:
                 out[key] = value
@@ -280,7 +280,8 @@ class _Converter:
             out["x-kubernetes-list-type"] = "set"
         return out
 
-    def _values(self, node: Schema, path: str, kind: str) -> Schema:
+    def _values(self, node: Schema, path: str) -> Schema:
+        """The value checks and documentation of a node, in OpenAPI 3.0 form."""
         out: Schema = {}
         for key in _VALUE_KEYWORDS:
             if key not in node:
@@ -292,8 +293,9 @@ class _Converter:
                 if value == "duration" and not node.get(DURATION_KEY):
                     raise self.error(
                         path,
-                        "a plain timedelta is written as ISO 8601, which the apiserver's "
-                        "duration format refuses; annotate it as crdkit.crd.Duration",
+                        "a timedelta of a plain pydantic model is written as ISO 8601, which "
+                        "the apiserver's duration format refuses; derive the model from "
+                        "ApiModel or annotate the field as crdkit.crd.Duration",
                     )
                 if value in _DROPPED_FORMATS or value not in KNOWN_FORMATS:
                     continue

@@ -22,10 +22,12 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from crdkit.resources.durations import duration_core_schema, is_duration_core_schema
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from pydantic import GetJsonSchemaHandler
+    from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
     from pydantic.json_schema import JsonSchemaValue
     from pydantic_core import CoreSchema
 
@@ -46,6 +48,41 @@ class TypeRule(Protocol):
     def rule(self) -> str: ...
 
     def to_schema(self) -> dict[str, Any]: ...
+
+
+def _use_kubernetes_wire_forms(schema: Any, owner: type) -> None:
+    """Give the plain datetimes and timedeltas of an ApiModel their Kubernetes form, in place.
+
+    The apiserver's ``date-time`` format refuses a time without an offset, and its
+    ``duration`` format refuses ISO 8601: so a ``datetime`` must be timezone-aware and a
+    ``timedelta`` is a Go duration (``Duration``). Fields of plain pydantic models nested
+    inside are left as pydantic makes them.
+    """
+    if isinstance(schema, list):
+        for item in schema:
+            _use_kubernetes_wire_forms(item, owner)
+        return
+    if not isinstance(schema, dict):
+        return
+    kind = schema.get("type")
+    if kind == "model" and not _is_api_model(schema.get("cls"), owner):
+        return
+    if kind == "datetime":
+        schema.setdefault("tz_constraint", "aware")
+        return
+    if kind == "timedelta":
+        inner = dict(schema)
+        schema.clear()
+        schema.update(duration_core_schema(inner))
+        return
+    if is_duration_core_schema(schema):
+        return
+    for value in schema.values():
+        _use_kubernetes_wire_forms(value, owner)
+
+
+def _is_api_model(cls: Any, owner: type) -> bool:
+    return cls is owner or (isinstance(cls, type) and issubclass(cls, ApiModel))
 
 
 class ApiModel(BaseModel):
@@ -84,6 +121,12 @@ class ApiModel(BaseModel):
 
         # Set before pydantic collects validators (that happens after __init_subclass__).
         cls._crd_type_rules = model_validator(mode="after")(_check_type_rules)  # type: ignore[attr-defined]
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        schema = handler(source)
+        _use_kubernetes_wire_forms(schema, cls)
+        return schema
 
     @classmethod
     def __get_pydantic_json_schema__(

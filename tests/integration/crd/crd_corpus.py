@@ -9,7 +9,7 @@ Python ``check=`` predicates mirror the CEL rules, so pydantic rejects what CEL 
 from __future__ import annotations
 
 import enum
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
@@ -443,7 +443,7 @@ class TimesSpec(ApiModel):
     start: datetime
     day: date | None = None
     timeout: Duration
-    grace: Duration | None = None
+    grace: timedelta | None = None  # ApiModel writes a plain timedelta as a Go duration
 
 
 class Schedule(CustomResource, group=GROUP, version="v1"):

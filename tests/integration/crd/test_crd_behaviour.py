@@ -4,6 +4,7 @@ versions, deprecation warnings, selectable fields, the scale subresource, printe
 from __future__ import annotations
 
 import uuid
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -16,7 +17,9 @@ from crd_corpus import (
     Model,
     ModelV1,
     Ratchet,
+    Schedule,
 )
+from pydantic import ValidationError
 
 from crdkit.resources import CustomResource, ObjectMeta, resource_info
 
@@ -125,3 +128,28 @@ def test_selectable_field_scale_and_columns(api: BlockingApi) -> None:
     finally:
         for name in names:
             api.request("DELETE", info.path(name=name))
+
+
+def test_times_with_an_offset_are_stored_and_read_back(api: BlockingApi) -> None:
+    ns = api.new_namespace()
+    start = datetime(2024, 5, 1, 12, 0, 0, 5, tzinfo=timezone(timedelta(hours=2)))
+    spec = {"start": start, "timeout": timedelta(minutes=90), "day": date(2024, 5, 1)}
+    stored = create(api, Schedule.model_validate({"spec": spec}), ns)
+    assert stored["spec"]["timeout"] == "1h30m0s"
+    assert Schedule.model_validate(stored).spec.start == start
+
+
+def test_times_without_an_offset_are_refused_by_both(api: BlockingApi) -> None:
+    ns = api.new_namespace()
+    info = resource_info(Schedule)
+    raw = {
+        "apiVersion": info.api_version,
+        "kind": info.kind,
+        "metadata": {"name": "naive"},
+        "spec": {"start": "2024-05-01T12:00:00", "timeout": "1h"},
+    }
+    with pytest.raises(ValidationError, match="timezone info"):
+        Schedule.model_validate(raw)
+    status, body = api.request("POST", info.path(namespace=ns), raw)
+    assert status == 422, body
+    assert "spec.start" in body["message"]

@@ -171,9 +171,14 @@ def test_time_types() -> None:
     assert field_schema(Duration) == {"type": "string", "format": "duration"}
 
 
-def test_plain_timedelta_is_refused_with_a_hint() -> None:
-    with pytest.raises(SchemaError, match=r"crdkit\.crd\.Duration"):
-        field_schema(timedelta)
+def test_api_model_timedelta_is_a_duration_and_plain_model_timedelta_an_error() -> None:
+    assert field_schema(timedelta) == {"type": "string", "format": "duration"}
+
+    class Plain(BaseModel):
+        wait: timedelta
+
+    with pytest.raises(SchemaError, match=r"field \.wait: .*crdkit\.crd\.Duration"):
+        structural_schema(Plain)
 
 
 def test_int_or_string() -> None:

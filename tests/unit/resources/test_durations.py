@@ -4,7 +4,7 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from crdkit.crd import Duration, IntOrString
-from crdkit.crd.types import format_duration, parse_duration
+from crdkit.resources.durations import format_duration, parse_duration
 
 
 @pytest.mark.parametrize(
