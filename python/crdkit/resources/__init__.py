@@ -39,6 +39,7 @@ from crdkit.resources.core import (
     Toleration,
 )
 from crdkit.resources.custom import CustomResource
+from crdkit.resources.durations import Duration, IntOrString
 from crdkit.resources.events import Event, EventSeries
 from crdkit.resources.info import ResourceInfo, resource_info
 from crdkit.resources.lists import ObjectList
@@ -62,8 +63,10 @@ __all__ = [
     "Container",
     "CustomResource",
     "CustomResourceOptions",
+    "Duration",
     "Event",
     "EventSeries",
+    "IntOrString",
     "KubernetesObject",
     "Lease",
     "LeaseSpec",
