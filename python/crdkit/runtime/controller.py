@@ -295,6 +295,9 @@ class Controller(Generic[T]):
             # Gone from the cache: nothing to reconcile (owners and finalizers clean up).
             self.queue.forget(request)
             return "success"
+        # A private copy: the reconciler may change it freely without corrupting the cache that
+        # other controllers (and the informer's update diffs) read.
+        obj = obj.model_copy(deep=True)
         ctx = Context(
             client=self.client,
             request=request,
