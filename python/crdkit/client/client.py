@@ -336,13 +336,36 @@ class Client:
         field_selector: str | None = None,
         page_size: int = DEFAULT_PAGE_SIZE,
     ) -> AsyncIterator[ListPage[T]]:
-        """The pages of one consistent list, as they arrive; the last has no continue token.
+        """The decoded pages of one consistent list; the last has no continue token.
 
-        Consumers that store page by page (informers) never hold the whole list as objects.
-        The next page is requested as soon as this page's continue token is read (a cheap
-        scan that builds no items), so the apiserver prepares it while this one is decoded.
+        Consumers that store page by page never hold the whole list as objects.
         ``ContinueExpired`` (a ``Gone``) means a later page's token outlived etcd's history:
         start over.
+        """
+        async for body in self.list_raw_pages(
+            target,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            page_size=page_size,
+        ):
+            yield target.codec.decode_list(body)
+
+    async def list_raw_pages(
+        self,
+        target: ResolvedResource[Any],
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
+    ) -> AsyncIterator[bytes]:
+        """The response bodies of one consistent list, page by page, undecoded.
+
+        The next page is requested as soon as this page's continue token is read (a cheap
+        scan that builds no items), before this page is handed out: the apiserver prepares
+        page k+1 while the caller decodes page k. Informers decode the bodies themselves so
+        decoding and storing a page share one pause of the garbage collector.
         """
         if page_size < 0:
             raise ValueError(f"page_size must be >= 0 (0: no paging), got {page_size}")
@@ -373,9 +396,7 @@ class Client:
                 if upcoming is not None:
                     for _ in range(_SEND_TURNS):  # let the next request reach the wire
                         await asyncio.sleep(0)
-                page = target.codec.decode_list(body)
-                del body
-                yield page
+                yield body
             except BaseException:
                 if upcoming is not None:
                     upcoming.cancel()

@@ -24,7 +24,7 @@ import random
 import time
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
-from crdkit.client.codec import Codec, DictCodec, codec_for
+from crdkit.client.codec import Codec, DictCodec, codec_for, paused_gc
 from crdkit.client.discovery import GroupVersionKind
 from crdkit.client.errors import Gone, KubernetesError
 from crdkit.client.objects import object_key, resource_version_of
@@ -331,28 +331,20 @@ class Informer(Generic[T]):
         seen: set[str] = set()
         added = updated = 0
         version = ""
-        async for page in self.client.list_pages(
+        async for body in self.client.list_raw_pages(
             target,
             namespace=self.namespace,
             label_selector=self.label_selector,
             field_selector=self.field_selector,
             page_size=self.page_size,
         ):
-            for obj in page.items:
-                key = object_key(obj)
-                seen.add(key)
-                if key not in store:
-                    store.upsert(obj)
-                    self._emit_add(obj)
-                    added += 1
-                    continue
-                current = resource_version_of(obj)
-                if current is None or current != store.version_of(key):
-                    old = store.upsert(obj, return_old=wants_old)
-                    if old is not None:
-                        self._emit_update(old, obj)
-                    updated += 1
-            version = page.resource_version
+            # One collector pause for decoding and storing the page: its objects are freed
+            # (unless a handler holds them) before the collector could scan them.
+            with paused_gc():
+                version, stored, changed = self._store_page(target.codec, body, seen, wants_old)
+            del body
+            added += stored
+            updated += changed
         wants_gone = any(h.on_delete is not None for h in self._handlers)
         listed_before = store.keys()
         vanished = [key for key in listed_before if key not in seen]
@@ -372,6 +364,33 @@ class Informer(Generic[T]):
             updated,
             len(vanished),
         )
+
+    def _store_page(
+        self, codec: Codec[T], body: bytes, seen: set[str], wants_old: bool
+    ) -> tuple[str, int, int]:
+        """Decode one list page into the store; ``(resourceVersion, added, updated)``.
+
+        A function of its own so the page's objects die when it returns, inside the caller's
+        collector pause, unless a handler holds them.
+        """
+        store = self.store
+        page = codec.decode_list(body)
+        added = updated = 0
+        for obj in page.items:
+            key = object_key(obj)
+            seen.add(key)
+            if key not in store:
+                store.upsert(obj)
+                self._emit_add(obj)
+                added += 1
+                continue
+            current = resource_version_of(obj)
+            if current is None or current != store.version_of(key):
+                old = store.upsert(obj, return_old=wants_old)
+                if old is not None:
+                    self._emit_update(old, obj)
+                updated += 1
+        return page.resource_version, added, updated
 
     async def _watch(self, target: ResolvedResource[T]) -> None:
         server_timeout = random.randint(*self.watch_timeout)
