@@ -1,0 +1,332 @@
+"""The gang scheduler end to end on the real apiserver: the demo scenario, waiting jobs that are
+placed when capacity frees up, and an operator restart that neither loses nor double-places."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from examples.gang_scheduler.cluster_setup import create_simulated_cluster
+from examples.gang_scheduler.job_stream import (
+    JobShape,
+    TaskShape,
+    demo_stream,
+    manifest,
+)
+from examples.gang_scheduler.kubelet_sim import SimulatedKubelets
+from examples.gang_scheduler.models import Job
+from examples.gang_scheduler.operator import GangScheduler
+from examples.gang_scheduler.pods import JOB_NAME_LABEL
+from examples.gang_scheduler.run import running_operator
+from examples.gang_scheduler.simulated_cluster import (
+    GPU_RESOURCE,
+    SIMULATED_LABEL,
+    ClusterShape,
+    layout,
+    node_manifest,
+)
+from examples.gang_scheduler.topology import TopologyConfig
+
+from crdkit.client import Client, NotFound
+from crdkit.resources import Node, Pod
+from crdkit.testing import ControlPlane
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(240)]
+
+TOPOLOGY = TopologyConfig()
+LEAF, SPINE, ZONE = TOPOLOGY.tier_labels
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], within_s: float = 60.0) -> None:
+    deadline = time.monotonic() + within_s
+    while not await check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {within_s}s")
+        await asyncio.sleep(0.1)
+
+
+def _prefix() -> str:
+    return f"e{uuid.uuid4().hex[:7]}"
+
+
+async def _job(client: Client, name: str, namespace: str) -> Job:
+    return await client.get(Job, name, namespace=namespace)
+
+
+async def _pods(client: Client, namespace: str, job: str | None = None) -> list[Pod]:
+    selector = f"{JOB_NAME_LABEL}={job}" if job else JOB_NAME_LABEL
+    return (await client.list(Pod, namespace=namespace, label_selector=selector)).items
+
+
+async def _submit(client: Client, namespace: str, data: dict[str, Any]) -> None:
+    await client.create(dict(data, metadata=dict(data["metadata"], namespace=namespace)))
+
+
+def _gang(name: str, pods: int, tier: int | None = 1) -> dict[str, Any]:
+    return manifest(JobShape(name, (TaskShape("worker", pods),), tier=tier))
+
+
+async def _phase(client: Client, name: str, namespace: str) -> str | None:
+    try:
+        job = await _job(client, name, namespace)
+    except NotFound:
+        return None
+    return job.status.state.phase if job.status else None
+
+
+def _placed_nodes(scheduler: GangScheduler, key: str) -> Counter[tuple[str, str]]:
+    """(task, node) -> pod count, as the placer decided for job ``key``."""
+    decisions = [placement for job, placement in scheduler.decisions if job == key]
+    assert len(decisions) == 1, f"{key} was placed {len(decisions)} times"
+    counts: Counter[tuple[str, str]] = Counter()
+    for assignment in decisions[0].assignments:
+        counts[(assignment.task, assignment.node)] += assignment.count
+    return counts
+
+
+def _pod_nodes(pods: list[Pod]) -> Counter[tuple[str, str]]:
+    return Counter(
+        (pod.metadata.labels["volcano.sh/task-spec"], pod.spec.node_name or "") for pod in pods
+    )
+
+
+async def _gpus_per_node(client: Client, namespace: str) -> dict[str, int]:
+    held: dict[str, int] = defaultdict(int)
+    for pod in await _pods(client, namespace):
+        if pod.spec.node_name and (
+            pod.status is None or pod.status.phase not in ("Succeeded", "Failed")
+        ):
+            limits = pod.spec.containers[0].resources.limits
+            held[pod.spec.node_name] += int(limits.get(GPU_RESOURCE, "0"))
+    return held
+
+
+async def test_demo_scenario_every_job_lands_where_the_placer_said(
+    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+) -> None:
+    shape = ClusterShape(name_prefix=_prefix())
+    stream = demo_stream()
+    async with Client.from_control_plane(control_plane) as client:
+        await create_simulated_cluster(client, shape, TOPOLOGY)
+        nodes = {
+            node.metadata.name: node.metadata.labels
+            for node in (
+                await client.list(Node, label_selector=f"{SIMULATED_LABEL}={shape.name_prefix}")
+            ).items
+        }
+        run_for = {entry.name: entry.run_for_s for entry in stream}
+        async with (
+            running_operator(
+                client,
+                TOPOLOGY,
+                namespace=namespace,
+                node_selector=f"{SIMULATED_LABEL}={shape.name_prefix}",
+            ) as scheduler,
+            SimulatedKubelets(client, namespace, run_for),
+        ):
+            started = time.monotonic()
+            for entry in stream:
+                await asyncio.sleep(max(0.0, started + entry.submit_at_s - time.monotonic()))
+                await _submit(client, namespace, entry.manifest)
+
+            async def settled() -> bool:
+                for entry in stream:
+                    phase = await _phase(client, entry.name, namespace)
+                    if entry.name == "gpt-neox-20b":
+                        continue
+                    if phase != ("Completed" if entry.run_for_s is not None else "Running"):
+                        return False
+                return True
+
+            await eventually(settled, within_s=120)
+
+            for entry in stream:
+                job = await _job(client, entry.name, namespace)
+                assert job.status is not None
+                pods = await _pods(client, namespace, entry.name)
+                if entry.name == "gpt-neox-20b":
+                    # It can never fit: still Pending, with the placer's reason, and no pods.
+                    assert job.status.state.phase == "Pending"
+                    scheduled = next(c for c in job.status.conditions if c.type == "Scheduled")
+                    assert scheduled.status == "False"
+                    assert scheduled.reason == "Unschedulable"
+                    assert scheduled.message.startswith(f"required {LEAF}: the best leaf fits")
+                    assert pods == []
+                    continue
+                key = f"{namespace}/{entry.name}"
+                # Exactly where the placer's decision put them, one pod per replica.
+                assert _pod_nodes(pods) == _placed_nodes(scheduler, key)
+                assert len(pods) == sum(
+                    task["replicas"] for task in entry.manifest["spec"]["tasks"]
+                )
+                placement = job.status.placement
+                assert placement is not None
+                recorded = Counter((t.name, node) for t in placement.tasks for node in t.nodes)
+                assert recorded == _placed_nodes(scheduler, key)
+                network = entry.manifest["spec"].get("networkTopology")
+                if network and network["mode"] == "hard":
+                    label = TOPOLOGY.label_for_tier(network["highestTierAllowed"])
+                    domains = {nodes[pod.spec.node_name][label] for pod in pods}
+                    # A hard tier-1 job never spans two leaves (and so on up the tiers).
+                    assert len(domains) == 1, (entry.name, domains)
+                    assert placement.tier is not None
+                    assert placement.tier <= network["highestTierAllowed"]
+                for pod in pods:
+                    owner = pod.metadata.owner_references[0]
+                    assert (owner.kind, owner.name, owner.uid) == (
+                        "Job",
+                        entry.name,
+                        job.metadata.uid,
+                    )
+            headline = await _pods(client, namespace, "llama3-8b-finetune")
+            assert {
+                nodes[pod.spec.node_name]["feature.node.kubernetes.io/rdma.available"]
+                for pod in headline
+            } == {"true"}
+            # Never more GPUs bound to a node than it has.
+            assert max((await _gpus_per_node(client, namespace)).values()) <= shape.gpus_per_node
+
+
+async def test_a_job_that_does_not_fit_waits_and_is_placed_when_another_is_deleted(
+    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+) -> None:
+    shape = ClusterShape(
+        zones=1, spines_per_zone=1, leaves_per_spine=2, nodes_per_leaf=4, name_prefix=_prefix()
+    )
+    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
+    async with Client.from_control_plane(control_plane) as client:
+        await create_simulated_cluster(client, shape, TOPOLOGY)
+        async with running_operator(
+            client, TOPOLOGY, namespace=namespace, node_selector=selector
+        ) as scheduler:
+            await _submit(client, namespace, _gang("first", 4))
+            await _submit(client, namespace, _gang("second", 4))
+            for name in ("first", "second"):
+                await eventually(lambda name=name: _is(client, name, namespace, "Running"))
+            await _submit(client, namespace, _gang("third", 4))
+
+            async def waiting_with_reason() -> bool:
+                job = await _job(client, "third", namespace)
+                conditions = job.status.conditions if job.status else []
+                return any(c.type == "Scheduled" and c.status == "False" for c in conditions)
+
+            await eventually(waiting_with_reason)
+            third = await _job(client, "third", namespace)
+            assert third.status is not None
+            assert third.status.state.phase == "Pending"
+            assert third.status.conditions[0].message.startswith(
+                f"required {LEAF}: the best leaf fits 0 of 4"
+            )
+            assert await _pods(client, namespace, "third") == []
+            await asyncio.sleep(1.0)  # no polling: nothing changes while nothing frees up
+            assert await _pods(client, namespace, "third") == []
+
+            first_leaf = {pod.spec.node_name for pod in await _pods(client, namespace, "first")}
+            await client.delete(Job, "first", namespace=namespace)
+            # The finalizer deletes the pods, then the job goes; the freed leaf takes "third".
+            await eventually(lambda: _gone(client, "first", namespace))
+            await eventually(lambda: _is(client, "third", namespace, "Running"))
+            third_nodes = {pod.spec.node_name for pod in await _pods(client, namespace, "third")}
+            assert third_nodes == first_leaf
+            assert await _pods(client, namespace, "first") == []
+            assert _pod_nodes(await _pods(client, namespace, "third")) == _placed_nodes(
+                scheduler, f"{namespace}/third"
+            )
+
+
+async def test_a_waiting_job_is_placed_when_a_node_is_added(
+    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+) -> None:
+    shape = ClusterShape(
+        zones=1, spines_per_zone=1, leaves_per_spine=1, nodes_per_leaf=2, name_prefix=_prefix()
+    )
+    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
+    async with Client.from_control_plane(control_plane) as client:
+        await create_simulated_cluster(client, shape, TOPOLOGY)
+        async with running_operator(client, TOPOLOGY, namespace=namespace, node_selector=selector):
+            await _submit(client, namespace, _gang("wide", 3))
+
+            async def unschedulable() -> bool:
+                job = await _job(client, "wide", namespace)
+                return bool(job.status and job.status.conditions)
+
+            await eventually(unschedulable)
+            # A third node joins the same leaf (as a kubelet registering would).
+            extra = layout(
+                ClusterShape(
+                    zones=1,
+                    spines_per_zone=1,
+                    leaves_per_spine=1,
+                    nodes_per_leaf=3,
+                    name_prefix=shape.name_prefix,
+                )
+            )[2]
+            await client.create(node_manifest(extra, shape, TOPOLOGY))
+            await client.patch(Node, extra.name, {"spec": {"taints": None}})
+            await eventually(lambda: _is(client, "wide", namespace, "Running"))
+            assert len({pod.spec.node_name for pod in await _pods(client, namespace, "wide")}) == 3
+
+
+async def test_restarting_the_operator_neither_loses_nor_double_places(
+    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+) -> None:
+    shape = ClusterShape(
+        zones=1, spines_per_zone=1, leaves_per_spine=2, nodes_per_leaf=4, name_prefix=_prefix()
+    )
+    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
+    async with Client.from_control_plane(control_plane) as client:
+        await create_simulated_cluster(client, shape, TOPOLOGY)
+        async with running_operator(client, TOPOLOGY, namespace=namespace, node_selector=selector):
+            await _submit(client, namespace, _gang("before", 4))
+            await eventually(lambda: _is(client, "before", namespace, "Running"))
+        before = {
+            (p.metadata.name, p.metadata.uid, p.spec.node_name)
+            for p in await _pods(client, namespace, "before")
+        }
+        # Submitted while no operator runs: one fits the free leaf, one does not fit at all.
+        await _submit(client, namespace, _gang("during", 4))
+        await _submit(client, namespace, _gang("later", 4))
+        async with running_operator(
+            client, TOPOLOGY, namespace=namespace, node_selector=selector
+        ) as second:
+            await eventually(lambda: _any_running(client, ("during", "later"), namespace))
+            await asyncio.sleep(1.0)  # let any wrong second placement show itself
+            after = {
+                (p.metadata.name, p.metadata.uid, p.spec.node_name)
+                for p in await _pods(client, namespace, "before")
+            }
+            assert after == before  # the placed job was recognised, not placed again
+            assert [key for key, _ in second.decisions] in (
+                [f"{namespace}/during"],
+                [f"{namespace}/later"],
+            )
+            (placed_key,) = [key for key, _ in second.decisions]
+            placed, waiting = (
+                ("during", "later") if placed_key.endswith("/during") else ("later", "during")
+            )
+            all_pods = await _pods(client, namespace)
+            assert len(all_pods) == 8
+            assert max((await _gpus_per_node(client, namespace)).values()) <= shape.gpus_per_node
+            placed_nodes = {pod.spec.node_name for pod in await _pods(client, namespace, placed)}
+            assert placed_nodes.isdisjoint(node for _, _, node in before)
+            assert await _is(client, waiting, namespace, "Pending")
+            assert await _pods(client, namespace, waiting) == []
+
+
+async def _is(client: Client, name: str, namespace: str, phase: str) -> bool:
+    return await _phase(client, name, namespace) == phase
+
+
+async def _any_running(client: Client, names: tuple[str, ...], namespace: str) -> bool:
+    return any([await _is(client, name, namespace, "Running") for name in names])
+
+
+async def _gone(client: Client, name: str, namespace: str) -> bool:
+    return await _phase(client, name, namespace) is None and not await _pods(
+        client, namespace, name
+    )
