@@ -7,7 +7,7 @@
 //! Whole domains are skipped when their aggregates show that no node in them takes one pod.
 
 use crate::model::{Effect, Policy, TaskSpec, POD, UNLIMITED};
-use crate::state::{ClusterState, Domain, Node};
+use crate::state::{ClusterState, Domain, Node, SCHEDULABLE, TAINTED};
 
 /// One task to place now: `count` units of `k` pods, each unit inside one depth-`s` domain.
 #[derive(Debug, Clone)]
@@ -114,45 +114,49 @@ fn tolerated(task: &TaskSpec, taint: &crate::model::Taint) -> bool {
     task.tolerations.iter().any(|t| t.tolerates(taint))
 }
 
-/// How many pods of the task `node` takes.
-pub(crate) fn node_fit(node: &Node, ask: &Ask<'_>) -> u64 {
-    if !node.schedulable() {
+/// How many pods of the task node `id` takes. Reads the compact columns; the node record is
+/// touched only when the task has a node selector or the node has taints.
+pub(crate) fn node_fit(state: &ClusterState, id: usize, ask: &Ask<'_>) -> u64 {
+    let flags = state.flags[id];
+    if flags & SCHEDULABLE == 0 {
         return 0;
     }
-    let labels = &node.spec.labels;
-    if ask
-        .task
-        .node_selector
-        .iter()
-        .any(|(k, v)| labels.get(k) != Some(v))
-    {
-        return 0;
-    }
-    if node
-        .spec
-        .taints
-        .iter()
-        .any(|t| t.effect != Effect::PreferNoSchedule && !tolerated(ask.task, t))
-    {
-        return 0;
+    if !ask.task.node_selector.is_empty() || flags & TAINTED != 0 {
+        let node = state.node(id);
+        let labels = &node.spec.labels;
+        if ask
+            .task
+            .node_selector
+            .iter()
+            .any(|(k, v)| labels.get(k) != Some(v))
+        {
+            return 0;
+        }
+        let repelled = |t: &crate::model::Taint| {
+            t.effect != Effect::PreferNoSchedule && !tolerated(ask.task, t)
+        };
+        if node.spec.taints.iter().any(repelled) {
+            return 0;
+        }
     }
     let mut fit = UNLIMITED;
     for &(r, milli) in ask.requests {
-        let free = u64::try_from(node.free(r).max(0)).unwrap_or(0);
+        let free = u64::try_from(state.free_columns[r][id].max(0)).unwrap_or(0);
         fit = fit.min(free / milli.unsigned_abs());
     }
-    if node.has_pods {
-        let free = u64::try_from(node.free(0).max(0)).unwrap_or(0);
-        fit = fit.min(free / POD.unsigned_abs());
-    }
-    fit
+    // A node without the `pods` resource has NO_LIMIT free of it, far above UNLIMITED pods.
+    let free = u64::try_from(state.free_columns[0][id].max(0)).unwrap_or(0);
+    fit.min(free / POD.unsigned_abs())
 }
 
 /// 1 when the node has a `PreferNoSchedule` taint the task does not tolerate.
-pub(crate) fn node_penalty(node: &Node, task: &TaskSpec) -> u8 {
+pub(crate) fn node_penalty(state: &ClusterState, id: usize, task: &TaskSpec) -> u8 {
+    if state.flags[id] & TAINTED == 0 {
+        return 0;
+    }
+    let taints = &state.node(id).spec.taints;
     u8::from(
-        node.spec
-            .taints
+        taints
             .iter()
             .any(|t| t.effect == Effect::PreferNoSchedule && !tolerated(task, t)),
     )
@@ -192,10 +196,9 @@ impl Capacities {
         }
         if ask.loose_ok {
             for &id in &state.loose {
-                let node = state.node(id);
-                caps.fit[id] = node_fit(node, ask);
-                caps.penalty[id] = node_penalty(node, ask.task);
-                caps.node_rank[id] = node_rank(node, ask);
+                caps.fit[id] = node_fit(state, id, ask);
+                caps.penalty[id] = node_penalty(state, id, ask.task);
+                caps.node_rank[id] = node_rank(state.node(id), ask);
                 caps.loose.push((id, caps.fit[id]));
             }
         }
@@ -219,8 +222,8 @@ impl Capacities {
     /// Capacity of one node only.
     pub(crate) fn of_node(state: &ClusterState, node: usize, ask: &Ask<'_>) -> Self {
         let mut caps = Self::empty(state);
-        caps.fit[node] = node_fit(state.node(node), ask);
-        caps.penalty[node] = node_penalty(state.node(node), ask.task);
+        caps.fit[node] = node_fit(state, node, ask);
+        caps.penalty[node] = node_penalty(state, node, ask.task);
         caps.node_rank[node] = node_rank(state.node(node), ask);
         caps
     }
@@ -235,7 +238,10 @@ impl Capacities {
         parent_sums: &mut [(i128, i128)],
     ) -> (u64, u64) {
         let domain = &state.domains[id];
-        if domain.node_count == 0 || (prune && pruned(domain, ask)) {
+        // Leaf domains are not pruned: checking their aggregates costs as much as fitting their
+        // nodes, and on large clusters those extra reads miss the cache.
+        let leaf = domain.children.is_empty();
+        if domain.node_count == 0 || (prune && !leaf && pruned(domain, ask)) {
             self.pods[id] = 0;
             self.units[id] = 0;
             return (0, 0);
@@ -243,23 +249,22 @@ impl Capacities {
         let least_free = ask.policy == Policy::LeastFree;
         let mut sums = vec![(0, 0); if least_free { ask.requests.len() } else { 0 }];
         let (mut pods, mut units) = (0u64, 0u64);
-        if domain.children.is_empty() {
-            for &n in &domain.nodes {
-                let node = state.node(n);
-                let fit = node_fit(node, ask);
+        if leaf {
+            for &n in domain.node_ids() {
+                let fit = node_fit(state, n, ask);
                 self.fit[n] = fit;
-                self.penalty[n] = node_penalty(node, ask.task);
+                self.penalty[n] = node_penalty(state, n, ask.task);
                 pods += fit;
                 units += fit / ask.k;
                 if least_free {
-                    let own = node_sums(node, ask);
+                    let own = node_sums(state.node(n), ask);
                     self.node_rank[n] = free_share(&own);
                     for (total, part) in sums.iter_mut().zip(own) {
                         total.0 += part.0;
                         total.1 += part.1;
                     }
                 } else if ask.policy == Policy::Binpack {
-                    self.node_rank[n] = node_rank(node, ask);
+                    self.node_rank[n] = node_rank(state.node(n), ask);
                 }
             }
         } else {

@@ -103,7 +103,7 @@ impl Search<'_> {
             Some(Entry::Domain(d)) => {
                 let domain = &self.state.domains[d];
                 if domain.children.is_empty() {
-                    domain.nodes.iter().map(|&n| Entry::Node(n)).collect()
+                    domain.node_ids().iter().map(|&n| Entry::Node(n)).collect()
                 } else {
                     domain.children.iter().map(|&c| Entry::Domain(c)).collect()
                 }
@@ -112,18 +112,28 @@ impl Search<'_> {
         }
     }
 
-    fn tree_children(&self, entry: Entry) -> Vec<Entry> {
-        match entry {
-            Entry::Domain(d) => {
-                let domain = &self.state.domains[d];
-                if domain.children.is_empty() {
-                    domain.nodes.iter().map(|&n| Entry::Node(n)).collect()
-                } else {
-                    domain.children.iter().map(|&c| Entry::Domain(c)).collect()
-                }
+    /// Appends the children of a tree entry (domains, or the nodes of a leaf) to `out`.
+    fn extend_children(&self, entry: Entry, out: &mut Vec<Entry>) {
+        if let Entry::Domain(d) = entry {
+            let domain = &self.state.domains[d];
+            if domain.children.is_empty() {
+                out.extend(domain.node_ids().iter().map(|&n| Entry::Node(n)));
+            } else {
+                out.extend(domain.children.iter().map(|&c| Entry::Domain(c)));
             }
-            _ => Vec::new(),
         }
+    }
+
+    /// The children of every entry of `layer` that pass `keep`.
+    fn next_layer(&self, layer: &[Entry], keep: impl Fn(&Self, Entry) -> bool) -> Vec<Entry> {
+        let mut next = Vec::new();
+        let mut scratch = Vec::new();
+        for &entry in layer {
+            scratch.clear();
+            self.extend_children(entry, &mut scratch);
+            next.extend(scratch.iter().copied().filter(|&e| keep(self, e)));
+        }
+        next
     }
 
     fn assign(&mut self, node: usize, ask: &Ask<'_>, pods: u64, out: &mut Placed) {
@@ -174,11 +184,7 @@ impl Search<'_> {
             return;
         }
         loop {
-            let next: Vec<Entry> = layer
-                .iter()
-                .flat_map(|&e| self.tree_children(e))
-                .filter(|&e| self.units(e, &ask, caps) >= count)
-                .collect();
+            let next = self.next_layer(&layer, |search, e| search.units(e, &ask, caps) >= count);
             if next.is_empty() {
                 break;
             }
@@ -333,11 +339,7 @@ impl Search<'_> {
             .filter(|&e| fits_all(self, e))
             .collect();
         while !layer.is_empty() {
-            let next: Vec<Entry> = layer
-                .iter()
-                .flat_map(|&e| self.tree_children(e))
-                .filter(|&e| fits_all(self, e))
-                .collect();
+            let next = self.next_layer(&layer, fits_all);
             layers.push(layer);
             layer = next;
         }

@@ -15,6 +15,10 @@ pub(crate) type NodePods = (usize, Vec<(usize, i64)>, u64);
 
 /// Free amount that stands for "no limit" (a node without the `pods` resource).
 pub(crate) const NO_LIMIT: i64 = i64::MAX / 4;
+/// Node flag: schedulable and ready.
+pub(crate) const SCHEDULABLE: u8 = 1;
+/// Node flag: has at least one taint.
+pub(crate) const TAINTED: u8 = 2;
 
 /// Interned resource names; `pods` is always index 0.
 #[derive(Debug, Clone)]
@@ -84,6 +88,9 @@ pub(crate) struct Domain {
     pub(crate) children: Vec<usize>,
     /// Nodes (only at the deepest level).
     pub(crate) nodes: Vec<usize>,
+    /// A copy of the node when there is exactly one (the usual leaf), read without following
+    /// the `nodes` pointer.
+    single: [usize; 1],
     /// Nodes anywhere below.
     pub(crate) node_count: usize,
     /// Schedulable and ready nodes below.
@@ -96,6 +103,15 @@ pub(crate) struct Domain {
 }
 
 impl Domain {
+    /// The nodes of a leaf domain, sorted by name.
+    pub(crate) fn node_ids(&self) -> &[usize] {
+        if self.nodes.len() == 1 {
+            &self.single
+        } else {
+            &self.nodes
+        }
+    }
+
     pub(crate) fn max_free(&self, r: usize) -> i64 {
         self.max_free.get(r).copied().unwrap_or(i64::MIN)
     }
@@ -126,6 +142,12 @@ pub struct ClusterState {
     /// The same for nodes (tree nodes by path then name; loose nodes by name).
     pub(crate) node_rank: Vec<u32>,
     ranks_dirty: bool,
+    /// `free_columns[r][node]` is the node's free amount of resource `r`: the search reads
+    /// these compact columns instead of the scattered node records, which keeps large clusters
+    /// in cache.
+    pub(crate) free_columns: Vec<Vec<i64>>,
+    /// Per node, `SCHEDULABLE` and `TAINTED` bits.
+    pub(crate) flags: Vec<u8>,
 }
 
 fn grow<T: Clone>(values: &mut Vec<T>, len: usize, fill: T) {
@@ -157,6 +179,8 @@ impl ClusterState {
             domain_rank: Vec::new(),
             node_rank: Vec::new(),
             ranks_dirty: true,
+            free_columns: Vec::new(),
+            flags: Vec::new(),
         })
     }
 
@@ -202,6 +226,7 @@ impl ClusterState {
             parent,
             children: Vec::new(),
             nodes: Vec::new(),
+            single: [0],
             node_count: 0,
             ready_count: 0,
             sum_free: Vec::new(),
@@ -286,8 +311,12 @@ impl ClusterState {
                     .is_some_and(|other| other.spec.name < node.spec.name)
             });
             nodes.insert(at, id);
+            let domain = &mut self.domains[leaf];
+            domain.single = [domain.nodes[0]];
         }
         self.nodes[id] = Some(node);
+        self.sync_columns();
+        self.refresh_columns(id);
         self.account(id, 1);
         self.ranks_dirty = true;
         Ok(())
@@ -313,7 +342,11 @@ impl ClusterState {
         self.by_name.remove(name);
         let node = self.nodes[id].take();
         match node.and_then(|n| n.leaf) {
-            Some(leaf) => self.domains[leaf].nodes.retain(|&n| n != id),
+            Some(leaf) => {
+                let domain = &mut self.domains[leaf];
+                domain.nodes.retain(|&n| n != id);
+                domain.single = [domain.nodes.first().copied().unwrap_or(0)];
+            }
             None => self.loose.retain(|&n| n != id),
         }
         self.free_slots.push(id);
@@ -371,6 +404,9 @@ impl ClusterState {
             changes.push((r, before, node.free(r)));
         }
         let leaf = node.leaf;
+        for &(r, _, after) in &changes {
+            self.free_columns[r][id] = after;
+        }
         for d in self.ancestors(leaf) {
             let domain = &mut self.domains[d];
             grow(&mut domain.sum_free, resources, 0);
@@ -406,10 +442,48 @@ impl ClusterState {
 
     /// Resource indexes for `requests`; names no node has are interned so they count as 0 free.
     pub(crate) fn intern_requests(&mut self, requests: &[(String, i64)]) -> Vec<(usize, i64)> {
-        requests
+        let ids = requests
             .iter()
             .map(|(name, milli)| (self.resources.intern(name), *milli))
-            .collect()
+            .collect();
+        self.sync_columns();
+        ids
+    }
+
+    /// One free column per interned resource, one row per node slot.
+    fn sync_columns(&mut self) {
+        let slots = self.nodes.len();
+        while self.free_columns.len() < self.resources.names.len() {
+            let r = self.free_columns.len();
+            let column = self
+                .nodes
+                .iter()
+                .map(|n| n.as_ref().map_or(0, |n| n.free(r)))
+                .collect();
+            self.free_columns.push(column);
+        }
+        for column in &mut self.free_columns {
+            column.resize(slots, 0);
+        }
+        self.flags.resize(slots, 0);
+    }
+
+    /// Copies a node's free amounts and flags into the columns.
+    fn refresh_columns(&mut self, id: usize) {
+        let Some(node) = self.nodes[id].as_ref() else {
+            return;
+        };
+        for (r, column) in self.free_columns.iter_mut().enumerate() {
+            column[id] = node.free(r);
+        }
+        let mut flags = 0;
+        if node.schedulable() {
+            flags |= SCHEDULABLE;
+        }
+        if !node.spec.taints.is_empty() {
+            flags |= TAINTED;
+        }
+        self.flags[id] = flags;
     }
 
     /// The node id for a name.
