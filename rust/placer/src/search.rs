@@ -831,3 +831,63 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod policy_tests {
+    use super::*;
+    use crate::testing::{cluster, gang, gpu_node, gpu_task};
+
+    #[test]
+    fn every_policy_takes_the_fullest_node_that_holds_a_small_gang() {
+        // Free GPUs: a 4, b 5, c 8. Four pods fit a, b and c alone; a is the tightest fit, the
+        // smallest free share and the highest utilisation after placing.
+        let mut state = cluster(vec![
+            gpu_node("a", "b1", "r1", 8, 4),
+            gpu_node("b", "b1", "r2", 8, 3),
+            gpu_node("c", "b1", "r2", 8, 0),
+        ]);
+        let four = gang(Mode::Unconstrained, None, vec![gpu_task("w", 4, 1)]);
+        for policy in [Policy::BestFit, Policy::LeastFree, Policy::Binpack] {
+            let outcome = state.place_with(&four, policy);
+            let nodes: Vec<&str> = outcome
+                .assignments
+                .iter()
+                .map(|(_, n, _)| n.as_str())
+                .collect();
+            assert_eq!(nodes, ["a"], "{policy:?}");
+        }
+    }
+
+    #[test]
+    fn policies_differ_on_domains() {
+        // Nine pods need a rack. r1 has free 5 + 5 (capacity 10, share 10/16); r2 has free
+        // 8 + 2 + 0 (capacity 10, share 10/24). Best fit ties on capacity and takes r1 by name;
+        // least-free takes r2, whose free share is smaller.
+        let mut state = cluster(vec![
+            gpu_node("a", "b1", "r1", 8, 3),
+            gpu_node("b", "b1", "r1", 8, 3),
+            gpu_node("c", "b1", "r2", 8, 0),
+            gpu_node("d", "b1", "r2", 8, 6),
+            gpu_node("e", "b1", "r2", 8, 8),
+        ]);
+        let nine = gang(Mode::Required, Some(1), vec![gpu_task("w", 9, 1)]);
+        assert_eq!(
+            state.place_with(&nine, Policy::BestFit).domain,
+            ["b1", "r1"]
+        );
+        assert_eq!(
+            state.place_with(&nine, Policy::LeastFree).domain,
+            ["b1", "r2"]
+        );
+        assert_eq!(
+            state.place_with(&nine, Policy::Binpack).domain,
+            ["b1", "r1"]
+        );
+    }
+
+    #[test]
+    fn unknown_policies_are_refused() {
+        assert!(Policy::parse("tightest").is_err());
+        assert_eq!(Policy::parse("binpack"), Ok(Policy::Binpack));
+    }
+}

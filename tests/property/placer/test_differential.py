@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from placer_strategies import clusters, gangs
 
@@ -21,7 +21,6 @@ def scenarios(draw: st.DrawFn) -> Scenario:
     return cluster, batch, draw(st.sampled_from(POLICIES))
 
 
-@settings(max_examples=60)
 @given(scenarios())
 def test_rust_and_reference_agree_on_every_gang(scenario: Scenario) -> None:
     cluster, batch, policy = scenario
@@ -35,7 +34,6 @@ def test_rust_and_reference_agree_on_every_gang(scenario: Scenario) -> None:
     assert rust.used() == reference.used()
 
 
-@settings(max_examples=30)
 @given(scenarios())
 def test_rust_and_reference_agree_after_assumes_and_node_changes(scenario: Scenario) -> None:
     cluster, batch, policy = scenario

@@ -80,7 +80,6 @@ def governing(gang: dict[str, Any], task: dict[str, Any]) -> dict[str, Any]:
     return task.get("topology") or gang.get("topology") or {"mode": "unconstrained"}
 
 
-@settings(max_examples=60)
 @given(scenarios())
 def test_capacity_all_or_nothing_constraints_and_filters(scenario: Scenario) -> None:
     snapshot, gang = scenario
@@ -146,7 +145,6 @@ def test_capacity_all_or_nothing_constraints_and_filters(scenario: Scenario) -> 
             assert all(count % size == 0 for count in counts.values())
 
 
-@settings(max_examples=40)
 @given(scenarios())
 def test_deterministic_and_assume_release_restores_the_state(scenario: Scenario) -> None:
     snapshot, gang = scenario
