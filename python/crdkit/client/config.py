@@ -59,6 +59,11 @@ class ClientConfig:
     tls_server_name: str | None = None
     proxy: str | None = None
     timeouts: Timeouts = field(default_factory=Timeouts)
+    compression: bool = False
+    """Ask for gzip-compressed responses. Off by default: an operator usually runs next to
+    its apiserver, where bandwidth is plentiful and the apiserver's CPU (which compresses
+    every large list and watch for every client) is the resource everyone shares. Turn it
+    on for clusters behind slow links."""
 
     def __post_init__(self) -> None:
         if not self.server.startswith(("https://", "http://")):

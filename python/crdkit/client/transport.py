@@ -95,6 +95,8 @@ class Transport:
 
     async def _headers(self, accept: str, content_type: str | None) -> dict[str, str]:
         headers = {"Accept": accept, "User-Agent": self._user_agent}
+        if not self.config.compression:
+            headers["Accept-Encoding"] = "identity"
         if content_type is not None:
             headers["Content-Type"] = content_type
         authorization = await self.config.credentials.authorization()

@@ -19,6 +19,7 @@ from crdkit.client.codec import ListPage
 from crdkit.client.errors import NotFound
 from crdkit.client.objects import labels_of, name_of, namespace_of, object_key
 from crdkit.client.selectors import FieldSelector, LabelSelector
+from crdkit.resources import resource_info
 from crdkit.runtime.store import NAMESPACE_INDEX, index_field
 
 if TYPE_CHECKING:
@@ -38,12 +39,38 @@ FIELD_INDEX_PREFIX = "field:"
 class CacheReader:
     """Reads from a ``SharedInformerFactory``'s informers with the ``Client``'s call shapes."""
 
-    def __init__(self, factory: SharedInformerFactory, *, sync_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        factory: SharedInformerFactory,
+        *,
+        namespace: str | None = None,
+        sync_timeout: float = 60.0,
+    ) -> None:
+        """``namespace`` scopes the cache of namespaced kinds to one namespace (an operator
+        with namespaced RBAC); cluster-scoped kinds are always cached cluster-wide."""
         self.factory = factory
+        self.namespace = namespace
         self.sync_timeout = sync_timeout
 
+    def _informer(self, resource: type[Any] | GroupVersionKind) -> Informer[Any]:
+        scope = self.namespace
+        if (
+            scope is not None
+            and isinstance(resource, type)
+            and not resource_info(resource).namespaced
+        ):
+            scope = None
+        informer: Informer[Any] = self.factory.informer(resource, namespace=scope)
+        return informer
+
+    def _check_namespace(self, namespace: str | None) -> None:
+        if self.namespace is not None and namespace not in (None, self.namespace):
+            raise ValueError(
+                f"namespace: this cache holds namespace {self.namespace!r} only, got {namespace!r}"
+            )
+
     async def _synced(self, resource: type[Any] | GroupVersionKind) -> Informer[Any]:
-        informer: Informer[Any] = self.factory.informer(resource)
+        informer = self._informer(resource)
         if not informer.running and not informer.has_synced:
             await informer.start()
         if not await informer.wait_for_sync(self.sync_timeout):
@@ -59,8 +86,7 @@ class CacheReader:
         """Index ``path`` (e.g. ``spec.nodeName``) so field selectors on it can be answered."""
         if not path:
             raise ValueError("path must not be empty")
-        informer: Informer[Any] = self.factory.informer(resource)
-        informer.store.add_indexer(FIELD_INDEX_PREFIX + path, index_field(getter))
+        self._informer(resource).store.add_indexer(FIELD_INDEX_PREFIX + path, index_field(getter))
 
     @overload
     async def get(self, resource: type[K], name: str, *, namespace: str | None = None) -> K: ...
@@ -72,6 +98,7 @@ class CacheReader:
         self, resource: type[Any] | GroupVersionKind, name: str, *, namespace: str | None = None
     ) -> Any:
         """The cached object; ``NotFound`` (as from the client) when the cache has none."""
+        self._check_namespace(namespace)
         informer = await self._synced(resource)
         obj = informer.store.get_by_name(name, namespace)
         if obj is None:
@@ -106,6 +133,7 @@ class CacheReader:
         field_selector: str | None = None,
     ) -> ListPage[Any]:
         """Cached objects matching the namespace and selectors, sorted by key."""
+        self._check_namespace(namespace)
         labels = LabelSelector.parse(label_selector)
         fields = FieldSelector.parse(field_selector)
         informer = await self._synced(resource)

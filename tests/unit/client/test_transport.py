@@ -81,6 +81,7 @@ async def test_ok_body_and_headers(serve: Callable[[Handler], Awaitable[str]]) -
     assert json.loads(body) == {"ok": True}
     assert seen["Accept"] == "application/json"
     assert seen["User-Agent"].startswith("crdkit/")
+    assert seen["Accept-Encoding"] == "identity"  # compression is opt-in
     assert seen["selector"] == "a in (b,c)"  # encoded on the wire, intact on arrival
 
 
