@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from crdkit.client import Client, GroupVersionKind, NotFound
@@ -75,7 +75,8 @@ PRIORITY_CLASS = GroupVersionKind("scheduling.k8s.io", "v1", "PriorityClass")
 NODE_INDEX = "field:spec.nodeName"
 JOB_INDEX = "gang-scheduler/job"
 SCHEDULED = "Scheduled"
-CREATE_CONCURRENCY = 16
+CREATE_CONCURRENCY = 32
+"""Pod creates in flight at once, across all jobs being bound."""
 
 
 def job_key(namespace: str | None, name: str | None) -> str:
@@ -99,6 +100,8 @@ class GangScheduler(Reconciler[Job]):
 
     name = "gang-scheduler"
     finalizer = "batch.volcano.sh/gang-scheduler"
+    max_concurrent_reconciles = 8
+    """Reconciles of different jobs overlap (finalizers, status); decisions stay serial."""
 
     def __init__(
         self,
@@ -120,6 +123,9 @@ class GangScheduler(Reconciler[Job]):
         """Jobs whose pods this process created, until the informer shows them."""
         self._capacity_version = 0
         self._last_pass: tuple[int, frozenset[str]] | None = None
+        self._create_gate = asyncio.Semaphore(CREATE_CONCURRENCY)
+        self._deciding = asyncio.Lock()
+        """Decisions are made one round at a time; binding runs outside, concurrently."""
         self._controller: Controller[Any] | None = None
         self._jobs: Informer[Any] | None = None
         self._pods: Informer[Any] | None = None
@@ -275,49 +281,74 @@ class GangScheduler(Reconciler[Job]):
                 self._in_cluster.add(snapshot["name"])
 
     async def _schedule_pass(self, client: Client) -> None:
+        """Decide every pending job in order, then make the decisions real, concurrently.
+
+        Deciding is serial and cheap (the placer answers in microseconds, and each decision is
+        assumed before the next so two jobs never get the same room); the API calls that follow
+        (pod creates, status writes) are what take time, so all jobs' calls run together.
+        """
+        async with self._deciding:
+            work = await self._decide(client)
+        results = await asyncio.gather(*work, return_exceptions=True)
+        failures = [r for r in results if isinstance(r, BaseException)]
+        if failures:
+            raise failures[0]  # the controller retries with backoff; rolled-back jobs are pending
+
+    async def _decide(self, client: Client) -> list[Coroutine[Any, Any, None]]:
+        """One decision round under the lock: what to bind and what to report."""
+        work: list[Coroutine[Any, Any, None]] = []
         pending = [job for job in self._job_store() if self._is_pending(job)]
         keys = frozenset(job_key(j.metadata.namespace, j.metadata.name) for j in pending)
         if self._last_pass == (self._capacity_version, keys):
-            return  # nothing changed since the last pass looked at these same jobs
+            return work  # nothing changed since the last pass looked at these same jobs
         self._last_pass = (self._capacity_version, keys)
         ranked: list[tuple[Job, int]] = []
         for job in pending:
             priority = self._priority(job)
             if priority is None:
                 message = f"PriorityClass {job.spec.priority_class_name!r} does not exist"
-                await self._write_unscheduled(client, job, "PriorityClassNotFound", message)
+                work.append(self._write_unscheduled(client, job, "PriorityClassNotFound", message))
                 continue
             ranked.append((job, priority))
+        priorities = {id(job): priority for job, priority in ranked}
         for job in placement_order(ranked):
-            priority = next(p for j, p in ranked if j is job)
             try:
-                gang = gang_for_job(job, self.topology, priority)
+                gang = gang_for_job(job, self.topology, priorities[id(job)])
             except ValueError as error:
-                await self._write_failed(client, job, "InvalidSpec", str(error))
+                work.append(self._write_failed(client, job, "InvalidSpec", str(error)))
                 continue
             self._sync_cluster()
             placement = await self.cluster.place_async(gang)
             if placement.status == "unschedulable":
                 reason = placement.reason or "the placer found no room"
-                await self._write_unscheduled(client, job, "Unschedulable", reason)
+                work.append(self._write_unscheduled(client, job, "Unschedulable", reason))
                 continue
-            await self._bind(client, job, placement)
+            work.append(self._bind(client, job, placement, self._assume(job, placement)))
             self._capacity_version += 1  # the next pass must see this job's pods
+        return work
 
-    async def _bind(self, client: Client, job: Job, placement: Placement) -> None:
+    def _assume(self, job: Job, placement: Placement) -> list[PodPlan]:
+        """Count the placement's pods on their nodes now, before they exist."""
         name = job.metadata.name or ""
         namespace = job.metadata.namespace or ""
-        key = job_key(namespace, name)
         plans = plan_pods(placement)
         requests = {task.name: pod_requests(task.pod_template().spec) for task in job.spec.tasks}
         for plan in plans:
             self.usage.assume(pod_key(namespace, plan.name(name)), plan.node, requests[plan.task])
-        self._bound[key] = placement
+        self._bound[job_key(namespace, name)] = placement
+        return plans
+
+    async def _bind(
+        self, client: Client, job: Job, placement: Placement, plans: list[PodPlan]
+    ) -> None:
+        """Create the assumed pods, bound; on any failure delete them and drop the assumption."""
+        name = job.metadata.name or ""
+        namespace = job.metadata.namespace or ""
+        key = job_key(namespace, name)
         created: list[str] = []
-        gate = asyncio.Semaphore(CREATE_CONCURRENCY)
 
         async def create(plan: PodPlan) -> None:
-            async with gate:
+            async with self._create_gate:
                 await client.create(pod_manifest(job, plan, POD_SCHEDULER_NAME))
                 created.append(plan.name(name))
 
