@@ -53,6 +53,7 @@ class _Engine(Protocol):
     def assume(self, items: Items) -> None: ...
     def release(self, items: Items) -> None: ...
     def used(self) -> dict[str, dict[str, int]]: ...
+    def __len__(self) -> int: ...
 
 
 class _RustEngine:
@@ -86,6 +87,9 @@ class _RustEngine:
 
     def used(self) -> dict[str, dict[str, int]]:
         return {name: dict(amounts) for name, amounts in self._engine.used()}
+
+    def __len__(self) -> int:
+        return len(self._engine)
 
 
 class Cluster:
@@ -242,7 +246,8 @@ class Cluster:
         return placement
 
     def __len__(self) -> int:
-        return len(self.used())
+        """The number of nodes."""
+        return len(self._engine)
 
 
 def _check_policy(policy: str) -> None:

@@ -191,19 +191,27 @@ class ReferenceEngine:
         used["pods"] = used.get("pods", 0) + sign * POD * count
 
     def _check_items(self, items: Sequence[tuple[str, Mapping[str, int], int]], sign: int) -> None:
-        for index, (node, requests, count) in enumerate(items):
+        """Every node must exist; a release must not take any usage below zero (summed over
+        all items, since several may name one node)."""
+        for index, (node, _, _) in enumerate(items):
             if node not in self.nodes:
                 raise ValueError(f'placement.assignments[{index}].node: no node "{node}"')
-            if sign < 0:
-                used = self.nodes[node].used
-                for resource, milli in [*requests.items(), ("pods", POD)]:
-                    if resource == "pods" and milli != POD:
-                        continue
-                    if milli and used.get(resource, 0) < milli * count:
-                        raise ValueError(
-                            f"placement.assignments[{index}]: releasing {count} pods would make "
-                            f'{resource} used on node "{node}" negative'
-                        )
+        if sign > 0:
+            return
+        totals: dict[tuple[str, str], int] = {}
+        for index, (node, requests, count) in enumerate(items):
+            amounts = [(r, m) for r, m in requests.items() if r != "pods" and m]
+            for resource, milli in [*amounts, ("pods", POD)]:
+                key = (node, resource)
+                totals[key] = totals.get(key, 0) + milli * count
+                if self.nodes[node].used.get(resource, 0) < totals[key]:
+                    raise ValueError(
+                        f"placement.assignments[{index}]: releasing it would make {resource} "
+                        f'used on node "{node}" negative'
+                    )
+
+    def __len__(self) -> int:
+        return len(self.nodes)
 
     def assume(self, items: Sequence[tuple[str, Mapping[str, int], int]]) -> None:
         self._check_items(items, 1)

@@ -336,3 +336,16 @@ def test_policies_rank_nodes_differently(
 def test_unknown_policy_is_a_value_error(engine: type[Cluster]) -> None:
     with pytest.raises(ValueError, match=r'^policy: unknown policy "tightest"'):
         engine(LEVELS, RACKS).place(gang(task("w", 1)), "tightest")  # type: ignore[arg-type]
+
+
+def test_release_checks_the_total_over_items_naming_one_node(engine: type[Cluster]) -> None:
+    cluster = engine(LEVELS, RACKS)
+    placement = cluster.place(gang(task("w", 2)))
+    cluster.assume(placement)
+    doubled = placement.model_copy(update={"assignments": placement.assignments * 2})
+    doubled._requests = placement.requests
+    before = cluster.used()
+    with pytest.raises(ValueError, match=r"^placement\.assignments\[1\]: releasing it would make"):
+        cluster.release(doubled)
+    assert cluster.used() == before
+    assert len(cluster) == len(RACKS)
