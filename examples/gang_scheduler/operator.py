@@ -57,7 +57,13 @@ from examples.gang_scheduler.models import (
     TaskPlacement,
 )
 from examples.gang_scheduler.node_usage import NodeUsage, node_snapshot, pod_key, pod_takes_capacity
-from examples.gang_scheduler.pods import JOB_NAME_LABEL, PodPlan, plan_pods, pod_manifest
+from examples.gang_scheduler.pods import (
+    JOB_NAME_LABEL,
+    TASK_LABEL,
+    PodPlan,
+    plan_pods,
+    pod_manifest,
+)
 from examples.gang_scheduler.topology import TopologyConfig
 
 if TYPE_CHECKING:
@@ -172,8 +178,9 @@ class GangScheduler(Reconciler[Job]):
         self._capacity_changed()
 
     def _pod_added(self, pod: Pod) -> None:
+        # A new pod of a job is one this scheduler created, and counted in the job's status as
+        # it did: only later changes (phase, deletion) need the job looked at again.
         self.usage.set_pod(pod)
-        self._enqueue_owner(pod)
 
     def _pod_updated(self, old: Pod, new: Pod) -> None:
         self.usage.set_pod(new)
@@ -222,6 +229,8 @@ class GangScheduler(Reconciler[Job]):
         key = job_key(job.metadata.namespace, job.metadata.name)
         if not self._ours(job) or job.metadata.deletion_timestamp is not None or key in self._bound:
             return False
+        if self.finalizer_name() not in job.metadata.finalizers:
+            return False  # placed only once deleting it is sure to delete its pods too
         status = job.status
         if status is not None and (
             status.placement is not None or status.state.phase in ("Completed", "Failed")
@@ -247,13 +256,69 @@ class GangScheduler(Reconciler[Job]):
             return None
         key = job_key(obj.metadata.namespace, obj.metadata.name)
         pods = self._pods_of(obj)
-        if pods:
-            self._bound.pop(key, None)  # the informer has them now
+        placed = obj.status is not None and obj.status.placement is not None
+        if placed:
+            self._bound.pop(key, None)  # bound and recorded: the caches carry it from here
         if self._is_pending(obj):
             await self._schedule_pass(ctx.client)
             return None
+        if pods and not placed and key not in self._bound:
+            await self._adopt(ctx.client, obj, pods)
+            return None
         await self._observe(ctx.client, obj, pods)
         return None
+
+    async def _adopt(self, client: Client, job: Job, pods: Sequence[Pod]) -> None:
+        """Pods without a recorded placement were left by an operator that stopped mid-bind.
+
+        A complete gang is kept and its placement recorded from where its pods are; an
+        incomplete one is rolled back (its pods deleted), which makes the job pending again.
+        """
+        counts = count_pods(pods)
+        if counts.bound + counts.succeeded < min_available(job):
+            log.warning(
+                "%s has an incomplete gang of %d pods; deleting them", job.metadata.name, len(pods)
+            )
+            await self._delete_pods(
+                client, job.metadata.namespace or "", [p.metadata.name or "" for p in pods]
+            )
+            return
+        tasks: dict[str, list[str]] = {}
+        for pod in sorted(pods, key=lambda p: p.metadata.name or ""):
+            task = pod.metadata.labels.get(TASK_LABEL, "")
+            tasks.setdefault(task, []).append(pod.spec.node_name or "")
+        record = JobPlacement(tasks=[TaskPlacement(name=t, nodes=n) for t, n in tasks.items()])
+        for tier, label in enumerate(self.topology.tier_labels, start=1):
+            values = {self._node_label(node, label) for nodes in tasks.values() for node in nodes}
+            if len(values) == 1 and None not in values:
+                record.tier = tier
+                record.domain_name = values.pop()
+                break
+        if record.tier is not None:
+            first = next(iter(tasks.values()))[0]
+            record.domain = {
+                label: self._node_label(first, label) or ""
+                for label in self.topology.tier_labels[record.tier - 1 :]
+            }
+
+        def change(status: JobStatus) -> None:
+            status.placement = record
+            status.min_available = min_available(job)
+            set_condition(
+                status.conditions,
+                Condition(
+                    type=SCHEDULED,
+                    status="True",
+                    reason="Scheduled",
+                    message=f"{len(pods)} pods found bound",
+                ),
+            )
+
+        await self._write(client, job, change)
+
+    def _node_label(self, node: str, label: str) -> str | None:
+        found = self.usage.nodes.get(node)
+        return None if found is None else found.metadata.labels.get(label)
 
     async def finalize(self, ctx: Context, obj: Job) -> None:
         """Delete every pod of the job before the job goes."""

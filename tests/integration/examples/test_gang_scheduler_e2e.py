@@ -21,7 +21,7 @@ from examples.gang_scheduler.job_stream import (
 from examples.gang_scheduler.kubelet_sim import SimulatedKubelets
 from examples.gang_scheduler.models import Job
 from examples.gang_scheduler.operator import GangScheduler
-from examples.gang_scheduler.pods import JOB_NAME_LABEL
+from examples.gang_scheduler.pods import JOB_NAME_LABEL, PodPlan, pod_manifest
 from examples.gang_scheduler.run import running_operator
 from examples.gang_scheduler.simulated_cluster import (
     GPU_RESOURCE,
@@ -330,3 +330,73 @@ async def _gone(client: Client, name: str, namespace: str) -> bool:
     return await _phase(client, name, namespace) is None and not await _pods(
         client, namespace, name
     )
+
+
+async def _leave_pods(client: Client, namespace: str, job_name: str, nodes: list[str]) -> None:
+    """Create pods for ``job_name`` as an operator that stopped mid-bind would have left them."""
+    job = await _job(client, job_name, namespace)
+    for index, node in enumerate(nodes):
+        await client.create(
+            pod_manifest(job, PodPlan("worker", index, node), "crdkit-gang-scheduler")
+        )
+
+
+async def test_a_gang_left_incomplete_by_a_stopped_operator_is_rolled_back_and_placed_again(
+    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+) -> None:
+    shape = ClusterShape(
+        zones=1, spines_per_zone=1, leaves_per_spine=2, nodes_per_leaf=4, name_prefix=_prefix()
+    )
+    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
+    async with Client.from_control_plane(control_plane) as client:
+        await create_simulated_cluster(client, shape, TOPOLOGY)
+        await _submit(client, namespace, _gang("torn", 4))
+        names = [node.name for node in layout(shape)]
+        # Two of four pods exist, on two different leaves: not a gang anyone would have chosen.
+        await _leave_pods(client, namespace, "torn", [names[0], names[4]])
+        async with running_operator(
+            client, TOPOLOGY, namespace=namespace, node_selector=selector
+        ) as scheduler:
+            await eventually(lambda: _is(client, "torn", namespace, "Running"))
+            pods = await _pods(client, namespace, "torn")
+            assert len(pods) == 4
+            assert _pod_nodes(pods) == _placed_nodes(scheduler, f"{namespace}/torn")
+            nodes = {node.name: node.leaf for node in layout(shape)}
+            assert len({nodes[pod.spec.node_name or ""] for pod in pods}) == 1
+
+
+async def test_a_complete_gang_without_a_recorded_placement_is_adopted_not_placed_again(
+    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+) -> None:
+    shape = ClusterShape(
+        zones=1, spines_per_zone=1, leaves_per_spine=2, nodes_per_leaf=4, name_prefix=_prefix()
+    )
+    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
+    async with Client.from_control_plane(control_plane) as client:
+        await create_simulated_cluster(client, shape, TOPOLOGY)
+        await _submit(client, namespace, _gang("whole", 4))
+        leaf = [node.name for node in layout(shape)][4:8]
+        await _leave_pods(client, namespace, "whole", leaf)
+        before = {
+            (p.metadata.name, p.metadata.uid) for p in await _pods(client, namespace, "whole")
+        }
+        async with running_operator(
+            client, TOPOLOGY, namespace=namespace, node_selector=selector
+        ) as scheduler:
+
+            async def recorded() -> bool:
+                job = await _job(client, "whole", namespace)
+                return bool(job.status and job.status.placement)
+
+            await eventually(recorded)
+            job = await _job(client, "whole", namespace)
+            assert job.status is not None
+            assert job.status.placement is not None
+            assert job.status.placement.tier == 1
+            assert job.status.placement.domain_name == "z0-s0-l1"
+            assert job.status.placement.tasks[0].nodes == leaf
+            after = {
+                (p.metadata.name, p.metadata.uid) for p in await _pods(client, namespace, "whole")
+            }
+            assert after == before
+            assert scheduler.decisions == []
