@@ -16,30 +16,119 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from crdkit.runtime.queue import QueueEmpty, QueueShutDown, WorkQueue
+from crdkit.runtime.ratelimit import ItemExponentialRateLimiter
 
 KEYS = st.sampled_from(["a", "b", "c", "d"])
 
 
-class QueueMachine(RuleBasedStateMachine):
-    """Drives the queue synchronously (add, get_nowait, done, shut_down) next to a model."""
+# Powers of two, so every clock value below is exact and deadlines compare without rounding.
+TICK = 2.0**-10
+BASE_DELAY, MAX_DELAY = TICK, 1.0
+
+
+class ManualClockLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock moves only when told, so delayed adds fire exactly then."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.queue: WorkQueue[str] = WorkQueue("machine", metrics=False)
+        self.now = 0.0
+
+    def time(self) -> float:
+        return self.now
+
+
+class QueueMachine(RuleBasedStateMachine):
+    """Drives the queue (add, get_nowait, done, rate-limited adds, forget, shut_down) next to a
+    model. Delayed adds run on a private event loop whose clock only ``elapse`` moves."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loop = ManualClockLoop()
+        self.queue: WorkQueue[str] = WorkQueue(
+            "machine",
+            metrics=False,
+            rate_limiter=ItemExponentialRateLimiter(BASE_DELAY, MAX_DELAY),
+        )
         self.order: list[str] = []  # the model's FIFO of ready keys
         self.processing: set[str] = set()
         # Keys added since a worker last took them: each must reach a worker again.
         self.owed: set[str] = set()
+        self.failures: dict[str, int] = {}
+        self.delayed: set[str] = set()
+        self.deadline = 0.0  # when the (single) delayed key is due
         self.shut = False
+
+    def teardown(self) -> None:
+        self.loop.close()
+
+    def _model_add(self, key: str) -> None:
+        if key not in self.order and key not in self.processing:
+            self.order.append(key)
+        self.owed.add(key)
+
+    @rule(key=KEYS)
+    def fail(self, key: str) -> None:
+        """A reconcile of ``key`` failed: retry it later, with a longer delay each time.
+
+        One key at most waits at a time, so the order in which delays run out is known.
+        """
+        if self.delayed:
+            key = next(iter(self.delayed))
+
+        async def requeue() -> None:
+            self.queue.add_rate_limited(key)
+
+        self.loop.run_until_complete(requeue())
+        if self.shut:
+            return
+        failures = self.failures.get(key, 0)
+        delay = min(BASE_DELAY * 2**failures, MAX_DELAY)  # the backoff doubles per failure
+        due = self.loop.now + delay
+        self.deadline = min(self.deadline, due) if self.delayed else due  # earliest wins
+        self.failures[key] = failures + 1
+        self.delayed.add(key)
+
+    # Mostly steps around the early, short delays; sometimes any step up to past the cap.
+    @rule(
+        ticks=st.one_of(
+            st.integers(1, 4), st.integers(0, 10).map(lambda e: 2**e), st.integers(1, 1100)
+        )
+    )
+    def tick(self, ticks: int) -> None:
+        """Move the clock a little: the delayed key is added exactly when its delay is over."""
+        self.loop.now += ticks * TICK
+        self.loop.run_until_complete(asyncio.sleep(0))
+        if self.delayed and self.deadline <= self.loop.now:
+            delayed, self.delayed = self.delayed, set()
+            for key in delayed:
+                self._model_add(key)
+
+    @rule(key=KEYS)
+    def forget(self, key: str) -> None:
+        self.queue.forget(key)
+        self.failures.pop(key, None)
+
+    @rule()
+    def elapse(self) -> None:
+        """Move the clock past the longest delay and let the due timers fire."""
+        self.loop.now += MAX_DELAY * 2
+        self.loop.run_until_complete(asyncio.sleep(0))
+        delayed, self.delayed = self.delayed, set()
+        if not self.shut:
+            for key in delayed:
+                self._model_add(key)
+
+    @invariant()
+    def backoff_matches_failures(self) -> None:
+        for key in ("a", "b", "c", "d"):
+            assert self.queue.num_requeues(key) == self.failures.get(key, 0)
+        assert self.queue.pending_delayed == len(self.delayed)
 
     @rule(key=KEYS)
     def add(self, key: str) -> None:
         self.queue.add(key)
-        if self.shut:
-            return
-        if key not in self.order and key not in self.processing:
-            self.order.append(key)
-        self.owed.add(key)
+        if not self.shut:
+            self._model_add(key)
 
     @rule()
     def get(self) -> None:
@@ -75,6 +164,7 @@ class QueueMachine(RuleBasedStateMachine):
         self.shut = True
         self.order.clear()
         self.owed.clear()
+        self.delayed.clear()
 
     @invariant()
     def matches_model(self) -> None:
