@@ -4,8 +4,9 @@
 
 Starts kube-apiserver and etcd, installs the Job CRD, registers ``--nodes`` simulated GPU nodes
 (8 GPUs each, leaves of 16 nodes, four leaves per spine, four spines per zone), runs the gang
-scheduler operator in this process, then submits ``--jobs`` Volcano Jobs at once (``--concurrency``
-creates in flight) and waits until every pod of every job is bound.
+scheduler operator in this process, then submits ``--jobs`` Volcano Jobs, all at once
+(``--concurrency`` creates in flight) or ``--rate`` per second, and waits until every pod of
+every job is bound.
 
 Jobs (fixed seed): 1, 2, 4, 8 or 16 pods of 8 GPUs (35/30/20/10/5 %), jobs of 8 and more pods
 with ``networkTopology: hard, highestTierAllowed: 1`` (one leaf), smaller ones ``soft``. The mix
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import random
 import statistics
@@ -77,7 +79,7 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 async def measure(
-    nodes: int, jobs: int, concurrency: int, seed: int, wait_s: float
+    nodes: int, jobs: int, concurrency: int, seed: int, wait_s: float, rate: float
 ) -> dict[str, Any]:
     shape = ClusterShape.with_about(nodes, name_prefix="bench")
     topology = TopologyConfig()
@@ -123,12 +125,12 @@ async def measure(
 
             started = time.perf_counter()
             async with asyncio.TaskGroup() as group:
-                for data in manifests:
+                for index, data in enumerate(manifests):
+                    if rate > 0:
+                        await asyncio.sleep(max(0.0, started + index / rate - time.perf_counter()))
                     group.create_task(submit(data))
-            try:
+            with contextlib.suppress(TimeoutError):  # reported below as fewer placed jobs
                 await asyncio.wait_for(done.wait(), wait_s)
-            except TimeoutError:
-                pass  # reported below as fewer placed jobs
             finished = max(bound.values(), default=time.perf_counter())
         await pods.stop()
 
@@ -144,6 +146,7 @@ async def measure(
         "jobs_per_s": round(len(bound) / (finished - started), 1) if bound else 0.0,
         "wall_s": round(finished - started, 2),
         "concurrency": concurrency,
+        "rate": rate or "burst",
         "seed": seed,
     }
 
@@ -153,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=1024, help="a multiple of 16 (nodes per leaf)")
     parser.add_argument("--jobs", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=16, help="job creates in flight")
+    parser.add_argument(
+        "--rate", type=float, default=0.0, help="jobs submitted per second (0: all at once)"
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--wait", type=float, default=300.0, help="seconds to wait for binding")
     parser.add_argument("--json", action="store_true", help="print only the JSON object")
@@ -163,7 +169,9 @@ def main(argv: list[str] | None = None) -> int:
         ClusterShape.with_about(args.nodes)
     except ValueError as error:
         parser.error(f"--nodes: {error}")
-    result = asyncio.run(measure(args.nodes, args.jobs, args.concurrency, args.seed, args.wait))
+    result = asyncio.run(
+        measure(args.nodes, args.jobs, args.concurrency, args.seed, args.wait, args.rate)
+    )
     if args.json:
         print(json.dumps(result))
     else:
