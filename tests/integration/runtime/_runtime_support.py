@@ -28,7 +28,7 @@ async def eventually(
         await asyncio.sleep(0.05)
 
 
-def test_manager(client: Client, namespace: str, **options: object) -> Manager:
+def new_manager(client: Client, namespace: str, **options: object) -> Manager:
     """A manager confined to ``namespace``, on free loopback ports, with its own registry."""
     settings: dict[str, object] = {
         "namespace": namespace,
@@ -38,9 +38,6 @@ def test_manager(client: Client, namespace: str, **options: object) -> Manager:
         **options,
     }
     return Manager(client, **settings)  # type: ignore[arg-type]
-
-
-test_manager.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
 
 
 @contextlib.asynccontextmanager

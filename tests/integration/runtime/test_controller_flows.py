@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from _runtime_support import HELLO_CRD, eventually, running, test_manager
+from _runtime_support import HELLO_CRD, eventually, new_manager, running
 from examples.hello.operator import Hello, HelloSpec, HelloStatus
 
 from crdkit import Context, Reconciler, Result, TerminalError
@@ -47,7 +47,7 @@ async def test_finalizer_added_then_finalize_and_removed(
     await control_plane.install_crds([HELLO_CRD])
     reconciler = FinalizingReconciler()
     finalizer = "hello.example.com/finalizing-finalizer"
-    async with running(test_manager(crdkit_client, namespace), reconciler):
+    async with running(new_manager(crdkit_client, namespace), reconciler):
         await crdkit_client.create(hello(namespace, "f1"))
 
         async def has_finalizer() -> bool:
@@ -98,7 +98,7 @@ async def test_graceful_shutdown_drains_within_grace(
 ) -> None:
     await control_plane.install_crds([HELLO_CRD])
     reconciler = SlowReconciler(seconds=1.5)
-    manager = test_manager(crdkit_client, namespace, graceful_shutdown_timeout=grace)
+    manager = new_manager(crdkit_client, namespace, graceful_shutdown_timeout=grace)
     manager.add(reconciler)
     task = asyncio.create_task(manager.run())
     await crdkit_client.create(hello(namespace, "slow"))
@@ -134,7 +134,7 @@ async def test_errors_retry_with_backoff_and_terminal_errors_do_not(
 ) -> None:
     await control_plane.install_crds([HELLO_CRD])
     reconciler = FlakyReconciler()
-    manager = test_manager(crdkit_client, namespace)
+    manager = new_manager(crdkit_client, namespace)
     async with running(manager, reconciler):
         await crdkit_client.create(hello(namespace, "flaky"))
         await crdkit_client.create(hello(namespace, "terminal"))
@@ -228,7 +228,7 @@ async def test_mapped_watch_and_predicates(
 ) -> None:
     await control_plane.install_crds([HELLO_CRD])
     reconciler = WatchingReconciler()
-    async with running(test_manager(crdkit_client, namespace), reconciler):
+    async with running(new_manager(crdkit_client, namespace), reconciler):
         await crdkit_client.create(hello(namespace, "w"))
         await eventually(lambda: _called(reconciler, 1), what="reconciled on create")
         # A metadata-only change does not pass GenerationChanged: no reconcile.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _runtime_support import HELLO_CRD, eventually, http_get, running, test_manager
+from _runtime_support import HELLO_CRD, eventually, http_get, new_manager, running
 from examples.hello.operator import Hello, HelloReconciler, HelloSpec
 
 from crdkit.client import Client, NotFound
@@ -19,7 +19,7 @@ async def test_hello_end_to_end_and_owned_configmap_recreated(
 ) -> None:
     await control_plane.install_crds([HELLO_CRD])
     client = crdkit_client
-    manager = test_manager(client, namespace)
+    manager = new_manager(client, namespace)
     async with running(manager, HelloReconciler()):
         hello = await client.create(
             Hello(
