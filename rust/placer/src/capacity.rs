@@ -173,21 +173,30 @@ fn pruned(domain: &Domain, ask: &Ask<'_>) -> bool {
 }
 
 impl Capacities {
-    fn empty(state: &ClusterState) -> Self {
+    /// Zeroed capacities; the rank arrays exist only for the policies that use them.
+    fn empty(state: &ClusterState, policy: Policy) -> Self {
         Self {
             pods: vec![0; state.domains.len()],
             units: vec![0; state.domains.len()],
             fit: vec![0; state.nodes.len()],
             penalty: vec![0; state.nodes.len()],
             loose: Vec::new(),
-            domain_rank: vec![0; state.domains.len()],
-            node_rank: vec![0; state.nodes.len()],
+            domain_rank: if policy == Policy::LeastFree {
+                vec![0; state.domains.len()]
+            } else {
+                Vec::new()
+            },
+            node_rank: if policy == Policy::BestFit {
+                Vec::new()
+            } else {
+                vec![0; state.nodes.len()]
+            },
         }
     }
 
     /// Capacities over the whole cluster; `prune` lets the aggregates skip hopeless domains.
     pub(crate) fn of_cluster(state: &ClusterState, ask: &Ask<'_>, prune: bool) -> Self {
-        let mut caps = Self::empty(state);
+        let mut caps = Self::empty(state, ask.policy);
         // The least-free share of a domain counts every node in it, so nothing may be skipped.
         let prune = prune && ask.policy != Policy::LeastFree;
         let mut sums = vec![(0, 0); ask.requests.len()];
@@ -198,7 +207,9 @@ impl Capacities {
             for &id in &state.loose {
                 caps.fit[id] = node_fit(state, id, ask);
                 caps.penalty[id] = node_penalty(state, id, ask.task);
-                caps.node_rank[id] = node_rank(state.node(id), ask);
+                if ask.policy != Policy::BestFit {
+                    caps.node_rank[id] = node_rank(state.node(id), ask);
+                }
                 caps.loose.push((id, caps.fit[id]));
             }
         }
@@ -207,7 +218,7 @@ impl Capacities {
 
     /// Capacities inside one domain only.
     pub(crate) fn of_domain(state: &ClusterState, domain: usize, ask: &Ask<'_>) -> Self {
-        let mut caps = Self::empty(state);
+        let mut caps = Self::empty(state, ask.policy);
         let mut sums = vec![(0, 0); ask.requests.len()];
         caps.visit(
             state,
@@ -221,10 +232,12 @@ impl Capacities {
 
     /// Capacity of one node only.
     pub(crate) fn of_node(state: &ClusterState, node: usize, ask: &Ask<'_>) -> Self {
-        let mut caps = Self::empty(state);
+        let mut caps = Self::empty(state, ask.policy);
         caps.fit[node] = node_fit(state, node, ask);
         caps.penalty[node] = node_penalty(state, node, ask.task);
-        caps.node_rank[node] = node_rank(state.node(node), ask);
+        if ask.policy != Policy::BestFit {
+            caps.node_rank[node] = node_rank(state.node(node), ask);
+        }
         caps
     }
 

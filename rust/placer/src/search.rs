@@ -377,7 +377,7 @@ impl Search<'_> {
                 continue;
             };
             let (mark, placed) = (self.log.len(), out.len());
-            if self.try_group_in(first.3, asks, out) {
+            if self.try_group_in(first.3, asks, &all_caps[0], out) {
                 return Ok(());
             }
             self.undo(mark);
@@ -386,7 +386,7 @@ impl Search<'_> {
             candidates.sort_by(order);
             for (_, _, _, candidate) in candidates {
                 let (mark, placed) = (self.log.len(), out.len());
-                if self.try_group_in(candidate, asks, out) {
+                if self.try_group_in(candidate, asks, &all_caps[0], out) {
                     return Ok(());
                 }
                 self.undo(mark);
@@ -425,16 +425,30 @@ impl Search<'_> {
         Ok(())
     }
 
-    fn try_group_in(&mut self, entry: Entry, asks: &[Ask<'_>], out: &mut Placed) -> bool {
-        for ask in asks {
-            let caps = match entry {
-                Entry::Domain(d) => Capacities::of_domain(self.state, d, ask),
-                Entry::Node(n) | Entry::Loose(n) => Capacities::of_node(self.state, n, ask),
+    /// Places the tasks one after another inside `entry`. The first task sees the state the
+    /// group's capacities were computed on, so it reuses them; later ones see earlier pods.
+    fn try_group_in(
+        &mut self,
+        entry: Entry,
+        asks: &[Ask<'_>],
+        first_caps: &Capacities,
+        out: &mut Placed,
+    ) -> bool {
+        for (index, ask) in asks.iter().enumerate() {
+            let fresh;
+            let caps = if index == 0 {
+                first_caps
+            } else {
+                fresh = match entry {
+                    Entry::Domain(d) => Capacities::of_domain(self.state, d, ask),
+                    Entry::Node(n) | Entry::Loose(n) => Capacities::of_node(self.state, n, ask),
+                };
+                &fresh
             };
-            if self.units(entry, ask, &caps) < ask.count {
+            if self.units(entry, ask, caps) < ask.count {
                 return false;
             }
-            self.place_in(Some(entry), ask, ask.count, &caps, out);
+            self.place_in(Some(entry), ask, ask.count, caps, out);
         }
         true
     }
