@@ -10,10 +10,12 @@ How it keeps its picture of the cluster:
 
 How it decides:
 
-- A job with no pods yet is *pending*. A reconcile of a pending job runs a scheduling pass over
-  every pending job, in priority then creation order (then namespace and name), each one placed
-  with what the earlier ones took. A job that does not fit is skipped, so smaller jobs behind it
-  may still start (backfill); the next pass tries it first again.
+- A job that carries this scheduler's finalizer (added on its first reconcile, so that deleting
+  it always deletes its pods) and has no pods yet is *pending*. A reconcile of a pending job runs
+  a scheduling pass over every pending job, in priority then creation order (then namespace and
+  name), each one decided with what the earlier ones took; the pod creates and status writes of
+  the whole pass then run concurrently. A job that does not fit is skipped, so smaller jobs
+  behind it may still start (backfill); the next pass tries it first again.
 - A placed job's pods are counted in ``NodeUsage`` at once (assumed), then created already bound
   to their nodes. If any create fails, the pods created so far are deleted, the assumption is
   dropped, and the job is retried with backoff: all or nothing.
@@ -25,8 +27,10 @@ How it decides:
 - Deleting a job runs the finalizer, which deletes the job's pods (no garbage collector runs in
   the local control plane, and this keeps the capacity accounting exact everywhere).
 
-Restarting the operator loses nothing: the informers list the jobs and the pods again, a job
-with pods is placed, a job without is pending.
+Restarting the operator loses nothing: the informers list the jobs and the pods again; a job
+with a recorded placement is placed, a job without pods is pending, and a job with pods but no
+recorded placement (its operator stopped mid-bind) is adopted when its gang is complete and
+rolled back (its pods deleted, so it is placed afresh) when it is not.
 """
 
 from __future__ import annotations
@@ -126,7 +130,7 @@ class GangScheduler(Reconciler[Job]):
         self.decisions: list[tuple[str, Placement]] = []
         """Every placement this scheduler bound, in order (job key, decision): for audits."""
         self._bound: dict[str, Placement] = {}
-        """Jobs whose pods this process created, until the informer shows them."""
+        """Jobs this process is binding, until their placement is recorded in their status."""
         self._capacity_version = 0
         self._last_pass: tuple[int, frozenset[str]] | None = None
         self._create_gate = asyncio.Semaphore(CREATE_CONCURRENCY)
