@@ -410,7 +410,12 @@ class Informer(Generic[T]):
                 self._resource_version = event.resource_version
             if time.monotonic() - started > 1.0:
                 self.backoff.reset()  # the connection works: the next failure starts small
-        self.backoff.reset()
+        if time.monotonic() - started < 1.0:
+            # The server ended the watch at once (an apiserver shutting down, a proxy that
+            # cuts streams): do not hammer it with immediate reconnects.
+            await asyncio.sleep(self.backoff.next())
+        else:
+            self.backoff.reset()
 
     def _apply(self, kind: str, obj: T | None, raw: bytes | None) -> None:
         if kind == BOOKMARK or obj is None:
