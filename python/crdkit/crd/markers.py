@@ -98,7 +98,12 @@ class _SchemaMarker:
         check = self.python_check()
         if check is None:
             return inner
-        return core_schema.no_info_after_validator_function(check, inner)
+
+        def unless_absent(value: Any) -> Any:
+            # None is an absent field to the apiserver, whose rules then do not run either.
+            return value if value is None else check(value)
+
+        return core_schema.no_info_after_validator_function(unless_absent, inner)
 
     def python_check(self) -> Callable[[Any], Any] | None:
         """A validator enforcing the same rule in Python, when Python can."""

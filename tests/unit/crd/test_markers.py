@@ -131,3 +131,12 @@ def test_exactly_one_of_and_at_most_one_of() -> None:
     ]
     with pytest.raises(ValueError, match="at least two fields"):
         ExactlyOneOf("gpus")
+
+
+def test_checks_skip_absent_optional_values() -> None:
+    rule = XValidation("self > 0", check=lambda v: v > 0)
+    adapter = TypeAdapter(Annotated[int | None, rule])
+    assert adapter.validate_python(None) is None
+    with pytest.raises(ValidationError, match="failed rule: self > 0"):
+        adapter.validate_python(0)
+    assert TypeAdapter(Annotated[list[str] | None, ListType("set")]).validate_python(None) is None
