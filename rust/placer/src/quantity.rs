@@ -195,13 +195,61 @@ pub fn milli_from_integer(value: i128, allow_negative: bool) -> Result<i64, Quan
         .ok_or_else(|| QuantityError::OutOfRange(value.to_string()))
 }
 
+/// The shortest decimal text that reads back as `value`. When the value lies exactly halfway
+/// between two shortest candidates, the one with the even last digit wins, as in Python's
+/// `repr`, so the Rust and pure-Python parsers read a float as the same digits (Rust's own
+/// formatting rounds such ties up).
+fn shortest_text(value: f64) -> String {
+    let text = format!("{value:e}");
+    let Some((mantissa, exponent)) = text.split_once('e') else {
+        return text;
+    };
+    let sign = if mantissa.starts_with('-') { "-" } else { "" };
+    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    let Some(&last) = digits.last() else {
+        return text;
+    };
+    if (last - b'0') % 2 == 0 {
+        return text;
+    }
+    // The exact binary value to many more digits: a tie shows as a 5 followed only by zeros.
+    let precise = format!("{:.*e}", digits.len() + 29, value.abs());
+    let precise_digits: Vec<u8> = precise
+        .split_once('e')
+        .map_or(&b""[..], |(m, _)| m.as_bytes())
+        .iter()
+        .copied()
+        .filter(u8::is_ascii_digit)
+        .collect();
+    let tail = precise_digits.get(digits.len()..).unwrap_or(&[]);
+    let tie = tail.first() == Some(&b'5') && tail[1..].iter().all(|&b| b == b'0');
+    let mut lower = digits.clone();
+    if let Some(end) = lower.last_mut() {
+        *end -= 1;
+    }
+    if !tie || precise_digits.get(..digits.len()) != Some(&lower[..]) {
+        return text;
+    }
+    let lower = String::from_utf8(lower).unwrap_or_default();
+    let candidate = if lower.len() > 1 {
+        format!("{sign}{}.{}e{exponent}", &lower[..1], &lower[1..])
+    } else {
+        format!("{sign}{lower}e{exponent}")
+    };
+    if candidate.parse::<f64>() == Ok(value) {
+        candidate
+    } else {
+        text
+    }
+}
+
 /// Milli-units for a JSON floating-point number, read through its shortest decimal form so that
 /// `0.1` means exactly one tenth.
 pub fn milli_from_float(value: f64, allow_negative: bool) -> Result<i64, QuantityError> {
     if !value.is_finite() {
         return Err(QuantityError::Malformed(value.to_string()));
     }
-    let text = format!("{value:e}");
+    let text = shortest_text(value);
     parse_milli(&text, allow_negative).map_err(|err| match err {
         QuantityError::Malformed(_) => QuantityError::Malformed(value.to_string()),
         QuantityError::Negative(_) => QuantityError::Negative(value.to_string()),
@@ -264,6 +312,25 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn float_ties_between_shortest_forms_go_to_the_even_digit() {
+        // 2^49 + 0.25 is exactly halfway between ...312.2 and ...312.3; Python's repr says .2.
+        assert_eq!(
+            milli_from_float(2f64.powi(49) + 0.25, false),
+            Ok(562_949_953_421_312_200)
+        );
+        assert_eq!(
+            milli_from_float(2f64.powi(49) + 0.75, false),
+            Ok(562_949_953_421_312_800)
+        );
+        assert_eq!(
+            milli_from_float(-(2f64.powi(49) + 0.25), true),
+            Ok(-562_949_953_421_312_200)
+        );
+        assert_eq!(milli_from_float(0.1, false), Ok(100));
+        assert_eq!(milli_from_float(1.5, false), Ok(1500));
     }
 
     #[test]
