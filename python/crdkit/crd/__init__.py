@@ -8,7 +8,10 @@
                                               │
                                    output ──▶ YAML (stdout, files, --check drift)
 
-``crdkit gen-crd`` (``cli``) drives it; ``discover`` turns its TARGETs into classes.
+``schema`` leans on ``unions`` (models of a union merged into one object with a CEL rule),
+``formats`` (string formats and their Python checks) and ``re2`` (patterns the apiserver can
+compile); ``structural`` is the offline check. ``crdkit gen-crd`` (``cli``) drives it all;
+``discover`` turns its TARGETs into classes.
 """
 
 from crdkit.crd.assemble import build_crd, build_crds
