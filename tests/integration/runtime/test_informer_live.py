@@ -281,3 +281,30 @@ async def test_reconnects_when_the_watch_goes_silent(
             assert isinstance(informer.last_error, RequestTimeout)
     finally:
         await proxy.stop()
+
+
+async def test_resync_replays_and_late_handlers_catch_up(
+    crdkit_client: Client, namespace: str
+) -> None:
+    await crdkit_client.create(configmap(namespace, "steady"))
+    informer = Informer(crdkit_client, ConfigMap, namespace=namespace, resync_period=0.3)
+    resynced: list[tuple[str, str]] = []
+
+    def on_update(old: ConfigMap, new: ConfigMap) -> None:
+        # A resync hands over the stored object as both old and new: nothing changed.
+        if old.metadata.resource_version == new.metadata.resource_version:
+            resynced.append((object_key(old), object_key(new)))
+
+    informer.add_event_handler(on_update=on_update)
+    async with informer:
+        assert await informer.wait_for_sync(timeout=30)
+        late: list[str] = []
+        informer.add_event_handler(on_add=lambda obj: late.append(object_key(obj)))
+
+        async def resynced_twice() -> bool:
+            return len(resynced) >= 2
+
+        await eventually(resynced_twice, within=10)
+        await informer.drain()
+    assert set(resynced) == {(f"{namespace}/steady", f"{namespace}/steady")}
+    assert late == [f"{namespace}/steady"]  # registered after the sync: sees the store as adds
