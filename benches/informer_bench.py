@@ -6,8 +6,10 @@ Creates N custom resources (a GPU training job with a pod template, about 1.5 KB
 on a local control plane, then runs each contender in its own subprocess, one after the other,
 so neither shares an interpreter, a heap or CPU time with the other:
 
-- ``crdkit``: ``Informer`` over the typed ``BenchJob`` model: paginated list (500) validated
-  from raw bytes with pydantic-core, stored, then the watch.
+- ``crdkit``: ``Informer`` over the typed ``BenchJob`` model with its defaults: paginated
+  list (500) validated from raw bytes with pydantic-core, the next page requested before this
+  one is decoded, uncompressed responses, objects kept as JSON in the compact store; then the
+  watch.
 - ``baseline``: kubernetes-asyncio's path to typed objects: ``CustomObjectsApi`` paginated list
   and ``watch.Watch().stream`` (the library decodes JSON to dicts), then its generated models
   (``V1ObjectMeta``, ``V1PodTemplateSpec``) through ``ApiClient``'s deserializer, stored.
