@@ -29,7 +29,6 @@ from crdkit.placer.models import (
     compile_gang,
     compile_node,
     compile_snapshot,
-    effective_levels,
     load_document,
     validated,
 )
@@ -264,6 +263,3 @@ class ReferenceCluster(Cluster):
 
     def _make_engine(self, levels: Sequence[str], implicit_host: bool) -> _Engine:
         return ReferenceEngine(levels, implicit_host)
-
-
-_ = effective_levels  # re-exported helper used by callers that build levels by hand

@@ -26,19 +26,24 @@ slice of ``k`` pods at level ``s``, one slice:
    chosen children fullest first (capacity ascending, then path), each up to its capacity, and
    place each child's share with rule 3. Nodes with an untolerated `PreferNoSchedule` taint sort
    after the others whenever nodes are ranked.
-5. A group of tasks (the gang's tasks without their own topology, or one task with its own) goes
-   to the deepest depth, not above a `required` level, where some entry holds every task alone;
-   entries are tried in best-fit order (sum of the tasks' capacities, then path) by placing the
-   tasks one after another inside it, and the first entry that takes them all wins. If none does,
+5. A group of tasks (the gang's tasks without their own topology, or one task with its own):
+   from the deepest depth up to the `required` level (or the top), the entries that hold every
+   task alone are tried in best-fit order (sum of the tasks' capacities, then path) by placing the
+   tasks one after another inside, and the first entry that takes them all wins. If none does,
    `required` fails; `preferred` and `unconstrained` place each task in turn with rule 3 from the
    whole cluster, whose children are the top-level domains and, for tasks that allow it, the loose
    nodes.
 6. The gang: the group first, then the tasks with their own topology in order; all or nothing.
    When that fails and some task has ``minAvailable < replicas``, once more with every task at its
    ``minAvailable``. `place` never changes the cluster; `assume` does.
+7. Reasons (from the last attempt): ``required L: the best <level> fits F of W <task> pods|slices
+   (<domain>)`` for the first task that no single domain of ``L`` holds, or ``required L: no
+   <level> holds all of <tasks> together``; ``preferred L:`` or ``unconstrained:`` followed by
+   ``the cluster fits F of W <task> pods|slices`` when the whole cluster cannot hold a task.
 
 Policies change what "best fit" and "fullest" mean (rules 3, 4 and 5) and nothing else; the
-number of children in rule 4 is always the smallest. With ``R`` the resources the task requests:
+choice of how many children to use in rule 4 is the same under every policy. With ``R`` the
+resources the task requests:
 
 - ``best-fit`` (default): an entry's unit capacity for this task (less is better).
 - ``least-free``: the entry's free share, ``sum over R of 10**6 * free // allocatable`` summed over
