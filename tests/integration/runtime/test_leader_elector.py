@@ -1,4 +1,4 @@
-"""The Lease elector on the real apiserver, in one process with short timings."""
+"""The Lease elector (and a Manager using it) on the real apiserver, with short timings."""
 
 from __future__ import annotations
 
@@ -7,11 +7,15 @@ import time
 from datetime import UTC, datetime
 
 import pytest
+from _runtime_support import HELLO_CRD, new_manager
+from examples.hello.operator import Hello, HelloSpec
 from prometheus_client import CollectorRegistry
 
+from crdkit import Context, Reconciler
 from crdkit.client import Client
-from crdkit.resources import Lease
+from crdkit.resources import Lease, ObjectMeta
 from crdkit.runtime import LeaderElectionConfig, LeaderElectionLost, LeaderElector
+from crdkit.testing import ControlPlane
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -63,3 +67,57 @@ async def test_leader_that_cannot_renew_gives_up_before_the_lease_expires(
     elapsed = time.monotonic() - started
     assert TIMINGS["renew_deadline"] - 0.05 <= elapsed < TIMINGS["lease_duration"]
     assert not leader.is_leader
+
+
+class Endless(Reconciler[Hello]):
+    """Reconciles forever, to show that losing the lease cancels in-flight work at once."""
+
+    name = "endless"
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.cancelled = asyncio.Event()
+
+    async def reconcile(self, ctx: Context, obj: Hello) -> None:
+        self.started.set()
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
+
+
+async def test_manager_that_loses_its_lease_stops_controllers_at_once(
+    control_plane: ControlPlane, crdkit_client: Client, namespace: str
+) -> None:
+    await control_plane.install_crds([HELLO_CRD])
+    reconciler = Endless()
+    manager = new_manager(
+        crdkit_client,
+        namespace,
+        leader_election=True,
+        leader_election_id="endless",
+        graceful_shutdown_timeout=30.0,
+        **TIMINGS,
+    )
+    manager.add(reconciler)
+    run = asyncio.create_task(manager.run())
+    await crdkit_client.create(
+        Hello(metadata=ObjectMeta(name="e", namespace=namespace), spec=HelloSpec(target="x"))
+    )
+    await asyncio.wait_for(reconciler.started.wait(), 30)
+    assert (
+        manager.registry.get_sample_value("leader_election_master_status", {"name": "endless"}) == 1
+    )
+    lease = await crdkit_client.get(Lease, "endless", namespace=namespace)
+    lease.spec.holder_identity = "usurper"
+    await crdkit_client.replace(lease)
+    stolen_at = time.monotonic()
+    with pytest.raises(LeaderElectionLost):
+        await asyncio.wait_for(run, 15)
+    # Within the renew deadline (plus a retry), not after the 30 s grace period.
+    assert time.monotonic() - stolen_at < TIMINGS["renew_deadline"] + TIMINGS["retry_period"] + 1
+    assert reconciler.cancelled.is_set()
+    assert (
+        manager.registry.get_sample_value("leader_election_master_status", {"name": "endless"}) == 0
+    )
