@@ -17,8 +17,13 @@ __all__ = ["HttpServer", "Response", "parse_bind_address"]
 
 log = logging.getLogger("crdkit.runtime.http")
 
-_REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error"}
-_REASONS[503] = "Service Unavailable"
+_REASONS = {
+    200: "OK",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
 
 
 @dataclass(frozen=True, slots=True)
