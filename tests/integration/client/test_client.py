@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
+from datetime import UTC, datetime
 
 import pytest
 from pydantic import Field
@@ -29,6 +30,7 @@ from crdkit.resources import (
     ApiModel,
     ConfigMap,
     CustomResource,
+    Event,
     Lease,
     Namespace,
     Node,
@@ -304,6 +306,24 @@ async def test_built_in_kinds_keep_unknown_fields(crdkit_client: Client, namespa
     )
     assert lease.spec is not None
     assert lease.spec.holder_identity == "me"
+
+    event = await crdkit_client.create(
+        Event.model_validate(
+            {
+                "metadata": {"name": "e", "namespace": namespace},
+                "eventTime": datetime.now(UTC).isoformat(),
+                "reportingController": "crdkit.dev/tests",
+                "reportingInstance": "tests-1",
+                "action": "Testing",
+                "reason": "Created",
+                "type": "Normal",
+                "note": "hello",
+                "regarding": {"kind": "Pod", "name": "p", "namespace": namespace},
+            }
+        )
+    )
+    assert event.reason == "Created"
+    assert event.event_time is not None
 
 
 async def test_errors_carry_the_servers_status(crdkit_client: Client, namespace: str) -> None:
