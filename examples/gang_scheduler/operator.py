@@ -129,6 +129,8 @@ class GangScheduler(Reconciler[Job]):
         self._in_cluster: set[str] = set()
         self.decisions: list[tuple[str, Placement]] = []
         """Every placement this scheduler bound, in order (job key, decision): for audits."""
+        self._candidates: set[str] = set()
+        """Jobs that, by the Job object alone, wait to be placed (kept from Job events)."""
         self._bound: dict[str, Placement] = {}
         """Jobs this process is binding, until their placement is recorded in their status."""
         self._capacity_version = 0
@@ -156,12 +158,25 @@ class GangScheduler(Reconciler[Job]):
         self._priorities = factory.informer(PRIORITY_CLASS)
         nodes.add_event_handler(self._node_added, self._node_updated, self._node_deleted)
         self._pods.add_event_handler(self._pod_added, self._pod_updated, self._pod_deleted)
+        self._jobs.add_event_handler(
+            self._job_seen, lambda _old, new: self._job_seen(new), self._job_gone
+        )
         self._priorities.add_event_handler(
             lambda _: self._capacity_changed(), lambda _o, _n: None, lambda _: None
         )
         return controller
 
     # -- events (run on the event loop, in informer order) ---------------------------------
+
+    def _job_seen(self, job: Job) -> None:
+        key = job_key(job.metadata.namespace, job.metadata.name)
+        if self._candidate(job):
+            self._candidates.add(key)
+        else:
+            self._candidates.discard(key)
+
+    def _job_gone(self, job: Job) -> None:
+        self._candidates.discard(job_key(job.metadata.namespace, job.metadata.name))
 
     def _node_added(self, node: Node) -> None:
         self.usage.set_node(node)
@@ -210,14 +225,30 @@ class GangScheduler(Reconciler[Job]):
     def _capacity_changed(self) -> None:
         """Something may now fit that did not: every pending job is looked at again."""
         self._capacity_version += 1
-        for job in self._job_store():
-            if self._is_pending(job):
-                self._enqueue(Request(job.metadata.namespace, job.metadata.name or ""))
+        for key in self._waiting_keys():
+            namespace, _, name = key.partition("/")
+            self._enqueue(Request(namespace, name))
 
     # -- reading the caches ----------------------------------------------------------------
 
-    def _job_store(self) -> list[Job]:
-        return [] if self._jobs is None else list(self._jobs.store.list())
+    # The informer's store decodes an object on every read, so scans go through keys and
+    # indexes, and only the jobs that may be pending are ever decoded for a pass.
+
+    def _has_pods(self, key: str) -> bool:
+        return self._pods is not None and bool(self._pods.store.index_keys(JOB_INDEX, key))
+
+    def _waiting_keys(self) -> list[str]:
+        """Keys of the candidate jobs that are neither being bound nor have pods, sorted."""
+        return sorted(
+            key for key in self._candidates if key not in self._bound and not self._has_pods(key)
+        )
+
+    def _pending_jobs(self) -> list[Job]:
+        """The pending jobs, read from the cache."""
+        if self._jobs is None:
+            return []
+        found = (self._jobs.store.get(key) for key in self._waiting_keys())
+        return [job for job in found if job is not None and self._candidate(job)]
 
     def _pods_of(self, job: Job) -> list[Pod]:
         if self._pods is None:
@@ -229,18 +260,20 @@ class GangScheduler(Reconciler[Job]):
     def _ours(self, job: Job) -> bool:
         return (job.spec.scheduler_name or "volcano") in self.scheduler_names
 
-    def _is_pending(self, job: Job) -> bool:
-        key = job_key(job.metadata.namespace, job.metadata.name)
-        if not self._ours(job) or job.metadata.deletion_timestamp is not None or key in self._bound:
+    def _candidate(self, job: Job) -> bool:
+        """Whether the Job alone says it waits to be placed (its pods are not looked at)."""
+        if not self._ours(job) or job.metadata.deletion_timestamp is not None:
             return False
         if self.finalizer_name() not in job.metadata.finalizers:
             return False  # placed only once deleting it is sure to delete its pods too
         status = job.status
-        if status is not None and (
-            status.placement is not None or status.state.phase in ("Completed", "Failed")
-        ):
-            return False
-        return not self._pods_of(job)
+        return status is None or (
+            status.placement is None and status.state.phase not in ("Completed", "Failed")
+        )
+
+    def _is_pending(self, job: Job) -> bool:
+        key = job_key(job.metadata.namespace, job.metadata.name)
+        return self._candidate(job) and key not in self._bound and not self._has_pods(key)
 
     def _priority(self, job: Job) -> int | None:
         """The job's PriorityClass value; 0 without a class; None when the class is missing."""
@@ -259,6 +292,7 @@ class GangScheduler(Reconciler[Job]):
         if not self._ours(obj):
             return None
         key = job_key(obj.metadata.namespace, obj.metadata.name)
+        self._job_seen(obj)  # the cache's event handler may not have run yet
         pods = self._pods_of(obj)
         placed = obj.status is not None and obj.status.placement is not None
         if placed:
@@ -366,7 +400,7 @@ class GangScheduler(Reconciler[Job]):
     async def _decide(self, client: Client) -> list[Coroutine[Any, Any, None]]:
         """One decision round under the lock: what to bind and what to report."""
         work: list[Coroutine[Any, Any, None]] = []
-        pending = [job for job in self._job_store() if self._is_pending(job)]
+        pending = self._pending_jobs()
         keys = frozenset(job_key(j.metadata.namespace, j.metadata.name) for j in pending)
         if self._last_pass == (self._capacity_version, keys):
             return work  # nothing changed since the last pass looked at these same jobs
