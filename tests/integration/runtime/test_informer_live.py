@@ -15,7 +15,7 @@ import pytest
 
 from crdkit.client import Client, ClientConfig, Gone, RequestTimeout, object_key
 from crdkit.resources import ConfigMap, PartialObjectMetadata
-from crdkit.runtime.informer import Backoff, Informer
+from crdkit.runtime.informer import Backoff, Informer, strip_managed_fields
 from crdkit.runtime.store import LABEL_INDEX, index_labels
 from crdkit.testing import ControlPlane
 
@@ -308,3 +308,20 @@ async def test_resync_replays_and_late_handlers_catch_up(
         await informer.drain()
     assert set(resynced) == {(f"{namespace}/steady", f"{namespace}/steady")}
     assert late == [f"{namespace}/steady"]  # registered after the sync: sees the store as adds
+
+
+async def test_transform_applies_to_listed_and_watched_objects(
+    crdkit_client: Client, namespace: str
+) -> None:
+    await crdkit_client.create(configmap(namespace, "listed"))
+    informer = Informer(
+        crdkit_client, ConfigMap, namespace=namespace, transform=strip_managed_fields
+    )
+    async with informer:
+        assert await informer.wait_for_sync(timeout=30)
+        await crdkit_client.create(configmap(namespace, "watched"))
+        await eventually(lambda: store_matches_server(informer, crdkit_client, namespace))
+    live = await crdkit_client.get(ConfigMap, "watched", namespace=namespace)
+    assert live.metadata.managed_fields  # the server keeps them ...
+    for obj in informer.store.list():
+        assert obj.metadata.managed_fields is None  # ... the cache does not

@@ -7,7 +7,7 @@ import pytest
 from crdkit.client import Client, ClientConfig, GroupVersionKind
 from crdkit.client.codec import DictCodec
 from crdkit.resources import ConfigMap, PartialObjectMetadata
-from crdkit.runtime.informer import Backoff, Informer
+from crdkit.runtime.informer import Backoff, Informer, strip_managed_fields
 
 
 def test_backoff_doubles_with_jitter_within_bounds() -> None:
@@ -58,3 +58,14 @@ def test_store_codecs_follow_the_resource() -> None:
     )
     assert not Informer(client(), ConfigMap, compact=False).store.compact
     assert metadata.description == "ConfigMap metadata ns=ns"
+
+
+def test_strip_managed_fields_from_models_and_dicts() -> None:
+    fields = [{"manager": "m", "operation": "Update", "fieldsV1": {"f:data": {}}}]
+    model = ConfigMap.model_validate({"metadata": {"name": "a", "managedFields": fields}})
+    stripped = strip_managed_fields(model)
+    assert stripped.metadata.managed_fields is None
+    assert "managedFields" not in stripped.model_dump_json(by_alias=True, exclude_none=True)
+    plain = {"metadata": {"name": "a", "managedFields": fields}}
+    assert strip_managed_fields(plain) == {"metadata": {"name": "a"}}
+    assert strip_managed_fields({"kind": "X"}) == {"kind": "X"}
