@@ -218,11 +218,13 @@ async def run(args: argparse.Namespace) -> int:
                 progress.say("gang-scheduler operator and simulated kubelets running")
                 await submit(client, stream, watch, progress)
                 deadline = time.monotonic() + args.timeout
+                settled = True
                 while not watch.settled(stream):
                     if time.monotonic() > deadline:
                         progress.say(
                             "the stream did not settle in time; this is what the API shows"
                         )
+                        settled = False
                         break
                     await asyncio.sleep(0.2)
                 path = await summarize(client, stream, watch, shape, topology, args.out)
@@ -231,7 +233,7 @@ async def run(args: argparse.Namespace) -> int:
         finally:
             await watch.informer.stop()
     progress.say("everything stopped")
-    return 0
+    return 0 if settled else 1
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -400,3 +400,46 @@ async def test_a_complete_gang_without_a_recorded_placement_is_adopted_not_place
             }
             assert after == before
             assert scheduler.decisions == []
+
+
+async def test_a_failed_pod_create_rolls_the_whole_gang_back_then_retries(
+    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+) -> None:
+    shape = ClusterShape(
+        zones=1, spines_per_zone=1, leaves_per_spine=1, nodes_per_leaf=4, name_prefix=_prefix()
+    )
+    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
+    async with Client.from_control_plane(control_plane) as client:
+        await create_simulated_cluster(client, shape, TOPOLOGY)
+        # Someone else's pod already has the name of the gang's third pod: that create fails.
+        squatter = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "blocked-worker-2", "namespace": namespace},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+        }
+        await client.create(squatter)
+        await _submit(client, namespace, _gang("blocked", 4))
+        async with running_operator(
+            client, TOPOLOGY, namespace=namespace, node_selector=selector
+        ) as scheduler:
+            deadline = time.monotonic() + 2.0
+            while time.monotonic() < deadline:
+                # Pods come and go while the operator retries, but the job never runs partly.
+                assert await _phase(client, "blocked", namespace) != "Running"
+                await asyncio.sleep(0.05)
+            assert scheduler.decisions == []
+            await eventually(lambda: _no_owned_pods(client, namespace, "blocked"))
+            # The rollback deleted only what the operator had created.
+            assert (await client.get(Pod, "blocked-worker-2", namespace=namespace)).metadata.uid
+            await client.delete(
+                Pod, "blocked-worker-2", namespace=namespace, grace_period_seconds=0
+            )
+            await eventually(lambda: _is(client, "blocked", namespace, "Running"), within_s=90)
+            pods = await _pods(client, namespace, "blocked")
+            assert len(pods) == 4
+            assert _pod_nodes(pods) == _placed_nodes(scheduler, f"{namespace}/blocked")
+
+
+async def _no_owned_pods(client: Client, namespace: str, job: str) -> bool:
+    return not [p for p in await _pods(client, namespace, job) if p.metadata.owner_references]

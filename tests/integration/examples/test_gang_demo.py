@@ -1,0 +1,42 @@
+"""`make demo` end to end: its own control plane, the stream, the table, the picture."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(300)]
+
+ROOT = Path(__file__).parents[3]
+
+
+def test_demo_runs_the_stream_and_draws_the_picture(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "examples.demo", "--out", str(tmp_path), "--timeout", "120"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=280,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    out = result.stdout
+    assert "registered 128 simulated nodes" in out
+    assert "llama3-8b-finetune: Running (16 pods bound, domain tier 1 " in out
+    assert "mixtral-8x7b-pretrain: Completed" in out
+    table = out[out.index("JOB ") :]
+    never = next(line for line in table.splitlines() if line.startswith("gpt-neox-20b"))
+    assert "Pending" in never
+    assert "required topology.crdkit.io/leaf: the best leaf fits" in never
+    picture = tmp_path / "topology.png"
+    assert f"topology picture: {picture.resolve()}" in out
+    with Image.open(picture) as image:
+        assert image.format == "PNG"
+        assert image.width > 1000
+    assert out.rstrip().endswith("everything stopped")
