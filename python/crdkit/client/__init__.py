@@ -18,6 +18,7 @@ from crdkit.client.auth import (
 )
 from crdkit.client.client import (
     Client,
+    ContinueExpired,
     PatchType,
     Preconditions,
     PropagationPolicy,
@@ -65,6 +66,7 @@ __all__ = [
     "ClientConfig",
     "ConfigError",
     "Conflict",
+    "ContinueExpired",
     "Credentials",
     "DecodeError",
     "ExecCredentials",
