@@ -2,8 +2,8 @@
 
 Pods are named as Volcano names them (``<job>-<task>-<index>``), carry Volcano's labels so
 tools that know Volcano find them, and have the Job as their controlling owner. They are created
-with ``spec.nodeName`` already set: that binds them in the same request, so a job's pods are never
-seen half bound.
+with ``spec.nodeName`` already set: that binds each in the request that creates it, so no pod of
+a placed job is ever seen unbound, and no other scheduler can take it meanwhile.
 """
 
 from __future__ import annotations
