@@ -161,7 +161,11 @@ class ModelCodec(Codec[M]):
     def encode(self, obj: M) -> bytes:
         if not isinstance(obj, self.model):
             raise TypeError(f"expected a {self.model.__name__}, got {type(obj).__name__}")
-        return obj.model_dump_json(by_alias=True, exclude_none=True).encode()
+        # The serializer writes bytes directly (model_dump_json would make a str first).
+        data: bytes = self.model.__pydantic_serializer__.to_json(
+            obj, by_alias=True, exclude_none=True
+        )
+        return data
 
 
 class DictCodec(Codec[dict[str, Any]]):
