@@ -162,7 +162,7 @@ class ModelCodec(Codec[M]):
         if not isinstance(obj, self.model):
             raise TypeError(f"expected a {self.model.__name__}, got {type(obj).__name__}")
         # The serializer writes bytes directly (model_dump_json would make a str first).
-        data: bytes = self.model.__pydantic_serializer__.to_json(
+        data: bytes = type(obj).__pydantic_serializer__.to_json(
             obj, by_alias=True, exclude_none=True
         )
         return data
