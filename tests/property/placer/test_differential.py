@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from placer_strategies import clusters, gangs
 
@@ -15,8 +15,8 @@ Scenario = tuple[dict[str, Any], list[dict[str, Any]], Any]
 
 
 @st.composite
-def scenarios(draw: st.DrawFn) -> Scenario:
-    cluster = draw(clusters())
+def scenarios(draw: st.DrawFn, max_nodes: int = 300) -> Scenario:
+    cluster = draw(clusters(max_nodes=max_nodes))
     batch = [draw(gangs(cluster["levels"], f"g{i}")) for i in range(draw(st.integers(1, 3)))]
     return cluster, batch, draw(st.sampled_from(POLICIES))
 
@@ -34,7 +34,10 @@ def test_rust_and_reference_agree_on_every_gang(scenario: Scenario) -> None:
     assert rust.used() == reference.used()
 
 
-@given(scenarios())
+# Several placements per example: smaller clusters and at most 100 examples keep it within the
+# per-test timeout under the thorough profile.
+@settings(max_examples=min(100, settings.default.max_examples))
+@given(scenarios(max_nodes=150))
 def test_rust_and_reference_agree_after_assumes_and_node_changes(scenario: Scenario) -> None:
     cluster, batch, policy = scenario
     rust = Cluster.from_snapshot(cluster)
