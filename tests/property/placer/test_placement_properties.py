@@ -176,8 +176,11 @@ def single_task_scenarios(draw: st.DrawFn) -> Scenario:
     return snapshot, {"name": "g", "topology": topology, "tasks": [task]}
 
 
-def exhaustive_lowest_level(snapshot: dict[str, Any], gang: dict[str, Any]) -> int | None:
-    """The deepest level at which some domain holds every pod, by trying every domain."""
+def exhaustive_lowest_level(
+    snapshot: dict[str, Any], gang: dict[str, Any]
+) -> tuple[int, tuple[str, ...]] | None:
+    """The deepest level at which some domain holds every pod, and there the domain with the
+    least capacity that holds them (then by path), by trying every domain."""
     levels, task = snapshot["levels"], gang["tasks"][0]
     eff = effective(levels)
     for depth in range(len(eff) - 1, -1, -1):
@@ -187,8 +190,9 @@ def exhaustive_lowest_level(snapshot: dict[str, Any], gang: dict[str, Any]) -> i
             if path is not None:
                 key = path[: depth + 1]
                 capacity[key] = capacity.get(key, 0) + fit(node, task, levels, True)
-        if any(total >= task["replicas"] for total in capacity.values()):
-            return depth
+        fitting = [(total, key) for key, total in capacity.items() if total >= task["replicas"]]
+        if fitting:
+            return depth, min(fitting)[1]
     return None
 
 
@@ -198,13 +202,19 @@ def test_chosen_domain_is_at_the_lowest_level_that_fits(scenario: Scenario) -> N
     snapshot, gang = scenario
     placement: Placement = Cluster.from_snapshot(snapshot).place(gang)
     eff = effective(snapshot["levels"])
-    lowest = exhaustive_lowest_level(snapshot, gang)
+    found = exhaustive_lowest_level(snapshot, gang)
     topology = gang["topology"]
-    if topology["mode"] == "required" and (lowest is None or lowest < eff.index(topology["level"])):
+    required_depth = eff.index(topology["level"])
+    if topology["mode"] == "required" and (found is None or found[0] < required_depth):
         assert placement.status == "unschedulable"
         return
-    if lowest is None:  # preferred: no single domain holds the pods, so they span the top
+    if found is None:  # preferred: no single domain holds the pods, so they span the top
         assert placement.level is None
         return
+    lowest, best = found
     assert placement.status == "placed"
     assert placement.level == eff[lowest]
+    # Best fit among the domains of that level. At the per-node level the placer ranks nodes,
+    # which differ from hostname domains when several nodes share a hostname label.
+    if lowest < len(eff) - 1:
+        assert tuple(placement.domain.values()) == best
