@@ -905,3 +905,78 @@ mod policy_tests {
         assert_eq!(Policy::parse("binpack"), Ok(Policy::Binpack));
     }
 }
+
+#[cfg(test)]
+mod edge_tests {
+    use super::*;
+    use crate::testing::{cluster, gang, gpu_node, gpu_task, BLOCK, HOST, RACK};
+
+    #[test]
+    fn loose_nodes_are_a_last_resort_for_unconstrained_pods_only() {
+        let mut loose = gpu_node("loose", "b1", "r1", 8, 0);
+        loose.labels.remove(RACK);
+        let mut state = cluster(vec![loose, gpu_node("a", "b1", "r1", 8, 4)]);
+        // Four pods fit node a: the loose node is not used.
+        let four = state.place(&gang(Mode::Unconstrained, None, vec![gpu_task("w", 4, 1)]));
+        assert_eq!(four.assignments, [(0, "a".to_owned(), 4)]);
+        // Ten do not: a takes its 4 and the loose node the rest; no common domain.
+        let ten = state.place(&gang(Mode::Unconstrained, None, vec![gpu_task("w", 10, 1)]));
+        assert_eq!(
+            ten.assignments,
+            [(0, "a".to_owned(), 4), (0, "loose".to_owned(), 6)]
+        );
+        assert_eq!((ten.level, ten.domain.len()), (None, 0));
+        // Preferred pods never use it.
+        let preferred = state.place(&gang(Mode::Preferred, Some(1), vec![gpu_task("w", 10, 1)]));
+        assert_eq!(preferred.status, Status::Unschedulable);
+    }
+
+    #[test]
+    fn an_explicit_hostname_level_may_hold_several_nodes() {
+        let mut state =
+            ClusterState::new(vec![BLOCK.into(), RACK.into(), HOST.into()], false).expect("levels");
+        for (name, host) in [("n1", "h1"), ("n2", "h1"), ("n3", "h2")] {
+            let mut node = gpu_node(name, "b1", "r1", 8, 0);
+            node.labels.insert(HOST.into(), host.into());
+            state.add_node(node).expect("node");
+        }
+        let outcome = state.place(&gang(Mode::Required, Some(2), vec![gpu_task("w", 12, 1)]));
+        assert_eq!(outcome.domain, ["b1", "r1", "h1"]);
+        assert_eq!(
+            outcome.assignments,
+            [(0, "n1".to_owned(), 8), (0, "n2".to_owned(), 4)]
+        );
+    }
+
+    #[test]
+    fn updates_and_removals_change_later_decisions() {
+        let mut state = cluster(vec![
+            gpu_node("a", "b1", "r1", 8, 0),
+            gpu_node("b", "b1", "r2", 8, 2),
+        ]);
+        let six = gang(Mode::Unconstrained, None, vec![gpu_task("w", 6, 1)]);
+        assert_eq!(state.place(&six).assignments[0].1, "b");
+        state
+            .update_node(gpu_node("b", "b1", "r2", 8, 3))
+            .expect("update");
+        assert_eq!(state.place(&six).assignments[0].1, "a");
+        state.remove_node("a").expect("remove");
+        assert_eq!(state.place(&six).status, Status::Unschedulable);
+        state
+            .add_node(gpu_node("a", "b1", "r1", 8, 0))
+            .expect("add again");
+        assert_eq!(state.place(&six).assignments[0].1, "a");
+    }
+
+    #[test]
+    fn the_reason_comes_from_the_min_available_attempt() {
+        let mut state = cluster(vec![gpu_node("a", "b1", "r1", 8, 0)]);
+        let mut task = gpu_task("w", 20, 1);
+        task.min_available = 10;
+        let outcome = state.place(&gang(Mode::Required, Some(1), vec![task]));
+        assert_eq!(
+            outcome.reason.as_deref(),
+            Some("required t.io/rack: the best rack fits 8 of 10 w pods (r1)")
+        );
+    }
+}
