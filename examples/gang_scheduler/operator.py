@@ -132,6 +132,8 @@ class GangScheduler(Reconciler[Job]):
         self._candidates: set[str] = set()
         """Jobs that, by the Job object alone, wait to be placed (kept from Job events)."""
         self._bound: dict[str, Placement] = {}
+        self._unrecorded: dict[str, tuple[Placement, list[PodPlan]]] = {}
+        """Bound jobs whose placement could not be written to their status yet."""
         """Jobs this process is binding, until their placement is recorded in their status."""
         self._capacity_version = 0
         self._last_pass: tuple[int, frozenset[str]] | None = None
@@ -300,11 +302,29 @@ class GangScheduler(Reconciler[Job]):
         if self._is_pending(obj):
             await self._schedule_pass(ctx.client)
             return None
-        if pods and not placed and key not in self._bound:
+        if key in self._bound:
+            # This process is binding the job; its status is written once, when the bind is
+            # done. Only a record that failed to be written is retried from here.
+            unrecorded = self._unrecorded.pop(key, None)
+            if unrecorded is not None:
+                await self._record(ctx.client, obj, *unrecorded)
+            return None
+        if pods and not placed:
             await self._adopt(ctx.client, obj, pods)
             return None
         await self._observe(ctx.client, obj, pods)
         return None
+
+    async def _record(
+        self, client: Client, job: Job, placement: Placement, plans: list[PodPlan]
+    ) -> None:
+        """Write the placed job's status; on failure keep it to be retried by its reconcile."""
+        key = job_key(job.metadata.namespace, job.metadata.name)
+        try:
+            await self._write_placed(client, job, placement, plans)
+        except Exception:
+            self._unrecorded[key] = (placement, plans)
+            raise
 
     async def _adopt(self, client: Client, job: Job, pods: Sequence[Pod]) -> None:
         """Pods without a recorded placement were left by an operator that stopped mid-bind.
@@ -367,6 +387,7 @@ class GangScheduler(Reconciler[Job]):
             names |= {plan.name(obj.metadata.name or "") for plan in plan_pods(placement)}
         await self._delete_pods(ctx.client, obj.metadata.namespace or "", sorted(names))
         self._bound.pop(key, None)
+        self._unrecorded.pop(key, None)
 
     # -- placing ---------------------------------------------------------------------------
 
@@ -471,7 +492,7 @@ class GangScheduler(Reconciler[Job]):
             self._capacity_version += 1
             raise
         self.decisions.append((key, placement))
-        await self._write_placed(client, job, placement, plans)
+        await self._record(client, job, placement, plans)
 
     async def _delete_pods(self, client: Client, namespace: str, names: Iterable[str]) -> None:
         async def delete(pod: str) -> None:
@@ -567,12 +588,6 @@ class GangScheduler(Reconciler[Job]):
     async def _observe(self, client: Client, job: Job, pods: Sequence[Pod]) -> None:
         """Bring the counts and the phase of a placed job in line with its pods."""
         counts = count_pods(pods)
-        if (
-            not pods
-            and job.metadata.name
-            and job_key(job.metadata.namespace, job.metadata.name) in self._bound
-        ):
-            return  # just created: the informer has not shown the pods yet
         phase = derive_phase(job, counts)
         status = job.status or JobStatus()
         if status.state.phase in ("Completed", "Failed"):

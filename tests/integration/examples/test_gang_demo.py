@@ -30,6 +30,10 @@ def test_demo_runs_the_stream_and_draws_the_picture(tmp_path: Path) -> None:
     assert "registered 128 simulated nodes" in out
     assert "llama3-8b-finetune: Running (16 pods bound, domain tier 1 " in out
     assert "mixtral-8x7b-pretrain: Completed" in out
+    # A job is reported Running only together with where it was placed.
+    running = [line for line in out.splitlines() if ": Running (" in line]
+    assert running
+    assert all("domain tier " in line for line in running), running
     table = out[out.index("JOB ") :]
     never = next(line for line in table.splitlines() if line.startswith("gpt-neox-20b"))
     assert "Pending" in never
