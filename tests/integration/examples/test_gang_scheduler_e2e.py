@@ -206,8 +206,8 @@ async def test_a_job_that_does_not_fit_waits_and_is_placed_when_another_is_delet
         ) as scheduler:
             await _submit(client, namespace, _gang("first", 4))
             await _submit(client, namespace, _gang("second", 4))
-            for name in ("first", "second"):
-                await eventually(lambda name=name: _is(client, name, namespace, "Running"))
+            await eventually(lambda: _is(client, "first", namespace, "Running"))
+            await eventually(lambda: _is(client, "second", namespace, "Running"))
             await _submit(client, namespace, _gang("third", 4))
 
             async def waiting_with_reason() -> bool:

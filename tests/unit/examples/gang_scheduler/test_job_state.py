@@ -94,8 +94,8 @@ def test_placement_order_is_a_total_order_independent_of_input_order(
     jobs = [
         (_job(name, f"2026-01-0{day + 1}T00:00:00Z"), priority) for priority, day, name in entries
     ]
-    forward = [job.metadata.name for job in placement_order(jobs)]
-    backward = [job.metadata.name for job in placement_order(list(reversed(jobs)))]
+    forward = [job.metadata.name or "" for job in placement_order(jobs)]
+    backward = [job.metadata.name or "" for job in placement_order(list(reversed(jobs)))]
     assert forward == backward
     priorities = {name: priority for priority, _, name in entries}
     assert [priorities[name] for name in forward] == sorted(priorities.values(), reverse=True)

@@ -52,9 +52,9 @@ def test_render_draws_each_gpu_in_its_jobs_colour(tmp_path: Path) -> None:
     usage[NODES[8].name] = [JobUsage("small", 2)]
     path = render(NODES, usage, ["big", "small"], tmp_path / "out" / "topology.png", "test")
     with Image.open(path) as image:
-        counts = {
-            colour: count for count, colour in image.convert("RGB").getcolors(maxcolors=1 << 16)
-        }
+        colours = image.convert("RGB").getcolors(maxcolors=1 << 16)
+        assert colours is not None
+        counts = {colour: count for count, colour in colours}
     gpu = GPU_SIZE * GPU_SIZE
     swatch = 9 * 9  # the legend square's inside
     assert counts[_hex(PALETTE[0])] == 32 * gpu + swatch

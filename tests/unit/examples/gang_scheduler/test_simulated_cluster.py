@@ -69,7 +69,7 @@ def test_manifests_need_a_three_tier_topology() -> None:
 @pytest.mark.parametrize("field", ["zones", "nodes_per_leaf", "gpus_per_node"])
 def test_non_positive_counts_name_the_field(field: str) -> None:
     with pytest.raises(ValueError, match=f"{field}: must be a positive integer"):
-        ClusterShape(**{field: 0})
+        ClusterShape(**{field: 0})  # type: ignore[arg-type]
 
 
 def test_with_about_gives_exactly_the_asked_node_count() -> None:
