@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from crdkit.runtime import Context, Controller, Manager
+    from crdkit.runtime.events import EventType
     from crdkit.runtime.informer import Informer
 
 log = logging.getLogger("examples.gang_scheduler")
@@ -553,6 +554,12 @@ class GangScheduler(Reconciler[Job]):
             )
 
         await self._write(client, job, change)
+        await self._event(job, "Normal", "Scheduled", message)
+
+    async def _event(self, job: Job, type_: EventType, reason: str, note: str) -> None:
+        """An Event about the job, as kube-scheduler records one per decision (never raises)."""
+        if self._controller is not None:
+            await self._controller.recorder.event(job, type_, reason, note, action="Scheduling")
 
     async def _write_unscheduled(self, client: Client, job: Job, reason: str, message: str) -> None:
         current = job.status
@@ -574,6 +581,7 @@ class GangScheduler(Reconciler[Job]):
             )
 
         await self._write(client, job, change)
+        await self._event(job, "Warning", "FailedScheduling", message)
 
     async def _write_failed(self, client: Client, job: Job, reason: str, message: str) -> None:
         def change(status: JobStatus) -> None:

@@ -33,7 +33,7 @@ from examples.gang_scheduler.simulated_cluster import (
 from examples.gang_scheduler.topology import TopologyConfig
 
 from crdkit.client import Client, NotFound
-from crdkit.resources import Node, Pod
+from crdkit.resources import Event, Node, Pod
 from crdkit.testing import ControlPlane
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(240)]
@@ -237,6 +237,14 @@ async def test_a_job_that_does_not_fit_waits_and_is_placed_when_another_is_delet
             assert _pod_nodes(await _pods(client, namespace, "third")) == _placed_nodes(
                 scheduler, f"{namespace}/third"
             )
+
+            async def both_events() -> bool:
+                events = (await client.list(Event, namespace=namespace)).items
+                seen = {(e.regarding.name if e.regarding else None, e.reason) for e in events}
+                return {("third", "FailedScheduling"), ("third", "Scheduled")} <= seen
+
+            # Like kube-scheduler, each decision is an Event on the job.
+            await eventually(both_events, within_s=10)
 
 
 async def test_a_waiting_job_is_placed_when_a_node_is_added(
