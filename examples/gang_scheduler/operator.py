@@ -133,7 +133,10 @@ class GangScheduler(Reconciler[Job]):
         self._candidates: set[str] = set()
         """Jobs that, by the Job object alone, wait to be placed (kept from Job events)."""
         self._bound: dict[str, Placement] = {}
-        self._unrecorded: dict[str, tuple[Placement, list[PodPlan]]] = {}
+        self._decision_seq = 0
+        self._latest_decision: dict[str, int] = {}
+        self._write_locks: dict[str, asyncio.Lock] = {}
+        self._unrecorded: dict[str, tuple[int, Placement, list[PodPlan]]] = {}
         """Bound jobs whose placement could not be written to their status yet."""
         """Jobs this process is binding, until their placement is recorded in their status."""
         self._capacity_version = 0
@@ -317,14 +320,14 @@ class GangScheduler(Reconciler[Job]):
         return None
 
     async def _record(
-        self, client: Client, job: Job, placement: Placement, plans: list[PodPlan]
+        self, client: Client, job: Job, seq: int, placement: Placement, plans: list[PodPlan]
     ) -> None:
         """Write the placed job's status; on failure keep it to be retried by its reconcile."""
         key = job_key(job.metadata.namespace, job.metadata.name)
         try:
-            await self._write_placed(client, job, placement, plans)
+            await self._write_placed(client, job, seq, placement, plans)
         except Exception:
-            self._unrecorded[key] = (placement, plans)
+            self._unrecorded[key] = (seq, placement, plans)
             raise
 
     async def _adopt(self, client: Client, job: Job, pods: Sequence[Pod]) -> None:
@@ -389,6 +392,8 @@ class GangScheduler(Reconciler[Job]):
         await self._delete_pods(ctx.client, obj.metadata.namespace or "", sorted(names))
         self._bound.pop(key, None)
         self._unrecorded.pop(key, None)
+        self._latest_decision.pop(key, None)
+        self._write_locks.pop(key, None)
 
     # -- placing ---------------------------------------------------------------------------
 
@@ -432,23 +437,39 @@ class GangScheduler(Reconciler[Job]):
             priority = self._priority(job)
             if priority is None:
                 message = f"PriorityClass {job.spec.priority_class_name!r} does not exist"
-                work.append(self._write_unscheduled(client, job, "PriorityClassNotFound", message))
+                seq = self._decided(job)
+                work.append(
+                    self._write_unscheduled(client, job, seq, "PriorityClassNotFound", message)
+                )
                 continue
             ranked.append((job, priority))
+        gangs: list[dict[str, Any]] = []
+        jobs: dict[str, Job] = {}
         priorities = {id(job): priority for job, priority in ranked}
         for job in placement_order(ranked):
             try:
                 gang = gang_for_job(job, self.topology, priorities[id(job)])
+                self.cluster.compile(gang)  # a bad gang must not fail the whole batch
             except ValueError as error:
-                work.append(self._write_failed(client, job, "InvalidSpec", str(error)))
+                seq = self._decided(job)
+                work.append(self._write_failed(client, job, seq, "InvalidSpec", str(error)))
                 continue
-            self._sync_cluster()
-            placement = await self.cluster.place_async(gang)
+            gangs.append(gang)
+            jobs[gang["name"]] = job
+        if not gangs:
+            return work
+        # One batch on one snapshot, off the event loop: higher priority first, each gang
+        # seeing what the earlier ones took. Nothing changes the snapshot while it runs.
+        self._sync_cluster()
+        for placement in await self.cluster.place_all_async(gangs):
+            job = jobs[placement.gang]
             if placement.status == "unschedulable":
                 reason = placement.reason or "the placer found no room"
-                work.append(self._write_unscheduled(client, job, "Unschedulable", reason))
+                seq = self._decided(job)
+                work.append(self._write_unscheduled(client, job, seq, "Unschedulable", reason))
                 continue
-            work.append(self._bind(client, job, placement, self._assume(job, placement)))
+            seq = self._decided(job)
+            work.append(self._bind(client, job, seq, placement, self._assume(job, placement)))
             self._capacity_version += 1  # the next pass must see this job's pods
         return work
 
@@ -464,7 +485,7 @@ class GangScheduler(Reconciler[Job]):
         return plans
 
     async def _bind(
-        self, client: Client, job: Job, placement: Placement, plans: list[PodPlan]
+        self, client: Client, job: Job, seq: int, placement: Placement, plans: list[PodPlan]
     ) -> None:
         """Create the assumed pods, bound; on any failure delete them and drop the assumption."""
         name = job.metadata.name or ""
@@ -493,7 +514,7 @@ class GangScheduler(Reconciler[Job]):
             self._capacity_version += 1
             raise
         self.decisions.append((key, placement))
-        await self._record(client, job, placement, plans)
+        await self._record(client, job, seq, placement, plans)
 
     async def _delete_pods(self, client: Client, namespace: str, names: Iterable[str]) -> None:
         async def delete(pod: str) -> None:
@@ -534,7 +555,7 @@ class GangScheduler(Reconciler[Job]):
             await update_status(client, job, mutate=mutate, field_manager=self.name)
 
     async def _write_placed(
-        self, client: Client, job: Job, placement: Placement, plans: Sequence[PodPlan]
+        self, client: Client, job: Job, seq: int, placement: Placement, plans: Sequence[PodPlan]
     ) -> None:
         record = self._placement_status(placement, plans)
         if record.tier is None:
@@ -553,15 +574,16 @@ class GangScheduler(Reconciler[Job]):
                 Condition(type=SCHEDULED, status="True", reason="Scheduled", message=message),
             )
 
-        await self._write(client, job, change)
-        await self._event(job, "Normal", "Scheduled", message)
+        await self._write_decision(client, job, seq, change, ("Normal", "Scheduled", message))
 
     async def _event(self, job: Job, type_: EventType, reason: str, note: str) -> None:
         """An Event about the job, as kube-scheduler records one per decision (never raises)."""
         if self._controller is not None:
             await self._controller.recorder.event(job, type_, reason, note, action="Scheduling")
 
-    async def _write_unscheduled(self, client: Client, job: Job, reason: str, message: str) -> None:
+    async def _write_unscheduled(
+        self, client: Client, job: Job, seq: int, reason: str, message: str
+    ) -> None:
         current = job.status
         if current is not None:
             existing = next((c for c in current.conditions if c.type == SCHEDULED), None)
@@ -580,10 +602,13 @@ class GangScheduler(Reconciler[Job]):
                 Condition(type=SCHEDULED, status="False", reason=reason, message=message),
             )
 
-        await self._write(client, job, change)
-        await self._event(job, "Warning", "FailedScheduling", message)
+        await self._write_decision(
+            client, job, seq, change, ("Warning", "FailedScheduling", message)
+        )
 
-    async def _write_failed(self, client: Client, job: Job, reason: str, message: str) -> None:
+    async def _write_failed(
+        self, client: Client, job: Job, seq: int, reason: str, message: str
+    ) -> None:
         def change(status: JobStatus) -> None:
             _set_phase(status, "Failed", reason, message)
             set_condition(
@@ -591,7 +616,36 @@ class GangScheduler(Reconciler[Job]):
                 Condition(type=SCHEDULED, status="False", reason=reason, message=message),
             )
 
-        await self._write(client, job, change)
+        await self._write_decision(client, job, seq, change, ("Warning", reason, message))
+
+    def _decided(self, job: Job) -> int:
+        """Number a decision about ``job``; only the latest one's status write may land."""
+        self._decision_seq += 1
+        self._latest_decision[job_key(job.metadata.namespace, job.metadata.name)] = (
+            self._decision_seq
+        )
+        return self._decision_seq
+
+    async def _write_decision(
+        self,
+        client: Client,
+        job: Job,
+        seq: int,
+        change: Any,
+        event: tuple[EventType, str, str],
+    ) -> None:
+        """Write a decision's status, in decision order per job.
+
+        The writes of one decision round run concurrently with the next round's, so an older
+        verdict could land after a newer one. One lock per job orders them, and a write whose
+        decision has been superseded is dropped.
+        """
+        key = job_key(job.metadata.namespace, job.metadata.name)
+        async with self._write_locks.setdefault(key, asyncio.Lock()):
+            if self._latest_decision.get(key) != seq:
+                return
+            await self._write(client, job, change)
+        await self._event(job, *event)
 
     async def _observe(self, client: Client, job: Job, pods: Sequence[Pod]) -> None:
         """Bring the counts and the phase of a placed job in line with its pods."""

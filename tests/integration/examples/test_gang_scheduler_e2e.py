@@ -8,9 +8,11 @@ import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from examples.gang_scheduler.cluster_setup import create_simulated_cluster
 from examples.gang_scheduler.job_stream import (
     JobShape,
@@ -451,3 +453,82 @@ async def test_a_failed_pod_create_rolls_the_whole_gang_back_then_retries(
 
 async def _no_owned_pods(client: Client, namespace: str, job: str) -> bool:
     return not [p for p in await _pods(client, namespace, job) if p.metadata.owner_references]
+
+
+async def test_freed_capacity_goes_to_the_higher_priority_job_first(
+    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+) -> None:
+    shape = ClusterShape(
+        zones=1, spines_per_zone=1, leaves_per_spine=1, nodes_per_leaf=4, name_prefix=_prefix()
+    )
+    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
+    async with Client.from_control_plane(control_plane) as client:
+        await create_simulated_cluster(client, shape, TOPOLOGY)
+        async with running_operator(client, TOPOLOGY, namespace=namespace, node_selector=selector):
+            await _submit(client, namespace, _gang("fill", 4))
+            await eventually(lambda: _is(client, "fill", namespace, "Running"))
+            low = manifest(JobShape("low", (TaskShape("worker", 4),), tier=1))
+            high = manifest(
+                JobShape("high", (TaskShape("worker", 4),), tier=1, priority_class="training-high")
+            )
+            await _submit(client, namespace, low)  # older, but lower priority
+            await asyncio.sleep(1.1)  # a later creationTimestamp (whole seconds) for "high"
+            await _submit(client, namespace, high)
+
+            async def both_waiting() -> bool:
+                jobs = [await _job(client, name, namespace) for name in ("low", "high")]
+                return all(job.status is not None and job.status.conditions for job in jobs)
+
+            await eventually(both_waiting)
+            await client.delete(Job, "fill", namespace=namespace)
+            await eventually(lambda: _is(client, "high", namespace, "Running"))
+            await asyncio.sleep(0.5)
+            assert await _is(client, "low", namespace, "Pending")
+            assert await _pods(client, namespace, "low") == []
+
+
+async def test_a_gang_that_fits_only_at_its_minimum_starts_with_min_available_pods(
+    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+) -> None:
+    shape = ClusterShape(
+        zones=1, spines_per_zone=1, leaves_per_spine=1, nodes_per_leaf=4, name_prefix=_prefix()
+    )
+    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
+    elastic = _gang("elastic", 6)
+    elastic["spec"]["minAvailable"] = 3
+    elastic["spec"]["tasks"][0]["minAvailable"] = 3
+    async with Client.from_control_plane(control_plane) as client:
+        await create_simulated_cluster(client, shape, TOPOLOGY)
+        async with running_operator(
+            client, TOPOLOGY, namespace=namespace, node_selector=selector
+        ) as scheduler:
+            await _submit(client, namespace, elastic)
+            await eventually(lambda: _is(client, "elastic", namespace, "Running"))
+            pods = await _pods(client, namespace, "elastic")
+            # Six do not fit on four 8-GPU nodes; the placer never places a count in between,
+            # so the gang starts at its minimum of three.
+            assert len(pods) == 3
+            ((_, decision),) = scheduler.decisions
+            assert decision.status == "minimal"
+            assert _pod_nodes(pods) == _placed_nodes(scheduler, f"{namespace}/elastic")
+
+
+async def test_volcanos_own_example_jobs_are_scheduled(
+    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+) -> None:
+    shape = ClusterShape(
+        zones=1, spines_per_zone=1, leaves_per_spine=1, nodes_per_leaf=4, name_prefix=_prefix()
+    )
+    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
+    manifests = Path(__file__).parents[3] / "examples" / "gang_scheduler" / "manifests"
+    async with Client.from_control_plane(control_plane) as client:
+        await create_simulated_cluster(client, shape, TOPOLOGY)
+        async with running_operator(client, TOPOLOGY, namespace=namespace, node_selector=selector):
+            for name, pods in (("volcano-basic-job.yaml", 6), ("volcano-mpi-job.yaml", 3)):
+                data = yaml.safe_load((manifests / name).read_text())
+                await _submit(client, namespace, data)
+                job = data["metadata"]["name"]
+                await eventually(lambda job=job: _is(client, job, namespace, "Running"))
+                bound = await _pods(client, namespace, job)
+                assert len(bound) == pods
+                assert all(pod.spec.node_name for pod in bound)
