@@ -13,8 +13,9 @@ How it decides:
 - A job that carries this scheduler's finalizer (added on its first reconcile, so that deleting
   it always deletes its pods) and has no pods yet is *pending*. A reconcile of a pending job runs
   a scheduling pass over every pending job, in priority then creation order (then namespace and
-  name), each one decided with what the earlier ones took; the pod creates and status writes of
-  the whole pass then run concurrently. A job that does not fit is skipped, so smaller jobs
+  name), decided as one ``place_all`` batch on one snapshot of the cluster (each gang sees what
+  the earlier ones took); the pod creates and status writes of the whole pass then run
+  concurrently, with each job's status writes kept in decision order. A job that does not fit is skipped, so smaller jobs
   behind it may still start (backfill); the next pass tries it first again.
 - A placed job's pods are counted in ``NodeUsage`` at once (assumed), then created already bound
   to their nodes. If any create fails, the pods created so far are deleted, the assumption is
