@@ -20,7 +20,14 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar, overload
 
-from crdkit.client.codec import Codec, DictCodec, ListPage, codec_for, list_metadata
+from crdkit.client.codec import (
+    Codec,
+    DictCodec,
+    ListPage,
+    RawListPage,
+    codec_for,
+    split_list,
+)
 from crdkit.client.config import ClientConfig
 from crdkit.client.discovery import Discovery, GroupVersionKind
 from crdkit.client.errors import Gone
@@ -342,14 +349,14 @@ class Client:
         ``ContinueExpired`` (a ``Gone``) means a later page's token outlived etcd's history:
         start over.
         """
-        async for body in self.list_raw_pages(
+        async for raw_page in self.list_raw_pages(
             target,
             namespace=namespace,
             label_selector=label_selector,
             field_selector=field_selector,
             page_size=page_size,
         ):
-            yield target.codec.decode_list(body)
+            yield target.codec.decode_page(raw_page)
 
     async def list_raw_pages(
         self,
@@ -359,13 +366,14 @@ class Client:
         label_selector: str | None = None,
         field_selector: str | None = None,
         page_size: int = DEFAULT_PAGE_SIZE,
-    ) -> AsyncIterator[bytes]:
-        """The response bodies of one consistent list, page by page, undecoded.
+    ) -> AsyncIterator[RawListPage]:
+        """The pages of one consistent list, each split into its items' JSON, undecoded.
 
-        The next page is requested as soon as this page's continue token is read (a cheap
-        scan that builds no items), before this page is handed out: the apiserver prepares
-        page k+1 while the caller decodes page k. Informers decode the bodies themselves so
-        decoding and storing a page share one pause of the garbage collector.
+        The next page is requested as soon as this page is split (a cheap scan that builds
+        no items and yields its continue token), before this page is handed out: the
+        apiserver prepares page k+1 while the caller decodes page k. Informers decode the
+        items themselves, so decoding and storing a page share one pause of the garbage
+        collector, and a compact store keeps each item's bytes as the server sent them.
         """
         if page_size < 0:
             raise ValueError(f"page_size must be >= 0 (0: no paging), got {page_size}")
@@ -390,13 +398,15 @@ class Client:
 
         body = await fetch(None)
         while True:
-            _, token = list_metadata(body)
+            page = split_list(body)
+            del body  # the page holds copies of the items; the response can go
+            token = page.continue_token
             upcoming = asyncio.ensure_future(fetch(token)) if token else None
             try:
                 if upcoming is not None:
                     for _ in range(_SEND_TURNS):  # let the next request reach the wire
                         await asyncio.sleep(0)
-                yield body
+                yield page
             except BaseException:
                 if upcoming is not None:
                     upcoming.cancel()

@@ -3,7 +3,13 @@
 A ``ModelCodec`` validates raw JSON with pydantic-core (``model_validate_json``): one pass from
 bytes to typed objects, with no intermediate dicts. That is what makes a 10,000-object list
 cheap compared with kubernetes-asyncio's generated models. ``DictCodec`` is the untyped twin.
-The list and watch-event envelopes are small pydantic models generated once per type.
+
+A list response is first split into the JSON of each item (:func:`split_list`, a structural
+scan with msgspec that builds no objects, under a millisecond for a 500-item page), then each
+item is validated on its own. Validating items one by one costs no more than validating the
+page at once, and it leaves the server's bytes of every object at hand: a compact store keeps
+them as they are instead of serialising each decoded object again, which cost half as much
+as decoding it. The watch-event envelope is a small pydantic model generated once per type.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+import msgspec
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from crdkit.client.errors import DecodeError
 
@@ -26,9 +33,10 @@ __all__ = [
     "DictCodec",
     "ListPage",
     "ModelCodec",
+    "RawListPage",
     "codec_for",
-    "list_metadata",
     "paused_gc",
+    "split_list",
 ]
 
 T = TypeVar("T")
@@ -45,12 +53,56 @@ class ListPage(Generic[T]):
     remaining_item_count: int | None = None
 
 
-class _ListMeta(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+@dataclass(frozen=True, slots=True)
+class RawListPage:
+    """One page of a list split into the JSON of each item, none of them decoded yet."""
 
-    resource_version: str = Field(default="", alias="resourceVersion")
-    continue_: str | None = Field(default=None, alias="continue")
-    remaining_item_count: int | None = Field(default=None, alias="remainingItemCount")
+    items: list[bytes]
+    resource_version: str
+    continue_token: str | None
+    remaining_item_count: int | None = None
+
+
+class _RawListMeta(
+    msgspec.Struct,
+    rename={
+        "resource_version": "resourceVersion",
+        "continue_": "continue",
+        "remaining_item_count": "remainingItemCount",
+    },
+):
+    resource_version: str = ""
+    continue_: str | None = None
+    remaining_item_count: int | None = None
+
+
+class _RawList(msgspec.Struct):
+    # Undeclared fields (apiVersion, kind) are skipped; each item stays its raw JSON.
+    metadata: _RawListMeta = msgspec.field(default_factory=_RawListMeta)
+    items: list[msgspec.Raw] | None = None
+
+
+_RAW_LIST = msgspec.json.Decoder(_RawList)
+
+
+def split_list(data: bytes) -> RawListPage:
+    """A list response's metadata and the JSON bytes of each of its items.
+
+    The scan checks the envelope's shape and that the whole body is well-formed JSON, but
+    builds no items: each is a copy of its slice of ``data``, ready to be validated (or kept)
+    on its own. Cheap enough to run before anything else, e.g. to request the next page.
+    """
+    try:
+        envelope = _RAW_LIST.decode(data)
+    except msgspec.MsgspecError as exc:
+        raise DecodeError(f"response is not a list: {exc} in {data[:200]!r}") from exc
+    meta = envelope.metadata
+    return RawListPage(
+        items=[bytes(item) for item in envelope.items or ()],
+        resource_version=meta.resource_version,
+        continue_token=meta.continue_ or None,
+        remaining_item_count=meta.remaining_item_count,
+    )
 
 
 @contextmanager
@@ -72,25 +124,6 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def list_metadata(data: bytes) -> tuple[str, str | None]:
-    """``(resourceVersion, continue)`` of a list response without building its items.
-
-    pydantic-core skips the undeclared ``items`` while scanning, so this costs a fraction of
-    a full decode: enough to request the next page before decoding this one.
-    """
-    try:
-        meta = _ListEnvelope.model_validate_json(data).metadata
-    except ValidationError as exc:
-        raise DecodeError(f"response is not a list: {exc}") from exc
-    return meta.resource_version, meta.continue_ or None
-
-
-class _ListEnvelope(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    metadata: _ListMeta = _ListMeta()
-
-
 class Codec(Generic[T]):
     """Bytes to objects of one type and back."""
 
@@ -98,7 +131,34 @@ class Codec(Generic[T]):
         raise NotImplementedError
 
     def decode_list(self, data: bytes) -> ListPage[T]:
-        raise NotImplementedError
+        """One list response, decoded: :func:`split_list`, then :meth:`decode_page`."""
+        return self.decode_page(split_list(data))
+
+    def decode_page(self, page: RawListPage) -> ListPage[T]:
+        """Decode every item of a split page (the collector paused meanwhile)."""
+        with paused_gc():
+            items = [obj for _, obj in self.iter_page(page)]
+        return ListPage(
+            items=items,
+            resource_version=page.resource_version,
+            continue_token=page.continue_token,
+            remaining_item_count=page.remaining_item_count,
+        )
+
+    def iter_page(self, page: RawListPage) -> Iterator[tuple[bytes, T]]:
+        """Each item's JSON with its object, decoded one at a time as the caller asks.
+
+        A consumer that is done with an object before asking for the next (an informer
+        storing JSON) frees it while it is still in the CPU's cache, and never holds a
+        page of objects at once. An item that does not decode is named by its index.
+        """
+        decode = self.decode
+        for index, raw in enumerate(page.items):
+            try:
+                obj = decode(raw)
+            except DecodeError as exc:
+                raise DecodeError(f"list item {index}: {exc}") from exc
+            yield raw, obj
 
     def decode_event(self, line: bytes) -> tuple[str, T]:
         """``(type, object)`` of one watch event line (not BOOKMARK or ERROR events)."""
@@ -114,12 +174,6 @@ class ModelCodec(Codec[M]):
     def __init__(self, model: type[M]) -> None:
         self.model = model
         name = model.__name__
-        self._list: type[BaseModel] = create_model(
-            f"{name}ListPage",
-            __config__=ConfigDict(extra="ignore"),
-            metadata=(_ListMeta, _ListMeta()),
-            items=(list[model] | None, None),  # type: ignore[valid-type,arg-type]
-        )
         self._event: type[BaseModel] = create_model(
             f"{name}WatchEvent",
             __config__=ConfigDict(extra="ignore"),
@@ -132,22 +186,6 @@ class ModelCodec(Codec[M]):
             return self.model.model_validate_json(data)
         except ValidationError as exc:
             raise DecodeError(f"response is not a valid {self.model.__name__}: {exc}") from exc
-
-    def decode_list(self, data: bytes) -> ListPage[M]:
-        try:
-            with paused_gc():
-                page: Any = self._list.model_validate_json(data)
-        except ValidationError as exc:
-            raise DecodeError(
-                f"response is not a valid list of {self.model.__name__}: {exc}"
-            ) from exc
-        meta: _ListMeta = page.metadata
-        return ListPage(
-            items=page.items or [],
-            resource_version=meta.resource_version,
-            continue_token=meta.continue_ or None,
-            remaining_item_count=meta.remaining_item_count,
-        )
 
     def decode_event(self, line: bytes) -> tuple[str, M]:
         try:
@@ -176,17 +214,6 @@ class DictCodec(Codec[dict[str, Any]]):
         if not isinstance(value, dict):
             raise DecodeError(f"expected a JSON object, got {type(value).__name__}")
         return value
-
-    def decode_list(self, data: bytes) -> ListPage[dict[str, Any]]:
-        with paused_gc():
-            value = self.decode(data)
-        meta = value.get("metadata") or {}
-        return ListPage(
-            items=list(value.get("items") or []),
-            resource_version=str(meta.get("resourceVersion") or ""),
-            continue_token=meta.get("continue") or None,
-            remaining_item_count=meta.get("remainingItemCount"),
-        )
 
     def decode_event(self, line: bytes) -> tuple[str, dict[str, Any]]:
         value = self.decode(line)

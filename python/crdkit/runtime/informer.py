@@ -24,7 +24,7 @@ import random
 import time
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
-from crdkit.client.codec import Codec, DictCodec, codec_for, paused_gc
+from crdkit.client.codec import Codec, DictCodec, RawListPage, codec_for, paused_gc
 from crdkit.client.discovery import GroupVersionKind
 from crdkit.client.errors import Gone, KubernetesError
 from crdkit.client.objects import object_key, resource_version_of
@@ -353,7 +353,7 @@ class Informer(Generic[T]):
         seen: set[str] = set()
         added = updated = 0
         version = ""
-        async for body in self.client.list_raw_pages(
+        async for page in self.client.list_raw_pages(
             target,
             namespace=self.namespace,
             label_selector=self.label_selector,
@@ -363,8 +363,8 @@ class Informer(Generic[T]):
             # One collector pause for decoding and storing the page: its objects are freed
             # (unless a handler holds them) before the collector could scan them.
             with paused_gc():
-                version, stored, changed = self._store_page(target.codec, body, seen, wants_old)
-            del body
+                version, stored, changed = self._store_page(target.codec, page, seen, wants_old)
+            del page
             added += stored
             updated += changed
         wants_gone = any(h.on_delete is not None for h in self._handlers)
@@ -388,30 +388,33 @@ class Informer(Generic[T]):
         )
 
     def _store_page(
-        self, codec: Codec[T], body: bytes, seen: set[str], wants_old: bool
+        self, codec: Codec[T], page: RawListPage, seen: set[str], wants_old: bool
     ) -> tuple[str, int, int]:
         """Decode one list page into the store; ``(resourceVersion, added, updated)``.
 
-        A function of its own so the page's objects die when it returns, inside the caller's
-        collector pause, unless a handler holds them.
+        A compact store keeps each item's JSON as the server sent it, so no object is
+        serialised again (unless a ``transform`` changed it). Items are decoded one at a
+        time: an object no handler holds is freed before the next is built. A function of
+        its own so that all of it runs inside the caller's collector pause.
         """
         store = self.store
-        page = codec.decode_list(body)
         added = updated = 0
         transform = self.transform
-        for obj in page.items:
+        raw: bytes | None
+        for raw, obj in codec.iter_page(page):
             if transform is not None:
                 obj = transform(obj)
+                raw = None  # the server's bytes are no longer this object
             key = object_key(obj)
             seen.add(key)
             if key not in store:
-                store.upsert(obj)
+                store.upsert(obj, raw)
                 self._emit_add(obj)
                 added += 1
                 continue
             current = resource_version_of(obj)
             if current is None or current != store.version_of(key):
-                old = store.upsert(obj, return_old=wants_old)
+                old = store.upsert(obj, raw, return_old=wants_old)
                 if old is not None:
                     self._emit_update(old, obj)
                 updated += 1

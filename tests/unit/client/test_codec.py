@@ -1,4 +1,4 @@
-"""Decoding lists and objects from raw bytes, and the cheap list-metadata scan."""
+"""Decoding lists and objects from raw bytes, and splitting a list into its items' JSON."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from crdkit.client.codec import DictCodec, codec_for, list_metadata, paused_gc
+from crdkit.client.codec import DictCodec, RawListPage, codec_for, paused_gc, split_list
 from crdkit.client.errors import DecodeError
 from crdkit.resources import ConfigMap
 
@@ -36,11 +36,64 @@ def test_dict_list_page() -> None:
     assert page.items[0]["data"] == {"x": "1"}
 
 
-def test_list_metadata_reads_only_the_envelope() -> None:
-    assert list_metadata(LIST) == ("12", "tok")
-    assert list_metadata(b'{"items":[],"metadata":{"resourceVersion":"5"}}') == ("5", None)
-    with pytest.raises(DecodeError):
-        list_metadata(b'{"metadata": 3}')
+def test_split_list_keeps_each_item_as_the_server_sent_it() -> None:
+    body = (
+        b'{"kind":"ConfigMapList","items":[{"metadata":{"name":"a"},"data":{"s":"},{\\""}},'
+        b' {"metadata":{"name":"b"}} ],"metadata":{"resourceVersion":"7","continue":"t",'
+        b'"remainingItemCount":2}}'
+    )
+    page = split_list(body)
+    assert page == RawListPage(
+        items=[b'{"metadata":{"name":"a"},"data":{"s":"},{\\""}}', b'{"metadata":{"name":"b"}}'],
+        resource_version="7",
+        continue_token="t",
+        remaining_item_count=2,
+    )
+    assert [type(item) for item in page.items] == [bytes, bytes]
+    assert json.loads(page.items[0])["data"]["s"] == '},{"'
+
+
+def test_split_list_of_an_empty_or_last_page() -> None:
+    page = split_list(b'{"items":[],"metadata":{"resourceVersion":"5","continue":""}}')
+    assert page == RawListPage([], "5", None)
+    assert split_list(b'{"metadata":{"resourceVersion":"5"},"items":null}').items == []
+    assert split_list(b"{}") == RawListPage([], "", None)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"metadata": 3}',
+        b'{"metadata": {"resourceVersion": 5}}',
+        b'{"items": {}}',
+        b'{"items": [{"a": 1}, {"b": ]}',  # malformed JSON inside an item is found too
+        b"[]",
+        b"not json",
+    ],
+)
+def test_split_list_rejects_what_is_not_a_list(body: bytes) -> None:
+    with pytest.raises(DecodeError, match="not a list"):
+        split_list(body)
+
+
+def test_list_item_that_does_not_decode_is_named_by_index() -> None:
+    body = b'{"metadata":{},"items":[{"metadata":{"name":"a"}},{"metadata":"nope"}]}'
+    with pytest.raises(DecodeError, match=r"list item 1: .*ConfigMap"):
+        codec_for(ConfigMap).decode_list(body)
+    with pytest.raises(DecodeError, match="list item 0"):
+        DictCodec().decode_list(b'{"items":[[1]]}')
+
+
+def test_decode_page_matches_decoding_each_item() -> None:
+    codec = codec_for(ConfigMap)
+    raw = split_list(LIST)
+    page = codec.decode_page(raw)
+    assert page.items == [codec.decode(item) for item in raw.items]
+    assert (page.resource_version, page.continue_token, page.remaining_item_count) == (
+        "12",
+        "tok",
+        3,
+    )
 
 
 def test_null_items_is_an_empty_page() -> None:

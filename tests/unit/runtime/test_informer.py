@@ -1,11 +1,17 @@
-"""Informer pieces that need no apiserver: backoff bounds, options, metadata-only typing."""
+"""Informer pieces that need no apiserver: backoff, options, metadata-only typing, list storing."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from types import SimpleNamespace
+from typing import Any
+
 import pytest
 
-from crdkit.client import Client, ClientConfig, GroupVersionKind
-from crdkit.client.codec import DictCodec
+from crdkit.client import Client, ClientConfig, DecodeError, GroupVersionKind
+from crdkit.client.codec import Codec, DictCodec, ModelCodec, RawListPage, codec_for
 from crdkit.resources import ConfigMap, PartialObjectMetadata
 from crdkit.runtime.informer import Backoff, Informer, strip_managed_fields
 
@@ -69,3 +75,108 @@ def test_strip_managed_fields_from_models_and_dicts() -> None:
     plain = {"metadata": {"name": "a", "managedFields": fields}}
     assert strip_managed_fields(plain) == {"metadata": {"name": "a"}}
     assert strip_managed_fields({"kind": "X"}) == {"kind": "X"}
+
+
+class ListingClient:
+    """Serves a fixed list, page by page, then a watch that stays quiet (no apiserver)."""
+
+    def __init__(self, codec: Codec[Any], pages: list[RawListPage]) -> None:
+        self.target = SimpleNamespace(codec=codec)
+        self.pages = pages
+
+    async def resolve(self, resource: object, *, metadata_only: bool = False) -> object:
+        return self.target
+
+    async def list_raw_pages(self, target: object, **options: object) -> AsyncIterator[RawListPage]:
+        for page in self.pages:
+            yield page
+
+    async def watch_resolved(self, target: object, **options: object) -> AsyncIterator[object]:
+        await asyncio.Event().wait()
+        yield None  # pragma: no cover
+
+
+class CountingCodec(ModelCodec[ConfigMap]):
+    """A ConfigMap codec that counts how often the store had to serialise an object."""
+
+    encoded = 0
+
+    def encode(self, obj: ConfigMap) -> bytes:
+        self.encoded += 1
+        return super().encode(obj)
+
+
+def configmap_json(name: str, version: str) -> bytes:
+    return json.dumps(
+        {
+            "metadata": {
+                "name": name,
+                "namespace": "ns",
+                "resourceVersion": version,
+                "managedFields": [{"manager": "m", "operation": "Update"}],
+            },
+            "data": {"k": name},
+        },
+        separators=(",", ":"),
+    ).encode()
+
+
+PAGES = [
+    RawListPage([configmap_json("a", "1"), configmap_json("b", "2")], "5", "next"),
+    RawListPage([configmap_json("c", "3")], "5", None),
+]
+
+
+async def listed(informer: Informer[ConfigMap]) -> Informer[ConfigMap]:
+    await informer.start()
+    assert await informer.wait_for_sync(5)
+    await informer.drain()
+    await informer.stop()
+    return informer
+
+
+async def test_listed_objects_are_stored_as_the_servers_json() -> None:
+    fake = ListingClient(codec_for(ConfigMap), PAGES)
+    informer = Informer(fake, ConfigMap, resync_period=None)  # type: ignore[arg-type]
+    spy = informer.store.codec = CountingCodec(ConfigMap)
+    added: list[ConfigMap] = []
+    informer.add_event_handler(on_add=added.append)
+    await listed(informer)
+    assert spy.encoded == 0  # nothing serialised again: the store holds the listed bytes
+    expected = [codec_for(ConfigMap).decode(raw) for page in PAGES for raw in page.items]
+    assert informer.store.list() == expected
+    assert added == expected
+    assert informer.resource_version == "5"
+
+
+async def test_a_transformed_listed_object_is_stored_as_transformed() -> None:
+    fake = ListingClient(codec_for(ConfigMap), PAGES)
+    informer = Informer(
+        fake,  # type: ignore[arg-type]
+        ConfigMap,
+        resync_period=None,
+        transform=strip_managed_fields,
+    )
+    spy = informer.store.codec = CountingCodec(ConfigMap)
+    await listed(informer)
+    assert spy.encoded == 3  # the server's bytes still hold managedFields: encoded anew
+    assert [obj.metadata.managed_fields for obj in informer.store.list()] == [None] * 3
+    assert sorted(informer.store.keys()) == ["ns/a", "ns/b", "ns/c"]
+
+
+async def test_an_item_that_does_not_decode_fails_the_list_naming_it() -> None:
+    broken = RawListPage([configmap_json("a", "1"), b'{"metadata":"nope"}'], "5", None)
+    fake = ListingClient(codec_for(ConfigMap), [broken])
+    informer = Informer(
+        fake,  # type: ignore[arg-type]
+        ConfigMap,
+        resync_period=None,
+        backoff=Backoff(5.0, 5.0),
+    )
+    await informer.start()
+    try:
+        assert not await informer.wait_for_sync(0.5)
+        assert isinstance(informer.last_error, DecodeError)
+        assert "list item 1" in str(informer.last_error)
+    finally:
+        await informer.stop()
