@@ -15,6 +15,11 @@ so neither shares an interpreter, a heap or CPU time with the other:
   (``V1ObjectMeta``, ``V1PodTemplateSpec``) through ``ApiClient``'s deserializer, stored.
 - ``dicts`` (reported for context, not in the ratios): the same kubernetes-asyncio list and
   watch keeping the plain dicts, i.e. untyped.
+- ``fetch`` (reported for context, not in the ratios): crdkit's client only receiving the
+  same paginated, pipelined list and splitting each page into its items' JSON, decoding and
+  storing nothing. Its time is about what the apiserver needs to produce the list, a floor
+  under any client's sync; ``crdkit_sync_s`` minus ``fetch_only_s`` is what decoding and
+  storing add on top of it.
 
 Each side's sync time runs from the first list request to the whole list being stored; then
 it proves its watch works (one object is patched and the change must arrive). RSS is the
@@ -261,9 +266,27 @@ async def kubernetes_asyncio_worker(
         await api_client.close()
 
 
+async def fetch_worker(kubeconfig: str, namespace: str, expect: int) -> dict[str, Any]:
+    from crdkit.client import Client, GroupVersionKind
+
+    async with await Client.from_kubeconfig(kubeconfig) as client:
+        target = await client.resolve(GroupVersionKind(GROUP, "v1", KIND))
+        started = time.perf_counter()
+        count = 0
+        async for page in client.list_raw_pages(target, namespace=namespace):
+            count += len(page.items)
+        fetch_s = time.perf_counter() - started
+    if count != expect:
+        raise RuntimeError(f"fetch received {count} objects, expected {expect}")
+    return {"sync_s": fetch_s}
+
+
 def run_worker(args: argparse.Namespace) -> None:
+    coroutine: Any
     if args.worker == "crdkit":
         coroutine = crdkit_worker(args.kubeconfig, args.namespace, args.objects)
+    elif args.worker == "fetch":
+        coroutine = fetch_worker(args.kubeconfig, args.namespace, args.objects)
     else:
         coroutine = kubernetes_asyncio_worker(
             args.kubeconfig, args.namespace, args.objects, typed=args.worker == "baseline"
@@ -332,7 +355,12 @@ async def bench(count: int, concurrency: int, repeat: int) -> dict[str, Any]:
     from crdkit.testing import ControlPlane
 
     namespace = "bench"
-    runs: dict[str, list[dict[str, Any]]] = {"crdkit": [], "baseline": [], "dicts": []}
+    runs: dict[str, list[dict[str, Any]]] = {
+        "crdkit": [],
+        "baseline": [],
+        "dicts": [],
+        "fetch": [],
+    }
     async with ControlPlane() as plane:
         create_s = await create_objects(plane, namespace, count, concurrency)
         kubeconfig = plane.kubeconfig_path
@@ -362,6 +390,7 @@ async def bench(count: int, concurrency: int, repeat: int) -> dict[str, Any]:
         "peak_memory_ratio": round(baseline["peak_rss_mb"] / crdkit["peak_rss_mb"], 2),
         "dicts_sync_s": round(dicts["sync_s"], 3),
         "dicts_rss_mb": round(dicts["rss_mb"], 1),
+        "fetch_only_s": round(best_of(runs["fetch"])["sync_s"], 3),
         "create_s": round(create_s, 1),
         "repeat": repeat,
     }
@@ -375,7 +404,9 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=3, help="runs per side (fresh subprocesses); best is kept"
     )
-    parser.add_argument("--worker", choices=["crdkit", "baseline", "dicts"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--worker", choices=["crdkit", "baseline", "dicts", "fetch"], help=argparse.SUPPRESS
+    )
     parser.add_argument("--kubeconfig", help=argparse.SUPPRESS)
     parser.add_argument("--namespace", help=argparse.SUPPRESS)
     args = parser.parse_args()
