@@ -35,6 +35,7 @@ __all__ = [
     "ModelCodec",
     "RawListPage",
     "codec_for",
+    "key_and_version",
     "paused_gc",
     "split_list",
 ]
@@ -83,6 +84,36 @@ class _RawList(msgspec.Struct):
 
 
 _RAW_LIST = msgspec.json.Decoder(_RawList)
+
+
+class _IdentityMeta(msgspec.Struct, rename={"resource_version": "resourceVersion"}):
+    name: str | None = None
+    namespace: str | None = None
+    resource_version: str | None = None
+
+
+class _Identity(msgspec.Struct):
+    metadata: _IdentityMeta | None = None
+
+
+_IDENTITY = msgspec.json.Decoder(_Identity)
+
+
+def key_and_version(raw: bytes) -> tuple[str, str | None] | None:
+    """``(namespace/name, resourceVersion)`` of one object's JSON, without decoding it.
+
+    The same key as :func:`crdkit.client.objects.object_key` gives the decoded object; ``None``
+    when the JSON has no usable ``metadata.name`` (decode it to learn what is wrong). A
+    relisting informer uses it to skip objects it already holds at the same version.
+    """
+    try:
+        meta = _IDENTITY.decode(raw).metadata
+    except msgspec.MsgspecError:
+        return None
+    if meta is None or not meta.name:
+        return None
+    key = f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
+    return key, meta.resource_version
 
 
 def split_list(data: bytes) -> RawListPage:
@@ -152,13 +183,15 @@ class Codec(Generic[T]):
         storing JSON) frees it while it is still in the CPU's cache, and never holds a
         page of objects at once. An item that does not decode is named by its index.
         """
-        decode = self.decode
         for index, raw in enumerate(page.items):
-            try:
-                obj = decode(raw)
-            except DecodeError as exc:
-                raise DecodeError(f"list item {index}: {exc}") from exc
-            yield raw, obj
+            yield raw, self.decode_item(raw, index)
+
+    def decode_item(self, raw: bytes, index: int) -> T:
+        """:meth:`decode` for item ``index`` of a list: an error names the item."""
+        try:
+            return self.decode(raw)
+        except DecodeError as exc:
+            raise DecodeError(f"list item {index}: {exc}") from exc
 
     def decode_event(self, line: bytes) -> tuple[str, T]:
         """``(type, object)`` of one watch event line (not BOOKMARK or ERROR events)."""

@@ -7,8 +7,16 @@ import json
 
 import pytest
 
-from crdkit.client.codec import DictCodec, RawListPage, codec_for, paused_gc, split_list
+from crdkit.client.codec import (
+    DictCodec,
+    RawListPage,
+    codec_for,
+    key_and_version,
+    paused_gc,
+    split_list,
+)
 from crdkit.client.errors import DecodeError
+from crdkit.client.objects import object_key, resource_version_of
 from crdkit.resources import ConfigMap
 
 LIST = json.dumps(
@@ -132,3 +140,28 @@ def test_paused_gc_restores_the_previous_state() -> None:
         assert not gc.isenabled()  # an application's choice is left alone
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"metadata": {"name": "a", "namespace": "ns", "resourceVersion": "4"}, "data": {}},
+        {"metadata": {"name": "node-1", "resourceVersion": "9"}},
+        {"metadata": {"name": "a", "namespace": ""}},
+        {"kind": "ConfigMap", "metadata": {"name": "b", "labels": {"x": "y"}}, "spec": [1]},
+    ],
+)
+def test_key_and_version_match_the_decoded_object(obj: dict[str, object]) -> None:
+    decoded = DictCodec().decode(json.dumps(obj).encode())
+    assert key_and_version(json.dumps(obj).encode()) == (
+        object_key(decoded),
+        resource_version_of(decoded),
+    )
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"{}", b'{"metadata":null}', b'{"metadata":{"name":""}}', b'{"metadata":3}', b"[", b"7"],
+)
+def test_key_and_version_without_a_name_is_none(raw: bytes) -> None:
+    assert key_and_version(raw) is None

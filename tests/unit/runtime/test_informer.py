@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from crdkit.client import Client, ClientConfig, DecodeError, GroupVersionKind
+from crdkit.client import Client, ClientConfig, DecodeError, Gone, GroupVersionKind, object_key
 from crdkit.client.codec import Codec, DictCodec, ModelCodec, RawListPage, codec_for
 from crdkit.resources import ConfigMap, PartialObjectMetadata
 from crdkit.runtime.informer import Backoff, Informer, strip_managed_fields
@@ -180,3 +180,74 @@ async def test_an_item_that_does_not_decode_fails_the_list_naming_it() -> None:
         assert "list item 1" in str(informer.last_error)
     finally:
         await informer.stop()
+
+
+class DecodeCountingCodec(ModelCodec[ConfigMap]):
+    """A ConfigMap codec that records the name of every object it decodes."""
+
+    def __init__(self) -> None:
+        super().__init__(ConfigMap)
+        self.decoded: list[str] = []
+
+    def decode(self, data: bytes) -> ConfigMap:
+        obj = super().decode(data)
+        self.decoded.append(obj.metadata.name or "")
+        return obj
+
+
+class RelistingClient(ListingClient):
+    """Serves one list, ends the first watch with 410 Gone, then serves the second list."""
+
+    def __init__(self, codec: Codec[Any], first: list[RawListPage], second: list[RawListPage]):
+        super().__init__(codec, first)
+        self.lists = [first, second]
+        self.watches = 0
+
+    async def list_raw_pages(self, target: object, **options: object) -> AsyncIterator[RawListPage]:
+        for page in self.lists.pop(0):
+            yield page
+
+    async def watch_resolved(self, target: object, **options: object) -> AsyncIterator[object]:
+        self.watches += 1
+        if self.watches == 1:
+            raise Gone("too old resource version", code=410)
+        await asyncio.Event().wait()
+        yield None  # pragma: no cover
+
+
+async def test_a_relist_decodes_only_what_changed() -> None:
+    codec = DecodeCountingCodec()
+    second = [
+        RawListPage([configmap_json("a", "1"), configmap_json("b", "7")], "9", "next"),
+        RawListPage([configmap_json("d", "8")], "9", None),
+    ]
+    fake = RelistingClient(codec, PAGES, second)
+    informer = Informer(fake, ConfigMap, resync_period=None)  # type: ignore[arg-type]
+    seen: dict[str, list[str]] = {"add": [], "update": [], "delete": []}
+    informer.add_event_handler(
+        on_add=lambda obj: seen["add"].append(object_key(obj)),
+        on_update=lambda old, new: seen["update"].append(
+            f"{old.metadata.resource_version}>{new.metadata.resource_version}"
+        ),
+        on_delete=lambda obj: seen["delete"].append(object_key(obj)),
+    )
+    await informer.start()
+    try:
+        for _ in range(100):
+            if informer.list_count == 2:
+                break
+            await asyncio.sleep(0.01)
+        await informer.drain()
+    finally:
+        await informer.stop()
+    assert informer.list_count == 2
+    assert codec.decoded == ["a", "b", "c", "b", "d"]  # unchanged "a" was not decoded again
+    assert seen == {"add": ["ns/a", "ns/b", "ns/c", "ns/d"], "update": ["2>7"], "delete": ["ns/c"]}
+    stored = informer.store.keys()
+    assert {key: informer.store.version_of(key) for key in stored} == {
+        "ns/a": "1",
+        "ns/b": "7",
+        "ns/d": "8",
+    }
+    assert informer.store.get("ns/a") == codec_for(ConfigMap).decode(configmap_json("a", "1"))
+    assert informer.resource_version == "9"
