@@ -15,8 +15,9 @@ How it decides:
   a scheduling pass over every pending job, in priority then creation order (then namespace and
   name), decided as one ``place_all`` batch on one snapshot of the cluster (each gang sees what
   the earlier ones took); the pod creates and status writes of the whole pass then run
-  concurrently, with each job's status writes kept in decision order. A job that does not fit is skipped, so smaller jobs
-  behind it may still start (backfill); the next pass tries it first again.
+  concurrently, with each job's status writes kept in decision order. A job that does not fit
+  is skipped, so smaller jobs behind it may still start (backfill); the next pass tries it
+  first again.
 - A placed job's pods are counted in ``NodeUsage`` at once (assumed), then created already bound
   to their nodes. If any create fails, the pods created so far are deleted, the assumption is
   dropped, and the job is retried with backoff: all or nothing.
@@ -414,9 +415,9 @@ class GangScheduler(Reconciler[Job]):
     async def _schedule_pass(self, client: Client) -> None:
         """Decide every pending job in order, then make the decisions real, concurrently.
 
-        Deciding is serial and cheap (the placer answers in microseconds, and each decision is
-        assumed before the next so two jobs never get the same room); the API calls that follow
-        (pod creates, status writes) are what take time, so all jobs' calls run together.
+        Deciding is one placer batch under a lock (two rounds never hand out the same room, and
+        each round's placements are counted before the lock is released); the API calls that
+        follow (pod creates, status writes) are what take time, so all jobs' calls run together.
         """
         async with self._deciding:
             work = await self._decide(client)
