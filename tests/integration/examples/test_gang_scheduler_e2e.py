@@ -8,6 +8,7 @@ import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -527,8 +528,8 @@ async def test_volcanos_own_example_jobs_are_scheduled(
             for name, pods in (("volcano-basic-job.yaml", 6), ("volcano-mpi-job.yaml", 3)):
                 data = yaml.safe_load((manifests / name).read_text())
                 await _submit(client, namespace, data)
-                job = data["metadata"]["name"]
-                await eventually(lambda job=job: _is(client, job, namespace, "Running"))
+                job: str = data["metadata"]["name"]
+                await eventually(partial(_is, client, job, namespace, "Running"))
                 bound = await _pods(client, namespace, job)
                 assert len(bound) == pods
                 assert all(pod.spec.node_name for pod in bound)
