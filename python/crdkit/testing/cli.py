@@ -79,7 +79,11 @@ def _copy_private(source: Path, target: Path) -> None:
 async def _up(crds: Sequence[Path], kubeconfig: Path | None) -> None:
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
-    loop.add_signal_handler(signal.SIGTERM, stopping.set)
+    # Both signals are handled explicitly: a process started in the background of a
+    # non-interactive shell inherits SIGINT as ignored, and Python then never raises
+    # KeyboardInterrupt, so relying on it would leave `up` deaf to an explicit SIGINT.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stopping.set)
     async with ControlPlane() as plane:
         if crds:
             await plane.install_crds(crds)

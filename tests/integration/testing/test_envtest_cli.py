@@ -107,6 +107,18 @@ def test_run_reports_a_signal_like_a_shell() -> None:
     assert done.returncode == 128 + signal.SIGTERM
 
 
+def _stop_leaving_nothing(process: subprocess.Popen[str]) -> None:
+    # After a failed assertion: SIGTERM first, so crdkit stops its etcd and kube-apiserver;
+    # SIGKILL alone would orphan them and later tests would share the machine with them.
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=45)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 # Run as CMD: reports where the control plane is, then exits 5 on SIGTERM.
 PATIENT = textwrap.dedent(
     """
@@ -133,8 +145,7 @@ def test_run_forwards_sigterm_to_the_command_and_cleans_up() -> None:
             assert _refused(server)
             assert not kubeconfig.exists()
         finally:
-            if run.poll() is None:
-                run.kill()
+            _stop_leaving_nothing(run)
 
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM], ids=["int", "term"])
@@ -166,5 +177,4 @@ def test_up_serves_until_interrupted(tmp_path: Path, stop_signal: signal.Signals
             assert up.wait(timeout=60) == 0
             assert _refused(server)
         finally:
-            if up.poll() is None:
-                up.kill()
+            _stop_leaving_nothing(up)
