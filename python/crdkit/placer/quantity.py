@@ -50,10 +50,12 @@ def _malformed(text: str) -> ValueError:
     return ValueError(f"invalid quantity {_quote(text)}: not a Kubernetes quantity")
 
 
+# The same quoting as Rust's `{:?}` for the inputs that matter (ASCII, quotes, backslashes).
+_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"})
+
+
 def _quote(text: str) -> str:
-    # The same quoting as Rust's `{:?}` for the inputs that matter (ASCII, quotes, backslashes).
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{escaped.replace(chr(9), chr(92) + "t").replace(chr(13), chr(92) + "r")}"'
+    return f'"{text.translate(_ESCAPES)}"'
 
 
 def _scale(suffix: str) -> Fraction | None:
