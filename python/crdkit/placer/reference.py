@@ -63,7 +63,15 @@ if TYPE_CHECKING:
 
     from crdkit.placer.models import CompiledGang, CompiledNode, CompiledTask
 
-__all__ = ["POD", "POLICIES", "UNLIMITED", "RawFit", "RawOutcome", "ReferenceEngine"]
+__all__ = [
+    "POD",
+    "POLICIES",
+    "SEARCH_BUDGET",
+    "UNLIMITED",
+    "RawFit",
+    "RawOutcome",
+    "ReferenceEngine",
+]
 
 POLICIES = ("best-fit", "least-free", "binpack")
 """The ranking policies, `best-fit` first (the default)."""
@@ -72,6 +80,8 @@ UNLIMITED = 1 << 40
 """The fit of a node that no request limits (all-zero requests and no `pods` resource)."""
 POD = 1000
 """One pod, in milli-units of the `pods` resource."""
+SEARCH_BUDGET = 200_000
+"""Steps (node visits) the exact search of one gang attempt may take before it gives up."""
 
 RawFit = tuple[str | None, int, int, str]
 """(best domain, fits, wants, unit)."""
@@ -81,6 +91,8 @@ RawOutcome = tuple[
 """(status, [(task index, node, count)], level index, domain values, reason, fit)."""
 
 Path = tuple[str, ...]
+Placed = tuple[int, str, int]
+"""(task index, node, count)."""
 
 
 class _Unschedulable(Exception):
@@ -121,6 +133,77 @@ class _Ask:
         return "slices" if self.k > 1 else "pods"
 
 
+_Choice = tuple[int, int, int, int, int, int, list[tuple[int, str, int]]]
+"""(node index, pods, pods still to place, slice-group pods before, undo marks, fits changed)."""
+_Held = tuple[_Node, "Path | None", int]
+"""A node of the exact search's current region: (node, slice group, pods it takes now)."""
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What one exact search works over: the entry, its nodes in path order, the loose nodes
+    (when the entry is the whole cluster) and each task's own region level."""
+
+    within: Path
+    walk: list[_Node]
+    loose: list[_Node]
+    levels: list[int | None]
+
+
+@dataclass
+class _Ahead:
+    """A later task's capacity in the whole scope, kept current while an earlier task chooses
+    (forward checking): its fit per node, the pods per slice group, and the total that counts
+    only whole slices."""
+
+    ask: _Ask
+    fits: dict[str, int]
+    group_of: dict[str, Path | None]
+    groups: dict[Path | None, int]
+    capacity: int
+
+    @property
+    def short(self) -> bool:
+        """True when the task no longer fits even alone."""
+        return self.capacity < self.ask.count * self.ask.k
+
+    def set(self, name: str, fit: int) -> int:
+        """Records a node's new fit; returns the old one (to undo with)."""
+        old = self.fits[name]
+        k, group = self.ask.k, self.group_of[name]
+        before = self.groups[group]
+        after = before + fit - old
+        self.groups[group] = after
+        self.capacity += after // k * k - before // k * k
+        self.fits[name] = fit
+        return old
+
+
+@dataclass
+class _Frame:
+    """One task of the exact search: its regions, the nodes of the current one in walk order
+    with the suffix sums of their fits, and the choices made so far (node index, pods, pods
+    still to place and slice-group pods before it, undo marks)."""
+
+    regions: list[Path | None]
+    region: int = -1
+    nodes: list[_Held] = field(default_factory=list)
+    suffix: list[int] = field(default_factory=list)
+    choices: list[_Choice] = field(default_factory=list)
+    ahead: list[_Ahead] = field(default_factory=list)
+
+    def closes(self, j: int) -> bool:
+        """True when node `j` is the last of its slice group."""
+        return j + 1 == len(self.nodes) or self.nodes[j + 1][1] != self.nodes[j][1]
+
+    def most(self, j: int, top: int, group: int, k: int) -> int | None:
+        """The most pods, at most `top`, node `j` may take: a group must end on whole slices."""
+        for pods in range(top, -1, -1):
+            if not self.closes(j) or (group + pods) % k == 0:
+                return pods
+        return None
+
+
 @dataclass
 class _Capacities:
     """One task's capacities: per depth, entry path -> (pods, units); plus loose node fits."""
@@ -156,6 +239,8 @@ class ReferenceEngine:
         self.nodes: dict[str, _Node] = {}
         self._log: list[tuple[str, Mapping[str, int], int]] = []
         self._policy = "best-fit"
+        self._steps = 0
+        self._walk: list[_Node] | None = None
 
     # --- cluster state ---------------------------------------------------------------------
 
@@ -433,40 +518,95 @@ class ReferenceEngine:
         total = sum(caps.units[0].values())
         return total + sum(fit // ask.k for fit in caps.loose.values())
 
-    def _place_group(
+    def _candidates(
+        self, asks: list[_Ask], all_caps: list[_Capacities], depth: int, within: Path
+    ) -> list[Path]:
+        """The entries at `depth` inside `within` that hold every task alone, best fit first."""
+        nodes_depth = len(self.levels)
+        candidates = []
+        for path in all_caps[0].units[depth]:
+            if path[: len(within)] != within:
+                continue
+            units = [caps.units[depth].get(path, 0) for caps in all_caps]
+            if all(u >= ask.count for u, ask in zip(units, asks, strict=True)):
+                penalty = (
+                    max(caps.penalty.get(path, 0) for caps in all_caps)
+                    if depth == nodes_depth
+                    else 0
+                )
+                rank = sum(
+                    self._rank(caps, path, u) for caps, u in zip(all_caps, units, strict=True)
+                )
+                candidates.append((penalty, rank, path))
+        return [path for _, _, path in sorted(candidates)]
+
+    def _place_gang(
         self,
         asks: list[_Ask],
+        own: dict[int, tuple[str, int | None]],
         mode: str,
         level: int | None,
         out: list[tuple[int, str, int]],
     ) -> None:
+        """Rule 5: the whole gang inside the lowest entry that takes it, best fit first."""
         nodes_depth = len(self.levels)
         shallowest = level if mode == "required" and level is not None else 0
         all_caps = [self._capacities(ask) for ask in asks]
         for depth in range(nodes_depth, shallowest - 1, -1):
-            candidates = []
-            for path in all_caps[0].units[depth]:
-                units = [caps.units[depth].get(path, 0) for caps in all_caps]
-                if all(u >= ask.count for u, ask in zip(units, asks, strict=True)):
-                    penalty = (
-                        max(caps.penalty.get(path, 0) for caps in all_caps)
-                        if depth == nodes_depth
-                        else 0
-                    )
-                    rank = sum(
-                        self._rank(caps, path, u) for caps, u in zip(all_caps, units, strict=True)
-                    )
-                    candidates.append((penalty, rank, path))
-            for _, _, path in sorted(candidates):
+            for path in self._candidates(asks, all_caps, depth, ()):
                 mark, placed = len(self._log), len(out)
-                if self._try_group_in(path, asks, out):
+                if self._greedy_in(path, asks, own, out):
                     return
                 self._undo(mark)
                 del out[placed:]
+                if len(asks) > 1 and self._exact(path, asks, own, out):
+                    return
         if mode == "required":
             assert level is not None
             raise self._required_failure(asks, level, all_caps)
+        mark, placed = len(self._log), len(out)
+        try:
+            self._greedy_root(asks, own, mode, level, out)
+        except _Unschedulable as failure:
+            self._undo(mark)
+            del out[placed:]
+            if len(asks) > 1 and self._exact((), asks, own, out):
+                return
+            raise failure from None
+
+    def _greedy_in(
+        self,
+        path: Path,
+        asks: list[_Ask],
+        own: dict[int, tuple[str, int | None]],
+        out: list[tuple[int, str, int]],
+    ) -> bool:
+        """The quick way into one entry: the shared tasks one after another, then each task
+        with its own topology inside the entry. False when that order does not take them."""
+        if not self._try_group_in(path, [ask for ask in asks if ask.index not in own], out):
+            return False
         for ask in asks:
+            if ask.index in own:
+                mode, level = own[ask.index]
+                try:
+                    self._place_group([ask], mode, level, out, within=path)
+                except _Unschedulable:
+                    return False
+        return True
+
+    def _greedy_root(
+        self,
+        asks: list[_Ask],
+        own: dict[int, tuple[str, int | None]],
+        mode: str,
+        level: int | None,
+        out: list[tuple[int, str, int]],
+    ) -> None:
+        """No single domain holds the gang: each shared task in turn over the whole cluster,
+        then each task with its own topology."""
+        for ask in asks:
+            if ask.index in own:
+                continue
             caps = self._capacities(ask)
             have = self._root_units(caps, ask)
             if have < ask.count:
@@ -477,6 +617,37 @@ class ReferenceEngine:
                     (None, have, ask.count, ask.unit_word),
                 )
             self._place_in((), ask, ask.count, caps, out)
+        for ask in asks:
+            if ask.index in own:
+                task_mode, task_level = own[ask.index]
+                self._place_group([ask], task_mode, task_level, out)
+
+    def _place_group(
+        self,
+        asks: list[_Ask],
+        mode: str,
+        level: int | None,
+        out: list[tuple[int, str, int]],
+        within: Path = (),
+    ) -> None:
+        """Rule 5 for tasks that share a topology of their own, inside the entry `within`."""
+        nodes_depth = len(self.levels)
+        shallowest = level if mode == "required" and level is not None else 0
+        shallowest = max(shallowest, len(within) - 1)
+        all_caps = [self._capacities(ask) for ask in asks]
+        for depth in range(nodes_depth, shallowest - 1, -1):
+            for path in self._candidates(asks, all_caps, depth, within):
+                mark, placed = len(self._log), len(out)
+                if self._try_group_in(path, asks, out):
+                    return
+                self._undo(mark)
+                del out[placed:]
+        if within:
+            raise _Unschedulable(f"nothing inside {'/'.join(within)} holds the task")
+        if mode == "required":
+            assert level is not None
+            raise self._required_failure(asks, level, all_caps)
+        self._greedy_root(asks, {}, mode, level, out)
 
     def _try_group_in(self, path: Path, asks: list[_Ask], out: list[tuple[int, str, int]]) -> bool:
         depth = len(path) - 1
@@ -486,6 +657,252 @@ class ReferenceEngine:
                 return False
             self._place_in(path, ask, ask.count, caps, out)
         return True
+
+    # --- rule 8: the exact search ----------------------------------------------------------
+
+    def _exact(
+        self,
+        within: Path,
+        asks: list[_Ask],
+        own: dict[int, tuple[str, int | None]],
+        out: list[tuple[int, str, int]],
+    ) -> bool:
+        """Rule 8: whether any assignment of the gang inside `within` satisfies every
+        constraint, searched exhaustively (see `_solve`); when one does, its pods are placed.
+
+        The tasks are searched hardest first: larger slices, then more pods, then task order.
+        A task with a `required` level of its own below `within` also picks its region."""
+        depth = len(within) - 1
+        order = sorted(asks, key=lambda a: (-a.k, -a.count * a.k, a.index))
+        levels: list[int | None] = []
+        for ask in order:
+            mode, level = own.get(ask.index, ("", None))
+            levels.append(
+                level if mode == "required" and level is not None and level > depth else None
+            )
+        walk = [node for node in self._tree_nodes() if _inside(node, within)]
+        loose = (
+            sorted(
+                (node for node in self.nodes.values() if node.path is None),
+                key=lambda node: node.spec.name,
+            )
+            if not within
+            else []
+        )
+        scope = _Scope(within, walk, loose, levels)
+        mark, placed = len(self._log), len(out)
+        if self._solve(order, scope, out):
+            return True
+        self._undo(mark)
+        del out[placed:]
+        return False
+
+    def _tree_nodes(self) -> list[_Node]:
+        """The nodes of the tree in path order (the order the exact search walks them)."""
+        if self._walk is None:
+            tree = [node for node in self.nodes.values() if node.path is not None]
+            self._walk = sorted(tree, key=lambda node: (*(node.path or ()), node.spec.name))
+        return self._walk
+
+    @staticmethod
+    def _regions(level: int | None, scope: _Scope) -> list[Path | None]:
+        """A task's regions: the whole scope (None), or each domain of its own level in it."""
+        if level is None:
+            return [None]
+        found: list[Path | None] = []
+        for node in scope.walk:
+            assert node.path is not None
+            region = node.path[: level + 1]
+            if not found or found[-1] != region:
+                found.append(region)
+        return found
+
+    def _region_nodes(self, region: Path | None, ask: _Ask, scope: _Scope) -> list[_Held]:
+        """The nodes of a region that take a pod of `ask` now, with their slice groups."""
+        result: list[_Held] = []
+        for node in scope.walk:
+            assert node.path is not None
+            if region is not None and node.path[: len(region)] != region:
+                continue
+            fit = self._fit(node, ask.task)
+            if fit > 0:
+                result.append((node, node.path[: ask.s + 1] if ask.k > 1 else None, fit))
+        if region is None and ask.loose_ok:
+            for node in scope.loose:
+                fit = self._fit(node, ask.task)
+                if fit > 0:
+                    result.append((node, None, fit))
+        return result
+
+    def _ahead(self, t: int, asks: list[_Ask], scope: _Scope) -> list[_Ahead]:
+        """Forward checking for the tasks after `t` that may use the whole scope."""
+        ahead = []
+        for ask, level in zip(asks[t + 1 :], scope.levels[t + 1 :], strict=True):
+            if level is not None:
+                continue
+            nodes = self._region_nodes(None, ask, scope)
+            groups: dict[Path | None, int] = {}
+            for _, group, fit in nodes:
+                groups[group] = groups.get(group, 0) + fit
+            ahead.append(
+                _Ahead(
+                    ask,
+                    {node.spec.name: fit for node, _, fit in nodes},
+                    {node.spec.name: group for node, group, _ in nodes},
+                    groups,
+                    self._pods_capacity(nodes, ask.k),
+                )
+            )
+        return ahead
+
+    @staticmethod
+    def _pods_capacity(nodes: list[_Held], k: int) -> int:
+        """How many pods the nodes take, counting only whole slices of each slice group."""
+        total, at = 0, 0
+        while at < len(nodes):
+            group, pods = nodes[at][1], 0
+            while at < len(nodes) and nodes[at][1] == group:
+                pods += nodes[at][2]
+                at += 1
+            total += pods // k * k
+        return total
+
+    def _bounds_hold(self, t: int, asks: list[_Ask], scope: _Scope) -> bool:
+        """Necessary conditions for the tasks from `t` on: each fits alone in its best region,
+        and their summed requests fit in the scope's free capacity."""
+        for ask, level in zip(asks[t:], scope.levels[t:], strict=True):
+            nodes = self._region_nodes(None, ask, scope)
+            best = 0
+            if level is None:
+                best = self._pods_capacity(nodes, ask.k)
+            else:
+                at = 0
+                while at < len(nodes):
+                    path = nodes[at][0].path
+                    assert path is not None
+                    start, region = at, path[: level + 1]
+                    while at < len(nodes) and (nodes[at][0].path or ())[: level + 1] == region:
+                        at += 1
+                    best = max(best, self._pods_capacity(nodes[start:at], ask.k))
+            if best < ask.count * ask.k:
+                return False
+        loose = scope.loose if any(ask.loose_ok for ask in asks[t:]) else []
+        considered = [
+            node
+            for node in [*scope.walk, *loose]
+            if not node.spec.unschedulable and node.spec.ready
+        ]
+        need: dict[str, int] = {}
+        for ask in asks[t:]:
+            for resource, milli in ask.task.requests.items():
+                if resource != "pods" and milli > 0:
+                    need[resource] = need.get(resource, 0) + milli * ask.count * ask.k
+        if all("pods" in node.spec.allocatable for node in considered):
+            need["pods"] = POD * sum(ask.count * ask.k for ask in asks[t:])
+        return all(
+            amount <= sum(max(0, node.free(resource)) for node in considered)
+            for resource, amount in need.items()
+        )
+
+    def _solve(self, asks: list[_Ask], scope: _Scope, out: list[Placed]) -> bool:
+        """The exact search's walk, as a loop over an explicit stack (regions can hold far
+        more nodes than a recursion could go deep). Each task in turn picks a region (when it
+        has a `required` level of its own below `within`) and then gives every node of it, in
+        path order, as many pods as still fit, from the most down to none; a dead end undoes
+        the latest choice and tries one pod less there. The first complete assignment wins."""
+        frames: list[_Frame] = []
+        cursor = (0, 0, 0)  # (node index, pods still to place, pods in the open slice group)
+        action = "enter"
+        while True:
+            if action == "enter":  # start the next task, or finish
+                t = len(frames)
+                if t == len(asks):
+                    return True
+                if not self._bounds_hold(t, asks, scope):
+                    action = "retreat"
+                    continue
+                frames.append(
+                    _Frame(self._regions(scope.levels[t], scope), ahead=self._ahead(t, asks, scope))
+                )
+                action = "region"
+            elif action == "region":  # the current task's next region
+                frame, ask = frames[-1], asks[len(frames) - 1]
+                frame.region += 1
+                if frame.region == len(frame.regions):
+                    frames.pop()
+                    action = "retreat"
+                    continue
+                frame.nodes = self._region_nodes(frame.regions[frame.region], ask, scope)
+                frame.suffix = [0] * (len(frame.nodes) + 1)
+                for j in range(len(frame.nodes) - 1, -1, -1):
+                    frame.suffix[j] = frame.suffix[j + 1] + frame.nodes[j][2]
+                cursor = (0, ask.count * ask.k, 0)
+                action = "descend"
+            elif action == "descend":  # choose at the cursor's node
+                self._steps += 1
+                if self._steps > SEARCH_BUDGET:
+                    raise _Unschedulable(
+                        f"search budget exhausted: {SEARCH_BUDGET} steps found neither a "
+                        "placement nor a proof that none exists"
+                    )
+                frame, ask = frames[-1], asks[len(frames) - 1]
+                j, remaining, group = cursor
+                if any(later.short for later in frame.ahead):
+                    action = "back"
+                    continue
+                if remaining == 0:
+                    action = "back" if group % ask.k else "enter"
+                    continue
+                if j == len(frame.nodes) or frame.suffix[j] < remaining:
+                    action = "back"
+                    continue
+                pods = frame.most(j, min(frame.nodes[j][2], remaining), group, ask.k)
+                if pods is None:
+                    action = "back"
+                    continue
+                cursor = self._choose(frame, ask, out, j, pods, remaining, group)
+            elif action == "back":  # undo the current task's latest choice, try one pod less
+                frame, ask = frames[-1], asks[len(frames) - 1]
+                if not frame.choices:
+                    action = "region"
+                    continue
+                j, pods, remaining, group, mark, placed, changed = frame.choices.pop()
+                self._undo(mark)
+                del out[placed:]
+                for index, name, fit in reversed(changed):
+                    frame.ahead[index].set(name, fit)
+                less = frame.most(j, pods - 1, group, ask.k)
+                if less is None:
+                    continue
+                cursor = self._choose(frame, ask, out, j, less, remaining, group)
+                action = "descend"
+            else:  # "retreat": the task after the current one failed
+                if not frames:
+                    return False
+                action = "back"
+
+    def _choose(
+        self,
+        frame: _Frame,
+        ask: _Ask,
+        out: list[Placed],
+        j: int,
+        pods: int,
+        remaining: int,
+        group: int,
+    ) -> tuple[int, int, int]:
+        """Gives node `j` `pods` pods of the task; returns the cursor for the next node."""
+        node, _, _ = frame.nodes[j]
+        changed: list[tuple[int, str, int]] = []
+        frame.choices.append((j, pods, remaining, group, len(self._log), len(out), changed))
+        if pods:
+            self._assign(node.spec.name, ask, pods, out)
+            for index, later in enumerate(frame.ahead):
+                if node.spec.name in later.fits:
+                    fit = later.set(node.spec.name, self._fit(node, later.ask.task))
+                    changed.append((index, node.spec.name, fit))
+        held = 0 if frame.closes(j) else group + pods
+        return (j + 1, remaining - pods, held)
 
     def _required_failure(
         self, asks: list[_Ask], level: int, all_caps: list[_Capacities]
@@ -516,18 +933,20 @@ class ReferenceEngine:
 
     def _attempt(self, gang: CompiledGang, counts: list[int]) -> list[tuple[int, str, int]]:
         out: list[tuple[int, str, int]] = []
+        self._steps = 0
+        self._walk = None
         gang_mode, gang_level = gang.topology
-        group = [
-            self._ask(i, task, counts[i], gang_mode)
-            for i, task in enumerate(gang.tasks)
-            if task.topology is None
-        ]
-        if group:
-            self._place_group(group, gang_mode, gang_level, out)
+        asks: list[_Ask] = []
+        own: dict[int, tuple[str, int | None]] = {}
         for i, task in enumerate(gang.tasks):
+            asks.append(
+                self._ask(
+                    i, task, counts[i], gang_mode if task.topology is None else task.topology[0]
+                )
+            )
             if task.topology is not None:
-                mode, level = task.topology
-                self._place_group([self._ask(i, task, counts[i], mode)], mode, level, out)
+                own[i] = task.topology
+        self._place_gang(asks, own, gang_mode, gang_level, out)
         return out
 
     def place(self, gang: CompiledGang, policy: str = "best-fit") -> RawOutcome:
@@ -566,6 +985,12 @@ class ReferenceEngine:
         if not common:
             return None, []
         return len(common) - 1, list(common)
+
+
+def _inside(node: _Node, entry: Path) -> bool:
+    """True when a node of the tree lies inside the entry (a domain's path or a node's)."""
+    assert node.path is not None
+    return (*node.path, node.spec.name)[: len(entry)] == entry
 
 
 def _merged(out: list[tuple[int, str, int]]) -> list[tuple[int, str, int]]:

@@ -12,6 +12,8 @@ use crate::capacity::{Ask, Capacities};
 use crate::model::{FitReport, GangSpec, Mode, Outcome, Policy, Status, TaskSpec, Topology};
 use crate::state::{ClusterState, NodePods};
 
+mod exact;
+
 /// A place pods can go: a domain, a node in the tree, or a loose node (a child of the root).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Entry {
@@ -33,6 +35,36 @@ struct Search<'s> {
     state: &'s mut ClusterState,
     log: Vec<NodePods>,
     policy: Policy,
+    /// Steps the exact search has taken in the current attempt (see [`SEARCH_BUDGET`]).
+    steps: u64,
+}
+
+/// The entries of one layer, handed out best fit first. The first is found with one scan,
+/// since it almost always takes the gang; the rest are sorted only when it does not.
+struct Candidates {
+    keyed: Vec<(u8, i64, u32, Entry)>,
+    first_taken: bool,
+    sorted: bool,
+}
+
+impl Candidates {
+    fn next(&mut self) -> Option<Entry> {
+        let key = |c: &(u8, i64, u32, Entry)| (c.0, c.1, c.2);
+        if !self.first_taken {
+            self.first_taken = true;
+            let (at, _) = self
+                .keyed
+                .iter()
+                .enumerate()
+                .min_by(|a, b| key(a.1).cmp(&key(b.1)))?;
+            return Some(self.keyed.swap_remove(at).3);
+        }
+        if !self.sorted {
+            self.sorted = true;
+            self.keyed.sort_by_key(|c| Reverse(key(c)));
+        }
+        self.keyed.pop().map(|c| c.3)
+    }
 }
 
 impl Search<'_> {
@@ -310,8 +342,79 @@ impl Search<'_> {
         tree + caps.loose.iter().map(|&(_, fit)| fit / ask.k).sum::<u64>()
     }
 
-    /// Rule 5: tasks that share one domain.
-    fn place_group(
+    /// The entries inside `within` (the whole cluster when `None`) that hold every task alone,
+    /// layer by layer: `layers[i]` lies at depth `start + i`.
+    fn layers(
+        &self,
+        asks: &[Ask<'_>],
+        all_caps: &[Capacities],
+        within: Option<Entry>,
+    ) -> (usize, Vec<Vec<Entry>>) {
+        let fits_all = |search: &Self, e: Entry| {
+            asks.iter()
+                .zip(all_caps)
+                .all(|(a, c)| search.units(e, a, c) >= a.count)
+        };
+        let (start, mut layer) = match within {
+            None => (
+                0,
+                self.state
+                    .roots
+                    .iter()
+                    .map(|&d| Entry::Domain(d))
+                    .filter(|&e| fits_all(self, e))
+                    .collect::<Vec<Entry>>(),
+            ),
+            Some(e) => (
+                usize::try_from(self.depth(Some(e))).unwrap_or(0),
+                if fits_all(self, e) {
+                    vec![e]
+                } else {
+                    Vec::new()
+                },
+            ),
+        };
+        let mut layers: Vec<Vec<Entry>> = Vec::new();
+        while !layer.is_empty() {
+            let next = self.next_layer(&layer, fits_all);
+            layers.push(layer);
+            layer = next;
+        }
+        (start, layers)
+    }
+
+    /// The entries of one layer in the order they are tried: best fit first.
+    fn candidates(&self, layer: &[Entry], asks: &[Ask<'_>], all_caps: &[Capacities]) -> Candidates {
+        let rank = |e: Entry| match e {
+            Entry::Domain(d) => self.state.domain_rank[d],
+            Entry::Node(n) | Entry::Loose(n) => self.state.node_rank[n],
+        };
+        let keyed = layer
+            .iter()
+            .map(|&e| {
+                let penalty = all_caps
+                    .iter()
+                    .map(|c| Self::penalty(e, c))
+                    .max()
+                    .unwrap_or(0);
+                let fit = asks
+                    .iter()
+                    .zip(all_caps)
+                    .map(|(a, c)| self.rank(e, a, c))
+                    .sum();
+                (penalty, fit, rank(e), e)
+            })
+            .collect();
+        Candidates {
+            keyed,
+            first_taken: false,
+            sorted: false,
+        }
+    }
+
+    /// Rule 5: the whole gang inside the lowest entry that takes it, best fit first; the
+    /// exact search (rule 8) decides each entry the quick way does not take.
+    fn place_gang(
         &mut self,
         asks: &[Ask<'_>],
         topology: Topology,
@@ -325,78 +428,83 @@ impl Search<'_> {
             .iter()
             .map(|a| Capacities::of_cluster(self.state, a, true))
             .collect();
-        let fits_all = |search: &Self, e: Entry| {
-            asks.iter()
-                .zip(&all_caps)
-                .all(|(a, c)| search.units(e, a, c) >= a.count)
-        };
-        let mut layers: Vec<Vec<Entry>> = Vec::new();
-        let mut layer: Vec<Entry> = self
-            .state
-            .roots
-            .iter()
-            .map(|&d| Entry::Domain(d))
-            .filter(|&e| fits_all(self, e))
-            .collect();
-        while !layer.is_empty() {
-            let next = self.next_layer(&layer, fits_all);
-            layers.push(layer);
-            layer = next;
-        }
-        for depth in (shallowest..layers.len()).rev() {
-            let candidates: Vec<(u8, i64, Entry)> = layers[depth]
-                .iter()
-                .map(|&e| {
-                    let penalty = all_caps
-                        .iter()
-                        .map(|c| Self::penalty(e, c))
-                        .max()
-                        .unwrap_or(0);
-                    let rank = asks
-                        .iter()
-                        .zip(&all_caps)
-                        .map(|(a, c)| self.rank(e, a, c))
-                        .sum();
-                    (penalty, rank, e)
-                })
-                .collect();
-            // The best candidate almost always takes the group (a single task always fits where
-            // its capacity says so): try it first and sort the others only when it does not.
-            let rank = |e: Entry| match e {
-                Entry::Domain(d) => self.state.domain_rank[d],
-                Entry::Node(n) | Entry::Loose(n) => self.state.node_rank[n],
-            };
-            let mut candidates: Vec<(u8, i64, u32, Entry)> = candidates
-                .into_iter()
-                .map(|(p, u, e)| (p, u, rank(e), e))
-                .collect();
-            let order = |a: &(u8, i64, u32, Entry), b: &(u8, i64, u32, Entry)| {
-                (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2))
-            };
-            let Some(first) = candidates.iter().copied().min_by(order) else {
-                continue;
-            };
-            let (mark, placed) = (self.log.len(), out.len());
-            if self.try_group_in(first.3, asks, &all_caps[0], out) {
-                return Ok(());
-            }
-            self.undo(mark);
-            out.truncate(placed);
-            candidates.retain(|c| c.3 != first.3);
-            candidates.sort_by(order);
-            for (_, _, _, candidate) in candidates {
+        let (start, layers) = self.layers(asks, &all_caps, None);
+        for depth in (shallowest.max(start)..start + layers.len()).rev() {
+            let mut candidates = self.candidates(&layers[depth - start], asks, &all_caps);
+            while let Some(entry) = candidates.next() {
                 let (mark, placed) = (self.log.len(), out.len());
-                if self.try_group_in(candidate, asks, &all_caps[0], out) {
+                if self.greedy_in(entry, asks, &all_caps, out) {
                     return Ok(());
                 }
                 self.undo(mark);
                 out.truncate(placed);
+                if asks.len() > 1 && self.exact(Some(entry), asks, out)? {
+                    return Ok(());
+                }
             }
         }
         if topology.mode == Mode::Required {
             return Err(self.required_failure(asks, shallowest));
         }
+        let (mark, placed) = (self.log.len(), out.len());
+        match self.greedy_root(asks, topology, true, out) {
+            Ok(()) => Ok(()),
+            Err(failure) => {
+                self.undo(mark);
+                out.truncate(placed);
+                if asks.len() > 1 && self.exact(None, asks, out)? {
+                    return Ok(());
+                }
+                Err(failure)
+            }
+        }
+    }
+
+    /// The quick way into one entry: the shared tasks one after another, then each task with
+    /// its own topology inside the entry. False when that order does not take them.
+    fn greedy_in(
+        &mut self,
+        entry: Entry,
+        asks: &[Ask<'_>],
+        all_caps: &[Capacities],
+        out: &mut Placed,
+    ) -> bool {
+        let shared: Vec<Ask<'_>> = asks
+            .iter()
+            .filter(|a| a.task.topology.is_none())
+            .cloned()
+            .collect();
+        if let Some(first) = asks.iter().position(|a| a.task.topology.is_none()) {
+            if !self.try_group_in(entry, &shared, &all_caps[first], out) {
+                return false;
+            }
+        }
         for ask in asks {
+            if let Some(topology) = ask.task.topology {
+                if self
+                    .place_group(std::slice::from_ref(ask), topology, out, Some(entry))
+                    .is_err()
+                {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// No single domain holds the gang: each shared task in turn over the whole cluster, then
+    /// (when `nested`) each task with its own topology. Without `nested` every ask is shared.
+    fn greedy_root(
+        &mut self,
+        asks: &[Ask<'_>],
+        topology: Topology,
+        nested: bool,
+        out: &mut Placed,
+    ) -> Result<(), Unschedulable> {
+        for ask in asks {
+            if nested && ask.task.topology.is_some() {
+                continue;
+            }
             let caps = Capacities::of_cluster(self.state, ask, true);
             let have = self.root_units(ask, &caps);
             if have < ask.count {
@@ -422,7 +530,54 @@ impl Search<'_> {
             }
             self.place_in(None, ask, ask.count, &caps, out);
         }
+        if nested {
+            for ask in asks {
+                if let Some(own) = ask.task.topology {
+                    self.place_group(std::slice::from_ref(ask), own, out, None)?;
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// Rule 5 for a task with a topology of its own, inside `within` (`None`: the cluster).
+    fn place_group(
+        &mut self,
+        asks: &[Ask<'_>],
+        topology: Topology,
+        out: &mut Placed,
+        within: Option<Entry>,
+    ) -> Result<(), Unschedulable> {
+        let shallowest = match (topology.mode, topology.level) {
+            (Mode::Required, Some(level)) => level,
+            _ => 0,
+        };
+        let all_caps: Vec<Capacities> = asks
+            .iter()
+            .map(|a| Capacities::of_cluster(self.state, a, true))
+            .collect();
+        let (start, layers) = self.layers(asks, &all_caps, within);
+        for depth in (shallowest.max(start)..start + layers.len()).rev() {
+            let mut candidates = self.candidates(&layers[depth - start], asks, &all_caps);
+            while let Some(entry) = candidates.next() {
+                let (mark, placed) = (self.log.len(), out.len());
+                if self.try_group_in(entry, asks, &all_caps[0], out) {
+                    return Ok(());
+                }
+                self.undo(mark);
+                out.truncate(placed);
+            }
+        }
+        if within.is_some() {
+            return Err(Unschedulable {
+                reason: "nothing inside the entry holds the task".into(),
+                fit: None,
+            });
+        }
+        if topology.mode == Mode::Required {
+            return Err(self.required_failure(asks, shallowest));
+        }
+        self.greedy_root(asks, topology, false, out)
     }
 
     /// Places the tasks one after another inside `entry`. The first task sees the state the
@@ -510,30 +665,25 @@ impl Search<'_> {
         }
     }
 
-    /// Rule 6, one attempt: the group first, then the tasks with their own topology.
+    /// Rule 6, one attempt: every task of the gang at the given counts.
     fn attempt(
         &mut self,
         gang: &GangSpec,
         requests: &[Vec<(usize, i64)>],
         counts: &[u64],
     ) -> Result<Placed, Unschedulable> {
+        self.steps = 0;
         let mut out = Placed::new();
-        let group: Vec<Ask<'_>> = gang
+        let asks: Vec<Ask<'_>> = gang
             .tasks
             .iter()
             .enumerate()
-            .filter(|(_, t)| t.topology.is_none())
-            .map(|(i, t)| self.ask(i, t, &requests[i], counts[i], gang.topology.mode))
+            .map(|(i, t)| {
+                let mode = t.topology.map_or(gang.topology.mode, |own| own.mode);
+                self.ask(i, t, &requests[i], counts[i], mode)
+            })
             .collect();
-        if !group.is_empty() {
-            self.place_group(&group, gang.topology, &mut out)?;
-        }
-        for (i, task) in gang.tasks.iter().enumerate() {
-            if let Some(topology) = task.topology {
-                let ask = self.ask(i, task, &requests[i], counts[i], topology.mode);
-                self.place_group(&[ask], topology, &mut out)?;
-            }
-        }
+        self.place_gang(&asks, gang.topology, &mut out)?;
         Ok(out)
     }
 
@@ -594,6 +744,7 @@ impl ClusterState {
             state: self,
             log: Vec::new(),
             policy,
+            steps: 0,
         };
         let mut failure = Unschedulable {
             reason: "no attempt".into(),
@@ -978,5 +1129,77 @@ mod edge_tests {
             outcome.reason.as_deref(),
             Some("required t.io/rack: the best rack fits 8 of 10 w pods (r1)")
         );
+    }
+    #[test]
+    fn heterogeneous_gang_is_placed_when_task_order_would_fragment_it() {
+        // 6, 8 and 4 GPUs free: the launcher first on the fullest node that holds it (c)
+        // would leave room for 3 workers only; the exact search finds n1 + n2 x2 + n3.
+        let mut state = cluster(vec![
+            gpu_node("a", "b1", "r1", 8, 2),
+            gpu_node("b", "b1", "r1", 8, 0),
+            gpu_node("c", "b1", "r1", 8, 4),
+        ]);
+        let outcome = state.place(&gang(
+            Mode::Required,
+            Some(1),
+            vec![gpu_task("launcher", 1, 2), gpu_task("worker", 4, 4)],
+        ));
+        assert_eq!(outcome.status, Status::Placed, "{:?}", outcome.reason);
+        let placed: Vec<(usize, &str, u64)> = outcome
+            .assignments
+            .iter()
+            .map(|(t, n, c)| (*t, n.as_str(), *c))
+            .collect();
+        assert_eq!(placed, [(0, "a", 1), (1, "a", 1), (1, "b", 2), (1, "c", 1)]);
+        assert_eq!(outcome.level, Some(1));
+    }
+
+    #[test]
+    fn task_level_constraints_stay_inside_the_gang_domain() {
+        // Alone, the master's best rack is r3 in block b2, where the workers do not fit; the
+        // gang is required at the block level, so both go to block b1.
+        let mut state = cluster(vec![
+            gpu_node("a", "b1", "r1", 8, 0),
+            gpu_node("a2", "b1", "r1", 8, 0),
+            gpu_node("b", "b1", "r2", 8, 0),
+            gpu_node("c", "b1", "r2", 8, 0),
+            gpu_node("d", "b2", "r3", 8, 0),
+        ]);
+        let rack = Some(Topology {
+            mode: Mode::Required,
+            level: Some(1),
+        });
+        let mut master = gpu_task("master", 1, 8);
+        master.topology = rack;
+        let mut workers = gpu_task("worker", 2, 8);
+        workers.topology = rack;
+        let outcome = state.place(&gang(Mode::Required, Some(0), vec![master, workers]));
+        assert_eq!(outcome.status, Status::Placed, "{:?}", outcome.reason);
+        assert_eq!(outcome.domain, ["b1"]);
+        let nodes: Vec<&str> = outcome
+            .assignments
+            .iter()
+            .map(|(_, n, _)| n.as_str())
+            .collect();
+        assert_eq!(nodes, ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn an_exhausted_search_budget_is_its_own_reason() {
+        // 2-GPU and 3-GPU pods on 4-GPU nodes: a node takes two small pods or one large one.
+        // 20 small + 21 large pods need 31 nodes of the 30; every bound passes, and the ways
+        // to spread the small pods are far more than the budget.
+        let nodes = (0..30)
+            .map(|i| gpu_node(&format!("n{i:02}"), "b1", "r1", 4, 0))
+            .collect();
+        let mut state = cluster(nodes);
+        let outcome = state.place(&gang(
+            Mode::Required,
+            Some(1),
+            vec![gpu_task("small", 20, 2), gpu_task("large", 21, 3)],
+        ));
+        assert_eq!(outcome.status, Status::Unschedulable);
+        let reason = outcome.reason.unwrap_or_default();
+        assert!(reason.starts_with("search budget exhausted"), "{reason}");
     }
 }

@@ -218,6 +218,70 @@ def test_slices_are_counted_in_slices(engine: type[Cluster]) -> None:
     assert placement.to_dict()["fit"]["unit"] == "slices"
 
 
+def test_heterogeneous_gang_is_searched_as_a_whole(engine: type[Cluster]) -> None:
+    # 6, 8 and 4 GPUs free under one leaf. Placing the launcher first where it fits best
+    # (c1, 4 free) leaves room for 3 workers; searching both tasks together places them all.
+    leaf = [node("a1", "b1", "r1", used=2), node("b1", "b1", "r1"), node("c1", "b1", "r1", used=4)]
+    placement = engine(LEVELS, leaf).place(
+        gang(
+            task("launcher", 1, 2),
+            task("worker", 4, 4),
+            topology={"mode": "required", "level": "example.com/rack"},
+        )
+    )
+    assert placement.status == "placed", placement.reason
+    assert placement.level == "example.com/rack"
+    assert nodes_of(placement) == [
+        ("launcher", "a1", 1),
+        ("worker", "a1", 1),
+        ("worker", "b1", 2),
+        ("worker", "c1", 1),
+    ]
+
+
+def test_task_level_topology_is_nested_in_the_gang_domain(engine: type[Cluster]) -> None:
+    # Alone, the master's best rack is r3 (block b2), which cannot also take the workers; the
+    # gang is required at the block, so the master and the workers share block b1.
+    cluster = engine(
+        LEVELS,
+        [
+            node("a1", "b1", "r1"),
+            node("a2", "b1", "r1"),
+            node("b1", "b1", "r2"),
+            node("b2", "b1", "r2"),
+            node("c1", "b2", "r3"),
+        ],
+    )
+    rack = {"mode": "required", "level": "example.com/rack"}
+    placement = cluster.place(
+        gang(
+            task("master", 1, 8, topology=rack),
+            task("worker", 2, 8, topology=rack),
+            topology={"mode": "required", "level": "example.com/block"},
+        )
+    )
+    assert placement.status == "placed", placement.reason
+    assert placement.domain == {"example.com/block": "b1"}
+    assert [a.node for a in placement.assignments] == ["a1", "b1", "b2"]
+
+
+def test_an_exhausted_search_budget_is_its_own_reason() -> None:
+    # 2- and 3-GPU pods on 4-GPU nodes: each node takes two small pods or one large one, so
+    # 20 small and 21 large need 31 of the 30 nodes. Every bound passes and the spreads of the
+    # small pods far outnumber the budget: the answer says so instead of "does not fit".
+    nodes = [node(f"n{i:02d}", "b1", "r1", gpus=4) for i in range(30)]
+    placement = Cluster(LEVELS, nodes).place(
+        gang(
+            task("small", 20, 2),
+            task("large", 21, 3),
+            topology={"mode": "required", "level": "example.com/rack"},
+        )
+    )
+    assert placement.status == "unschedulable"
+    assert placement.reason is not None
+    assert placement.reason.startswith("search budget exhausted")
+
+
 def test_place_all_orders_by_priority_and_sees_earlier_gangs(engine: type[Cluster]) -> None:
     cluster = engine(LEVELS, RACKS)
     before = cluster.used()

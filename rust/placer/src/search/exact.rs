@@ -1,0 +1,522 @@
+//! Rule 8, the exact search: decides, for one entry, whether any assignment of the gang's
+//! tasks satisfies every constraint, when the quick way (tasks placed one after another) did
+//! not take them. It mirrors `ReferenceEngine._exact` in `crdkit.placer.reference` step for
+//! step, so both find the same assignment and spend the same budget.
+//!
+//! Each task in turn picks a region (when it has a `required` level of its own below the
+//! entry) and then gives every node of the region, in path order, as many pods as still fit,
+//! from the most down to none; a slice group must end on whole slices. A dead end undoes the
+//! latest choice and tries one pod less there; the first complete assignment wins. Before a
+//! task starts, each remaining task must fit alone in its best region and their summed
+//! requests must fit in the entry's free capacity. The walk is a loop over an explicit stack,
+//! since a region may hold far more nodes than a recursion could go deep.
+
+use std::cmp::Reverse;
+use std::collections::HashMap;
+
+use super::{Entry, Placed, Search, Unschedulable};
+use crate::capacity::{node_fit, Ask};
+use crate::model::{Mode, Topology, POD};
+use crate::state::SCHEDULABLE;
+
+/// Steps (node visits) the exact search of one gang attempt may take before it gives up; the
+/// attempt then fails with its own reason, never with "does not fit".
+pub const SEARCH_BUDGET: u64 = 200_000;
+
+/// A node of the current region: `(node id, slice group, pods it takes now)`.
+type RegionNode = (usize, Option<usize>, u64);
+
+/// One choice: node index, pods given, pods still to place and slice-group pods before it,
+/// the undo marks, and the later tasks' fits it changed `(ahead index, node, old fit)`.
+struct Choice {
+    j: usize,
+    pods: u64,
+    remaining: u64,
+    group: u64,
+    mark: usize,
+    placed: usize,
+    changed: Vec<(usize, usize, u64)>,
+}
+
+/// A later task's capacity in the whole scope, kept current while an earlier task chooses
+/// (forward checking): its fit per node, the pods per slice group, and the total that counts
+/// only whole slices.
+struct Ahead {
+    ask: usize,
+    need: u64,
+    k: u64,
+    /// Node id to `(fit, slice group)`.
+    fits: HashMap<usize, (u64, Option<usize>)>,
+    groups: HashMap<Option<usize>, u64>,
+    capacity: u64,
+}
+
+impl Ahead {
+    /// True when the task no longer fits even alone.
+    fn short(&self) -> bool {
+        self.capacity < self.need
+    }
+
+    /// Records a node's new fit; returns the old one (to undo with).
+    fn set(&mut self, node: usize, fit: u64) -> u64 {
+        let Some(entry) = self.fits.get_mut(&node) else {
+            return fit;
+        };
+        let (old, group) = *entry;
+        entry.0 = fit;
+        let pods = self.groups.entry(group).or_insert(0);
+        let before = *pods;
+        // `before` counts `old`, so neither subtraction can go below zero.
+        let after = before + fit - old;
+        *pods = after;
+        self.capacity = self.capacity - before / self.k * self.k + after / self.k * self.k;
+        old
+    }
+}
+
+/// One task of the search: its regions, the nodes of the current one with the suffix sums of
+/// their fits, and the choices made so far.
+struct Frame {
+    regions: Vec<Option<usize>>,
+    region: usize,
+    nodes: Vec<RegionNode>,
+    suffix: Vec<u64>,
+    choices: Vec<Choice>,
+    ahead: Vec<Ahead>,
+}
+
+impl Frame {
+    /// True when node `j` is the last of its slice group.
+    fn closes(&self, j: usize) -> bool {
+        j + 1 == self.nodes.len() || self.nodes[j + 1].1 != self.nodes[j].1
+    }
+
+    /// The most pods, at most `top`, node `j` may take: a group must end on whole slices.
+    fn most(&self, j: usize, top: u64, group: u64, k: u64) -> Option<u64> {
+        if !self.closes(j) || k == 1 {
+            return Some(top);
+        }
+        (0..=top).rev().find(|pods| (group + pods) % k == 0)
+    }
+}
+
+enum Action {
+    Enter,
+    Region,
+    Descend,
+    Back,
+    Retreat,
+}
+
+/// What one search works over: the entry's nodes in path order, the loose nodes it may use
+/// and each task's own region level.
+struct Scope {
+    walk: Vec<usize>,
+    /// Empty unless the entry is the whole cluster.
+    loose: Vec<usize>,
+    levels: Vec<Option<usize>>,
+}
+
+impl Search<'_> {
+    /// True (and the pods placed) when some assignment of `asks` inside `within` exists. The
+    /// tasks are searched hardest first: larger slices, then more pods, then task order.
+    pub(super) fn exact(
+        &mut self,
+        within: Option<Entry>,
+        asks: &[Ask<'_>],
+        out: &mut Placed,
+    ) -> Result<bool, Unschedulable> {
+        let depth = self.depth(within);
+        let mut order: Vec<Ask<'_>> = asks.to_vec();
+        order.sort_by_key(|a| (Reverse(a.k), Reverse(a.count * a.k), a.index));
+        let levels = order
+            .iter()
+            .map(|a| match a.task.topology {
+                Some(Topology {
+                    mode: Mode::Required,
+                    level: Some(level),
+                }) if isize::try_from(level).unwrap_or(isize::MAX) > depth => Some(level),
+                _ => None,
+            })
+            .collect();
+        let mut loose: Vec<usize> = if within.is_none() {
+            self.state.loose.clone()
+        } else {
+            Vec::new()
+        };
+        loose.sort_by(|&a, &b| {
+            self.state
+                .node(a)
+                .spec
+                .name
+                .cmp(&self.state.node(b).spec.name)
+        });
+        let scope = Scope {
+            walk: self.subtree_nodes(within),
+            loose,
+            levels,
+        };
+        let (mark, placed) = (self.log.len(), out.len());
+        if self.solve(&order, &scope, out)? {
+            return Ok(true);
+        }
+        self.undo(mark);
+        out.truncate(placed);
+        Ok(false)
+    }
+
+    /// The nodes of the tree inside `within`, in path order.
+    fn subtree_nodes(&self, within: Option<Entry>) -> Vec<usize> {
+        let mut stack: Vec<usize> = match within {
+            None => self.state.roots.iter().rev().copied().collect(),
+            Some(Entry::Domain(d)) => vec![d],
+            Some(Entry::Node(n) | Entry::Loose(n)) => return vec![n],
+        };
+        let mut walk = Vec::new();
+        while let Some(d) = stack.pop() {
+            let domain = &self.state.domains[d];
+            walk.extend(domain.nodes.iter().copied());
+            stack.extend(domain.children.iter().rev());
+        }
+        walk
+    }
+
+    /// The domain at `depth` above a node of the tree.
+    fn ancestor(&self, node: usize, depth: usize) -> Option<usize> {
+        let mut at = self.state.node(node).leaf;
+        while let Some(d) = at {
+            if self.state.domains[d].depth <= depth {
+                return (self.state.domains[d].depth == depth).then_some(d);
+            }
+            at = self.state.domains[d].parent;
+        }
+        None
+    }
+
+    /// A task's regions: the entry itself, or every domain of its own `required` level inside
+    /// the entry, in path order.
+    fn regions(&self, level: Option<usize>, scope: &Scope) -> Vec<Option<usize>> {
+        let Some(level) = level else {
+            return vec![None];
+        };
+        let mut found: Vec<Option<usize>> = Vec::new();
+        for &n in &scope.walk {
+            let domain = self.ancestor(n, level);
+            if domain.is_some() && found.last() != Some(&domain) {
+                found.push(domain);
+            }
+        }
+        found
+    }
+
+    /// The nodes of a region that take a pod of `ask` now, with their slice groups.
+    fn region_nodes(&self, region: Option<usize>, ask: &Ask<'_>, scope: &Scope) -> Vec<RegionNode> {
+        let mut nodes = Vec::new();
+        for &n in &scope.walk {
+            if let Some(d) = region {
+                let depth = self.state.domains[d].depth;
+                if self.ancestor(n, depth) != Some(d) {
+                    continue;
+                }
+            }
+            let fit = node_fit(self.state, n, ask);
+            if fit > 0 {
+                let group = if ask.k > 1 {
+                    self.ancestor(n, ask.s)
+                } else {
+                    None
+                };
+                nodes.push((n, group, fit));
+            }
+        }
+        if region.is_none() && ask.loose_ok {
+            for &n in &scope.loose {
+                let fit = node_fit(self.state, n, ask);
+                if fit > 0 {
+                    nodes.push((n, None, fit));
+                }
+            }
+        }
+        nodes
+    }
+
+    /// Forward checking for the tasks after `t` that may use the whole scope.
+    fn ahead(&self, t: usize, asks: &[Ask<'_>], scope: &Scope) -> Vec<Ahead> {
+        let mut ahead = Vec::new();
+        for (u, ask) in asks.iter().enumerate().skip(t + 1) {
+            if scope.levels[u].is_some() {
+                continue;
+            }
+            let nodes = self.region_nodes(None, ask, scope);
+            let mut groups: HashMap<Option<usize>, u64> = HashMap::new();
+            for &(_, group, fit) in &nodes {
+                *groups.entry(group).or_insert(0) += fit;
+            }
+            ahead.push(Ahead {
+                ask: u,
+                need: ask.count * ask.k,
+                k: ask.k,
+                fits: nodes
+                    .iter()
+                    .map(|&(n, group, fit)| (n, (fit, group)))
+                    .collect(),
+                groups,
+                capacity: Self::pods_capacity(&nodes, ask.k),
+            });
+        }
+        ahead
+    }
+
+    /// How many pods the nodes take, counting only whole slices of each slice group.
+    fn pods_capacity(nodes: &[RegionNode], k: u64) -> u64 {
+        let mut total = 0;
+        let mut at = 0;
+        while at < nodes.len() {
+            let group = nodes[at].1;
+            let mut pods = 0;
+            while at < nodes.len() && nodes[at].1 == group {
+                pods += nodes[at].2;
+                at += 1;
+            }
+            total += pods / k * k;
+        }
+        total
+    }
+
+    /// Necessary conditions for the tasks from `t` on: each fits alone in its best region, and
+    /// their summed requests fit in the free capacity of the entry.
+    fn bounds_hold(&self, t: usize, asks: &[Ask<'_>], scope: &Scope) -> bool {
+        for (ask, &level) in asks[t..].iter().zip(&scope.levels[t..]) {
+            let nodes = self.region_nodes(None, ask, scope);
+            let best = match level {
+                None => Self::pods_capacity(&nodes, ask.k),
+                Some(level) => {
+                    let mut best = 0;
+                    let mut at = 0;
+                    while at < nodes.len() {
+                        let (start, region) = (at, self.ancestor(nodes[at].0, level));
+                        while at < nodes.len() && self.ancestor(nodes[at].0, level) == region {
+                            at += 1;
+                        }
+                        best = best.max(Self::pods_capacity(&nodes[start..at], ask.k));
+                    }
+                    best
+                }
+            };
+            if best < ask.count * ask.k {
+                return false;
+            }
+        }
+        let loose: &[usize] = if asks[t..].iter().any(|a| a.loose_ok) {
+            &scope.loose
+        } else {
+            &[]
+        };
+        let considered: Vec<usize> = scope
+            .walk
+            .iter()
+            .chain(loose)
+            .copied()
+            .filter(|&n| self.state.flags[n] & SCHEDULABLE != 0)
+            .collect();
+        let mut need: Vec<(usize, i128)> = Vec::new();
+        for ask in &asks[t..] {
+            let pods = i128::from(ask.count * ask.k);
+            for &(r, milli) in ask.requests {
+                match need.iter_mut().find(|(have, _)| *have == r) {
+                    Some(entry) => entry.1 += i128::from(milli) * pods,
+                    None => need.push((r, i128::from(milli) * pods)),
+                }
+            }
+        }
+        if considered.iter().all(|&n| self.state.node(n).has_pods) {
+            let pods: u64 = asks[t..].iter().map(|a| a.count * a.k).sum();
+            need.push((0, i128::from(POD) * i128::from(pods)));
+        }
+        need.iter().all(|&(r, amount)| {
+            let free: i128 = considered
+                .iter()
+                .map(|&n| i128::from(self.state.free_columns[r][n].max(0)))
+                .sum();
+            amount <= free
+        })
+    }
+
+    /// The walk itself (see the module docs).
+    fn solve(
+        &mut self,
+        asks: &[Ask<'_>],
+        scope: &Scope,
+        out: &mut Placed,
+    ) -> Result<bool, Unschedulable> {
+        let mut frames: Vec<Frame> = Vec::new();
+        let mut cursor: (usize, u64, u64) = (0, 0, 0);
+        let mut action = Action::Enter;
+        loop {
+            match action {
+                Action::Enter => {
+                    let t = frames.len();
+                    if t == asks.len() {
+                        return Ok(true);
+                    }
+                    if !self.bounds_hold(t, asks, scope) {
+                        action = Action::Retreat;
+                        continue;
+                    }
+                    frames.push(Frame {
+                        regions: self.regions(scope.levels[t], scope),
+                        region: usize::MAX,
+                        nodes: Vec::new(),
+                        suffix: Vec::new(),
+                        choices: Vec::new(),
+                        ahead: self.ahead(t, asks, scope),
+                    });
+                    action = Action::Region;
+                }
+                Action::Region => {
+                    let t = frames.len() - 1;
+                    let ask = &asks[t];
+                    let next = frames[t].region.wrapping_add(1);
+                    if next == frames[t].regions.len() {
+                        frames.pop();
+                        action = Action::Retreat;
+                        continue;
+                    }
+                    let nodes = self.region_nodes(frames[t].regions[next], ask, scope);
+                    let mut suffix = vec![0; nodes.len() + 1];
+                    for j in (0..nodes.len()).rev() {
+                        suffix[j] = suffix[j + 1] + nodes[j].2;
+                    }
+                    let frame = &mut frames[t];
+                    frame.region = next;
+                    frame.nodes = nodes;
+                    frame.suffix = suffix;
+                    cursor = (0, ask.count * ask.k, 0);
+                    action = Action::Descend;
+                }
+                Action::Descend => {
+                    self.steps += 1;
+                    if self.steps > SEARCH_BUDGET {
+                        return Err(Unschedulable {
+                            reason: format!(
+                                "search budget exhausted: {SEARCH_BUDGET} steps found neither a \
+                                 placement nor a proof that none exists"
+                            ),
+                            fit: None,
+                        });
+                    }
+                    let t = frames.len() - 1;
+                    let ask = &asks[t];
+                    let (j, remaining, group) = cursor;
+                    if frames[t].ahead.iter().any(Ahead::short) {
+                        action = Action::Back;
+                        continue;
+                    }
+                    if remaining == 0 {
+                        action = if group % ask.k == 0 {
+                            Action::Enter
+                        } else {
+                            Action::Back
+                        };
+                        continue;
+                    }
+                    let frame = &frames[t];
+                    if j == frame.nodes.len() || frame.suffix[j] < remaining {
+                        action = Action::Back;
+                        continue;
+                    }
+                    match frame.most(j, frame.nodes[j].2.min(remaining), group, ask.k) {
+                        None => action = Action::Back,
+                        Some(pods) => {
+                            cursor = self.choose(
+                                &mut frames[t],
+                                asks,
+                                ask,
+                                out,
+                                j,
+                                pods,
+                                remaining,
+                                group,
+                            );
+                        }
+                    }
+                }
+                Action::Back => {
+                    let t = frames.len() - 1;
+                    let ask = &asks[t];
+                    let Some(choice) = frames[t].choices.pop() else {
+                        action = Action::Region;
+                        continue;
+                    };
+                    self.undo(choice.mark);
+                    out.truncate(choice.placed);
+                    for &(index, node, fit) in choice.changed.iter().rev() {
+                        frames[t].ahead[index].set(node, fit);
+                    }
+                    if choice.pods == 0 {
+                        continue;
+                    }
+                    if let Some(less) =
+                        frames[t].most(choice.j, choice.pods - 1, choice.group, ask.k)
+                    {
+                        cursor = self.choose(
+                            &mut frames[t],
+                            asks,
+                            ask,
+                            out,
+                            choice.j,
+                            less,
+                            choice.remaining,
+                            choice.group,
+                        );
+                        action = Action::Descend;
+                    }
+                }
+                Action::Retreat => {
+                    if frames.is_empty() {
+                        return Ok(false);
+                    }
+                    action = Action::Back;
+                }
+            }
+        }
+    }
+
+    /// Gives node `j` of the frame `pods` pods of the task; returns the cursor for the next node.
+    #[allow(clippy::too_many_arguments)]
+    fn choose(
+        &mut self,
+        frame: &mut Frame,
+        asks: &[Ask<'_>],
+        ask: &Ask<'_>,
+        out: &mut Placed,
+        j: usize,
+        pods: u64,
+        remaining: u64,
+        group: u64,
+    ) -> (usize, u64, u64) {
+        let (mark, placed) = (self.log.len(), out.len());
+        let node = frame.nodes[j].0;
+        let mut changed = Vec::new();
+        if pods > 0 {
+            self.assign(node, ask, pods, out);
+            for (index, later) in frame.ahead.iter_mut().enumerate() {
+                if later.fits.contains_key(&node) {
+                    let fit = node_fit(self.state, node, &asks[later.ask]);
+                    changed.push((index, node, later.set(node, fit)));
+                }
+            }
+        }
+        frame.choices.push(Choice {
+            j,
+            pods,
+            remaining,
+            group,
+            mark,
+            placed,
+            changed,
+        });
+        let held = if frame.closes(j) { 0 } else { group + pods };
+        (j + 1, remaining - pods, held)
+    }
+}
