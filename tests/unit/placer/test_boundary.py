@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -80,6 +81,9 @@ def test_a_compiled_gang_places_like_its_dict(cluster: Cluster) -> None:
         "master": {"cpu": 500, "nvidia.com/gpu": 1000},
         "worker": {"nvidia.com/gpu": 2000},
     }
+    copied = copy.deepcopy(placement)
+    assert copied == placement
+    assert copied.requests == placement.requests
     assert [p.to_dict() for p in cluster.place_all([gang, GANG])] == [
         p.to_dict() for p in cluster.place_all([GANG, gang])
     ]

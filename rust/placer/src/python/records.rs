@@ -554,6 +554,16 @@ impl PyGang {
         self.levels.clone()
     }
 
+    /// Immutable, so a copy is the record itself.
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Immutable, so a deep copy (of a `Placement`, say) is the record itself.
+    fn __deepcopy__(slf: Py<Self>, _memo: &Bound<'_, PyAny>) -> Py<Self> {
+        slf
+    }
+
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
         other.cast::<PyGang>().is_ok_and(|other| {
             let other = other.get();
