@@ -2,7 +2,7 @@
 # The records are frozen; crdkit.placer.models.compile_node/compile_gang build them once,
 # with quantities in milli-units and levels as indexes into the engine's effective levels.
 
-from typing import Literal, final
+from typing import ClassVar, Literal, final
 
 __all__ = [
     "MAX_SIGNIFICANT_DIGITS",
@@ -149,6 +149,7 @@ class Gang:
     def __copy__(self) -> Gang: ...
     def __deepcopy__(self, memo: object, /) -> Gang: ...
     def __eq__(self, value: object, /) -> bool: ...
+    __hash__: ClassVar[None]  # type: ignore[assignment]  # equal by value, so unhashable
 
 @final
 class Assignment:
