@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import pickle
 import threading
 import time
 from typing import Any
@@ -86,6 +87,13 @@ def test_a_compiled_gang_places_like_its_dict(cluster: Cluster) -> None:
     copied = copy.deepcopy(placement)
     assert copied == placement
     assert copied.requests == placement.requests
+    pickled = pickle.loads(pickle.dumps(placement))
+    assert pickled == placement
+    assert pickled.requests == placement.requests
+    assert pickled._gang is not None
+    assert [t.slice and (t.slice.level, t.slice.size) for t in pickled._gang.tasks] == [
+        t.slice and (t.slice.level, t.slice.size) for t in gang.tasks
+    ]
     assert [p.to_dict() for p in cluster.place_all([gang, GANG])] == [
         p.to_dict() for p in cluster.place_all([GANG, gang])
     ]

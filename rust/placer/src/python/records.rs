@@ -8,7 +8,7 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple, PyType};
 
 use crate::model::{
     Effect, FitReport, GangSpec, Mode, NodeSpec, Operator, Status, Taint, TaskSpec, Toleration,
@@ -48,6 +48,19 @@ fn amounts(dict: &Bound<'_, PyDict>, what: &str) -> PyResult<Vec<(String, i64)>>
         result.push((name, milli));
     }
     Ok(result)
+}
+
+/// What `__reduce__` returns for a record built by keywords: `functools.partial(cls, name,
+/// **keywords)` called with no arguments, so pickle rebuilds it through the checked constructor.
+fn reduce_by_keywords<'py>(
+    cls: Bound<'py, PyType>,
+    name: &str,
+    keywords: Bound<'py, PyDict>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+    let py = cls.py();
+    let partial = py.import("functools")?.getattr("partial")?;
+    let rebuild = partial.call((cls, name), Some(&keywords))?;
+    Ok((rebuild, PyTuple::empty(py)))
 }
 
 fn amounts_dict<'py>(py: Python<'py>, amounts: &[(String, i64)]) -> PyResult<Bound<'py, PyDict>> {
@@ -210,6 +223,14 @@ impl PyTopology {
         self.0.mode.as_str()
     }
 
+    /// Pickles through the constructor.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> (Bound<'py, PyType>, (&'static str, Option<usize>)) {
+        let me = slf.get();
+        (slf.get_type(), (me.0.mode.as_str(), me.0.level))
+    }
+
     /// Index into the effective levels; `None` when unconstrained.
     #[getter]
     fn level(&self) -> Option<usize> {
@@ -253,6 +274,12 @@ impl PySlice {
     #[getter]
     fn size(&self) -> u64 {
         self.size
+    }
+
+    /// Pickles through the constructor.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyType>, (usize, u64)) {
+        let me = slf.get();
+        (slf.get_type(), (me.level, me.size))
     }
 
     fn __repr__(&self) -> String {
@@ -312,6 +339,26 @@ impl PyToleration {
     #[getter]
     fn effect(&self) -> Option<&'static str> {
         self.0.effect.map(effect_str)
+    }
+
+    /// Pickles through the constructor.
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> (
+        Bound<'py, PyType>,
+        (String, &'static str, String, Option<&'static str>),
+    ) {
+        let t = &slf.get().0;
+        (
+            slf.get_type(),
+            (
+                t.key.clone(),
+                operator_str(t.operator),
+                t.value.clone(),
+                t.effect.map(effect_str),
+            ),
+        )
     }
 
     fn __repr__(&self) -> String {
@@ -433,6 +480,23 @@ impl PyTask {
         self.0.topology.map(PyTopology)
     }
 
+    /// Pickles through the constructor.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let me = slf.get();
+        let keywords = PyDict::new(py);
+        keywords.set_item("replicas", me.0.replicas)?;
+        keywords.set_item("min_available", me.0.min_available)?;
+        keywords.set_item("requests", me.requests(py)?)?;
+        keywords.set_item("node_selector", me.node_selector(py)?)?;
+        keywords.set_item("tolerations", me.tolerations())?;
+        keywords.set_item("slice", me.slice())?;
+        keywords.set_item("topology", me.topology())?;
+        reduce_by_keywords(slf.get_type(), &me.0.name, keywords)
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Task(name={:?}, replicas={}, min_available={}, ...)",
@@ -552,6 +616,20 @@ impl PyGang {
     #[getter]
     fn levels(&self) -> Vec<String> {
         self.levels.clone()
+    }
+
+    /// Pickles through the constructor (a pickled `Placement` keeps its gang).
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let me = slf.get();
+        let keywords = PyDict::new(py);
+        keywords.set_item("priority", me.priority)?;
+        keywords.set_item("topology", me.topology())?;
+        keywords.set_item("tasks", me.tasks(py))?;
+        keywords.set_item("levels", me.levels())?;
+        reduce_by_keywords(slf.get_type(), &me.spec.name, keywords)
     }
 
     /// Immutable, so a copy is the record itself.
