@@ -2,7 +2,9 @@
 
 Usage: ``python benches/placer_bench.py --json [--quick]``. Prints one JSON object whose
 ``cases`` list has, per case, ``nodes``, ``gang_pods``, ``rust_p50_us``, ``rust_p99_us``,
-``reference_p50_us`` and ``speedup`` (reference p50 / Rust p50), all measured in this run.
+``reference_p50_us`` and ``speedup`` (reference p50 / Rust p50), all measured in this run, and
+the split of one Rust decision: ``search_p50_us`` (the `crdkit._placer.Engine.place` call on the
+compiled gang, GIL released) and ``boundary_p50_us`` (the rest of the same `Cluster.place` call).
 
 What is timed: ``Cluster.place(gang)`` end to end with a validated `Gang` model (compile the
 gang, run the engine, build the `Placement`), the call a reconcile loop makes. The clusters:
@@ -117,6 +119,43 @@ def timings_us(cluster: Cluster, the_gang: Gang, repetitions: int) -> list[float
     return samples
 
 
+class _TimedEngine:
+    """Forwards `place` to the Rust engine and keeps how long that raw call took."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.seconds = 0.0
+
+    def place(self, compiled: Any, policy: str = "best-fit") -> Any:
+        start = time.perf_counter()
+        outcome = self.engine.place(compiled, policy)
+        self.seconds = time.perf_counter() - start
+        return outcome
+
+
+def split_us(cluster: Cluster, the_gang: Gang, repetitions: int) -> dict[str, float]:
+    """`Cluster.place` end to end, split into the engine call (search) and the rest (boundary:
+    compile the gang, records, the `Placement`), both from the same calls."""
+    engine = cluster._engine
+    timed = _TimedEngine(engine)
+    cluster._engine = timed  # type: ignore[assignment]
+    search, boundary = [], []
+    try:
+        cluster.place(the_gang)  # warm up
+        for _ in range(repetitions):
+            start = time.perf_counter()
+            cluster.place(the_gang)
+            total = time.perf_counter() - start
+            search.append(timed.seconds * 1e6)
+            boundary.append((total - timed.seconds) * 1e6)
+    finally:
+        cluster._engine = engine
+    return {
+        "search_p50_us": round(statistics.median(search), 1),
+        "boundary_p50_us": round(statistics.median(boundary), 1),
+    }
+
+
 def percentile(samples: list[float], fraction: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
@@ -147,6 +186,7 @@ def run_case(
         "reference_p50_us": round(reference_p50, 1),
         "reference_repetitions": reference_reps,
         "speedup": round(reference_p50 / rust_p50, 1),
+        **split_us(rust_cluster, the_gang, rust_reps),
     }
 
 

@@ -445,18 +445,18 @@ class GangScheduler(Reconciler[Job]):
                 )
                 continue
             ranked.append((job, priority))
-        gangs: list[dict[str, Any]] = []
+        gangs: list[Any] = []  # compiled gangs (crdkit._placer.Gang), placed as they are
         jobs: dict[str, Job] = {}
         priorities = {id(job): priority for job, priority in ranked}
         for job in placement_order(ranked):
             try:
                 gang = gang_for_job(job, self.topology, priorities[id(job)])
-                self.cluster.compile(gang)  # a bad gang must not fail the whole batch
+                compiled = self.cluster.compile(gang)  # a bad gang must not fail the whole batch
             except ValueError as error:
                 seq = self._decided(job)
                 work.append(self._write_failed(client, job, seq, "InvalidSpec", str(error)))
                 continue
-            gangs.append(gang)
+            gangs.append(compiled)
             jobs[gang["name"]] = job
         if not gangs:
             return work

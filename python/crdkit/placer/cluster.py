@@ -1,10 +1,12 @@
 """`Cluster`: the cluster state and the placer's Python API, backed by the Rust core.
 
-The class validates input against the contract (docs/placement-io.md), hands compiled records
-to an engine and turns the engine's raw answer into a `Placement`. The Rust engine
-(`crdkit._placer.Engine`) releases the GIL while it works; `place_async` runs it on a worker
-thread so an event loop keeps serving while a decision is made. `crdkit.placer.reference`
-defines `ReferenceCluster`, the same API over the pure-Python engine.
+The class validates input against the contract (docs/placement-io.md) and compiles it once
+into the binding's typed records (`crdkit._placer.Node`, `Gang`, ...); the engine answers with
+an `crdkit._placer.Outcome` record that becomes a `Placement`. The Rust engine
+(`crdkit._placer.Engine`) releases the GIL while it works, batches included (`place_all` runs in
+Rust); `place_async` runs it on a worker thread so an event loop keeps serving while a decision
+is made. `ReferenceCluster` is the same API over the pure-Python engine of
+`crdkit.placer.reference`, which reads the same records.
 """
 
 from __future__ import annotations
@@ -17,11 +19,7 @@ from typing import Any, Literal, Protocol
 from crdkit import _placer
 from crdkit.placer.models import (
     HOSTNAME_LEVEL,
-    Assignment,
     ClusterSnapshot,
-    CompiledGang,
-    CompiledNode,
-    Fit,
     Gang,
     NodeSpec,
     Placement,
@@ -30,6 +28,8 @@ from crdkit.placer.models import (
     compile_node,
     compile_snapshot,
     load_document,
+    reference_gang,
+    reference_node,
     validated,
 )
 from crdkit.placer.reference import POLICIES, RawOutcome, ReferenceEngine
@@ -39,56 +39,24 @@ __all__ = ["Cluster", "Policy", "ReferenceCluster"]
 Policy = Literal["best-fit", "least-free", "binpack"]
 """How domains and nodes are ranked: see `crdkit.placer.reference` for the definitions."""
 
-Items = list[tuple[str, Mapping[str, int], int]]
-GangInput = Gang | Mapping[str, Any]
+GangInput = Gang | _placer.Gang | Mapping[str, Any]
+"""A gang as a contract dict, a `Gang` model, or already compiled by `Cluster.compile`."""
 NodeInput = NodeSpec | Mapping[str, Any]
 
 
 class _Engine(Protocol):
-    def add_node(self, node: CompiledNode) -> None: ...
-    def update_node(self, node: CompiledNode) -> None: ...
+    """What `Cluster` needs of an engine: the API of `crdkit._placer.Engine`."""
+
+    def add_node(self, node: _placer.Node) -> None: ...
+    def add_nodes(self, nodes: list[_placer.Node]) -> None: ...
+    def update_node(self, node: _placer.Node) -> None: ...
     def remove_node(self, name: str) -> None: ...
-    def place(self, gang: CompiledGang, policy: str = ...) -> RawOutcome: ...
-    def assume(self, items: Items) -> None: ...
-    def release(self, items: Items) -> None: ...
+    def place(self, gang: _placer.Gang, policy: str = ...) -> _placer.Outcome: ...
+    def place_all(self, gangs: list[_placer.Gang], policy: str = ...) -> list[_placer.Outcome]: ...
+    def assume(self, gang: _placer.Gang, assignments: list[_placer.Assignment]) -> None: ...
+    def release(self, gang: _placer.Gang, assignments: list[_placer.Assignment]) -> None: ...
     def used(self) -> dict[str, dict[str, int]]: ...
     def __len__(self) -> int: ...
-
-
-class _RustEngine:
-    """Adapts `crdkit._placer.Engine` (which takes plain tuples) to the engine protocol."""
-
-    def __init__(self, levels: Sequence[str], implicit_host: bool) -> None:
-        self._engine = _placer.Engine(list(levels), implicit_host)
-
-    def add_node(self, node: CompiledNode) -> None:
-        self._engine.add_node(node.as_tuple())
-
-    def add_nodes(self, nodes: Sequence[CompiledNode]) -> None:
-        self._engine.add_nodes([node.as_tuple() for node in nodes])
-
-    def update_node(self, node: CompiledNode) -> None:
-        self._engine.update_node(node.as_tuple())
-
-    def remove_node(self, name: str) -> None:
-        self._engine.remove_node(name)
-
-    def place(self, gang: CompiledGang, policy: str = "best-fit") -> RawOutcome:
-        raw = self._engine.place(gang.as_tuple(), policy)
-        status, assignments, level, domain, reason, fit = raw
-        return (status, list(assignments), level, list(domain), reason, fit)
-
-    def assume(self, items: Items) -> None:
-        self._engine.assume([(node, dict(req), count) for node, req, count in items])
-
-    def release(self, items: Items) -> None:
-        self._engine.release([(node, dict(req), count) for node, req, count in items])
-
-    def used(self) -> dict[str, dict[str, int]]:
-        return {name: dict(amounts) for name, amounts in self._engine.used()}
-
-    def __len__(self) -> int:
-        return len(self._engine)
 
 
 class Cluster:
@@ -108,7 +76,7 @@ class Cluster:
         self._levels, compiled = compile_snapshot(snapshot, self._parse)
         implicit = not snapshot.levels or snapshot.levels[-1] != HOSTNAME_LEVEL
         self._engine: _Engine = self._make_engine(self._levels, implicit)
-        self._add_all(compiled)
+        self._engine.add_nodes(compiled)  # one call, one GIL release, for a whole snapshot
 
     @classmethod
     def from_snapshot(cls, snapshot: ClusterSnapshot | Mapping[str, Any] | str | Path) -> Cluster:
@@ -119,15 +87,7 @@ class Cluster:
         return cls(model.levels, model.nodes)
 
     def _make_engine(self, levels: Sequence[str], implicit_host: bool) -> _Engine:
-        return _RustEngine(levels, implicit_host)
-
-    def _add_all(self, nodes: Sequence[CompiledNode]) -> None:
-        engine = self._engine
-        if isinstance(engine, _RustEngine):
-            engine.add_nodes(nodes)  # one call, one GIL release, for a whole snapshot
-        else:
-            for node in nodes:
-                engine.add_node(node)
+        return _placer.Engine(list(levels), implicit_host)
 
     @property
     def levels(self) -> list[str]:
@@ -152,8 +112,11 @@ class Cluster:
         """Every node's usage in milli-units (zero amounts left out), for inspection and tests."""
         return self._engine.used()
 
-    def compile(self, gang: GangInput, path: str = "gang") -> CompiledGang:
-        """Validates a gang against this cluster's levels."""
+    def compile(self, gang: GangInput, path: str = "gang") -> _placer.Gang:
+        """Validates a gang against this cluster's levels and compiles it (once: a compiled
+        `crdkit._placer.Gang` is returned as it is, and every method taking a gang takes it)."""
+        if isinstance(gang, _placer.Gang):
+            return gang
         return compile_gang(validated(Gang, gang, path), self._levels, self._parse, path)
 
     def place(self, gang: GangInput, policy: Policy = "best-fit") -> Placement:
@@ -172,21 +135,7 @@ class Cluster:
         of earlier ones. Results come in that placement order. The cluster is unchanged."""
         _check_policy(policy)
         compiled = [self.compile(gang, f"gangs[{i}]") for i, gang in enumerate(gangs)]
-        order = sorted(range(len(compiled)), key=lambda i: (-compiled[i].priority, i))
-        results: list[Placement] = []
-        held: list[Items] = []
-        try:
-            for index in order:
-                placement = self._place_compiled(compiled[index], policy)
-                results.append(placement)
-                if placement.assignments:
-                    items = self._items(placement, None)
-                    self._engine.assume(items)
-                    held.append(items)
-        finally:
-            for items in reversed(held):
-                self._engine.release(items)
-        return results
+        return [_placement(outcome) for outcome in self._engine.place_all(compiled, policy)]
 
     async def place_all_async(
         self, gangs: Iterable[GangInput], policy: Policy = "best-fit"
@@ -198,60 +147,129 @@ class Cluster:
     def assume(self, placement: Placement, gang: GangInput | None = None) -> None:
         """Adds a placement's pods to the nodes' usage (all or nothing).
 
-        A `Placement` from `place` knows its requests; one loaded from JSON needs its `gang`.
+        A `Placement` from `place` knows its gang; one loaded from JSON needs its `gang`.
         """
-        self._engine.assume(self._items(placement, gang))
+        held = self._held(placement, gang)
+        if held is not None:
+            self._engine.assume(*held)
 
     def release(self, placement: Placement, gang: GangInput | None = None) -> None:
         """Removes a placement's pods from the nodes' usage (all or nothing, never negative)."""
-        self._engine.release(self._items(placement, gang))
+        held = self._held(placement, gang)
+        if held is not None:
+            self._engine.release(*held)
 
-    def _items(self, placement: Placement, gang: GangInput | None) -> Items:
-        requests = dict(placement.requests)
-        if gang is not None:
-            compiled = self.compile(gang)
-            requests = {task.name: dict(task.requests) for task in compiled.tasks}
-        items: Items = []
+    def _held(
+        self, placement: Placement, gang: GangInput | None
+    ) -> tuple[_placer.Gang, list[_placer.Assignment]] | None:
+        """The compiled gang and the assignments of a placement; None when it has no pods."""
+        record = placement._gang if gang is None else self.compile(gang)
+        known = set() if record is None else {task.name for task in record.tasks}
+        assignments = []
         for index, assignment in enumerate(placement.assignments):
-            if assignment.task not in requests:
+            if assignment.task not in known:
                 raise ValueError(
                     f"placement.assignments[{index}].task: requests of task "
                     f'"{assignment.task}" unknown; pass the gang'
                 )
-            items.append((assignment.node, requests[assignment.task], assignment.count))
-        return items
+            assignments.append(
+                _placer.Assignment(assignment.task, assignment.node, assignment.count)
+            )
+        if record is None:
+            return None
+        return record, assignments
 
-    def _place_compiled(self, gang: CompiledGang, policy: str = "best-fit") -> Placement:
-        status, raw_assignments, level, domain, reason, fit = self._engine.place(gang, policy)
-        names = [task.name for task in gang.tasks]
-        placed = dict.fromkeys(names, 0)
-        assignments = []
-        for task, node, count in raw_assignments:
-            placed[names[task]] += count
-            assignments.append(Assignment(task=names[task], node=node, count=count))
-        placement = Placement(
-            gang=gang.name,
-            status=status,
-            level=None if level is None else self._levels[level],
-            domain=dict(zip(self._levels, domain, strict=False)),
-            placed=placed,
-            assignments=assignments,
-            reason=reason,
-            fit=None
-            if fit is None
-            else Fit(best_domain=fit[0], fits=fit[1], wants=fit[2], unit=fit[3]),
-        )
-        placement._requests = {task.name: dict(task.requests) for task in gang.tasks}
-        return placement
+    def _place_compiled(self, gang: _placer.Gang, policy: str = "best-fit") -> Placement:
+        return _placement(self._engine.place(gang, policy))
 
     def __len__(self) -> int:
         """The number of nodes."""
         return len(self._engine)
 
 
+def _placement(outcome: _placer.Outcome) -> Placement:
+    """The contract's `Placement` for an engine's outcome (pydantic reads the record's fields)."""
+    placement = Placement.model_validate(outcome, from_attributes=True)
+    placement._gang = outcome.request
+    return placement
+
+
 def _check_policy(policy: str) -> None:
     if policy not in POLICIES:
         raise ValueError(f'policy: unknown policy "{policy}" (one of {", ".join(POLICIES)})')
+
+
+class _ReferenceEngineAdapter:
+    """`ReferenceEngine` behind the API of `crdkit._placer.Engine`: it reads the compiled
+    records through their reference views and answers with the same `Outcome` records."""
+
+    def __init__(self, levels: Sequence[str], implicit_host: bool) -> None:
+        self.levels = list(levels)
+        self._engine = ReferenceEngine(levels, implicit_host)
+
+    def add_node(self, node: _placer.Node) -> None:
+        self._engine.add_node(reference_node(node))
+
+    def add_nodes(self, nodes: list[_placer.Node]) -> None:
+        for node in nodes:
+            self.add_node(node)
+
+    def update_node(self, node: _placer.Node) -> None:
+        self._engine.update_node(reference_node(node))
+
+    def remove_node(self, name: str) -> None:
+        self._engine.remove_node(name)
+
+    def place(self, gang: _placer.Gang, policy: str = "best-fit") -> _placer.Outcome:
+        self._check_levels(gang)
+        return self._outcome(gang, self._engine.place(reference_gang(gang), policy))
+
+    def place_all(
+        self, gangs: list[_placer.Gang], policy: str = "best-fit"
+    ) -> list[_placer.Outcome]:
+        for gang in gangs:
+            self._check_levels(gang)
+        placed = self._engine.place_all([reference_gang(gang) for gang in gangs], policy)
+        return [self._outcome(gangs[index], raw) for index, raw in placed]
+
+    def assume(self, gang: _placer.Gang, assignments: list[_placer.Assignment]) -> None:
+        self._engine.assume(_items(gang, assignments))
+
+    def release(self, gang: _placer.Gang, assignments: list[_placer.Assignment]) -> None:
+        self._engine.release(_items(gang, assignments))
+
+    def used(self) -> dict[str, dict[str, int]]:
+        return self._engine.used()
+
+    def __len__(self) -> int:
+        return len(self._engine)
+
+    def _check_levels(self, gang: _placer.Gang) -> None:
+        if gang.levels != self.levels:
+            raise ValueError(
+                f"gang: compiled for the levels [{', '.join(gang.levels)}], "
+                f"not this cluster's [{', '.join(self.levels)}]"
+            )
+
+    def _outcome(self, gang: _placer.Gang, raw: RawOutcome) -> _placer.Outcome:
+        status, assignments, level, domain, reason, fit = raw
+        names = [task.name for task in gang.tasks]
+        return _placer.Outcome(
+            gang,
+            status=status,
+            assignments=[_placer.Assignment(names[t], node, n) for t, node, n in assignments],
+            level=None if level is None else self.levels[level],
+            domain=dict(zip(self.levels, domain, strict=False)),
+            reason=reason,
+            fit=None if fit is None else _placer.Fit(*fit),
+        )
+
+
+def _items(
+    gang: _placer.Gang, assignments: list[_placer.Assignment]
+) -> list[tuple[str, Mapping[str, int], int]]:
+    requests = {task.name: task.requests for task in gang.tasks}
+    return [(a.node, requests[a.task], a.count) for a in assignments]
 
 
 class ReferenceCluster(Cluster):
@@ -262,4 +280,4 @@ class ReferenceCluster(Cluster):
     _parse: QuantityParser = staticmethod(_quantity.parse_quantity)
 
     def _make_engine(self, levels: Sequence[str], implicit_host: bool) -> _Engine:
-        return ReferenceEngine(levels, implicit_host)
+        return _ReferenceEngineAdapter(levels, implicit_host)

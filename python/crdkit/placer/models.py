@@ -4,10 +4,12 @@ Two layers, so that every refusal names the field that caused it:
 
 - The models (`ClusterSnapshot`, `NodeSpec`, `Gang`, `Task`, ... and the result `Placement`)
   mirror the JSON with camelCase aliases. They check shapes and simple bounds.
-- `compile_snapshot` and `compile_gang` check what needs the whole document or the cluster
-  (known levels, quantities, `minAvailable <= replicas`, duplicate names, slices) and produce
-  plain frozen records with quantities in integer milli-units. Both placers, the Rust core and
-  the pure-Python reference, consume only those records.
+- `compile_snapshot`, `compile_node` and `compile_gang` check what needs the whole document or
+  the cluster (known levels, quantities, `minAvailable <= replicas`, duplicate names, slices)
+  and build the binding's frozen records (`crdkit._placer.Node`, `Gang`, `Task`, ...) with
+  quantities in integer milli-units and levels as indexes. This is the only place a request is
+  compiled: the Rust record keeps the converted spec, so placing it extracts nothing more, and
+  the pure-Python reference reads the same records through `reference_node`/`reference_gang`.
 
 Every error is a `ValueError` whose single line starts with the field path, for example
 ``gang.tasks[1].requests.cpu: invalid quantity "abc": not a Kubernetes quantity``.
@@ -34,6 +36,8 @@ from pydantic import (
     model_validator,
 )
 
+from crdkit import _placer
+
 __all__ = [
     "HOSTNAME_LEVEL",
     "Assignment",
@@ -56,6 +60,8 @@ __all__ = [
     "compile_snapshot",
     "effective_levels",
     "load_document",
+    "reference_gang",
+    "reference_node",
     "validated",
 ]
 
@@ -180,8 +186,8 @@ class Placement(_Model):
     assignments: list[Assignment]
     reason: str | None = None
     fit: Fit | None = None
-    # Per task, the requests in milli-units, so `Cluster.assume(placement)` needs nothing else.
-    _requests: dict[str, dict[str, int]] = PrivateAttr(default_factory=dict)
+    # The compiled gang this answers, so `Cluster.assume(placement)` needs nothing else.
+    _gang: _placer.Gang | None = PrivateAttr(default=None)
 
     def to_dict(self) -> dict[str, Any]:
         """The contract's JSON object (camelCase; `reason` and `fit` only when present)."""
@@ -194,15 +200,17 @@ class Placement(_Model):
     @property
     def requests(self) -> dict[str, dict[str, int]]:
         """Per task, the per-pod requests in milli-units (empty when loaded from JSON)."""
-        return self._requests
+        if self._gang is None:
+            return {}
+        return {task.name: task.requests for task in self._gang.tasks}
 
 
-# --- compiled records: what the engines consume ---------------------------------------------
+# --- the reference engine's view of the compiled records --------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class CompiledNode:
-    """A validated node with quantities in milli-units."""
+    """A compiled node as the pure-Python reference engine reads it (see `reference_node`)."""
 
     name: str
     labels: Mapping[str, str]
@@ -212,22 +220,10 @@ class CompiledNode:
     unschedulable: bool
     ready: bool
 
-    def as_tuple(self) -> tuple[Any, ...]:
-        """The shape the Rust binding extracts."""
-        return (
-            self.name,
-            dict(self.labels),
-            dict(self.allocatable),
-            dict(self.used),
-            list(self.taints),
-            self.unschedulable,
-            self.ready,
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class CompiledTask:
-    """A validated task. Levels are indexes into the cluster's effective levels."""
+    """A compiled task as the reference reads it. Levels are indexes into the effective levels."""
 
     name: str
     replicas: int
@@ -238,32 +234,52 @@ class CompiledTask:
     slice: tuple[int, int] | None  # (level index, size)
     topology: tuple[Mode, int | None] | None
 
-    def as_tuple(self) -> tuple[Any, ...]:
-        """The shape the Rust binding extracts."""
-        return (
-            self.name,
-            self.replicas,
-            self.min_available,
-            dict(self.requests),
-            list(self.node_selector),
-            list(self.tolerations),
-            self.slice,
-            self.topology,
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class CompiledGang:
-    """A validated gang, checked against one cluster's levels."""
+    """A compiled gang as the reference reads it (see `reference_gang`)."""
 
     name: str
     priority: int
     topology: tuple[Mode, int | None]
     tasks: tuple[CompiledTask, ...]
 
-    def as_tuple(self) -> tuple[Any, ...]:
-        """The shape the Rust binding extracts."""
-        return (self.name, self.topology, [task.as_tuple() for task in self.tasks])
+
+def _topology_view(topology: _placer.Topology) -> tuple[Mode, int | None]:
+    return (topology.mode, topology.level)
+
+
+def reference_node(node: _placer.Node) -> CompiledNode:
+    """The reference engine's view of a compiled node."""
+    return CompiledNode(
+        name=node.name,
+        labels=node.labels,
+        allocatable=node.allocatable,
+        used=node.used,
+        taints=tuple((t.key, t.value, t.effect) for t in node.taints),
+        unschedulable=node.unschedulable,
+        ready=node.ready,
+    )
+
+
+def reference_gang(gang: _placer.Gang) -> CompiledGang:
+    """The reference engine's view of a compiled gang."""
+    tasks = tuple(
+        CompiledTask(
+            name=task.name,
+            replicas=task.replicas,
+            min_available=task.min_available,
+            requests=task.requests,
+            node_selector=tuple(sorted(task.node_selector.items())),
+            tolerations=tuple((t.key, t.operator, t.value, t.effect) for t in task.tolerations),
+            slice=None if task.slice is None else (task.slice.level, task.slice.size),
+            topology=None if task.topology is None else _topology_view(task.topology),
+        )
+        for task in gang.tasks
+    )
+    return CompiledGang(
+        name=gang.name, priority=gang.priority, topology=_topology_view(gang.topology), tasks=tasks
+    )
 
 
 # --- validation ------------------------------------------------------------------------------
@@ -325,14 +341,14 @@ def _quantities(
     return result
 
 
-def compile_node(node: NodeSpec, parse: QuantityParser, path: str) -> CompiledNode:
+def compile_node(node: NodeSpec, parse: QuantityParser, path: str) -> _placer.Node:
     """Parse a node's quantities; errors name `path.allocatable.<resource>` and so on."""
-    return CompiledNode(
-        name=node.name,
-        labels=dict(node.labels),
+    return _placer.Node(
+        node.name,
+        labels=node.labels,
         allocatable=_quantities(node.allocatable, parse, f"{path}.allocatable"),
         used=_quantities(node.used, parse, f"{path}.used"),
-        taints=tuple((t.key, t.value, t.effect) for t in node.taints),
+        taints=[_placer.Taint(t.key, t.value, t.effect) for t in node.taints],
         unschedulable=node.unschedulable,
         ready=node.ready,
     )
@@ -340,7 +356,7 @@ def compile_node(node: NodeSpec, parse: QuantityParser, path: str) -> CompiledNo
 
 def compile_snapshot(
     snapshot: ClusterSnapshot, parse: QuantityParser, path: str = "cluster"
-) -> tuple[list[str], list[CompiledNode]]:
+) -> tuple[list[str], list[_placer.Node]]:
     """Validate a snapshot: distinct levels, distinct node names, quantities."""
     seen_levels: set[str] = set()
     for index, level in enumerate(snapshot.levels):
@@ -352,7 +368,7 @@ def compile_snapshot(
     if HOSTNAME_LEVEL in snapshot.levels[:-1]:
         index = snapshot.levels.index(HOSTNAME_LEVEL)
         raise ValueError(f'{path}.levels[{index}]: "{HOSTNAME_LEVEL}" can only be the last level')
-    nodes: list[CompiledNode] = []
+    nodes: list[_placer.Node] = []
     names: set[str] = set()
     for index, node in enumerate(snapshot.nodes):
         node_path = f"{path}.nodes[{index}]"
@@ -369,19 +385,25 @@ def _level_index(level: str, levels: Sequence[str], path: str) -> int:
     return levels.index(level)
 
 
-def _topology(topology: Topology, levels: Sequence[str], path: str) -> tuple[Mode, int | None]:
+def _topology(topology: Topology, levels: Sequence[str], path: str) -> _placer.Topology:
     if topology.mode == "unconstrained":
-        return ("unconstrained", None)
+        return _UNCONSTRAINED
     assert topology.level is not None  # the model refuses it otherwise
-    return (topology.mode, _level_index(topology.level, levels, f"{path}.level"))
+    return _placer.Topology(topology.mode, _level_index(topology.level, levels, f"{path}.level"))
+
+
+_UNCONSTRAINED = _placer.Topology("unconstrained", None)
+_PRIORITY_RANGE = range(-(2**63), 2**63)
 
 
 def compile_gang(
     gang: Gang, levels: Sequence[str], parse: QuantityParser, path: str = "gang"
-) -> CompiledGang:
-    """Validate a gang against a cluster's effective levels."""
+) -> _placer.Gang:
+    """Validate a gang against a cluster's effective levels and compile it, once."""
+    if gang.priority not in _PRIORITY_RANGE:
+        raise ValueError(f"{path}.priority: {gang.priority} is out of the 64-bit range")
     gang_topology = _topology(gang.topology, levels, f"{path}.topology")
-    tasks: list[CompiledTask] = []
+    tasks: list[_placer.Task] = []
     names: set[str] = set()
     for index, task in enumerate(gang.tasks):
         task_path = f"{path}.tasks[{index}]"
@@ -399,7 +421,7 @@ def compile_gang(
             if task.topology is None
             else _topology(task.topology, levels, f"{task_path}.topology")
         )
-        slice_spec: tuple[int, int] | None = None
+        slice_spec: _placer.Slice | None = None
         if task.slice_ is not None:
             slice_path = f"{task_path}.slice"
             slice_level = _level_index(task.slice_.level, levels, f"{slice_path}.level")
@@ -413,25 +435,32 @@ def compile_gang(
                     f"{slice_path}.size: {size} does not divide minAvailable ({min_available})"
                 )
             governing = own_topology if own_topology is not None else gang_topology
-            required_level = governing[1] if governing[0] == "required" else None
+            required_level = governing.level if governing.mode == "required" else None
             if required_level is not None and slice_level < required_level:
                 raise ValueError(
                     f'{slice_path}.level: "{task.slice_.level}" is wider than the required '
                     f'level "{levels[required_level]}"'
                 )
-            slice_spec = (slice_level, size)
+            slice_spec = _placer.Slice(slice_level, size)
         tasks.append(
-            CompiledTask(
-                name=task.name,
+            _placer.Task(
+                task.name,
                 replicas=task.replicas,
                 min_available=min_available,
                 requests=requests,
-                node_selector=tuple(sorted(task.node_selector.items())),
-                tolerations=tuple((t.key, t.operator, t.value, t.effect) for t in task.tolerations),
+                node_selector=task.node_selector,
+                tolerations=[
+                    _placer.Toleration(t.key, t.operator, t.value, t.effect)
+                    for t in task.tolerations
+                ],
                 slice=slice_spec,
                 topology=own_topology,
             )
         )
-    return CompiledGang(
-        name=gang.name, priority=gang.priority, topology=gang_topology, tasks=tuple(tasks)
+    return _placer.Gang(
+        gang.name,
+        priority=gang.priority,
+        topology=gang_topology,
+        tasks=tasks,
+        levels=levels if isinstance(levels, list) else list(levels),
     )

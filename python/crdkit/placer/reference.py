@@ -986,6 +986,29 @@ class ReferenceEngine:
             return None, []
         return len(common) - 1, list(common)
 
+    def place_all(
+        self, gangs: Sequence[CompiledGang], policy: str = "best-fit"
+    ) -> list[tuple[int, RawOutcome]]:
+        """A batch: higher `priority` first, then input order, each gang seeing the pods of the
+        ones placed before it; `(input index, outcome)` in that order. The cluster is unchanged
+        afterwards."""
+        order = sorted(range(len(gangs)), key=lambda i: (-gangs[i].priority, i))
+        results: list[tuple[int, RawOutcome]] = []
+        held: list[list[tuple[str, Mapping[str, int], int]]] = []
+        try:
+            for index in order:
+                outcome = self.place(gangs[index], policy)
+                results.append((index, outcome))
+                tasks = gangs[index].tasks
+                items = [(node, tasks[task].requests, count) for task, node, count in outcome[1]]
+                if items:
+                    self.assume(items)
+                    held.append(items)
+        finally:
+            for items in reversed(held):
+                self.release(items)
+        return results
+
 
 def _inside(node: _Node, entry: Path) -> bool:
     """True when a node of the tree lies inside the entry (a domain's path or a node's)."""

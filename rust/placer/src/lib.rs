@@ -3,6 +3,7 @@
 //! Everything here is plain Rust with its own tests. The Python binding layer lives in
 //! [`python`] and is compiled only with the `python` feature, which maturin turns on.
 
+pub mod batch;
 mod capacity;
 pub mod model;
 pub mod quantity;
@@ -11,6 +12,7 @@ pub mod state;
 #[cfg(test)]
 mod testing;
 
+pub use batch::{placement_order, BatchItem};
 pub use model::{
     Effect, FitReport, GangSpec, Mode, NodeSpec, Operator, Outcome, PlacerError, Policy, Status,
     Taint, TaskSpec, Toleration, Topology,

@@ -1,6 +1,8 @@
 //! PyO3 bindings: the `crdkit._placer` extension module.
 //!
-//! The binding layer converts types and errors, nothing more. Every entry point runs its Rust
+//! The binding layer converts types and errors, nothing more. Requests arrive as the typed,
+//! frozen records of [`records`] (compiled once by `crdkit.placer.models`), which already hold
+//! the core's specs, and answers leave as [`records::PyOutcome`]. Every entry point runs its Rust
 //! work under `catch_unwind`, so a bug surfaces as a `RuntimeError` with context instead of a
 //! `PanicException` that callers cannot reasonably handle.
 
@@ -11,12 +13,17 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 
-use crate::model::{
-    Effect, GangSpec, Mode, NodeSpec, Operator, Outcome, PlacedPods, PlacerError, Policy, Taint,
-    TaskSpec, Toleration, Topology, Usage,
-};
+use crate::batch::BatchItem;
+use crate::model::{NodeSpec, PlacedPods, PlacerError, Policy};
 use crate::quantity::{self, QuantityError};
 use crate::state::ClusterState;
+
+mod records;
+
+use records::{
+    PyAssignment, PyFit, PyGang, PyNode, PyOutcome, PySlice, PyTaint, PyTask, PyToleration,
+    PyTopology,
+};
 
 /// Runs `work`, turning a panic into a `RuntimeError` that says where it happened.
 pub(crate) fn guarded<T>(context: &str, work: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
@@ -78,143 +85,37 @@ fn placer_error(err: PlacerError) -> PyErr {
     PyValueError::new_err(err.0)
 }
 
-/// A dict of resource name to milli-units, in the dict's order.
-fn amounts(dict: &Bound<'_, PyDict>) -> PyResult<Vec<(String, i64)>> {
-    dict.iter()
-        .map(|(k, v)| Ok((k.extract::<String>()?, v.extract::<i64>()?)))
-        .collect()
+/// Refuses a gang compiled against other levels than the engine's: its indexes would be wrong.
+fn check_levels(gang: &PyGang, state: &ClusterState) -> PyResult<()> {
+    if gang.levels.as_slice() == state.levels() {
+        return Ok(());
+    }
+    Err(PyValueError::new_err(format!(
+        "gang: compiled for the levels [{}], not this cluster's [{}]",
+        gang.levels.join(", "),
+        state.levels().join(", ")
+    )))
 }
 
-type NodeTuple<'py> = (
-    String,
-    Bound<'py, PyDict>,
-    Bound<'py, PyDict>,
-    Bound<'py, PyDict>,
-    Vec<(String, String, String)>,
-    bool,
-    bool,
-);
-type TopologyTuple = (String, Option<usize>);
-type TaskTuple<'py> = (
-    String,
-    u64,
-    u64,
-    Bound<'py, PyDict>,
-    Vec<(String, String)>,
-    Vec<(String, String, String, Option<String>)>,
-    Option<(usize, u64)>,
-    Option<TopologyTuple>,
-);
-type Items<'py> = Vec<(String, Bound<'py, PyDict>, u64)>;
-
-fn node_spec(node: &Bound<'_, PyAny>) -> PyResult<NodeSpec> {
-    let (name, labels, allocatable, used, taints, unschedulable, ready): NodeTuple<'_> =
-        node.extract()?;
-    let taints = taints
-        .into_iter()
-        .map(|(key, value, effect)| {
-            Ok(Taint {
-                key,
-                value,
-                effect: Effect::parse(&effect).map_err(placer_error)?,
-            })
+/// The pods of `assignments` with the per-pod requests of their tasks in `gang`.
+fn placed_pods(
+    gang: &PyGang,
+    assignments: &[Bound<'_, PyAssignment>],
+) -> PyResult<Vec<PlacedPods>> {
+    assignments
+        .iter()
+        .enumerate()
+        .map(|(index, assignment)| {
+            let a = assignment.get();
+            let task = gang.task_index(&a.task).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "placement.assignments[{index}].task: requests of task \"{}\" unknown; pass the gang",
+                    a.task
+                ))
+            })?;
+            Ok((a.node.clone(), gang.spec.tasks[task].requests.clone(), a.count))
         })
-        .collect::<PyResult<Vec<Taint>>>()?;
-    Ok(NodeSpec {
-        name,
-        labels: labels.extract()?,
-        allocatable: amounts(&allocatable)?,
-        used: amounts(&used)?,
-        taints,
-        unschedulable,
-        ready,
-    })
-}
-
-fn topology((mode, level): TopologyTuple) -> PyResult<Topology> {
-    Ok(Topology {
-        mode: Mode::parse(&mode).map_err(placer_error)?,
-        level,
-    })
-}
-
-fn task_spec(task: TaskTuple<'_>) -> PyResult<TaskSpec> {
-    let (name, replicas, min_available, requests, node_selector, tolerations, slice, own) = task;
-    let tolerations = tolerations
-        .into_iter()
-        .map(|(key, operator, value, effect)| {
-            let operator = match operator.as_str() {
-                "Exists" => Operator::Exists,
-                "Equal" => Operator::Equal,
-                other => {
-                    return Err(PyValueError::new_err(format!(
-                        "unknown toleration operator {other:?}"
-                    )))
-                }
-            };
-            let effect = effect
-                .map(|e| Effect::parse(&e))
-                .transpose()
-                .map_err(placer_error)?;
-            Ok(Toleration {
-                key,
-                operator,
-                value,
-                effect,
-            })
-        })
-        .collect::<PyResult<Vec<Toleration>>>()?;
-    Ok(TaskSpec {
-        name,
-        replicas,
-        min_available,
-        requests: amounts(&requests)?,
-        node_selector,
-        tolerations,
-        slice,
-        topology: own.map(topology).transpose()?,
-    })
-}
-
-fn gang_spec(gang: &Bound<'_, PyAny>) -> PyResult<GangSpec> {
-    let (name, gang_topology, tasks): (String, TopologyTuple, Vec<TaskTuple<'_>>) =
-        gang.extract()?;
-    Ok(GangSpec {
-        name,
-        topology: topology(gang_topology)?,
-        tasks: tasks
-            .into_iter()
-            .map(task_spec)
-            .collect::<PyResult<Vec<TaskSpec>>>()?,
-    })
-}
-
-fn items(raw: Items<'_>) -> PyResult<Vec<PlacedPods>> {
-    raw.into_iter()
-        .map(|(node, requests, count)| Ok((node, amounts(&requests)?, count)))
         .collect()
-}
-
-type OutcomeTuple = (
-    &'static str,
-    Vec<(usize, String, u64)>,
-    Option<usize>,
-    Vec<String>,
-    Option<String>,
-    Option<(Option<String>, u64, u64, &'static str)>,
-);
-
-fn outcome_tuple(outcome: Outcome) -> OutcomeTuple {
-    (
-        outcome.status.as_str(),
-        outcome.assignments,
-        outcome.level,
-        outcome.domain,
-        outcome.reason,
-        outcome
-            .fit
-            .map(|f| (f.best_domain, f.fits, f.wants, f.unit)),
-    )
 }
 
 /// The Rust cluster state behind `crdkit.placer.Cluster`. Every call releases the GIL while the
@@ -253,18 +154,21 @@ impl Engine {
         })
     }
 
-    fn add_node(&self, py: Python<'_>, node: &Bound<'_, PyAny>) -> PyResult<()> {
-        let spec = node_spec(node)?;
+    /// The effective levels, the per-node level last.
+    #[getter]
+    fn levels(&self) -> PyResult<Vec<String>> {
+        Ok(self.lock()?.levels().to_vec())
+    }
+
+    fn add_node(&self, py: Python<'_>, node: Bound<'_, PyNode>) -> PyResult<()> {
+        let spec = node.get().0.clone();
         self.with_state(py, "Cluster.add_node", |s| {
             s.add_node(spec).map_err(placer_error)
         })
     }
 
-    fn add_nodes(&self, py: Python<'_>, nodes: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
-        let specs = nodes
-            .iter()
-            .map(node_spec)
-            .collect::<PyResult<Vec<NodeSpec>>>()?;
+    fn add_nodes(&self, py: Python<'_>, nodes: Vec<Bound<'_, PyNode>>) -> PyResult<()> {
+        let specs: Vec<NodeSpec> = nodes.iter().map(|n| n.get().0.clone()).collect();
         self.with_state(py, "Cluster.add_nodes", |s| {
             for spec in specs {
                 s.add_node(spec).map_err(placer_error)?;
@@ -273,8 +177,8 @@ impl Engine {
         })
     }
 
-    fn update_node(&self, py: Python<'_>, node: &Bound<'_, PyAny>) -> PyResult<()> {
-        let spec = node_spec(node)?;
+    fn update_node(&self, py: Python<'_>, node: Bound<'_, PyNode>) -> PyResult<()> {
+        let spec = node.get().0.clone();
         self.with_state(py, "Cluster.update_node", |s| {
             s.update_node(spec).map_err(placer_error)
         })
@@ -287,35 +191,87 @@ impl Engine {
     }
 
     #[pyo3(signature = (gang, policy = "best-fit"))]
-    fn place(
-        &self,
-        py: Python<'_>,
-        gang: &Bound<'_, PyAny>,
-        policy: &str,
-    ) -> PyResult<OutcomeTuple> {
-        let spec = gang_spec(gang)?;
+    fn place(&self, py: Python<'_>, gang: Bound<'_, PyGang>, policy: &str) -> PyResult<PyOutcome> {
         let policy = Policy::parse(policy).map_err(placer_error)?;
-        self.with_state(py, "Cluster.place", |s| {
-            Ok(outcome_tuple(s.place_with(&spec, policy)))
+        let request = gang.get();
+        let outcome = self.with_state(py, "Cluster.place", |s| {
+            check_levels(request, s)?;
+            Ok(s.place_with(&request.spec, policy))
+        })?;
+        guarded("Cluster.place", || {
+            Ok(PyOutcome::resolve(gang.unbind(), outcome))
         })
     }
 
-    fn assume(&self, py: Python<'_>, placed: Items<'_>) -> PyResult<()> {
-        let placed = items(placed)?;
+    /// Places a batch in Rust: higher `priority` first, then input order, each gang seeing the
+    /// pods of the ones before it; the state is unchanged afterwards. Outcomes come in
+    /// placement order.
+    #[pyo3(signature = (gangs, policy = "best-fit"))]
+    fn place_all(
+        &self,
+        py: Python<'_>,
+        gangs: Vec<Bound<'_, PyGang>>,
+        policy: &str,
+    ) -> PyResult<Vec<PyOutcome>> {
+        let policy = Policy::parse(policy).map_err(placer_error)?;
+        let requests: Vec<&PyGang> = gangs.iter().map(|g| g.get()).collect();
+        let results = self.with_state(py, "Cluster.place_all", |s| {
+            for request in &requests {
+                check_levels(request, s)?;
+            }
+            let batch: Vec<BatchItem<'_>> = requests
+                .iter()
+                .map(|r| BatchItem {
+                    gang: &r.spec,
+                    priority: r.priority,
+                })
+                .collect();
+            s.place_all(&batch, policy).map_err(placer_error)
+        })?;
+        guarded("Cluster.place_all", || {
+            Ok(results
+                .into_iter()
+                .map(|(index, outcome)| PyOutcome::resolve(gangs[index].clone().unbind(), outcome))
+                .collect())
+        })
+    }
+
+    fn assume(
+        &self,
+        py: Python<'_>,
+        gang: Bound<'_, PyGang>,
+        assignments: Vec<Bound<'_, PyAssignment>>,
+    ) -> PyResult<()> {
+        let placed = placed_pods(gang.get(), &assignments)?;
         self.with_state(py, "Cluster.assume", |s| {
             s.assume(&placed).map_err(placer_error)
         })
     }
 
-    fn release(&self, py: Python<'_>, placed: Items<'_>) -> PyResult<()> {
-        let placed = items(placed)?;
+    fn release(
+        &self,
+        py: Python<'_>,
+        gang: Bound<'_, PyGang>,
+        assignments: Vec<Bound<'_, PyAssignment>>,
+    ) -> PyResult<()> {
+        let placed = placed_pods(gang.get(), &assignments)?;
         self.with_state(py, "Cluster.release", |s| {
             s.release(&placed).map_err(placer_error)
         })
     }
 
-    fn used(&self, py: Python<'_>) -> PyResult<Usage> {
-        self.with_state(py, "Cluster.used", |s| Ok(s.used()))
+    /// Every node's usage in milli-units, zero amounts left out, sorted by node and resource.
+    fn used<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let usage = self.with_state(py, "Cluster.used", |s| Ok(s.used()))?;
+        let result = PyDict::new(py);
+        for (node, amounts) in usage {
+            let inner = PyDict::new(py);
+            for (resource, milli) in amounts {
+                inner.set_item(resource, milli)?;
+            }
+            result.set_item(node, inner)?;
+        }
+        Ok(result)
     }
 
     fn rebuild_aggregates(&self, py: Python<'_>) -> PyResult<()> {
@@ -344,6 +300,16 @@ impl Engine {
 fn _placer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_class::<Engine>()?;
+    m.add_class::<PyTaint>()?;
+    m.add_class::<PyNode>()?;
+    m.add_class::<PyTopology>()?;
+    m.add_class::<PySlice>()?;
+    m.add_class::<PyToleration>()?;
+    m.add_class::<PyTask>()?;
+    m.add_class::<PyGang>()?;
+    m.add_class::<PyAssignment>()?;
+    m.add_class::<PyFit>()?;
+    m.add_class::<PyOutcome>()?;
     m.add("MAX_SIGNIFICANT_DIGITS", quantity::MAX_SIGNIFICANT_DIGITS)?;
     Ok(())
 }
