@@ -56,7 +56,11 @@ fi
 
 start=$SECONDS
 echo "kueue_tas: building into $binary (the first build takes minutes)" >&2
-(cd "$here" && nice -n 10 "$go_bin" build -trimpath -o "$binary.tmp" .) >&2
+if ! (cd "$here" && nice -n 10 "$go_bin" build -trimpath -o "$binary.tmp" .) >&2; then
+    rm -f "$binary.tmp"
+    echo "kueue_tas: go build failed ($("$go_bin" version 2>&1 || echo "$go_bin does not run"))" >&2
+    exit 1
+fi
 mv -f "$binary.tmp" "$binary"
 printf '%s\n%s\n' "$(pins)" "$("$go_bin" version)" >"$stamp"
 echo "kueue_tas: built in $((SECONDS - start))s" >&2
