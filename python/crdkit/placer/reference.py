@@ -26,20 +26,32 @@ slice of ``k`` pods at level ``s``, one slice:
    chosen children fullest first (capacity ascending, then path), each up to its capacity, and
    place each child's share with rule 3. Nodes with an untolerated `PreferNoSchedule` taint sort
    after the others whenever nodes are ranked.
-5. A group of tasks (the gang's tasks without their own topology, or one task with its own):
-   from the deepest depth up to the `required` level (or the top), the entries that hold every
-   task alone are tried in best-fit order (sum of the tasks' capacities, then path) by placing the
-   tasks one after another inside, and the first entry that takes them all wins. If none does,
-   `required` fails; `preferred` and `unconstrained` place each task in turn with rule 3 from the
-   whole cluster, whose children are the top-level domains and, for tasks that allow it, the loose
-   nodes.
-6. The gang: the group first, then the tasks with their own topology in order; all or nothing.
-   When that fails and some task has ``minAvailable < replicas``, once more with every task at its
-   ``minAvailable``. `place` never changes the cluster; `assume` does.
+5. The gang: from the deepest depth up to the gang's `required` level (or the top), the entries
+   that hold every task alone are tried in best-fit order (sum of the tasks' capacities, then
+   path). In each, first the quick way: the tasks without their own topology one after another
+   with rule 3, then each task with its own topology inside the entry (its candidates are the
+   entries inside it, from the deepest up to its own `required` level, tried the same way);
+   when that does not take them and the gang has more than one task, the exact search (rule 8).
+   The first entry that takes the gang wins. If none does, `required` fails; `preferred` and
+   `unconstrained` place the shared tasks in turn with rule 3 from the whole cluster (whose
+   children are the top-level domains and, for tasks that allow it, the loose nodes), then each
+   task with its own topology from the whole cluster, and when that fails, the exact search over
+   the whole cluster.
+6. All or nothing. When the attempt fails and some task has ``minAvailable < replicas``, once
+   more with every task at its ``minAvailable``. `place` never changes the cluster; `assume` does.
 7. Reasons (from the last attempt): ``required L: the best <level> fits F of W <task> pods|slices
    (<domain>)`` for the first task that no single domain of ``L`` holds, or ``required L: no
    <level> holds all of <tasks> together``; ``preferred L:`` or ``unconstrained:`` followed by
    ``the cluster fits F of W <task> pods|slices`` when the whole cluster cannot hold a task.
+8. The exact search inside an entry decides whether any assignment exists. The tasks go hardest
+   first (larger slices, then more pods, then task order); a task with a `required` level of its
+   own below the entry also picks its region, in path order. Each task gives every node of its
+   region, in path order, as many pods as still fit, from the most down to none, and each slice
+   group must end on whole slices; a dead end undoes the latest choice and tries one pod less
+   there. Before a task starts, every remaining task must fit alone in its best region and
+   their summed requests must fit in the entry's free capacity; while it chooses, every later
+   task without a region must still fit alone. The first complete assignment wins. Each node
+   visit is a step; past `SEARCH_BUDGET` steps the attempt fails with its own reason.
 
 Policies change what "best fit" and "fullest" mean (rules 3, 4 and 5) and nothing else; the
 choice of how many children to use in rule 4 is the same under every policy. With ``R`` the
@@ -76,6 +88,8 @@ __all__ = [
 POLICIES = ("best-fit", "least-free", "binpack")
 """The ranking policies, `best-fit` first (the default)."""
 
+HOSTNAME = "kubernetes.io/hostname"
+"""The node-level label, left out when nodes are compared for interchangeability."""
 UNLIMITED = 1 << 40
 """The fit of a node that no request limits (all-zero requests and no `pods` resource)."""
 POD = 1000
@@ -148,6 +162,8 @@ class _Scope:
     walk: list[_Node]
     loose: list[_Node]
     levels: list[int | None]
+    twin: dict[str, str]  # node -> the previous node in the walk it is interchangeable with
+    given: dict[str, list[int]]  # node -> pods of each task (in search order) given to it
 
 
 @dataclass
@@ -191,6 +207,7 @@ class _Frame:
     suffix: list[int] = field(default_factory=list)
     choices: list[_Choice] = field(default_factory=list)
     ahead: list[_Ahead] = field(default_factory=list)
+    lead: list[int | None] = field(default_factory=list)  # index of each node's twin, if listed
 
     def closes(self, j: int) -> bool:
         """True when node `j` is the last of its slice group."""
@@ -689,13 +706,49 @@ class ReferenceEngine:
             if not within
             else []
         )
-        scope = _Scope(within, walk, loose, levels)
+        scope = _Scope(
+            within,
+            walk,
+            loose,
+            levels,
+            self._twins(walk, order),
+            {node.spec.name: [0] * len(order) for node in [*walk, *loose]},
+        )
         mark, placed = len(self._log), len(out)
         if self._solve(order, scope, out):
             return True
         self._undo(mark)
         del out[placed:]
         return False
+
+    def _twins(self, walk: list[_Node], asks: list[_Ask]) -> dict[str, str]:
+        """Each node's previous interchangeable node in the walk: same parent of the node level,
+        same labels (the hostname label aside, unless a task selects on it), allocatable, usage,
+        taints and flags. The search gives a twin no more than the one before it (comparing the
+        tasks' counts in search order), which leaves one of every set of mirror-image
+        assignments."""
+        host_selected = any(key == HOSTNAME for ask in asks for key, _ in ask.task.node_selector)
+        last: dict[tuple[object, ...], str] = {}
+        twins: dict[str, str] = {}
+        for node in walk:
+            assert node.path is not None
+            spec = node.spec
+            labels = tuple(
+                sorted((k, v) for k, v in spec.labels.items() if host_selected or k != HOSTNAME)
+            )
+            signature = (
+                node.path[:-1] if self.implicit_host else node.path,
+                labels,
+                tuple(sorted((r, a) for r, a in spec.allocatable.items() if a or r == "pods")),
+                tuple(sorted((r, u) for r, u in node.used.items() if u)),
+                spec.taints,
+                spec.unschedulable,
+                spec.ready,
+            )
+            if signature in last:
+                twins[spec.name] = last[signature]
+            last[signature] = spec.name
+        return twins
 
     def _tree_nodes(self) -> list[_Node]:
         """The nodes of the tree in path order (the order the exact search walks them)."""
@@ -833,6 +886,10 @@ class ReferenceEngine:
                     action = "retreat"
                     continue
                 frame.nodes = self._region_nodes(frame.regions[frame.region], ask, scope)
+                listed = {node.spec.name: j for j, (node, _, _) in enumerate(frame.nodes)}
+                frame.lead = [
+                    listed.get(scope.twin.get(node.spec.name, "")) for node, _, _ in frame.nodes
+                ]
                 frame.suffix = [0] * (len(frame.nodes) + 1)
                 for j in range(len(frame.nodes) - 1, -1, -1):
                     frame.suffix[j] = frame.suffix[j + 1] + frame.nodes[j][2]
@@ -856,17 +913,25 @@ class ReferenceEngine:
                 if j == len(frame.nodes) or frame.suffix[j] < remaining:
                     action = "back"
                     continue
-                pods = frame.most(j, min(frame.nodes[j][2], remaining), group, ask.k)
+                top = min(frame.nodes[j][2], remaining)
+                lead, t = frame.lead[j], len(frames) - 1
+                if lead is not None:
+                    mine = scope.given[frame.nodes[j][0].spec.name]
+                    theirs = scope.given[frame.nodes[lead][0].spec.name]
+                    if mine[:t] == theirs[:t]:
+                        top = min(top, theirs[t])
+                pods = frame.most(j, top, group, ask.k)
                 if pods is None:
                     action = "back"
                     continue
-                cursor = self._choose(frame, ask, out, j, pods, remaining, group)
+                cursor = self._choose(frame, ask, scope, t, out, j, pods, remaining, group)
             elif action == "back":  # undo the current task's latest choice, try one pod less
                 frame, ask = frames[-1], asks[len(frames) - 1]
                 if not frame.choices:
                     action = "region"
                     continue
                 j, pods, remaining, group, mark, placed, changed = frame.choices.pop()
+                scope.given[frame.nodes[j][0].spec.name][len(frames) - 1] = 0
                 self._undo(mark)
                 del out[placed:]
                 for index, name, fit in reversed(changed):
@@ -874,7 +939,9 @@ class ReferenceEngine:
                 less = frame.most(j, pods - 1, group, ask.k)
                 if less is None:
                     continue
-                cursor = self._choose(frame, ask, out, j, less, remaining, group)
+                cursor = self._choose(
+                    frame, ask, scope, len(frames) - 1, out, j, less, remaining, group
+                )
                 action = "descend"
             else:  # "retreat": the task after the current one failed
                 if not frames:
@@ -885,6 +952,8 @@ class ReferenceEngine:
         self,
         frame: _Frame,
         ask: _Ask,
+        scope: _Scope,
+        t: int,
         out: list[Placed],
         j: int,
         pods: int,
@@ -895,6 +964,7 @@ class ReferenceEngine:
         node, _, _ = frame.nodes[j]
         changed: list[tuple[int, str, int]] = []
         frame.choices.append((j, pods, remaining, group, len(self._log), len(out), changed))
+        scope.given[node.spec.name][t] = pods
         if pods:
             self._assign(node.spec.name, ask, pods, out)
             for index, later in enumerate(frame.ahead):

@@ -5,6 +5,7 @@
 
 pub mod batch;
 mod capacity;
+mod fit_cache;
 pub mod model;
 pub mod quantity;
 mod search;

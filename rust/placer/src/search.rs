@@ -7,6 +7,7 @@
 //!   rolled back; only [`ClusterState::assume`] changes the cluster for good.
 
 use std::cmp::{Ordering, Reverse};
+use std::sync::Arc;
 
 use crate::capacity::{Ask, Capacities};
 use crate::model::{FitReport, GangSpec, Mode, Outcome, Policy, Status, TaskSpec, Topology};
@@ -347,7 +348,7 @@ impl Search<'_> {
     fn layers(
         &self,
         asks: &[Ask<'_>],
-        all_caps: &[Capacities],
+        all_caps: &[Arc<Capacities>],
         within: Option<Entry>,
     ) -> (usize, Vec<Vec<Entry>>) {
         let fits_all = |search: &Self, e: Entry| {
@@ -384,7 +385,12 @@ impl Search<'_> {
     }
 
     /// The entries of one layer in the order they are tried: best fit first.
-    fn candidates(&self, layer: &[Entry], asks: &[Ask<'_>], all_caps: &[Capacities]) -> Candidates {
+    fn candidates(
+        &self,
+        layer: &[Entry],
+        asks: &[Ask<'_>],
+        all_caps: &[Arc<Capacities>],
+    ) -> Candidates {
         let rank = |e: Entry| match e {
             Entry::Domain(d) => self.state.domain_rank[d],
             Entry::Node(n) | Entry::Loose(n) => self.state.node_rank[n],
@@ -424,9 +430,9 @@ impl Search<'_> {
             (Mode::Required, Some(level)) => level,
             _ => 0,
         };
-        let all_caps: Vec<Capacities> = asks
+        let all_caps: Vec<Arc<Capacities>> = asks
             .iter()
-            .map(|a| Capacities::of_cluster(self.state, a, true))
+            .map(|a| Capacities::cached(self.state, a))
             .collect();
         let (start, layers) = self.layers(asks, &all_caps, None);
         for depth in (shallowest.max(start)..start + layers.len()).rev() {
@@ -466,7 +472,7 @@ impl Search<'_> {
         &mut self,
         entry: Entry,
         asks: &[Ask<'_>],
-        all_caps: &[Capacities],
+        all_caps: &[Arc<Capacities>],
         out: &mut Placed,
     ) -> bool {
         let shared: Vec<Ask<'_>> = asks
@@ -552,9 +558,9 @@ impl Search<'_> {
             (Mode::Required, Some(level)) => level,
             _ => 0,
         };
-        let all_caps: Vec<Capacities> = asks
+        let all_caps: Vec<Arc<Capacities>> = asks
             .iter()
-            .map(|a| Capacities::of_cluster(self.state, a, true))
+            .map(|a| Capacities::cached(self.state, a))
             .collect();
         let (start, layers) = self.layers(asks, &all_caps, within);
         for depth in (shallowest.max(start)..start + layers.len()).rev() {
@@ -1187,10 +1193,16 @@ mod edge_tests {
     #[test]
     fn an_exhausted_search_budget_is_its_own_reason() {
         // 2-GPU and 3-GPU pods on 4-GPU nodes: a node takes two small pods or one large one.
-        // 20 small + 21 large pods need 31 nodes of the 30; every bound passes, and the ways
-        // to spread the small pods are far more than the budget.
+        // 20 small + 21 large pods need 31 nodes of the 30; every bound passes. The nodes differ
+        // in a resource nobody asks for, so none is a twin of another, and the ways to spread
+        // the large pods are far more than the budget.
         let nodes = (0..30)
-            .map(|i| gpu_node(&format!("n{i:02}"), "b1", "r1", 4, 0))
+            .map(|i| {
+                let mut node = gpu_node(&format!("n{i:02}"), "b1", "r1", 4, 0);
+                node.allocatable
+                    .push(("example.com/disk".into(), (i + 1) * 1000));
+                node
+            })
             .collect();
         let mut state = cluster(nodes);
         let outcome = state.place(&gang(
@@ -1201,5 +1213,25 @@ mod edge_tests {
         assert_eq!(outcome.status, Status::Unschedulable);
         let reason = outcome.reason.unwrap_or_default();
         assert!(reason.starts_with("search budget exhausted"), "{reason}");
+    }
+
+    #[test]
+    fn interchangeable_nodes_are_searched_once() {
+        // The same gang on 30 identical nodes: the search gives a node no more than its twin
+        // before it, so it proves the gang does not fit well inside the budget.
+        let nodes = (0..30)
+            .map(|i| gpu_node(&format!("n{i:02}"), "b1", "r1", 4, 0))
+            .collect();
+        let mut state = cluster(nodes);
+        let outcome = state.place(&gang(
+            Mode::Required,
+            Some(1),
+            vec![gpu_task("small", 20, 2), gpu_task("large", 21, 3)],
+        ));
+        assert_eq!(outcome.status, Status::Unschedulable);
+        assert_eq!(
+            outcome.reason.as_deref(),
+            Some("required t.io/rack: no rack holds all of small, large together")
+        );
     }
 }

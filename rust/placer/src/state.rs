@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 
+use crate::fit_cache::FitCache;
 use crate::model::{NodeSpec, PlacedPods, PlacerError, Usage, POD, PODS};
 
 /// Pods on one node by ids: `(node id, interned per-pod requests, count)`.
@@ -148,6 +149,8 @@ pub struct ClusterState {
     pub(crate) free_columns: Vec<Vec<i64>>,
     /// Per node, `SCHEDULABLE` and `TAINTED` bits.
     pub(crate) flags: Vec<u8>,
+    /// Capacities of recent request shapes and the log that keeps them current.
+    pub(crate) fit_cache: FitCache,
 }
 
 fn grow<T: Clone>(values: &mut Vec<T>, len: usize, fill: T) {
@@ -181,6 +184,7 @@ impl ClusterState {
             ranks_dirty: true,
             free_columns: Vec::new(),
             flags: Vec::new(),
+            fit_cache: FitCache::default(),
         })
     }
 
@@ -257,6 +261,7 @@ impl ClusterState {
 
     /// Adds a node; its name must be new.
     pub fn add_node(&mut self, spec: NodeSpec) -> Result<(), PlacerError> {
+        self.fit_cache.reset();
         if self.by_name.contains_key(&spec.name) {
             return Err(PlacerError(format!(
                 "node.name: node {:?} already exists",
@@ -333,6 +338,7 @@ impl ClusterState {
 
     /// Removes a node by name.
     pub fn remove_node(&mut self, name: &str) -> Result<(), PlacerError> {
+        self.fit_cache.reset();
         let id = self
             .by_name
             .get(name)
@@ -407,6 +413,7 @@ impl ClusterState {
         for &(r, _, after) in &changes {
             self.free_columns[r][id] = after;
         }
+        self.fit_cache.touch(id);
         for d in self.ancestors(leaf) {
             let domain = &mut self.domains[d];
             grow(&mut domain.sum_free, resources, 0);
@@ -497,6 +504,7 @@ impl ClusterState {
 
     /// Recomputes every aggregate from the nodes, tightening the `max_free` upper bounds.
     pub fn rebuild_aggregates(&mut self) {
+        self.fit_cache.reset();
         for domain in &mut self.domains {
             domain.node_count = 0;
             domain.ready_count = 0;

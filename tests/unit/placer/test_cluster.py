@@ -267,9 +267,14 @@ def test_task_level_topology_is_nested_in_the_gang_domain(engine: type[Cluster])
 
 def test_an_exhausted_search_budget_is_its_own_reason() -> None:
     # 2- and 3-GPU pods on 4-GPU nodes: each node takes two small pods or one large one, so
-    # 20 small and 21 large need 31 of the 30 nodes. Every bound passes and the spreads of the
-    # small pods far outnumber the budget: the answer says so instead of "does not fit".
-    nodes = [node(f"n{i:02d}", "b1", "r1", gpus=4) for i in range(30)]
+    # 20 small and 21 large need 31 of the 30 nodes. Every bound passes; the nodes differ in a
+    # resource nobody asks for, so none is a twin of another, and the spreads of the large pods
+    # far outnumber the budget: the answer says so instead of "does not fit".
+    nodes = []
+    for i in range(30):
+        spare = node(f"n{i:02d}", "b1", "r1", gpus=4)
+        spare["allocatable"]["example.com/disk"] = i + 1
+        nodes.append(spare)
     placement = Cluster(LEVELS, nodes).place(
         gang(
             task("small", 20, 2),
@@ -280,6 +285,23 @@ def test_an_exhausted_search_budget_is_its_own_reason() -> None:
     assert placement.status == "unschedulable"
     assert placement.reason is not None
     assert placement.reason.startswith("search budget exhausted")
+
+
+def test_interchangeable_nodes_are_searched_once(engine: type[Cluster]) -> None:
+    # The same gang on 30 identical nodes: a node gets no more than its twin before it, so the
+    # search proves quickly that the gang does not fit.
+    nodes = [node(f"n{i:02d}", "b1", "r1", gpus=4) for i in range(30)]
+    placement = engine(LEVELS, nodes).place(
+        gang(
+            task("small", 20, 2),
+            task("large", 21, 3),
+            topology={"mode": "required", "level": "example.com/rack"},
+        )
+    )
+    assert placement.status == "unschedulable"
+    assert (
+        placement.reason == "required example.com/rack: no rack holds all of small, large together"
+    )
 
 
 def test_place_all_orders_by_priority_and_sees_earlier_gangs(engine: type[Cluster]) -> None:

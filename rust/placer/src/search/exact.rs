@@ -16,12 +16,15 @@ use std::collections::HashMap;
 
 use super::{Entry, Placed, Search, Unschedulable};
 use crate::capacity::{node_fit, Ask};
-use crate::model::{Mode, Topology, POD};
+use crate::model::{Effect, Mode, Topology, POD};
 use crate::state::SCHEDULABLE;
 
 /// Steps (node visits) the exact search of one gang attempt may take before it gives up; the
 /// attempt then fails with its own reason, never with "does not fit".
 pub const SEARCH_BUDGET: u64 = 200_000;
+
+/// The node-level label, left out when nodes are compared for interchangeability.
+const HOSTNAME: &str = "kubernetes.io/hostname";
 
 /// A node of the current region: `(node id, slice group, pods it takes now)`.
 type RegionNode = (usize, Option<usize>, u64);
@@ -83,6 +86,8 @@ struct Frame {
     suffix: Vec<u64>,
     choices: Vec<Choice>,
     ahead: Vec<Ahead>,
+    /// For each node of the region, the index of its twin when the twin is listed too.
+    lead: Vec<Option<usize>>,
 }
 
 impl Frame {
@@ -115,6 +120,9 @@ struct Scope {
     /// Empty unless the entry is the whole cluster.
     loose: Vec<usize>,
     levels: Vec<Option<usize>>,
+    /// Node id to the previous node in the walk it is interchangeable with.
+    twin: HashMap<usize, usize>,
+    tasks: usize,
 }
 
 impl Search<'_> {
@@ -151,10 +159,13 @@ impl Search<'_> {
                 .name
                 .cmp(&self.state.node(b).spec.name)
         });
+        let walk = self.subtree_nodes(within);
         let scope = Scope {
-            walk: self.subtree_nodes(within),
+            twin: self.twins(&walk, &order),
+            walk,
             loose,
             levels,
+            tasks: order.len(),
         };
         let (mark, placed) = (self.log.len(), out.len());
         if self.solve(&order, &scope, out)? {
@@ -163,6 +174,60 @@ impl Search<'_> {
         self.undo(mark);
         out.truncate(placed);
         Ok(false)
+    }
+
+    /// Each node's previous interchangeable node in the walk: same parent of the node level,
+    /// same labels (the hostname label aside, unless a task selects on it), allocatable, usage,
+    /// taints and flags. The search gives a twin no more than the one before it (comparing the
+    /// tasks' counts in search order), which leaves one of every set of mirror-image
+    /// assignments.
+    fn twins(&self, walk: &[usize], asks: &[Ask<'_>]) -> HashMap<usize, usize> {
+        let host_selected = asks
+            .iter()
+            .any(|a| a.task.node_selector.iter().any(|(k, _)| k == HOSTNAME));
+        let mut last: HashMap<String, usize> = HashMap::new();
+        let mut twins = HashMap::new();
+        for &n in walk {
+            let node = self.state.node(n);
+            let spec = &node.spec;
+            let mut labels: Vec<(&String, &String)> = spec
+                .labels
+                .iter()
+                .filter(|(k, _)| host_selected || k.as_str() != HOSTNAME)
+                .collect();
+            labels.sort();
+            let nonzero = |values: &[i64]| -> Vec<(usize, i64)> {
+                values
+                    .iter()
+                    .copied()
+                    .enumerate()
+                    .filter(|&(_, v)| v != 0)
+                    .collect()
+            };
+            let place = if self.state.implicit_host {
+                node.leaf.and_then(|leaf| self.state.domains[leaf].parent)
+            } else {
+                node.leaf
+            };
+            let taints: Vec<(&str, &str, Effect)> = spec
+                .taints
+                .iter()
+                .map(|t| (t.key.as_str(), t.value.as_str(), t.effect))
+                .collect();
+            let signature = format!(
+                "{place:?}|{labels:?}|{}|{:?}|{:?}|{taints:?}|{}|{}",
+                node.has_pods,
+                nonzero(&node.allocatable),
+                nonzero(&node.used),
+                spec.unschedulable,
+                spec.ready
+            );
+            if let Some(&previous) = last.get(&signature) {
+                twins.insert(n, previous);
+            }
+            last.insert(signature, n);
+        }
+        twins
     }
 
     /// The nodes of the tree inside `within`, in path order.
@@ -350,6 +415,8 @@ impl Search<'_> {
         out: &mut Placed,
     ) -> Result<bool, Unschedulable> {
         let mut frames: Vec<Frame> = Vec::new();
+        // given[node * tasks + t]: pods of task `t` (search order) given to the node so far.
+        let mut given = vec![0u64; self.state.nodes.len() * scope.tasks];
         let mut cursor: (usize, u64, u64) = (0, 0, 0);
         let mut action = Action::Enter;
         loop {
@@ -370,6 +437,7 @@ impl Search<'_> {
                         suffix: Vec::new(),
                         choices: Vec::new(),
                         ahead: self.ahead(t, asks, scope),
+                        lead: Vec::new(),
                     });
                     action = Action::Region;
                 }
@@ -387,10 +455,22 @@ impl Search<'_> {
                     for j in (0..nodes.len()).rev() {
                         suffix[j] = suffix[j + 1] + nodes[j].2;
                     }
+                    let listed: HashMap<usize, usize> =
+                        nodes.iter().enumerate().map(|(j, n)| (n.0, j)).collect();
+                    let lead = nodes
+                        .iter()
+                        .map(|n| {
+                            scope
+                                .twin
+                                .get(&n.0)
+                                .and_then(|twin| listed.get(twin).copied())
+                        })
+                        .collect();
                     let frame = &mut frames[t];
                     frame.region = next;
                     frame.nodes = nodes;
                     frame.suffix = suffix;
+                    frame.lead = lead;
                     cursor = (0, ask.count * ask.k, 0);
                     action = Action::Descend;
                 }
@@ -425,9 +505,20 @@ impl Search<'_> {
                         action = Action::Back;
                         continue;
                     }
-                    match frame.most(j, frame.nodes[j].2.min(remaining), group, ask.k) {
+                    let mut top = frame.nodes[j].2.min(remaining);
+                    if let Some(lead) = frame.lead[j] {
+                        let (mine, theirs) = (
+                            frame.nodes[j].0 * scope.tasks,
+                            frame.nodes[lead].0 * scope.tasks,
+                        );
+                        if given[mine..mine + t] == given[theirs..theirs + t] {
+                            top = top.min(given[theirs + t]);
+                        }
+                    }
+                    match frame.most(j, top, group, ask.k) {
                         None => action = Action::Back,
                         Some(pods) => {
+                            given[frames[t].nodes[j].0 * scope.tasks + t] = pods;
                             cursor = self.choose(
                                 &mut frames[t],
                                 asks,
@@ -448,6 +539,7 @@ impl Search<'_> {
                         action = Action::Region;
                         continue;
                     };
+                    given[frames[t].nodes[choice.j].0 * scope.tasks + t] = 0;
                     self.undo(choice.mark);
                     out.truncate(choice.placed);
                     for &(index, node, fit) in choice.changed.iter().rev() {
@@ -459,6 +551,7 @@ impl Search<'_> {
                     if let Some(less) =
                         frames[t].most(choice.j, choice.pods - 1, choice.group, ask.k)
                     {
+                        given[frames[t].nodes[choice.j].0 * scope.tasks + t] = less;
                         cursor = self.choose(
                             &mut frames[t],
                             asks,
