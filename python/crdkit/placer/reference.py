@@ -557,40 +557,6 @@ class ReferenceEngine:
                 candidates.append((penalty, rank, path))
         return [path for _, _, path in sorted(candidates)]
 
-    def _place_gang(
-        self,
-        asks: list[_Ask],
-        own: dict[int, tuple[str, int | None]],
-        mode: str,
-        level: int | None,
-        out: list[tuple[int, str, int]],
-    ) -> None:
-        """Rule 5: the whole gang inside the lowest entry that takes it, best fit first."""
-        nodes_depth = len(self.levels)
-        shallowest = level if mode == "required" and level is not None else 0
-        all_caps = [self._capacities(ask) for ask in asks]
-        for depth in range(nodes_depth, shallowest - 1, -1):
-            for path in self._candidates(asks, all_caps, depth, ()):
-                mark, placed = len(self._log), len(out)
-                if self._greedy_in(path, asks, own, out):
-                    return
-                self._undo(mark)
-                del out[placed:]
-                if len(asks) > 1 and self._exact(path, asks, own, out):
-                    return
-        if mode == "required":
-            assert level is not None
-            raise self._required_failure(asks, level, all_caps)
-        mark, placed = len(self._log), len(out)
-        try:
-            self._greedy_root(asks, own, mode, level, out)
-        except _Unschedulable as failure:
-            self._undo(mark)
-            del out[placed:]
-            if len(asks) > 1 and self._exact((), asks, own, out):
-                return
-            raise failure from None
-
     def _greedy_in(
         self,
         path: Path,
@@ -646,25 +612,44 @@ class ReferenceEngine:
         level: int | None,
         out: list[tuple[int, str, int]],
         within: Path = (),
+        own: dict[int, tuple[str, int | None]] | None = None,
     ) -> None:
-        """Rule 5 for tasks that share a topology of their own, inside the entry `within`."""
+        """Rule 5: the tasks inside the lowest entry in `within` (the root is `()`) that takes
+        them, best fit first. For the gang (`own` given: the tasks with a topology of their own),
+        those tasks go inside the entry too, and the exact search (rule 8) decides an entry that
+        the quick way does not take; without it, every ask is placed as a shared one."""
         nodes_depth = len(self.levels)
         shallowest = level if mode == "required" and level is not None else 0
         shallowest = max(shallowest, len(within) - 1)
+        exact = own is not None and len(asks) > 1
         all_caps = [self._capacities(ask) for ask in asks]
         for depth in range(nodes_depth, shallowest - 1, -1):
             for path in self._candidates(asks, all_caps, depth, within):
                 mark, placed = len(self._log), len(out)
-                if self._try_group_in(path, asks, out):
+                if own is not None:
+                    quick = self._greedy_in(path, asks, own, out)
+                else:
+                    quick = self._try_group_in(path, asks, out)
+                if quick:
                     return
                 self._undo(mark)
                 del out[placed:]
+                if exact and own is not None and self._exact(path, asks, own, out):
+                    return
         if within:
             raise _Unschedulable(f"nothing inside {'/'.join(within)} holds the task")
         if mode == "required":
             assert level is not None
             raise self._required_failure(asks, level, all_caps)
-        self._greedy_root(asks, {}, mode, level, out)
+        mark, placed = len(self._log), len(out)
+        try:
+            self._greedy_root(asks, own or {}, mode, level, out)
+        except _Unschedulable as failure:
+            self._undo(mark)
+            del out[placed:]
+            if exact and own is not None and self._exact((), asks, own, out):
+                return
+            raise failure from None
 
     def _try_group_in(self, path: Path, asks: list[_Ask], out: list[tuple[int, str, int]]) -> bool:
         depth = len(path) - 1
@@ -1016,7 +1001,7 @@ class ReferenceEngine:
             )
             if task.topology is not None:
                 own[i] = task.topology
-        self._place_gang(asks, own, gang_mode, gang_level, out)
+        self._place_group(asks, gang_mode, gang_level, out, own=own)
         return out
 
     def place(self, gang: CompiledGang, policy: str = "best-fit") -> RawOutcome:

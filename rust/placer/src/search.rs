@@ -418,54 +418,6 @@ impl Search<'_> {
         }
     }
 
-    /// Rule 5: the whole gang inside the lowest entry that takes it, best fit first; the
-    /// exact search (rule 8) decides each entry the quick way does not take.
-    fn place_gang(
-        &mut self,
-        asks: &[Ask<'_>],
-        topology: Topology,
-        out: &mut Placed,
-    ) -> Result<(), Unschedulable> {
-        let shallowest = match (topology.mode, topology.level) {
-            (Mode::Required, Some(level)) => level,
-            _ => 0,
-        };
-        let all_caps: Vec<Arc<Capacities>> = asks
-            .iter()
-            .map(|a| Capacities::cached(self.state, a))
-            .collect();
-        let (start, layers) = self.layers(asks, &all_caps, None);
-        for depth in (shallowest.max(start)..start + layers.len()).rev() {
-            let mut candidates = self.candidates(&layers[depth - start], asks, &all_caps);
-            while let Some(entry) = candidates.next() {
-                let (mark, placed) = (self.log.len(), out.len());
-                if self.greedy_in(entry, asks, &all_caps, out) {
-                    return Ok(());
-                }
-                self.undo(mark);
-                out.truncate(placed);
-                if asks.len() > 1 && self.exact(Some(entry), asks, out)? {
-                    return Ok(());
-                }
-            }
-        }
-        if topology.mode == Mode::Required {
-            return Err(self.required_failure(asks, shallowest));
-        }
-        let (mark, placed) = (self.log.len(), out.len());
-        match self.greedy_root(asks, topology, true, out) {
-            Ok(()) => Ok(()),
-            Err(failure) => {
-                self.undo(mark);
-                out.truncate(placed);
-                if asks.len() > 1 && self.exact(None, asks, out)? {
-                    return Ok(());
-                }
-                Err(failure)
-            }
-        }
-    }
-
     /// The quick way into one entry: the shared tasks one after another, then each task with
     /// its own topology inside the entry. False when that order does not take them.
     fn greedy_in(
@@ -488,7 +440,7 @@ impl Search<'_> {
         for ask in asks {
             if let Some(topology) = ask.task.topology {
                 if self
-                    .place_group(std::slice::from_ref(ask), topology, out, Some(entry))
+                    .place_group(std::slice::from_ref(ask), topology, out, Some(entry), false)
                     .is_err()
                 {
                     return false;
@@ -539,25 +491,30 @@ impl Search<'_> {
         if nested {
             for ask in asks {
                 if let Some(own) = ask.task.topology {
-                    self.place_group(std::slice::from_ref(ask), own, out, None)?;
+                    self.place_group(std::slice::from_ref(ask), own, out, None, false)?;
                 }
             }
         }
         Ok(())
     }
 
-    /// Rule 5 for a task with a topology of its own, inside `within` (`None`: the cluster).
+    /// Rule 5: the tasks inside the lowest entry in `within` (`None`: the cluster) that takes
+    /// them, best fit first. For the gang (`nested`), the tasks with a topology of their own go
+    /// inside the entry too, and the exact search (rule 8) decides an entry that the quick way
+    /// does not take; without it, every ask is placed as a shared one.
     fn place_group(
         &mut self,
         asks: &[Ask<'_>],
         topology: Topology,
         out: &mut Placed,
         within: Option<Entry>,
+        nested: bool,
     ) -> Result<(), Unschedulable> {
         let shallowest = match (topology.mode, topology.level) {
             (Mode::Required, Some(level)) => level,
             _ => 0,
         };
+        let exact = nested && asks.len() > 1;
         let all_caps: Vec<Arc<Capacities>> = asks
             .iter()
             .map(|a| Capacities::cached(self.state, a))
@@ -567,11 +524,19 @@ impl Search<'_> {
             let mut candidates = self.candidates(&layers[depth - start], asks, &all_caps);
             while let Some(entry) = candidates.next() {
                 let (mark, placed) = (self.log.len(), out.len());
-                if self.try_group_in(entry, asks, &all_caps[0], out) {
+                let quick = if nested {
+                    self.greedy_in(entry, asks, &all_caps, out)
+                } else {
+                    self.try_group_in(entry, asks, &all_caps[0], out)
+                };
+                if quick {
                     return Ok(());
                 }
                 self.undo(mark);
                 out.truncate(placed);
+                if exact && self.exact(Some(entry), asks, out)? {
+                    return Ok(());
+                }
             }
         }
         if within.is_some() {
@@ -583,7 +548,18 @@ impl Search<'_> {
         if topology.mode == Mode::Required {
             return Err(self.required_failure(asks, shallowest));
         }
-        self.greedy_root(asks, topology, false, out)
+        let (mark, placed) = (self.log.len(), out.len());
+        match self.greedy_root(asks, topology, nested, out) {
+            Ok(()) => Ok(()),
+            Err(failure) => {
+                self.undo(mark);
+                out.truncate(placed);
+                if exact && self.exact(None, asks, out)? {
+                    return Ok(());
+                }
+                Err(failure)
+            }
+        }
     }
 
     /// Places the tasks one after another inside `entry`. The first task sees the state the
@@ -689,7 +665,7 @@ impl Search<'_> {
                 self.ask(i, t, &requests[i], counts[i], mode)
             })
             .collect();
-        self.place_gang(&asks, gang.topology, &mut out)?;
+        self.place_group(&asks, gang.topology, &mut out, None, true)?;
         Ok(out)
     }
 
