@@ -14,19 +14,8 @@ out="${CRDKIT_BENCH_BIN:-$HOME/.cache/crdkit/bench-bin}"
 binary="$out/kueue_tas"
 stamp="$out/.kueue_tas.stamp"
 
-go_bin="${GO:-}"
-if [[ -z "$go_bin" ]]; then
-    if command -v go >/dev/null 2>&1; then
-        go_bin="$(command -v go)"
-    elif [[ -x /usr/local/go/bin/go ]]; then
-        go_bin=/usr/local/go/bin/go
-    else
-        echo "kueue_tas: no Go toolchain found (set GO=/path/to/go)" >&2
-        exit 1
-    fi
-fi
-export GOTOOLCHAIN=local
-export GOFLAGS=-mod=readonly
+# shellcheck source=/dev/null
+source "$here/../../tools/go-toolchain.sh" kueue_tas
 
 pins() {
     { (cd "$here" && sha256sum go.mod go.sum main.go); "$go_bin" version; } | sha256sum | cut -d' ' -f1

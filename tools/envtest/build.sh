@@ -12,19 +12,8 @@ repo="$(cd "$here/../.." && pwd)"
 out="${KUBEBUILDER_ASSETS:-$repo/.envtest/bin}"
 stamp="$out/.crdkit-envtest.stamp"
 
-go_bin="${GO:-}"
-if [[ -z "$go_bin" ]]; then
-    if command -v go >/dev/null 2>&1; then
-        go_bin="$(command -v go)"
-    elif [[ -x /usr/local/go/bin/go ]]; then
-        go_bin=/usr/local/go/bin/go
-    else
-        echo "envtest: no Go toolchain found (set GO=/path/to/go)" >&2
-        exit 1
-    fi
-fi
-export GOTOOLCHAIN=local
-export GOFLAGS=-mod=readonly
+# shellcheck source=/dev/null
+source "$here/../go-toolchain.sh" envtest
 
 pins() {
     (cd "$here" && sha256sum go.mod go.sum etcd/go.mod etcd/go.sum etcd/main.go) | sha256sum | cut -d' ' -f1
