@@ -6,35 +6,98 @@ topology-aware gang placement, and a real local control plane for tests.
 
 from __future__ import annotations
 
+import importlib
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
-from crdkit.client import (
-    AlreadyExists,
-    ApiError,
-    Client,
-    ClientConfig,
-    Conflict,
-    Gone,
-    GroupVersionKind,
-    Invalid,
-    KubernetesError,
-    NotFound,
-    PatchType,
-)
-from crdkit.resources import ApiModel, CustomResource, KubernetesObject, ObjectMeta, resource_info
-from crdkit.runtime import (
-    Condition,
-    Context,
-    Manager,
-    Reconciler,
-    Request,
-    Result,
-    TerminalError,
-)
-from crdkit.runtime.cache import CacheReader
-from crdkit.runtime.factory import SharedInformerFactory
-from crdkit.runtime.informer import Informer
-from crdkit.runtime.store import Store
+if TYPE_CHECKING:
+    from crdkit.client import (
+        AlreadyExists,
+        ApiError,
+        Client,
+        ClientConfig,
+        Conflict,
+        Gone,
+        GroupVersionKind,
+        Invalid,
+        KubernetesError,
+        NotFound,
+        PatchType,
+    )
+    from crdkit.resources import (
+        ApiModel,
+        CustomResource,
+        KubernetesObject,
+        ObjectMeta,
+        resource_info,
+    )
+    from crdkit.runtime import (
+        Condition,
+        Context,
+        Manager,
+        Reconciler,
+        Request,
+        Result,
+        TerminalError,
+    )
+    from crdkit.runtime.cache import CacheReader
+    from crdkit.runtime.factory import SharedInformerFactory
+    from crdkit.runtime.informer import Informer
+    from crdkit.runtime.store import Store
+
+# The root package is lazy (PEP 562): `import crdkit.placer` or `crdkit.resources` must not pay
+# for the client and the runtime (aiohttp, prometheus-client, kubernetes-asyncio). Each public
+# name is imported from its module on first use.
+_HOMES = {
+    "crdkit.client": (
+        "AlreadyExists",
+        "ApiError",
+        "Client",
+        "ClientConfig",
+        "Conflict",
+        "Gone",
+        "GroupVersionKind",
+        "Invalid",
+        "KubernetesError",
+        "NotFound",
+        "PatchType",
+    ),
+    "crdkit.resources": (
+        "ApiModel",
+        "CustomResource",
+        "KubernetesObject",
+        "ObjectMeta",
+        "resource_info",
+    ),
+    "crdkit.runtime": (
+        "Condition",
+        "Context",
+        "Manager",
+        "Reconciler",
+        "Request",
+        "Result",
+        "TerminalError",
+    ),
+    "crdkit.runtime.cache": ("CacheReader",),
+    "crdkit.runtime.factory": ("SharedInformerFactory",),
+    "crdkit.runtime.informer": ("Informer",),
+    "crdkit.runtime.store": ("Store",),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME_OF.get(name)
+    if home is None:
+        raise AttributeError(f"module 'crdkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME_OF})
+
 
 try:
     __version__ = version("crdkit")

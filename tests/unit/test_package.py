@@ -1,0 +1,60 @@
+"""The root package: lazy, so that importing one layer loads only that layer and what it needs.
+
+Each check runs in a fresh interpreter, since this one has imported everything already.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import crdkit
+
+HEAVY = ("aiohttp", "kubernetes_asyncio", "prometheus_client")
+
+
+def loaded_after(statement: str) -> tuple[set[str], set[str]]:
+    """The crdkit layers and the heavy third-party packages loaded by `statement`."""
+    probe = f"{statement}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))\n"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], check=True, capture_output=True, text=True, timeout=60
+    ).stdout
+    modules = set(json.loads(out))
+    layers = {m.split(".")[1] for m in modules if m.startswith("crdkit.")}
+    return layers, {m for m in HEAVY if m in modules}
+
+
+@pytest.mark.parametrize(
+    ("statement", "layers"),
+    [
+        ("import crdkit", set()),
+        ("import crdkit.resources", {"resources"}),
+        ("import crdkit.crd", {"crd", "resources"}),
+        ("import crdkit.placer", {"placer", "_placer"}),
+        ("from crdkit import ObjectMeta", {"resources"}),
+    ],
+)
+def test_a_layer_loads_only_what_it_needs(statement: str, layers: set[str]) -> None:
+    found, heavy = loaded_after(statement)
+    assert found == layers
+    assert heavy == set()
+
+
+def test_the_client_layer_does_not_load_the_runtime() -> None:
+    found, _ = loaded_after("import crdkit.client")
+    assert "runtime" not in found
+
+
+def test_every_public_name_resolves_and_is_listed() -> None:
+    for name in crdkit.__all__:
+        assert getattr(crdkit, name) is not None
+    assert set(crdkit.__all__) <= set(dir(crdkit))
+    assert crdkit.Client.__module__.startswith("crdkit.client")
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        _ = crdkit.Nope  # type: ignore[attr-defined]
