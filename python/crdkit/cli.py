@@ -1,25 +1,43 @@
-"""The `crdkit` command line: one click group, each subcommand defined beside the code it drives."""
+"""The `crdkit` command line: one click group, each subcommand defined beside the code it drives.
+
+The group is lazy: a subcommand's module is imported only when that subcommand runs (or when
+`--help` lists them), so `crdkit place` loads the placer and not the client or the runtime.
+"""
 
 from __future__ import annotations
+
+import importlib
 
 import click
 
 from crdkit import __version__
-from crdkit.crd.cli import gen_crd
-from crdkit.placer.cli import place_command
-from crdkit.runtime.cli import gen_rbac, run
-from crdkit.testing.cli import envtest
+
+# Subcommands register here, one line each: name -> (module, attribute).
+COMMANDS = {
+    "envtest": ("crdkit.testing.cli", "envtest"),
+    "gen-crd": ("crdkit.crd.cli", "gen_crd"),
+    "gen-rbac": ("crdkit.runtime.cli", "gen_rbac"),
+    "place": ("crdkit.placer.cli", "place_command"),
+    "run": ("crdkit.runtime.cli", "run"),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, attribute = target
+        command: click.Command = getattr(importlib.import_module(module), attribute)
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="crdkit")
 def main() -> None:
     """Typed Kubernetes operators: CRDs from pydantic, an asyncio runtime, a Rust placer."""
-
-
-# Subcommands register here, one line each.
-main.add_command(envtest)
-main.add_command(gen_crd)
-main.add_command(run)
-main.add_command(gen_rbac)
-main.add_command(place_command)

@@ -1,0 +1,55 @@
+"""The `crdkit` group: every subcommand is listed, and one loads only the modules it drives."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from crdkit.cli import COMMANDS, main
+
+
+def test_help_lists_every_subcommand() -> None:
+    result = CliRunner().invoke(main, ["--help"])
+    assert result.exit_code == 0
+    for name in COMMANDS:
+        assert f"  {name} " in result.output
+
+
+def test_unknown_subcommand_is_a_usage_error() -> None:
+    result = CliRunner().invoke(main, ["nope"])
+    assert result.exit_code == 2
+    assert "No such command 'nope'" in result.output
+
+
+def test_place_loads_neither_the_client_nor_the_runtime(tmp_path: Path) -> None:
+    cluster = tmp_path / "cluster.json"
+    cluster.write_text(
+        json.dumps(
+            {
+                "levels": ["leaf"],
+                "nodes": [{"name": "n1", "labels": {"leaf": "l1"}, "allocatable": {"gpu": 8}}],
+            }
+        )
+    )
+    gang = tmp_path / "gang.json"
+    gang.write_text(json.dumps({"name": "g", "tasks": [{"name": "w", "replicas": 2}]}))
+    probe = (
+        "import json, sys\n"
+        "from crdkit.cli import main\n"
+        "try:\n"
+        f"    main(['place', '--cluster', {str(cluster)!r}, '--gang', {str(gang)!r}])\n"
+        "except SystemExit as exit:\n"
+        "    assert not exit.code, exit.code\n"
+        "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], check=True, capture_output=True, text=True, timeout=60
+    )
+    assert json.loads(done.stdout)["status"] == "placed"
+    modules = set(json.loads(done.stderr.strip().splitlines()[-1]))
+    assert "crdkit.placer.cli" in modules
+    assert not {"crdkit.client", "crdkit.runtime", "crdkit.testing", "aiohttp"} & modules
