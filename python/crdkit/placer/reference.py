@@ -772,13 +772,15 @@ class ReferenceEngine:
                     result.append((node, None, fit))
         return result
 
-    def _ahead(self, t: int, asks: list[_Ask], scope: _Scope) -> list[_Ahead]:
-        """Forward checking for the tasks after `t` that may use the whole scope."""
+    def _ahead(
+        self, t: int, asks: list[_Ask], scope: _Scope, held: list[list[_Held]]
+    ) -> list[_Ahead]:
+        """Forward checking for the tasks after `t` that may use the whole scope; `held` has
+        each task's nodes from `t` on, as `_bounds_hold` found them."""
         ahead = []
-        for ask, level in zip(asks[t + 1 :], scope.levels[t + 1 :], strict=True):
+        for ask, level, nodes in zip(asks[t + 1 :], scope.levels[t + 1 :], held[1:], strict=True):
             if level is not None:
                 continue
-            nodes = self._region_nodes(None, ask, scope)
             groups: dict[Path | None, int] = {}
             for _, group, fit in nodes:
                 groups[group] = groups.get(group, 0) + fit
@@ -805,11 +807,14 @@ class ReferenceEngine:
             total += pods // k * k
         return total
 
-    def _bounds_hold(self, t: int, asks: list[_Ask], scope: _Scope) -> bool:
+    def _bounds_hold(self, t: int, asks: list[_Ask], scope: _Scope) -> list[list[_Held]] | None:
         """Necessary conditions for the tasks from `t` on: each fits alone in its best region,
-        and their summed requests fit in the scope's free capacity."""
+        and their summed requests fit in the scope's free capacity. When they hold, each task's
+        nodes in the whole scope (for forward checking); None when they do not."""
+        held: list[list[_Held]] = []
         for ask, level in zip(asks[t:], scope.levels[t:], strict=True):
             nodes = self._region_nodes(None, ask, scope)
+            held.append(nodes)
             best = 0
             if level is None:
                 best = self._pods_capacity(nodes, ask.k)
@@ -823,7 +828,7 @@ class ReferenceEngine:
                         at += 1
                     best = max(best, self._pods_capacity(nodes[start:at], ask.k))
             if best < ask.count * ask.k:
-                return False
+                return None
         loose = scope.loose if any(ask.loose_ok for ask in asks[t:]) else []
         considered = [
             node
@@ -837,10 +842,11 @@ class ReferenceEngine:
                     need[resource] = need.get(resource, 0) + milli * ask.count * ask.k
         if all("pods" in node.spec.allocatable for node in considered):
             need["pods"] = POD * sum(ask.count * ask.k for ask in asks[t:])
-        return all(
+        fits = all(
             amount <= sum(max(0, node.free(resource)) for node in considered)
             for resource, amount in need.items()
         )
+        return held if fits else None
 
     def _solve(self, asks: list[_Ask], scope: _Scope, out: list[Placed]) -> bool:
         """The exact search's walk, as a loop over an explicit stack (regions can hold far
@@ -856,11 +862,15 @@ class ReferenceEngine:
                 t = len(frames)
                 if t == len(asks):
                     return True
-                if not self._bounds_hold(t, asks, scope):
+                held = self._bounds_hold(t, asks, scope)
+                if held is None:
                     action = "retreat"
                     continue
                 frames.append(
-                    _Frame(self._regions(scope.levels[t], scope), ahead=self._ahead(t, asks, scope))
+                    _Frame(
+                        self._regions(scope.levels[t], scope),
+                        ahead=self._ahead(t, asks, scope, held),
+                    )
                 )
                 action = "region"
             elif action == "region":  # the current task's next region

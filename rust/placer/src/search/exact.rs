@@ -305,14 +305,19 @@ impl Search<'_> {
         nodes
     }
 
-    /// Forward checking for the tasks after `t` that may use the whole scope.
-    fn ahead(&self, t: usize, asks: &[Ask<'_>], scope: &Scope) -> Vec<Ahead> {
+    /// Forward checking for the tasks after `t` that may use the whole scope; `held` has each
+    /// task's nodes from `t` on, as [`Self::bounds_hold`] found them.
+    fn ahead(t: usize, asks: &[Ask<'_>], scope: &Scope, held: Vec<Vec<RegionNode>>) -> Vec<Ahead> {
         let mut ahead = Vec::new();
-        for (u, ask) in asks.iter().enumerate().skip(t + 1) {
+        for ((u, ask), nodes) in asks
+            .iter()
+            .enumerate()
+            .skip(t + 1)
+            .zip(held.into_iter().skip(1))
+        {
             if scope.levels[u].is_some() {
                 continue;
             }
-            let nodes = self.region_nodes(None, ask, scope);
             let mut groups: HashMap<Option<usize>, u64> = HashMap::new();
             for &(_, group, fit) in &nodes {
                 *groups.entry(group).or_insert(0) += fit;
@@ -349,8 +354,15 @@ impl Search<'_> {
     }
 
     /// Necessary conditions for the tasks from `t` on: each fits alone in its best region, and
-    /// their summed requests fit in the free capacity of the entry.
-    fn bounds_hold(&self, t: usize, asks: &[Ask<'_>], scope: &Scope) -> bool {
+    /// their summed requests fit in the free capacity of the entry. When they hold, each task's
+    /// nodes in the whole scope (for forward checking); `None` when they do not.
+    fn bounds_hold(
+        &self,
+        t: usize,
+        asks: &[Ask<'_>],
+        scope: &Scope,
+    ) -> Option<Vec<Vec<RegionNode>>> {
+        let mut held = Vec::with_capacity(asks.len() - t);
         for (ask, &level) in asks[t..].iter().zip(&scope.levels[t..]) {
             let nodes = self.region_nodes(None, ask, scope);
             let best = match level {
@@ -369,8 +381,9 @@ impl Search<'_> {
                 }
             };
             if best < ask.count * ask.k {
-                return false;
+                return None;
             }
+            held.push(nodes);
         }
         let loose: &[usize] = if asks[t..].iter().any(|a| a.loose_ok) {
             &scope.loose
@@ -398,13 +411,14 @@ impl Search<'_> {
             let pods: u64 = asks[t..].iter().map(|a| a.count * a.k).sum();
             need.push((0, i128::from(POD) * i128::from(pods)));
         }
-        need.iter().all(|&(r, amount)| {
+        let fits = need.iter().all(|&(r, amount)| {
             let free: i128 = considered
                 .iter()
                 .map(|&n| i128::from(self.state.free_columns[r][n].max(0)))
                 .sum();
             amount <= free
-        })
+        });
+        fits.then_some(held)
     }
 
     /// The walk itself (see the module docs).
@@ -426,17 +440,17 @@ impl Search<'_> {
                     if t == asks.len() {
                         return Ok(true);
                     }
-                    if !self.bounds_hold(t, asks, scope) {
+                    let Some(held) = self.bounds_hold(t, asks, scope) else {
                         action = Action::Retreat;
                         continue;
-                    }
+                    };
                     frames.push(Frame {
                         regions: self.regions(scope.levels[t], scope),
                         region: usize::MAX,
                         nodes: Vec::new(),
                         suffix: Vec::new(),
                         choices: Vec::new(),
-                        ahead: self.ahead(t, asks, scope),
+                        ahead: Self::ahead(t, asks, scope, held),
                         lead: Vec::new(),
                     });
                     action = Action::Region;
