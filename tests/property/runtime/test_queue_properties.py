@@ -17,6 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from crdkit.runtime.queue import QueueEmpty, QueueShutDown, WorkQueue
 from crdkit.runtime.ratelimit import ItemExponentialRateLimiter
+from crdkit.testing.virtual_time import run_on_virtual_clock
 
 KEYS = st.sampled_from(["a", "b", "c", "d"])
 
@@ -194,7 +195,7 @@ TestQueueMachine = QueueMachine.TestCase
 def test_concurrent_workers_never_overlap_and_see_every_add(
     adds: list[tuple[str, int]], workers: int, seed: int
 ) -> None:
-    asyncio.run(_run_workers(adds, workers, random.Random(seed)))
+    run_on_virtual_clock(_run_workers(adds, workers, random.Random(seed)))
 
 
 async def _run_workers(adds: list[tuple[str, int]], workers: int, rng: random.Random) -> None:

@@ -9,6 +9,7 @@ from prometheus_client import CollectorRegistry
 
 from crdkit.runtime.queue import QueueEmpty, QueueShutDown, WorkQueue
 from crdkit.runtime.ratelimit import ItemExponentialRateLimiter
+from crdkit.testing.virtual_time import run_on_virtual_clock
 
 
 def new_queue(**kwargs: object) -> WorkQueue[str]:
@@ -63,17 +64,20 @@ async def test_cancelled_getter_passes_its_wake_up_on() -> None:
     assert await asyncio.wait_for(second, 1) == "a"
 
 
-async def test_add_after_delays_and_earliest_wins() -> None:
-    queue = new_queue()
-    queue.add_after("a", 0.2)
-    queue.add_after("a", 0.05)
-    queue.add_after("a", 10)
-    assert queue.pending_delayed == 1
-    loop = asyncio.get_running_loop()
-    start = loop.time()
-    assert await asyncio.wait_for(queue.get(), 1) == "a"
-    assert 0.04 <= loop.time() - start < 0.19
-    assert queue.pending_delayed == 0
+def test_add_after_delays_and_earliest_wins() -> None:
+    async def main() -> None:
+        queue = new_queue()
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        queue.add_after("a", 0.2)
+        queue.add_after("a", 0.05)
+        queue.add_after("a", 10)
+        assert queue.pending_delayed == 1
+        assert await queue.get() == "a"
+        assert loop.time() - start == pytest.approx(0.05)
+        assert queue.pending_delayed == 0
+
+    run_on_virtual_clock(main())
 
 
 async def test_add_after_non_positive_adds_now() -> None:
@@ -82,67 +86,94 @@ async def test_add_after_non_positive_adds_now() -> None:
     assert queue.get_nowait() == "a"
 
 
-async def test_add_rate_limited_backs_off_and_forget_resets() -> None:
-    queue = new_queue(rate_limiter=ItemExponentialRateLimiter(0.01, 1.0))
-    loop = asyncio.get_running_loop()
-    waits = []
-    for _ in range(3):
+def test_add_rate_limited_backs_off_and_forget_resets() -> None:
+    async def main() -> None:
+        queue = new_queue(rate_limiter=ItemExponentialRateLimiter(0.01, 0.03))
+        loop = asyncio.get_running_loop()
+        waits = []
+        for _ in range(4):
+            start = loop.time()
+            queue.add_rate_limited("a")
+            key = await queue.get()
+            waits.append(loop.time() - start)
+            queue.done(key)
+        assert waits == pytest.approx([0.01, 0.02, 0.03, 0.03]), "doubling, capped at the max"
+        assert queue.num_requeues("a") == 4
+        queue.forget("a")
+        assert queue.num_requeues("a") == 0
         start = loop.time()
         queue.add_rate_limited("a")
-        key = await asyncio.wait_for(queue.get(), 1)
-        waits.append(loop.time() - start)
-        queue.done(key)
-    assert queue.num_requeues("a") == 3
-    assert [round(w, 2) >= m for w, m in zip(waits, [0.01, 0.02, 0.04], strict=True)] == [True] * 3
-    queue.forget("a")
-    assert queue.num_requeues("a") == 0
+        await queue.get()
+        assert loop.time() - start == pytest.approx(0.01), "forget starts the backoff afresh"
+
+    run_on_virtual_clock(main())
 
 
-async def test_shut_down_stops_taking_work_and_wakes_getters() -> None:
-    queue = new_queue()
-    getter = asyncio.create_task(queue.get())
-    await asyncio.sleep(0)
-    queue.add_after("later", 0.01)
-    queue.shut_down()
-    with pytest.raises(QueueShutDown):
-        await asyncio.wait_for(getter, 1)
-    queue.add("a")
-    queue.add_rate_limited("b")
-    await asyncio.sleep(0.03)
-    assert len(queue) == 0
-    assert queue.pending_delayed == 0
-    with pytest.raises(QueueShutDown):
-        queue.get_nowait()
+def test_shut_down_stops_taking_work_and_wakes_getters() -> None:
+    async def main() -> None:
+        queue = new_queue()
+        getter = asyncio.create_task(queue.get())
+        await asyncio.sleep(0)
+        queue.add_after("later", 0.01)
+        queue.shut_down()
+        with pytest.raises(QueueShutDown):
+            await getter
+        queue.add("a")
+        queue.add_rate_limited("b")
+        await asyncio.sleep(60)  # long past every delay: nothing may come back
+        assert len(queue) == 0
+        assert queue.pending_delayed == 0
+        with pytest.raises(QueueShutDown):
+            queue.get_nowait()
+
+    run_on_virtual_clock(main())
 
 
-async def test_shut_down_with_drain_waits_for_in_flight_keys() -> None:
-    queue = new_queue()
-    queue.add("a")
-    key = await queue.get()
+def test_shut_down_with_drain_waits_for_in_flight_keys() -> None:
+    async def main() -> None:
+        queue = new_queue()
+        queue.add("a")
+        key = await queue.get()
+        loop = asyncio.get_running_loop()
+        start = loop.time()
 
-    async def finish_later() -> None:
-        await asyncio.sleep(0.05)
-        queue.done(key)
+        async def finish_later() -> None:
+            await asyncio.sleep(0.5)
+            queue.done(key)
 
-    finisher = asyncio.create_task(finish_later())
-    assert await queue.shut_down_with_drain(grace=1) is True
-    assert queue.processing == frozenset()
-    await finisher
+        finisher = asyncio.create_task(finish_later())
+        assert await queue.shut_down_with_drain(grace=1) is True
+        assert loop.time() - start == pytest.approx(0.5), "returns as the last key finishes"
+        assert queue.processing == frozenset()
+        await finisher
 
-
-async def test_shut_down_with_drain_gives_up_after_grace() -> None:
-    queue = new_queue()
-    queue.add("a")
-    await queue.get()
-    assert await queue.shut_down_with_drain(grace=0.02) is False
-    assert queue.processing == frozenset({"a"})
-    queue.done("a")
-    await asyncio.wait_for(queue.drain(), 1)
+    run_on_virtual_clock(main())
 
 
-async def test_metrics_use_controller_runtime_names() -> None:
+def test_shut_down_with_drain_gives_up_after_grace() -> None:
+    async def main() -> None:
+        queue = new_queue()
+        queue.add("a")
+        await queue.get()
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        assert await queue.shut_down_with_drain(grace=2) is False
+        assert loop.time() - start == pytest.approx(2)
+        assert queue.processing == frozenset({"a"})
+        queue.done("a")
+        await queue.drain()
+
+    run_on_virtual_clock(main())
+
+
+def test_metrics_use_controller_runtime_names() -> None:
+    run_on_virtual_clock(_check_metrics_names())
+
+
+async def _check_metrics_names() -> None:
     registry = CollectorRegistry()
-    queue: WorkQueue[str] = WorkQueue("ctl", registry=registry)
+    loop = asyncio.get_running_loop()
+    queue: WorkQueue[str] = WorkQueue("ctl", registry=registry, clock=loop.time)
     labels = {"name": "ctl", "controller": "ctl"}
 
     def value(name: str) -> float | None:
@@ -156,9 +187,9 @@ async def test_metrics_use_controller_runtime_names() -> None:
     key = await queue.get()
     assert value("workqueue_depth") == 1
     assert value("workqueue_queue_duration_seconds_count") == 1
-    await asyncio.sleep(0.02)
-    assert (value("workqueue_unfinished_work_seconds") or 0) >= 0.02
-    assert (value("workqueue_longest_running_processor_seconds") or 0) >= 0.02
+    await asyncio.sleep(3)
+    assert value("workqueue_unfinished_work_seconds") == pytest.approx(3)
+    assert value("workqueue_longest_running_processor_seconds") == pytest.approx(3)
     queue.done(key)
     assert value("workqueue_work_duration_seconds_count") == 1
     assert value("workqueue_unfinished_work_seconds") == 0

@@ -1,0 +1,203 @@
+"""The Lease elector's timing on a virtual clock: hand-over, giving up, and replacing a dead leader.
+
+The Lease lives in a small in-memory store with the apiserver's optimistic concurrency (a
+resourceVersion per write, 409 on a stale replace, 409 AlreadyExists on a second create), so
+these are unit tests of the elector's logic. Time is virtual (crdkit.testing.virtual_time), so the
+bounds below are exact and hold on any machine; the same scenario on the real apiserver is in
+tests/integration/runtime/, and its real-time figures in benches/leader_failover.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import cast
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from prometheus_client import CollectorRegistry
+
+from crdkit.client import Client
+from crdkit.client.errors import AlreadyExists, Conflict, NotFound, TransportError
+from crdkit.resources import Lease
+from crdkit.runtime import LeaderElectionConfig, LeaderElectionLost, LeaderElector
+from crdkit.testing.virtual_time import run_on_virtual_clock
+
+LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 15.0, 10.0, 2.0
+
+
+class LeaseStore:
+    """One namespace's Leases, as the apiserver keeps them."""
+
+    def __init__(self) -> None:
+        self.leases: dict[str, Lease] = {}
+        self.version = 0
+
+    def stored(self, lease: Lease) -> Lease:
+        self.version += 1
+        kept = lease.model_copy(deep=True)
+        kept.metadata.resource_version = str(self.version)
+        self.leases[kept.metadata.name or ""] = kept
+        return kept.model_copy(deep=True)
+
+
+class LeaseClient:
+    """The three calls the elector makes, against a :class:`LeaseStore`; can be partitioned."""
+
+    def __init__(self, store: LeaseStore) -> None:
+        self.store = store
+        self.partitioned = False
+
+    def _reach(self) -> None:
+        if self.partitioned:
+            raise TransportError("connection refused (partitioned)")
+
+    async def get(self, kind: type[Lease], name: str, *, namespace: str) -> Lease:
+        self._reach()
+        if name not in self.store.leases:
+            raise NotFound(f"leases {name!r} not found", code=404, reason="NotFound")
+        return self.store.leases[name].model_copy(deep=True)
+
+    async def create(self, lease: Lease) -> Lease:
+        self._reach()
+        if (lease.metadata.name or "") in self.store.leases:
+            raise AlreadyExists("already exists", code=409, reason="AlreadyExists")
+        return self.store.stored(lease)
+
+    async def replace(self, lease: Lease) -> Lease:
+        self._reach()
+        current = self.store.leases[lease.metadata.name or ""]
+        if current.metadata.resource_version != lease.metadata.resource_version:
+            raise Conflict("the object has been modified", code=409, reason="Conflict")
+        return self.store.stored(lease)
+
+
+def new_elector(client: LeaseClient, identity: str) -> LeaderElector:
+    config = LeaderElectionConfig(
+        "lead",
+        "ns",
+        identity,
+        lease_duration=LEASE_DURATION,
+        renew_deadline=RENEW_DEADLINE,
+        retry_period=RETRY_PERIOD,
+    )
+    loop = asyncio.get_running_loop()
+    return LeaderElector(
+        cast(Client, client), config, registry=CollectorRegistry(), clock=loop.time
+    )
+
+
+async def acquired_at(elector: LeaderElector) -> float:
+    await elector.acquire()
+    return asyncio.get_running_loop().time()
+
+
+def test_a_released_lease_is_taken_within_one_retry_period() -> None:
+    async def main() -> None:
+        store = LeaseStore()
+        first, second = new_elector(LeaseClient(store), "a"), new_elector(LeaseClient(store), "b")
+        await first.acquire()
+        holding = asyncio.create_task(first.hold())
+        waiting = asyncio.create_task(acquired_at(second))
+        await asyncio.sleep(10 * LEASE_DURATION)  # renewals keep the lease alive all along
+        assert not waiting.done(), "a live lease must not be taken"
+        holding.cancel()
+        await asyncio.gather(holding, return_exceptions=True)
+        assert await first.release()
+        released = asyncio.get_running_loop().time()
+        took = await waiting - released
+        assert 0 < took <= RETRY_PERIOD
+        lease = store.leases["lead"]
+        assert lease.spec.holder_identity == "b"
+        assert lease.spec.lease_transitions == 1
+        assert second.is_leader
+        assert not first.is_leader
+
+    run_on_virtual_clock(main())
+
+
+@given(seed=st.integers(0, 2**32 - 1), killed_after=st.floats(0, 3 * LEASE_DURATION))
+def test_a_dead_leader_is_replaced_within_lease_duration_plus_retry_period(
+    seed: int, killed_after: float
+) -> None:
+    """SIGKILL: the leader stops renewing and never releases. Whatever the retry jitter, the
+    follower takes over no sooner than ``lease_duration`` after the last renewal it could have
+    seen and no later than ``lease_duration + retry_period`` after the death."""
+
+    async def main() -> None:
+        random.seed(seed)  # the elector jitters its retries with the module-level generator
+        loop = asyncio.get_running_loop()
+        store = LeaseStore()
+        leader, follower = (
+            new_elector(LeaseClient(store), "a"),
+            new_elector(LeaseClient(store), "b"),
+        )
+        await leader.acquire()
+        holding = asyncio.create_task(leader.hold())
+        waiting = asyncio.create_task(acquired_at(follower))
+        await asyncio.sleep(killed_after)
+        renewals_before_death = store.version
+        last_renewal = store.leases["lead"].spec.renew_time
+        holding.cancel()  # no release: the process is gone
+        await asyncio.gather(holding, return_exceptions=True)
+        died = loop.time()
+        assert store.version == renewals_before_death
+        assert last_renewal is not None
+        took_over = await waiting
+        assert took_over - died <= LEASE_DURATION + RETRY_PERIOD
+        # The follower can only have seen a renewal that happened before the death.
+        assert took_over - died > LEASE_DURATION - RETRY_PERIOD
+        assert store.leases["lead"].spec.holder_identity == "b"
+
+    run_on_virtual_clock(main())
+
+
+def test_a_leader_that_cannot_renew_gives_up_before_anyone_can_take_over() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        store = LeaseStore()
+        leader_client = LeaseClient(store)
+        leader, follower = new_elector(leader_client, "a"), new_elector(LeaseClient(store), "b")
+        await leader.acquire()
+        holding = asyncio.create_task(leader.hold())
+        waiting = asyncio.create_task(acquired_at(follower))
+        await asyncio.sleep(3 * RETRY_PERIOD + 0.5)
+        leader_client.partitioned = True
+        cut = loop.time()
+        with pytest.raises(LeaderElectionLost):
+            await holding
+        lost = loop.time()
+        assert not leader.is_leader
+        took_over = await waiting
+        # The leader's last renewal was at most one retry period before the cut; it gives up
+        # renew_deadline after that renewal, strictly before the lease can expire for others.
+        assert cut - RETRY_PERIOD <= lost - RENEW_DEADLINE <= cut
+        assert lost < took_over
+        assert took_over - lost >= LEASE_DURATION - RENEW_DEADLINE - RETRY_PERIOD
+
+    run_on_virtual_clock(main())
+
+
+def test_a_partition_shorter_than_the_renew_deadline_keeps_the_lease() -> None:
+    async def main() -> None:
+        store = LeaseStore()
+        leader_client = LeaseClient(store)
+        leader, follower = new_elector(leader_client, "a"), new_elector(LeaseClient(store), "b")
+        await leader.acquire()
+        holding = asyncio.create_task(leader.hold())
+        waiting = asyncio.create_task(acquired_at(follower))
+        await asyncio.sleep(RETRY_PERIOD + 0.5)
+        leader_client.partitioned = True
+        await asyncio.sleep(RENEW_DEADLINE - 2 * RETRY_PERIOD - 0.1)
+        leader_client.partitioned = False
+        await asyncio.sleep(5 * LEASE_DURATION)
+        assert not holding.done(), "the leader must renew again once the partition heals"
+        assert leader.is_leader
+        assert not waiting.done()
+        assert store.leases["lead"].spec.lease_transitions == 0
+        for task in (holding, waiting):
+            task.cancel()
+        await asyncio.gather(holding, waiting, return_exceptions=True)
+
+    run_on_virtual_clock(main())
