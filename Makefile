@@ -21,11 +21,12 @@ export HYPOTHESIS_PROFILE ?= $(if $(CI),ci,dev)
 RUST_SOURCES := Cargo.toml $(wildcard Cargo.lock) rust/placer/Cargo.toml $(shell find rust -name '*.rs' 2>/dev/null)
 PY_SOURCES := $(shell find python -name '*.py' -o -name '*.pyi' 2>/dev/null)
 
-.PHONY: help dev ext envtest lint typecheck rust-check pytest wheel-check test demo clean
+.PHONY: help dev ext envtest lint typecheck rust-check pytest wheel-check test test-under-load demo clean
 
 help:
 	@echo "make test   - install everything into .venv, build, lint, type-check and run every test"
 	@echo "make demo   - run the gang-scheduling example on a simulated GPU cluster"
+	@echo "make test-under-load - make test with two CPU-bound processes running beside it"
 	@echo "make dev    - only create .venv with the package (editable) and the dev tools"
 
 $(PY):
@@ -75,6 +76,10 @@ pytest: dev envtest
 	$(BIN)/pytest
 
 test: lint typecheck rust-check wheel-check pytest
+
+# The whole `make test` with two CPU-bound processes beside it: no test may need a quiet machine.
+test-under-load:
+	bash tools/under-load.sh $(MAKE) test
 
 demo: dev envtest $(VENV)/.stamp-examples
 	$(PY) -m examples.demo
