@@ -7,7 +7,6 @@ topology-aware gang placement, and a real local control plane for tests.
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -44,6 +43,8 @@ if TYPE_CHECKING:
     from crdkit.runtime.factory import SharedInformerFactory
     from crdkit.runtime.informer import Informer
     from crdkit.runtime.store import Store
+
+    __version__: str
 
 # The root package is lazy (PEP 562): `import crdkit.placer` or `crdkit.resources` must not pay
 # for the client and the runtime (aiohttp, prometheus-client, kubernetes-asyncio). Each public
@@ -86,7 +87,20 @@ _HOMES = {
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 
+def _installed_version() -> str:
+    # importlib.metadata costs tens of milliseconds (email, zipfile, csv): only pay when asked.
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("crdkit")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0.0.0"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()[name] = found = _installed_version()
+        return found
     home = _HOME_OF.get(name)
     if home is None:
         raise AttributeError(f"module 'crdkit' has no attribute {name!r}")
@@ -96,13 +110,8 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOME_OF})
+    return sorted({*globals(), *_HOME_OF, "__version__"})
 
-
-try:
-    __version__ = version("crdkit")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0"
 
 __all__ = [
     "AlreadyExists",

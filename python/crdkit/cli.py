@@ -10,8 +10,6 @@ import importlib
 
 import click
 
-from crdkit import __version__
-
 # Subcommands register here, one line each: name -> (module, attribute).
 COMMANDS = {
     "envtest": ("crdkit.testing.cli", "envtest"),
@@ -38,6 +36,7 @@ class _LazyGroup(click.Group):
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="crdkit")
+# The version is looked up (importlib.metadata) only when --version is asked for.
+@click.version_option(package_name="crdkit", prog_name="crdkit")
 def main() -> None:
     """Typed Kubernetes operators: CRDs from pydantic, an asyncio runtime, a Rust placer."""

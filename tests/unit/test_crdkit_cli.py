@@ -53,3 +53,11 @@ def test_place_loads_neither_the_client_nor_the_runtime(tmp_path: Path) -> None:
     modules = set(json.loads(done.stderr.strip().splitlines()[-1]))
     assert "crdkit.placer.cli" in modules
     assert not {"crdkit.client", "crdkit.runtime", "crdkit.testing", "aiohttp"} & modules
+
+
+def test_version_is_the_installed_distributions() -> None:
+    from importlib.metadata import version
+
+    result = CliRunner().invoke(main, ["--version"])
+    assert result.exit_code == 0
+    assert result.output == f"crdkit, version {version('crdkit')}\n"

@@ -58,3 +58,13 @@ def test_every_public_name_resolves_and_is_listed() -> None:
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         _ = crdkit.Nope  # type: ignore[attr-defined]
+
+
+def test_the_version_is_looked_up_only_when_asked_for() -> None:
+    probe = (
+        "import sys, crdkit\n"
+        "assert 'importlib.metadata' not in sys.modules, 'import crdkit paid for the version'\n"
+        "from importlib.metadata import version\n"
+        "assert crdkit.__version__ == version('crdkit'), crdkit.__version__\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True, timeout=60)
