@@ -58,7 +58,10 @@ log = logging.getLogger("crdkit.runtime.controller")
 T = TypeVar("T", bound=KubernetesObject)
 
 ObjectReader = Callable[[Request], Any]
-"""Reads the current primary object for a request from the cache (``None`` if absent)."""
+"""Reads the current primary object for a request from the cache (``None`` if absent).
+
+What it returns belongs to the reconcile, which may change it: a reader over a cache returns a
+private copy (:meth:`~crdkit.runtime.store.Store.private_copy`), never the cached object."""
 
 
 class Controller(Generic[T]):
@@ -295,9 +298,6 @@ class Controller(Generic[T]):
             # Gone from the cache: nothing to reconcile (owners and finalizers clean up).
             self.queue.forget(request)
             return "success"
-        # A private copy: the reconciler may change it freely without corrupting the cache that
-        # other controllers (and the informer's update diffs) read.
-        obj = obj.model_copy(deep=True)
         ctx = Context(
             client=self.client,
             request=request,

@@ -168,7 +168,9 @@ class Manager:
 
     def _reader(self, kind: type[KubernetesObject]) -> Any:
         def read(request: Request) -> Any:
-            return self._informer(kind).store.get_by_name(request.name, request.namespace)
+            # A private copy: the reconciler may change it freely without corrupting the cache
+            # that other controllers (and the informer's update diffs) read.
+            return self._informer(kind).store.private_copy_by_name(request.name, request.namespace)
 
         return read
 

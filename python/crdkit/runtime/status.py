@@ -45,8 +45,11 @@ async def update_status(
         raise ValueError(f"attempts must be at least 1, got {attempts}")
     if "status" not in type(obj).model_fields:
         raise TypeError(f"{type(obj).__qualname__} has no status field to write")
-    desired = obj.model_copy(deep=True)
+    # The caller's object is left as it was: ``mutate`` works on a copy. Without ``mutate``
+    # nothing writes to ``obj`` (the write only serialises it), so no copy is needed.
+    desired = obj
     if mutate is not None:
+        desired = obj.model_copy(deep=True)
         mutate(desired)
     for attempt in range(attempts):
         try:

@@ -289,6 +289,21 @@ class Store(Generic[T]):
     def get_by_name(self, name: str, namespace: str | None = None) -> T | None:
         return self.get(f"{namespace}/{name}" if namespace else name)
 
+    def private_copy(self, key: str) -> T | None:
+        """The object under ``key`` as one the caller may change freely without touching the
+        cache. A compact store decodes a new object on every read already, so this costs
+        nothing extra there; a plain store makes a deep copy."""
+        value = self._items.get(key)
+        if value is None:
+            return None
+        if self.codec is not None:
+            return self._load(value)
+        copied: T = value.model_copy(deep=True)
+        return copied
+
+    def private_copy_by_name(self, name: str, namespace: str | None = None) -> T | None:
+        return self.private_copy(f"{namespace}/{name}" if namespace else name)
+
     def list(self) -> builtins.list[T]:
         return [self._load(value) for value in self._items.values()]
 

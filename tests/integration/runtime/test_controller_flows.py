@@ -157,6 +157,40 @@ async def test_errors_retry_with_backoff_and_terminal_errors_do_not(
         assert sample("workqueue_retries_total", name="flaky") >= 2
 
 
+class Scribbling(Reconciler[Hello]):
+    """Changes what it is given; the next reconcile must still see the cached object as is."""
+
+    name = "scribbling"
+
+    def __init__(self) -> None:
+        self.seen: list[dict[str, str]] = []
+
+    async def reconcile(self, ctx: Context, obj: Hello) -> Result:
+        self.seen.append(dict(obj.metadata.labels))
+        obj.metadata.labels["scribbled"] = "by the reconciler"
+        obj.spec.target = "changed in memory only"
+        return Result(requeue_after=0.01) if len(self.seen) < 3 else Result()
+
+
+async def test_reconcile_gets_a_private_copy_not_the_cached_object(
+    control_plane: ControlPlane, crdkit_client: Client, namespace: str
+) -> None:
+    await control_plane.install_crds([HELLO_CRD])
+    reconciler = Scribbling()
+    manager = new_manager(crdkit_client, namespace)
+    async with running(manager, reconciler):
+        await crdkit_client.create(hello(namespace, "p1"))
+
+        async def three_reconciles() -> bool:
+            return len(reconciler.seen) >= 3
+
+        await eventually(three_reconciles, what="three reconciles")
+        cached = await manager.cache.get(Hello, "p1", namespace=namespace)
+    assert reconciler.seen[:3] == [{}, {}, {}]
+    assert cached.metadata.labels == {}
+    assert cached.spec.target == "x"
+
+
 async def test_update_status_retries_on_conflict(
     control_plane: ControlPlane, crdkit_client: Client, namespace: str
 ) -> None:

@@ -232,22 +232,3 @@ def test_bad_worker_counts() -> None:
             max_concurrent_reconciles=0,
             registry=CollectorRegistry(),
         )
-
-
-async def test_reconcile_gets_a_copy_not_the_cached_object() -> None:
-    class Mutating(Scripted):
-        async def reconcile(self, ctx: Context, obj: ConfigMap) -> None:
-            self.calls.append(obj.metadata.name or "")
-            obj.data["changed"] = "by the reconciler"
-            obj.metadata.labels["x"] = "y"
-
-    request = Request("ns", "a")
-    cached = cm("a")
-    reconciler = Mutating()
-    controller = make(reconciler, {request: cached})
-    controller.start()
-    controller.queue.add(request)
-    await settle(controller, reconciler.calls, 1)
-    await controller.stop(grace=1)
-    assert cached.data == {}
-    assert cached.metadata.labels == {}

@@ -64,3 +64,19 @@ def test_indexer_name_rules() -> None:
 def test_objects_need_a_name() -> None:
     with pytest.raises(ValueError, match=r"metadata\.name"):
         Store[dict[str, object]]().upsert({"metadata": {}})
+
+
+@pytest.mark.parametrize("compact", [True, False])
+def test_private_copy_may_be_changed_without_touching_the_cache(compact: bool) -> None:
+    store: Store[Pod] = Store(codec=codec_for(Pod) if compact else None)
+    store.upsert(pod("a", "n1"))
+    mine = store.private_copy_by_name("a", "ns")
+    assert mine == pod("a", "n1")
+    assert mine is not None
+    mine.spec.node_name = "mutated"
+    mine.spec.containers.append(mine.spec.containers[0])
+    kept = store.get("ns/a")
+    assert kept is not None
+    assert kept.spec.node_name == "n1"
+    assert len(kept.spec.containers) == 1
+    assert store.private_copy("ns/missing") is None
