@@ -247,7 +247,7 @@ async def test_a_job_that_does_not_fit_waits_and_is_placed_when_another_is_delet
                 return {("third", "FailedScheduling"), ("third", "Scheduled")} <= seen
 
             # Like kube-scheduler, each decision is an Event on the job.
-            await eventually(both_events, within_s=10)
+            await eventually(both_events, within_s=60)
 
 
 async def test_a_waiting_job_is_placed_when_a_node_is_added(

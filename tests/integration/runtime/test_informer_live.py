@@ -304,7 +304,7 @@ async def test_resync_replays_and_late_handlers_catch_up(
         async def resynced_twice() -> bool:
             return len(resynced) >= 2
 
-        await eventually(resynced_twice, within=10)
+        await eventually(resynced_twice, within=60)
         await informer.drain()
     assert set(resynced) == {(f"{namespace}/steady", f"{namespace}/steady")}
     assert late == [f"{namespace}/steady"]  # registered after the sync: sees the store as adds
