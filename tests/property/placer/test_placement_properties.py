@@ -147,7 +147,7 @@ def test_capacity_all_or_nothing_constraints_and_filters(scenario: Scenario) -> 
 
 # Four placements per example, some of them exact searches that run to their step budget: 100
 # examples keep this well inside the per-test timeout on two loaded cores (300 took 74 s there).
-@settings(max_examples=100)
+@settings(max_examples=min(100, settings.default.max_examples))
 @given(scenarios())
 def test_deterministic_and_assume_release_restores_the_state(scenario: Scenario) -> None:
     snapshot, gang = scenario
