@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from datetime import UTC, datetime
 
 import pytest
@@ -56,7 +55,6 @@ async def test_leader_that_cannot_renew_gives_up_before_the_lease_expires(
 ) -> None:
     leader = elector(crdkit_client, namespace, "leader")
     await leader.acquire()
-    started = time.monotonic()  # the last successful renewal was just before this
     # Someone takes the lease by force: every renewal now fails.
     lease = await crdkit_client.get(Lease, "elect", namespace=namespace)
     lease.spec.holder_identity = "usurper"
@@ -64,10 +62,8 @@ async def test_leader_that_cannot_renew_gives_up_before_the_lease_expires(
     await crdkit_client.replace(lease)
     with pytest.raises(LeaderElectionLost):
         await leader.hold()
-    # A lower bound a slow machine cannot break: the leader kept trying for its whole deadline.
-    # That it gives up before the lease expires for others is checked on a virtual clock in
-    # tests/unit/runtime/test_leader.py.
-    assert time.monotonic() - started >= TIMINGS["renew_deadline"] - 0.05
+    # When it gives up (renew_deadline after its last renewal, before the lease can expire for
+    # anyone else) is checked exactly on a virtual clock in tests/unit/runtime/test_leader.py.
     assert not leader.is_leader
 
 
