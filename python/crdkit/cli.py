@@ -14,7 +14,7 @@ import click
 COMMANDS = {
     "envtest": ("crdkit.testing.cli", "envtest"),
     "gen-crd": ("crdkit.crd.cli", "gen_crd"),
-    "gen-rbac": ("crdkit.runtime.cli", "gen_rbac"),
+    "gen-rbac": ("crdkit.runtime.rbac_cli", "gen_rbac"),
     "place": ("crdkit.placer.cli", "place_command"),
     "run": ("crdkit.runtime.cli", "run"),
 }

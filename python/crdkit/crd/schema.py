@@ -5,7 +5,8 @@ and markers are exactly what pydantic validates with) and rewrites it into the s
 apiserver accepts:
 
 * ``$ref``/``$defs`` are inlined; a model met again inside itself is a recursion → error;
-* ``X | None`` is ``X`` (absent means None); it is ``nullable`` only when marked ``Nullable()``;
+* ``X | None`` is ``X``, ``nullable`` unless its default is ``None`` (then absent already reads
+  back as None) — see ``_Converter._union``; ``Nullable()`` makes any field nullable;
 * ``Literal``/``Enum``/``const`` → ``enum``; ``int | str`` → ``x-kubernetes-int-or-string``;
 * ``dict[str, X]`` → ``additionalProperties``; ``Any``, ``dict[str, Any]`` and models with
   ``extra="allow"`` → ``x-kubernetes-preserve-unknown-fields``;
@@ -17,7 +18,10 @@ apiserver accepts:
 * titles, examples and other keywords the apiserver does not take are dropped.
 
 Anything else with no structural form raises ``SchemaError`` naming the model and field path;
-``Schemaless()`` on the field is the escape hatch.
+``Schemaless()`` on the field is the escape hatch. So do numbers a CRD cannot carry (``inf`` and
+``nan`` defaults, bounds beyond what the apiserver checks: ``crdkit.crd.limits``) and two fields
+sharing one JSON name (``crdkit.crd.names``): gen-crd never writes a CRD the apiserver refuses
+or one that silently disagrees with the model.
 """
 
 from __future__ import annotations
@@ -25,9 +29,21 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
+from pydantic.json_schema import GenerateJsonSchema
+from pydantic_core import to_jsonable_python
+
 from crdkit.crd.errors import SchemaError
 from crdkit.crd.formats import KNOWN_FORMATS
+from crdkit.crd.limits import (
+    NUMERIC_BOUNDS,
+    SIZE_BOUNDS,
+    bound_problem,
+    non_finite,
+    size_problem,
+    typed_default_problem,
+)
 from crdkit.crd.markers import SCHEMALESS_KEY
+from crdkit.crd.names import check_json_names
 from crdkit.crd.re2 import re2_problem
 from crdkit.crd.types import DURATION_KEY
 from crdkit.crd.unions import merge_variants
@@ -69,6 +85,25 @@ _DROPPED = frozenset(
 _SCALARS = frozenset({"string", "integer", "number", "boolean"})
 # Formats pydantic writes that say nothing the apiserver checks (or checks differently).
 _DROPPED_FORMATS = frozenset({"binary", "path", "multi-host-uri", "json-string", "time"})
+_ABSENT = object()
+
+
+class _CrdJsonSchema(GenerateJsonSchema):
+    """pydantic's JSON schema, except that a default keeps its ``inf`` and ``nan``.
+
+    pydantic encodes a default through its JSON serialiser, which turns a ``nan`` or ``inf``
+    inside a list or dict into ``null``: ``[1.0, nan]`` would reach the CRD as ``[1.0, null]``,
+    a different default from the model's. Kept as they are, the converter sees them and
+    refuses them with the field's path.
+    """
+
+    def encode_default(self, dft: Any) -> Any:
+        encoded = super().encode_default(dft)
+        try:
+            raw = to_jsonable_python(dft, by_alias=self.by_alias, inf_nan_mode="constants")
+        except Exception:  # a type only pydantic's own encoder handles: nothing to look at
+            return encoded
+        return raw if non_finite(raw) is not None else encoded
 
 
 class _Converter:
@@ -135,7 +170,20 @@ class _Converter:
         non_null = [b for b in branches if b.get("type") != "null"]
         if not non_null:
             raise self.error(path, "a field that can only be null has no structural form")
-        if node.get("default", "absent") is None:
+        # The apiserver drops a null it is not told to keep (``nullable``) before validating,
+        # and crdkit writes None as an absent field, except where absent means something else.
+        # So null is kept unless absent already reads back as None, i.e. the default is None:
+        # * no default (pydantic requires the key but accepts null: ``x: int | None``): the
+        #   CRD keeps it required and makes it nullable, the one choice that agrees with
+        #   pydantic on every document: ``{"x": null}`` and ``{"x": 1}`` accepted, ``{}``
+        #   refused by both. Not required would let the apiserver store ``{}``, which every
+        #   list and watch of the kind would then fail to decode. crdkit's writer sends such
+        #   a None as null (``ApiModel``), so what it writes is accepted;
+        # * a default other than None (or a default_factory): null must not become the default;
+        # * items and map values (``list[int | None]``): pydantic keeps their nulls.
+        if len(non_null) < len(branches) and node.get("default", _ABSENT) is not None:
+            node["nullable"] = True
+        if node.get("default", _ABSENT) is None:
             node.pop("default")
         if len(non_null) == 1:
             return self.convert(_merge_siblings(non_null[0], node), path, stack)
@@ -218,6 +266,9 @@ class _Converter:
                 out[key] = value
         if out.get("default") is not None:
             out["default"] = _prune_default(out["default"], out)
+            problem = typed_default_problem(out["default"], out)
+            if problem is not None:
+                raise self.error(path, problem)
         if "additionalProperties" in out and out.get("x-kubernetes-preserve-unknown-fields"):
             raise self.error(
                 path, "PreserveUnknownFields() on a typed map has no structural form; use a model"
@@ -289,6 +340,21 @@ class _Converter:
             value = node[key]
             if key == "default" and value is None:
                 continue  # absent reads back as None; a null default would only add noise
+            if key == "default" and non_finite(value) is not None:
+                what = "is" if isinstance(value, float) else f"holds {non_finite(value)}, which is"
+                raise self.error(
+                    path,
+                    f"default {value!r} {what} not finite: JSON, and so a CRD, cannot carry it; "
+                    "use a finite default",
+                )
+            if key in NUMERIC_BOUNDS:
+                problem = bound_problem(key, value, node.get("type"))
+                if problem is not None:
+                    raise self.error(path, problem)
+            if key in SIZE_BOUNDS:
+                problem = size_problem(key, value)
+                if problem is not None:
+                    raise self.error(path, problem)
             if key == "format":
                 if value == "duration" and not node.get(DURATION_KEY):
                     raise self.error(
@@ -397,8 +463,11 @@ def _enum_type(values: list[Any]) -> str | None:
 def structural_schema(model: type[BaseModel], *, name: str | None = None) -> Schema:
     """The structural schema of any pydantic model (validation mode, camelCase by alias)."""
     label = name or model.__name__
+    check_json_names(model, label)
     try:
-        raw = model.model_json_schema(by_alias=True, mode="validation")
+        raw = model.model_json_schema(
+            by_alias=True, mode="validation", schema_generator=_CrdJsonSchema
+        )
     except Exception as error:  # pydantic refuses to build a JSON schema for the type
         raise SchemaError(label, "", f"pydantic cannot describe it: {error}") from error
     defs = raw.pop("$defs", {})

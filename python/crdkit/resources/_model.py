@@ -9,8 +9,9 @@ must not drop the rest (newer API fields, fields crdkit does not model).
 
 from __future__ import annotations
 
+import types
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Protocol, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -21,15 +22,18 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import core_schema
 
 from crdkit.resources.durations import duration_core_schema, is_duration_core_schema
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+    from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler, SerializerFunctionWrapHandler
+    from pydantic.fields import FieldInfo
     from pydantic.json_schema import JsonSchemaValue
     from pydantic_core import CoreSchema
+    from pydantic_core.core_schema import SerializationInfo
 
 __all__ = ["ApiModel", "MicroTime", "OpenModel", "Time", "TypeRule"]
 
@@ -85,6 +89,74 @@ def _is_api_model(cls: Any, owner: type) -> bool:
     return cls is owner or (isinstance(cls, type) and issubclass(cls, ApiModel))
 
 
+def _admits_none(annotation: Any) -> bool:
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _admits_none(get_args(annotation)[0])
+    if origin is Union or origin is types.UnionType:
+        return any(arg is type(None) or _admits_none(arg) for arg in get_args(annotation))
+    return False
+
+
+def _absent_is_not_none(field: FieldInfo) -> bool:
+    """A field that may hold None but reads an absent key as something else.
+
+    Required (pydantic refuses the document without the key), or defaulting to a value other
+    than None. Its CRD schema is ``nullable`` (``crdkit.crd.schema``) so the apiserver keeps
+    the null.
+    """
+    return _admits_none(field.annotation) and field.default is not None
+
+
+def _keep_meaningful_nulls(schema: Any, cls: type[BaseModel]) -> None:
+    """Make ``exclude_none`` keep the None of fields where absent would mean something else.
+
+    crdkit writes objects with ``exclude_none`` (``to_dict``, ``to_json``, ``to_apply``, the
+    client's codec): None and absent are the same on the wire. Not for a required
+    ``x: int | None``: leaving it out gives a document pydantic (and the CRD) refuses, and for
+    ``x: int | None = 5`` the apiserver would fill in 5. Those fields are written as null.
+    Only classes that have such fields get the extra serialiser step.
+    """
+    fields = getattr(cls, "__pydantic_fields__", None) or {}
+    kept = tuple(
+        (name, field.serialization_alias or field.alias or name)
+        for name, field in fields.items()
+        if _absent_is_not_none(field)
+    )
+    if not kept:
+        return
+    target = schema
+    if target.get("type") == "definitions":
+        target = target["schema"]
+    if target.get("type") != "model" or target.get("cls") is not cls:
+        return
+    if "serialization" in target:
+        return  # the class has its own model_serializer, which decides
+
+    def serialize(
+        value: Any, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> Any:
+        data = handler(value)
+        if not info.exclude_none or not isinstance(data, dict):
+            return data
+        for name, alias in kept:
+            key = alias if info.by_alias else name
+            if key in data or getattr(value, name, 0) is not None:
+                continue
+            if info.exclude is not None and name in info.exclude:
+                continue  # left out on purpose
+            if info.include is not None and name not in info.include:
+                continue
+            if info.exclude_unset and name not in value.model_fields_set:
+                continue
+            data[key] = None
+        return data
+
+    target["serialization"] = core_schema.wrap_serializer_function_ser_schema(
+        serialize, info_arg=True
+    )
+
+
 class ApiModel(BaseModel):
     """camelCase on the wire, snake_case in Python, both accepted on input.
 
@@ -126,6 +198,7 @@ class ApiModel(BaseModel):
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
         schema = handler(source)
         _use_kubernetes_wire_forms(schema, cls)
+        _keep_meaningful_nulls(schema, cls)
         return schema
 
     @classmethod

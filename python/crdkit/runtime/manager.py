@@ -46,6 +46,8 @@ from crdkit.runtime.leader import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from prometheus_client import CollectorRegistry
 
     from crdkit.client import Client
@@ -53,11 +55,19 @@ if TYPE_CHECKING:
     from crdkit.runtime.reconciler import Reconciler
     from crdkit.runtime.result import Request
 
-__all__ = ["Manager"]
+__all__ = ["Manager", "default_leader_election_id"]
 
 log = logging.getLogger("crdkit.runtime.manager")
 
 _SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+def default_leader_election_id(controller_names: Iterable[str]) -> str:
+    """The Lease name when none is given: the controllers' names, then ``-leader``.
+
+    ``crdkit gen-rbac`` grants get and update on exactly this Lease, so both use this function.
+    """
+    return "-".join(sorted(controller_names))[:50] + "-leader"
 
 
 class Manager:
@@ -279,8 +289,8 @@ class Manager:
         return True
 
     def _election_config(self) -> LeaderElectionConfig:
-        name = self._leader_election_id or (
-            "-".join(sorted(c.name for c in self.controllers))[:50] + "-leader"
+        name = self._leader_election_id or default_leader_election_id(
+            c.name for c in self.controllers
         )
         namespace = self._leader_election_namespace or self.namespace
         if namespace is None and _SERVICE_ACCOUNT_NAMESPACE.is_file():

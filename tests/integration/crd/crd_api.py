@@ -46,7 +46,11 @@ class BlockingApi:
             self.host, self.port, context=self.context, timeout=30
         )
         try:
-            payload = None if body is None else json.dumps(body).encode()
+            # bytes are sent as they are (YAML, or JSON json.dumps would refuse to write)
+            if isinstance(body, bytes):
+                payload: bytes | None = body
+            else:
+                payload = None if body is None else json.dumps(body).encode()
             headers = {"Content-Type": content_type, "Accept": accept}
             connection.request(method, path, body=payload, headers=headers)
             response = connection.getresponse()

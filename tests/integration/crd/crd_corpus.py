@@ -227,6 +227,25 @@ class OptionalHolder(CustomResource, group=GROUP, version="v1"):
     spec: OptionalsSpec
 
 
+class Span(ApiModel):
+    start: int
+    end: int | None
+
+
+class MeaningfulNullsSpec(ApiModel):
+    """Fields where null and absent differ to pydantic: the CRD keeps their nulls."""
+
+    count: int | None  # required, but may be null
+    limit: Annotated[int, Minimum(0)] | None = 5  # null is None, absent is 5
+    sizes: list[int | None] = []
+    labels: dict[str, str | None] = {}
+    span: Span | None
+
+
+class MeaningfulNulls(CustomResource, group=GROUP, version="v1"):
+    spec: MeaningfulNullsSpec
+
+
 class Resources(ApiModel):
     cpu: str = "1"
     memory: str = "1Gi"
@@ -624,6 +643,7 @@ CORPUS: list[type[CustomResource]] = [
     MergeStrategy,
     Shape,
     OptionalHolder,
+    MeaningfulNulls,
     Defaulted,
     Anything,
     OpenObject,

@@ -116,7 +116,13 @@ def _number(schema: Schema, integer: bool) -> st.SearchStrategy[Any]:
 
 
 def values(schema: Schema, hints: tuple[str, ...] = ()) -> st.SearchStrategy[Any]:
-    """Values that pass every value check of ``schema`` (not its CEL rules)."""
+    """Values that pass every value check of ``schema`` (not its CEL rules); null too where
+    the schema is nullable."""
+    drawn = _non_null_values(schema, hints)
+    return st.none() | drawn if schema.get("nullable") else drawn
+
+
+def _non_null_values(schema: Schema, hints: tuple[str, ...]) -> st.SearchStrategy[Any]:
     if "enum" in schema:
         return st.sampled_from(schema["enum"])
     if schema.get("x-kubernetes-int-or-string"):

@@ -37,6 +37,17 @@ BAD = {
     "class T(CustomResource, group='a.example.com', version='v1'):\n"
     "    spec: tuple[int, str]\n",
     "empty": "X = 1\n",
+    "infinite": "from crdkit.resources import ApiModel, CustomResource\n"
+    "class S(ApiModel):\n    limits: dict[str, float] = {'cpu': float('inf')}\n"
+    "class T(CustomResource, group='a.example.com', version='v1'):\n    spec: S\n",
+    "unbounded": "from pydantic import Field\n"
+    "from crdkit.resources import ApiModel, CustomResource\n"
+    "class S(ApiModel):\n    size: int = Field(0, le=2**63 - 1)\n"
+    "class T(CustomResource, group='a.example.com', version='v1'):\n    spec: S\n",
+    "clash": "from pydantic import Field\n"
+    "from crdkit.resources import ApiModel, CustomResource\n"
+    "class S(ApiModel):\n    foo_bar: int = 0\n    other: int = Field(0, alias='fooBar')\n"
+    "class T(CustomResource, group='a.example.com', version='v1'):\n    spec: S\n",
     "unbuildable": "from crdkit.resources import CustomResource\n"
     "class Plain:\n    pass\n"
     "class T(CustomResource, group='a.example.com', version='v1'):\n"
@@ -101,6 +112,9 @@ def test_output_dir_and_drift_check(models: Path) -> None:
         ("gen_twostorage", "exactly one version must have storage=True, found 2"),
         ("gen_unrepresentable", "T (a.example.com/v1): field .spec: a tuple of mixed types"),
         ("gen_empty", "holds no CustomResource classes"),
+        ("gen_infinite", "T (a.example.com/v1): field .spec.limits: default {'cpu': inf} holds"),
+        ("gen_unbounded", "T (a.example.com/v1): field .spec.size: maximum 9223372036854775807"),
+        ("gen_clash", "field .spec.fooBar: fields foo_bar and other of S both have the JSON name"),
         ("gen_unbuildable", "importing 'gen_unbuildable' failed: PydanticSchemaGenerationError"),
         ("gen_missing", "cannot import module 'gen_missing'"),
         ("gen_models:Nope", "has no attribute 'Nope'"),

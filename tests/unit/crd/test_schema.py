@@ -57,12 +57,131 @@ def test_refs_are_inlined_and_titles_dropped() -> None:
     }
 
 
-def test_optional_is_not_nullable_unless_marked() -> None:
+def test_optional_defaulting_to_none_is_not_nullable_unless_marked() -> None:
     assert field_schema(int | None, x=None) == {"type": "integer"}
     assert field_schema(Annotated[int | None, Nullable()], x=None) == {
         "type": "integer",
         "nullable": True,
     }
+
+
+def test_optional_without_a_default_is_required_and_nullable() -> None:
+    # pydantic requires the key and accepts null: so does the CRD (see _Converter._union).
+    class Inner(ApiModel):
+        value: int
+
+    class Holder(ApiModel):
+        count: int | None
+        inner: Inner | None
+        either: int | str | None
+
+    schema = structural_schema(Holder)
+    assert schema["required"] == ["count", "either", "inner"]
+    assert schema["properties"]["count"] == {"type": "integer", "nullable": True}
+    assert schema["properties"]["inner"]["nullable"] is True
+    assert schema["properties"]["either"] == {"x-kubernetes-int-or-string": True, "nullable": True}
+    assert schema_violations(schema) == []
+
+
+def test_optional_whose_absence_is_not_none_keeps_null() -> None:
+    # Absent reads back as the default, so a null must be kept rather than defaulted.
+    assert field_schema(int | None, x=5) == {"type": "integer", "default": 5, "nullable": True}
+    assert field_schema(int | None, x=Field(default_factory=lambda: 5)) == {
+        "type": "integer",
+        "nullable": True,
+    }
+    # pydantic keeps None items and values, and so does the CRD.
+    assert field_schema(list[int | None], x=[]) == {
+        "type": "array",
+        "items": {"type": "integer", "nullable": True},
+        "default": [],
+    }
+    assert field_schema(dict[str, str | None])["additionalProperties"] == {
+        "type": "string",
+        "nullable": True,
+    }
+
+
+def test_a_model_default_keeps_the_nulls_the_schema_keeps() -> None:
+    class Inner(ApiModel):
+        count: int | None
+        note: str | None = None
+
+    assert field_schema(Inner, x=Inner(count=None))["default"] == {"count": None}
+
+
+@pytest.mark.parametrize(
+    ("annotation", "default", "held"),
+    [
+        (float, float("inf"), "inf"),
+        (float, float("-inf"), "-inf"),
+        (float, float("nan"), "nan"),
+        (list[float], [1.0, float("nan")], "holds nan"),  # pydantic alone writes [1.0, null]
+        (dict[str, float], {"k": float("-inf")}, "holds -inf"),
+        (dict[str, list[float]], {"k": [float("inf")]}, "holds inf"),
+        (float | None, float("inf"), "inf"),
+    ],
+)
+def test_non_finite_defaults_are_errors_naming_the_field(
+    annotation: Any, default: Any, held: str
+) -> None:
+    with pytest.raises(SchemaError, match=rf"^M: field \.x: default .*{held}.*not finite"):
+        field_schema(annotation, x=default)
+
+
+def test_non_finite_default_inside_a_nested_model_names_the_path() -> None:
+    class Limits(ApiModel):
+        ceiling: float = 1.0
+
+    class Spec(ApiModel):
+        limits: Limits = Limits(ceiling=float("inf"))
+
+    with pytest.raises(SchemaError, match=r"field \.spec\.limits: default \{'ceiling': inf\}"):
+        field_schema(Spec, x=Field(alias="spec"))
+
+
+def test_integer_defaults_must_fit_int64() -> None:
+    assert field_schema(int, x=2**63 - 1)["default"] == 2**63 - 1
+    with pytest.raises(SchemaError, match=r"field \.x: default 9223372036854775808 does not fit"):
+        field_schema(int, x=2**63)
+    with pytest.raises(SchemaError, match="default -9223372036854775809 does not fit"):
+        field_schema(dict[str, list[int]], x={"k": [-(2**63) - 1]})
+    # A number field's default is decoded as a float: no int64 limit applies.
+    assert field_schema(float, x=2**70)["default"] == 2**70
+
+
+@pytest.mark.parametrize(
+    ("annotation", "reason"),
+    [
+        (Annotated[int, Field(le=2**63 - 1)], "maximum 9223372036854775807 is out of the range"),
+        (Annotated[int, Field(ge=-(2**63))], "minimum -9223372036854775808 is out of the range"),
+        (Annotated[int, Field(lt=2**64)], "exclusiveMaximum 18446744073709551616 is out of"),
+        (Annotated[int, Field(multiple_of=2**64)], "multipleOf 18446744073709551616 is out of"),
+        (Annotated[int, Field(le=10**400)], "maximum 10{400} is out of the range"),
+        (
+            Annotated[int, Field(le=2**53 + 1)],
+            "maximum 9007199254740993 cannot be held exactly .* check 9007199254740992",
+        ),
+        (Annotated[float, Field(le=1e300)], "maximum 1e\\+300 is out of the range"),
+        (Annotated[float, Field(ge=float("nan"))], "minimum nan is not finite"),
+        (Annotated[str, Field(max_length=2**63)], "maxLength 9223372036854775808 does not fit"),
+    ],
+)
+def test_bounds_the_apiserver_cannot_hold_are_errors(annotation: Any, reason: str) -> None:
+    with pytest.raises(SchemaError, match=rf"^M: field \.x: {reason}"):
+        field_schema(annotation, x=0 if "str" not in str(annotation) else "")
+
+
+def test_bounds_within_what_the_apiserver_holds_are_kept() -> None:
+    limit = 2**63 - 1024  # the largest float64 below 2**63
+    assert field_schema(Annotated[int, Field(ge=-limit, le=limit)]) == {
+        "type": "integer",
+        "minimum": -limit,
+        "maximum": limit,
+    }
+    assert field_schema(Annotated[int, Field(le=2**62)])["maximum"] == 2**62
+    # pydantic drops infinite bounds itself: every finite value passes both.
+    assert field_schema(Annotated[float, Field(le=float("inf"))]) == {"type": "number"}
 
 
 def test_literal_enum_and_const() -> None:

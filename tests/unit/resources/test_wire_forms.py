@@ -1,11 +1,17 @@
-"""ApiModel gives plain datetime and timedelta fields the forms the apiserver accepts."""
+"""ApiModel gives plain datetime and timedelta fields the forms the apiserver accepts, and
+writes None as null where leaving the field out would mean something else."""
+
+# ruff: noqa: RUF012 - pydantic copies mutable defaults
+from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_serializer
 
-from crdkit.resources import ApiModel
+from crdkit.client.codec import codec_for
+from crdkit.resources import ApiModel, CustomResource, ObjectMeta
 
 
 class Plain(BaseModel):
@@ -57,3 +63,81 @@ def test_plain_models_inside_keep_pydantic_behaviour() -> None:
         "wait": "PT1H",
         "at": "2024-01-01T00:00:00",
     }
+
+
+class Span(ApiModel):
+    start_at: int
+    end_at: int | None  # required: absent is refused
+
+
+class NullsSpec(ApiModel):
+    count: int | None  # required: absent is refused
+    limit: int | None = 5  # absent means 5
+    made: int | None = Field(default_factory=lambda: 1)  # absent means 1
+    note: str | None = None  # absent means None: left out as before
+    spans: list[Span] = []
+    children: list[NullsSpec] = []
+
+
+class Nulls(CustomResource, group="nulls.example.com", version="v1"):
+    spec: NullsSpec
+
+
+def _nulls() -> Nulls:
+    return Nulls(
+        metadata=ObjectMeta(name="n"),
+        spec=NullsSpec(
+            count=None,
+            limit=None,
+            made=None,
+            spans=[Span(start_at=1, end_at=None)],
+            children=[NullsSpec(count=None)],
+        ),
+    )
+
+
+def test_none_is_written_as_null_where_absent_means_something_else() -> None:
+    obj = _nulls()
+    expected_spec = {
+        "count": None,
+        "limit": None,
+        "made": None,
+        "spans": [{"startAt": 1, "endAt": None}],
+        "children": [{"count": None, "limit": 5, "made": 1, "spans": [], "children": []}],
+    }
+    assert obj.to_dict()["spec"] == expected_spec
+    assert Nulls.model_validate_json(obj.to_json()) == obj
+    assert Nulls.model_validate_json(codec_for(Nulls).encode(obj)) == obj
+    # Apply sends what was set: the nested child set only count.
+    assert obj.to_apply()["spec"] == {
+        **expected_spec,
+        "children": [{"count": None}],
+    }
+
+
+def test_explicit_include_and_exclude_still_win() -> None:
+    obj = _nulls()
+    exclude = {"spec": {"count": True, "spans": {0: {"end_at"}}}}
+    dumped = obj.model_dump(by_alias=True, exclude_none=True, exclude=exclude)
+    assert "count" not in dumped["spec"]
+    assert dumped["spec"]["spans"] == [{"startAt": 1}]
+    assert obj.spec.model_dump(exclude_none=True, include={"limit"}) == {"limit": None}
+    # Without exclude_none, nothing changes; python names without by_alias.
+    assert obj.spec.spans[0].model_dump() == {"start_at": 1, "end_at": None}
+    assert obj.spec.spans[0].model_dump(exclude_none=True) == {"start_at": 1, "end_at": None}
+
+
+def test_models_without_such_fields_and_own_serialisers_are_left_alone() -> None:
+    class Plainer(ApiModel):
+        note: str | None = None
+
+    class Own(ApiModel):
+        count: int | None
+
+        @model_serializer
+        def _mine(self) -> dict[str, Any]:
+            return {"mine": True}
+
+    assert Plainer().model_dump(exclude_none=True) == {}
+    assert "serialization" not in Plainer.__pydantic_core_schema__
+    assert Own(count=None).model_dump(exclude_none=True) == {"mine": True}

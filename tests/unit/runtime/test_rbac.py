@@ -1,4 +1,4 @@
-"""Unit tests of the least-privilege RBAC rules."""
+"""Unit tests of the least-privilege RBAC rules and where each is granted."""
 
 from __future__ import annotations
 
@@ -7,11 +7,22 @@ from typing import Any
 import pytest
 
 from crdkit import Reconciler, Request
-from crdkit.resources import ConfigMap, CustomResource, Node, Pod
-from crdkit.runtime.rbac import cluster_role, cluster_role_binding, rbac_rules
+from crdkit.resources import ConfigMap, CustomResource, Lease, Node, Pod
+from crdkit.runtime.manager import default_leader_election_id
+from crdkit.runtime.rbac import (
+    cluster_role,
+    cluster_role_binding,
+    rbac_documents,
+    rbac_rules,
+    role_binding,
+)
 
 
 class Job(CustomResource, group="batch.example.com", version="v1", kind="Job"):
+    pass
+
+
+class Pool(CustomResource, group="batch.example.com", version="v1", scope="Cluster"):
     pass
 
 
@@ -22,47 +33,133 @@ def to_jobs(node: Any) -> list[Request]:
 class JobReconciler(Reconciler[Job]):
     owns = (Pod,)
     watches = ((Node, to_jobs),)
-    rbac = (("", "pods/binding", ["create"]),)
+    rbac = (("", "pods/binding", ["create"]), ("example.com", "gadgets", ["get"]))
 
 
 class ConfigReconciler(Reconciler[ConfigMap]):
     owns = (Pod,)
 
 
-def rules_by_resource(rules: list[dict[str, Any]]) -> dict[tuple[str, str], list[str]]:
+class PoolReconciler(Reconciler[Pool]):
+    owns = (ConfigMap,)
+
+
+def by_resource(rules: list[dict[str, Any]]) -> dict[tuple[str, str], list[str]]:
     return {(r["apiGroups"][0], r["resources"][0]): r["verbs"] for r in rules}
 
 
-def test_rules_follow_declarations() -> None:
-    rules = rules_by_resource(rbac_rules([JobReconciler]))
-    assert rules == {
-        ("batch.example.com", "jobs"): ["get", "list", "watch", "update", "patch"],
-        ("batch.example.com", "jobs/status"): ["get", "update", "patch"],
-        ("batch.example.com", "jobs/finalizers"): ["update"],
-        ("", "pods"): ["get", "list", "watch", "create", "update", "patch", "delete"],
-        ("", "nodes"): ["get", "list", "watch"],
-        ("", "pods/binding"): ["create"],
-        ("coordination.k8s.io", "leases"): [
-            "get", "list", "watch", "create", "update", "patch", "delete",
-        ],
-        ("events.k8s.io", "events"): ["create", "update", "patch"],
-    }  # fmt: skip
+JOB_RULES = {
+    ("batch.example.com", "jobs"): ["get", "list", "watch", "update", "patch"],
+    ("batch.example.com", "jobs/status"): ["get", "update", "patch"],
+    ("batch.example.com", "jobs/finalizers"): ["update"],
+    ("", "pods"): ["get", "list", "watch", "create", "update", "patch", "delete"],
+    ("", "pods/binding"): ["create"],
+    ("events.k8s.io", "events"): ["create", "patch"],
+}
+CLUSTER_SCOPED = {
+    ("", "nodes"): ["get", "list", "watch"],
+    ("example.com", "gadgets"): ["get"],  # no class for it: its scope is unknown
+}
+
+
+def test_cluster_wide_rules_follow_declarations_and_leave_leases_out() -> None:
+    rules = rbac_rules([JobReconciler])
+    assert list(rules) == [""]
+    assert by_resource(rules[""]) == {**JOB_RULES, **CLUSTER_SCOPED}
+
+
+def test_a_namespace_keeps_namespaced_kinds_in_its_role() -> None:
+    rules = rbac_rules([JobReconciler], namespace="jobs")
+    assert by_resource(rules["jobs"]) == JOB_RULES
+    # Nodes are watched cluster-wide even then, and no Role can grant them.
+    assert by_resource(rules[""]) == CLUSTER_SCOPED
+
+
+def test_events_of_cluster_scoped_primaries_are_granted_in_default() -> None:
+    rules = rbac_rules([PoolReconciler], namespace="pools")
+    assert by_resource(rules["default"]) == {("events.k8s.io", "events"): ["create", "patch"]}
+    assert ("", "configmaps") in by_resource(rules["pools"])
+    assert ("batch.example.com", "pools") in by_resource(rules[""])
 
 
 def test_rules_of_several_reconcilers_merge() -> None:
-    rules = rbac_rules([JobReconciler, ConfigReconciler])
+    rules = rbac_rules([JobReconciler, ConfigReconciler])[""]
     keys = [(r["apiGroups"][0], r["resources"][0]) for r in rules]
     assert len(keys) == len(set(keys)), "one rule per group and resource"
     assert keys == sorted(keys)
     assert ("", "configmaps") in keys
 
 
-def test_role_and_binding_documents() -> None:
-    role = cluster_role("op", [JobReconciler])
-    assert (role["kind"], role["metadata"]["name"]) == ("ClusterRole", "op")
-    binding = cluster_role_binding("op", "op-sa", "ops")
-    assert binding["roleRef"]["name"] == "op"
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "op-sa", "namespace": "ops"}]
+def test_cluster_wide_documents() -> None:
+    docs = rbac_documents(
+        [JobReconciler], name="op", service_account="op-sa", service_account_namespace="ops"
+    )
+    assert [(d["kind"], d["metadata"].get("namespace")) for d in docs] == [
+        ("ClusterRole", None),
+        ("ClusterRoleBinding", None),
+        ("Role", "ops"),
+        ("RoleBinding", "ops"),
+    ]
+    assert docs[0] == cluster_role("op", [JobReconciler])
+    assert docs[1] == cluster_role_binding("op", "op-sa", "ops")
+    lease_role = docs[2]
+    assert lease_role["metadata"]["name"] == "op-leader-election"
+    # Exactly what the elector calls: create, then get and update of its one Lease.
+    assert lease_role["rules"] == [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "resourceNames": ["job-leader"],
+            "verbs": ["get", "update"],
+        },
+    ]
+    assert docs[3] == role_binding("op-leader-election", "ops", "op-sa", "ops")
+    assert docs[3]["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": "op-leader-election",
+    }
+
+
+def test_namespaced_documents_without_a_service_account() -> None:
+    docs = rbac_documents([ConfigReconciler], name="op", namespace="apps")
+    assert [(d["kind"], d["metadata"]["name"], d["metadata"].get("namespace")) for d in docs] == [
+        ("Role", "op", "apps"),
+        ("Role", "op-leader-election", "apps"),
+    ]
+
+
+def test_the_lease_follows_the_run_options() -> None:
+    docs = rbac_documents(
+        [JobReconciler, ConfigReconciler],
+        namespace="apps",
+        leader_election_id="my-lease",
+        leader_election_namespace="locks",
+    )
+    lease_role = docs[-1]
+    assert lease_role["metadata"]["namespace"] == "locks"
+    assert lease_role["rules"][1]["resourceNames"] == ["my-lease"]
+    default = rbac_documents([JobReconciler, ConfigReconciler], service_account_namespace="ops")
+    assert default[-1]["metadata"]["namespace"] == "ops"
+    assert default[-1]["rules"][1]["resourceNames"] == [
+        default_leader_election_id(["configmap", "job"])
+    ]
+
+
+def test_default_lease_name_is_the_managers() -> None:
+    assert default_leader_election_id(["b", "a"]) == "a-b-leader"
+    assert default_leader_election_id(["x" * 60]) == "x" * 50 + "-leader"
+
+
+def test_extras_on_known_kinds_follow_their_scope() -> None:
+    class Extras(Reconciler[ConfigMap]):
+        rbac = (("coordination.k8s.io", "leases", ["list"]), ("", "nodes/status", ["patch"]))
+
+    assert Lease.__resource__ is not None
+    rules = rbac_rules([Extras], namespace="apps")
+    assert ("coordination.k8s.io", "leases") in by_resource(rules["apps"])
+    assert ("", "nodes/status") in by_resource(rules[""])
 
 
 def test_bad_input() -> None:

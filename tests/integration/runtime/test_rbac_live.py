@@ -1,0 +1,297 @@
+"""The hello operator runs with exactly ``crdkit gen-rbac``'s roles, and with nothing more.
+
+A ServiceAccount gets the generated roles and bindings, a token from the TokenRequest API and
+a kubeconfig holding it; ``crdkit run`` with that kubeconfig (and leader election) must then
+reconcile a Hello, and the same identity must be refused (403) ConfigMaps and Leases in
+kube-system. The operator's own log must show no refusal either: a missing right that only
+causes retries (a Lease it may not read, an Event it may not write) would otherwise pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from _runtime_support import HELLO_CRD, eventually
+from click.testing import CliRunner
+from examples.hello.operator import Hello, HelloSpec
+
+from crdkit.cli import main
+from crdkit.client import Client, Forbidden, GroupVersionKind, NotFound
+from crdkit.resources import ConfigMap, Lease, LeaseSpec, ObjectMeta
+from crdkit.runtime import is_condition_true
+from crdkit.testing import ControlPlane
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(180)]
+
+ROOT = Path(__file__).resolve().parents[3]
+SERVICE_ACCOUNT = "hello-operator"
+
+
+def generated_rbac(*args: str) -> list[dict[str, Any]]:
+    result = CliRunner().invoke(
+        main, ["gen-rbac", "examples.hello.operator:HelloReconciler", *args]
+    )
+    assert result.exit_code == 0, result.output
+    return list(yaml.safe_load_all(result.output))
+
+
+async def service_account_token(client: Client, namespace: str) -> str:
+    """A ServiceAccount in ``namespace`` and a token for it from the TokenRequest API."""
+    await client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": SERVICE_ACCOUNT, "namespace": namespace},
+        }
+    )
+    request = {
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenRequest",
+        "spec": {"expirationSeconds": 3600},
+    }
+    answer = await client.transport.request(
+        "POST",
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/{SERVICE_ACCOUNT}/token",
+        body=json.dumps(request).encode(),
+        content_type="application/json",
+    )
+    token: str = json.loads(answer)["status"]["token"]
+    return token
+
+
+def token_kubeconfig(path: Path, control_plane: ControlPlane, token: str, namespace: str) -> Path:
+    """A kubeconfig that authenticates with ``token`` only (no client certificate)."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "local",
+                "cluster": {
+                    "server": control_plane.server_url,
+                    "certificate-authority": str(control_plane.ca_file),
+                },
+            }
+        ],
+        "users": [{"name": SERVICE_ACCOUNT, "user": {"token": token}}],
+        "contexts": [
+            {
+                "name": SERVICE_ACCOUNT,
+                "context": {"cluster": "local", "user": SERVICE_ACCOUNT, "namespace": namespace},
+            }
+        ],
+        "current-context": SERVICE_ACCOUNT,
+    }
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+async def apply_all(client: Client, documents: list[dict[str, Any]]) -> None:
+    for document in documents:
+        await client.create(document)
+
+
+async def delete_cluster_wide(client: Client, documents: list[dict[str, Any]]) -> None:
+    # Roles go with their namespace; cluster-wide ones would outlive the test.
+    for document in documents:
+        if document["kind"] in ("ClusterRole", "ClusterRoleBinding"):
+            await client.delete(GroupVersionKind.of(document), document["metadata"]["name"])
+
+
+@contextlib.asynccontextmanager
+async def run_operator(
+    kubeconfig: Path, log: Path, *args: str
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    with log.open("wb") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            str(Path(sys.executable).with_name("crdkit")),
+            "run",
+            "examples.hello.operator:HelloReconciler",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--leader-elect",
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "0",
+            *args,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=stderr,
+        )
+        try:
+            yield process
+        finally:
+            if process.returncode is None:
+                process.send_signal(signal.SIGTERM)
+                await asyncio.wait_for(process.wait(), 60)
+
+
+async def greets(admin: Client, namespace: str) -> None:
+    """A Hello in ``namespace`` gets its ConfigMap and a Ready status from the operator."""
+    await admin.create(
+        Hello(metadata=ObjectMeta(name="world", namespace=namespace), spec=HelloSpec(target="rbac"))
+    )
+
+    async def greeted() -> bool:
+        try:
+            cm = await admin.get(ConfigMap, "world-greeting", namespace=namespace)
+        except NotFound:
+            return False
+        hello = await admin.get(Hello, "world", namespace=namespace)
+        return (
+            cm.data.get("message") == "Hello, rbac!"
+            and hello.status is not None
+            and is_condition_true(hello.status.conditions, "Ready")
+        )
+
+    await eventually(greeted, within=60, what="the operator greeted")
+
+
+async def assert_forbidden(what: str, call: Any) -> None:
+    with pytest.raises(Forbidden) as refused:
+        await call
+    assert refused.value.code == 403, what
+
+
+def refusals_in(log: Path, namespace: str) -> list[str]:
+    """The operator's log lines where RBAC refused it something.
+
+    Matched on the authorizer's wording, not on 403: a cluster-wide operator also meets the
+    Hellos of earlier tests in namespaces stuck Terminating (no controller-manager), where
+    writes are refused with a 403 that has nothing to do with RBAC.
+    """
+    identity = f'User "system:serviceaccount:{namespace}:{SERVICE_ACCOUNT}" cannot'
+    refusals = []
+    for line in log.read_text().splitlines():
+        try:  # JSON log lines escape the quotes of the message
+            record = json.loads(line)
+            text = " ".join(map(str, record.values())) if isinstance(record, dict) else line
+        except ValueError:
+            text = line
+        if identity in text:
+            refusals.append(text)
+    return refusals
+
+
+async def test_namespaced_operator_runs_with_generated_roles_only(
+    control_plane: ControlPlane, crdkit_client: Client, namespace: str, tmp_path: Path
+) -> None:
+    await control_plane.install_crds([HELLO_CRD])
+    documents = generated_rbac(
+        "--name",
+        f"hello-{namespace}",
+        "--namespace",
+        namespace,
+        "--service-account",
+        SERVICE_ACCOUNT,
+        "--service-account-namespace",
+        namespace,
+    )
+    assert {d["kind"] for d in documents} == {"Role", "RoleBinding"}
+    await apply_all(crdkit_client, documents)
+    token = await service_account_token(crdkit_client, namespace)
+    kubeconfig = token_kubeconfig(tmp_path / "kubeconfig", control_plane, token, namespace)
+    log = tmp_path / "operator.stderr"
+    async with run_operator(kubeconfig, log, "--namespace", namespace) as process:
+        await greets(crdkit_client, namespace)
+        lease = await crdkit_client.get(Lease, "hello-leader", namespace=namespace)
+        assert lease.spec.holder_identity
+        assert process.returncode is None
+    assert process.returncode == 0, log.read_text()
+    assert refusals_in(log, namespace) == []
+
+    async with await Client.from_kubeconfig(kubeconfig) as operator:
+        # What it has: its kinds in its namespace, and its Lease.
+        await operator.list(ConfigMap, namespace=namespace)
+        await operator.get(Lease, "hello-leader", namespace=namespace)
+        # What it has not: other namespaces, other Leases.
+        await assert_forbidden(
+            "list configmaps in kube-system", operator.list(ConfigMap, namespace="kube-system")
+        )
+        await assert_forbidden(
+            "delete a configmap in kube-system",
+            operator.delete(
+                ConfigMap, "extension-apiserver-authentication", namespace="kube-system"
+            ),
+        )
+        await assert_forbidden("list configmaps everywhere", operator.list(ConfigMap))
+        await assert_forbidden(
+            "list leases in kube-system", operator.list(Lease, namespace="kube-system")
+        )
+        await assert_forbidden(
+            "get a lease in kube-system",
+            operator.get(Lease, "kube-scheduler", namespace="kube-system"),
+        )
+        await assert_forbidden(
+            "create a lease in kube-system",
+            operator.create(
+                Lease(
+                    metadata=ObjectMeta(name="hello-leader", namespace="kube-system"),
+                    spec=LeaseSpec(holder_identity="x"),
+                )
+            ),
+        )
+        await assert_forbidden(
+            "get another lease in its own namespace",
+            operator.get(Lease, "someone-else", namespace=namespace),
+        )
+
+
+async def test_cluster_wide_operator_keeps_its_lease_in_its_namespace(
+    control_plane: ControlPlane, crdkit_client: Client, namespace: str, tmp_path: Path
+) -> None:
+    await control_plane.install_crds([HELLO_CRD])
+    name = f"hello-{namespace}"
+    documents = generated_rbac(
+        "--name",
+        name,
+        "--service-account",
+        SERVICE_ACCOUNT,
+        "--service-account-namespace",
+        namespace,
+    )
+    await apply_all(crdkit_client, documents)
+    try:
+        token = await service_account_token(crdkit_client, namespace)
+        kubeconfig = token_kubeconfig(tmp_path / "kubeconfig", control_plane, token, namespace)
+        log = tmp_path / "operator.stderr"
+        # In a pod the manager finds its namespace in the service account's files; here it
+        # is given, as it is to gen-rbac (through --service-account-namespace).
+        async with run_operator(
+            kubeconfig, log, "--leader-election-namespace", namespace
+        ) as process:
+            await greets(crdkit_client, namespace)
+            assert process.returncode is None
+        assert process.returncode == 0, log.read_text()
+        assert refusals_in(log, namespace) == []
+
+        async with await Client.from_kubeconfig(kubeconfig) as operator:
+            # Watching every namespace, it owns ConfigMaps everywhere, but no Lease but its own.
+            await operator.list(ConfigMap, namespace="kube-system")
+            await assert_forbidden(
+                "list leases in kube-system", operator.list(Lease, namespace="kube-system")
+            )
+            await assert_forbidden("list leases everywhere", operator.list(Lease))
+            await assert_forbidden(
+                "create a lease in kube-system",
+                operator.create(
+                    Lease(
+                        metadata=ObjectMeta(name="hello-leader", namespace="kube-system"),
+                        spec=LeaseSpec(holder_identity="x"),
+                    )
+                ),
+            )
+    finally:
+        await delete_cluster_wide(crdkit_client, documents)
