@@ -18,6 +18,7 @@ import click
 
 from crdkit.testing.control_plane import ControlPlane
 from crdkit.testing.errors import ControlPlaneError
+from crdkit.testing.kubeconfig import write_private
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -68,12 +69,18 @@ async def _reap(child: asyncio.subprocess.Process, grace: float = 10.0) -> None:
             continue
 
 
+class _KubeconfigPathError(click.ClickException):
+    """``--kubeconfig PATH`` cannot be written safely: one line, and the usage error status."""
+
+    exit_code = 2
+
+
 def _copy_private(source: Path, target: Path) -> None:
-    # The kubeconfig holds the admin key: never readable by others, not even for a moment.
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as file:
-        file.write(source.read_bytes())
-    os.chmod(target, 0o600)
+    # The kubeconfig holds the admin key: owner-only, replaced whole, never through a link.
+    try:
+        write_private(target, source.read_bytes())
+    except OSError as exc:
+        raise _KubeconfigPathError(f"--kubeconfig {target}: {exc.strerror or exc}") from exc
 
 
 async def _up(crds: Sequence[Path], kubeconfig: Path | None) -> None:
@@ -141,6 +148,11 @@ def run(command: tuple[str, ...], crds: tuple[Path, ...]) -> None:
 )
 def up(crds: tuple[Path, ...], kubeconfig: Path | None) -> None:
     """Run a control plane in the foreground until Ctrl-C."""
+    if kubeconfig is not None and kubeconfig.is_symlink():
+        # Before anything starts; writing checks again, for a link put there meanwhile.
+        raise _KubeconfigPathError(
+            f"--kubeconfig {kubeconfig}: is a symbolic link; refusing to write through it"
+        )
     try:
         asyncio.run(_up(crds, kubeconfig))
     except ControlPlaneError as exc:

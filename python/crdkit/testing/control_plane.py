@@ -2,7 +2,9 @@
 
 ``ControlPlane`` owns a temporary folder (certificates, kubeconfig, etcd data, logs) and two
 child processes. It holds nothing bound to an event loop between calls, so a pytest session
-fixture may start it in one loop while tests use it from theirs.
+fixture may start it in one loop while tests use it from theirs. A supervisor process, started
+with the folder, kills both programs and deletes the folder if Python dies without stopping
+them, SIGKILL included (see :mod:`crdkit.testing.supervisor`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from crdkit.testing.crds import CrdSource, crd_is_established, load_crds, served
 from crdkit.testing.errors import ControlPlaneError
 from crdkit.testing.kubeconfig import write_kubeconfig
 from crdkit.testing.processes import ManagedProcess, free_ports, stop_all
+from crdkit.testing.supervisor import Supervisor
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -44,6 +47,10 @@ PORT_ATTEMPTS = 3
 
 # Folders of control planes never stopped, removed at interpreter exit.
 _workdirs: set[Path] = set()
+
+
+# A fork's exit must not delete the parent's folders.
+os.register_at_fork(after_in_child=_workdirs.clear)
 
 
 @atexit.register
@@ -90,6 +97,7 @@ class ControlPlane:
         self._apiserver_port = 0
         self._etcd: ManagedProcess | None = None
         self._apiserver: ManagedProcess | None = None
+        self._supervisor: Supervisor | None = None
         self._lock = threading.Lock()
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -121,6 +129,8 @@ class ControlPlane:
                 tempfile.mkdtemp(prefix="crdkit-envtest-", dir=self._workdir_parent)
             )
             _workdirs.add(self._workdir)
+            # At once, before anything else goes into the folder; it needs no waiting for.
+            self._supervisor = Supervisor(self._workdir)
             self._pki = await asyncio.to_thread(generate_pki, self._workdir / "pki")
             for attempt in range(1, PORT_ATTEMPTS + 1):
                 try:
@@ -167,7 +177,9 @@ class ControlPlane:
             if self._workdir is not None:
                 shutil.rmtree(self._workdir, ignore_errors=True)
                 _workdirs.discard(self._workdir)
-            self._workdir = self._pki = self._kubeconfig = None
+            if self._supervisor is not None:
+                self._supervisor.close()
+            self._workdir = self._pki = self._kubeconfig = self._supervisor = None
 
     async def restart_apiserver(self) -> None:
         """Stop kube-apiserver and start it again on the same port; etcd keeps every object.
@@ -342,7 +354,9 @@ class ControlPlane:
         return value
 
     def _spawn(self, name: str, argv: list[str]) -> ManagedProcess:
-        return ManagedProcess(name, argv, self.log_path(name), env=os.environ)
+        return ManagedProcess(
+            name, argv, self.log_path(name), env=os.environ, supervisor=self._supervisor
+        )
 
     def _etcd_argv(self) -> list[str]:
         client = f"http://{HOST}:{self._etcd_port}"

@@ -3,6 +3,8 @@
 Each program runs in a session (and so a process group) of its own, with its output in a log
 file. Stopping signals the whole group: SIGTERM, then SIGKILL once the grace period is over, so
 nothing the program forked survives it. Stopping blocks; async callers run it in a thread.
+Given a :class:`~crdkit.testing.supervisor.Supervisor`, a program is announced to it while it
+runs, so it dies with this process even on SIGKILL.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
+
+    from crdkit.testing.supervisor import Supervisor
 
 __all__ = ["ManagedProcess", "free_ports", "stop_all"]
 
@@ -37,6 +41,8 @@ def stop_all(grace: float = 2.0) -> None:
 
 
 atexit.register(stop_all)
+# A fork is not the programs' parent: its exit must not stop the parent's programs.
+os.register_at_fork(after_in_child=_running.clear)
 
 
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
@@ -66,10 +72,12 @@ class ManagedProcess:
         argv: Sequence[str],
         log_path: Path,
         env: Mapping[str, str] | None = None,
+        supervisor: Supervisor | None = None,
     ) -> None:
         self.name = name
         self.argv = list(argv)
         self.log_path = log_path
+        self._supervisor = supervisor
         with log_path.open("ab") as log:
             self._popen = subprocess.Popen(
                 self.argv,
@@ -80,6 +88,8 @@ class ManagedProcess:
                 start_new_session=True,
             )
         _running.add(self)
+        if supervisor is not None:
+            supervisor.watch(self.pid)
 
     @property
     def pid(self) -> int:
@@ -127,5 +137,11 @@ class ManagedProcess:
                 self._signal_group(signal.SIGKILL)
             time.sleep(0.02)
             if time.monotonic() > deadline + 5:
-                break
+                # Still watched, so the supervisor kills what is left when this process ends.
+                _running.discard(self)
+                return
         _running.discard(self)
+        if self._supervisor is not None:
+            # Reaped and empty, the group's id is free for the kernel to reuse: the supervisor
+            # must not kill it any more.
+            self._supervisor.forget(self.pid)

@@ -242,6 +242,32 @@ def test_a_control_plane_never_stopped_is_cleaned_up_at_exit() -> None:
     assert not Path(left["workdir"]).exists()
 
 
+FORK_EXITS = """
+import asyncio, json, os, ssl, sys, urllib.request
+from crdkit.testing import ControlPlane
+
+plane = ControlPlane()
+asyncio.run(plane.start())
+child = os.fork()
+if child == 0:
+    sys.exit(0)  # a fork's normal exit: its atexit handlers run, and nothing else of ours
+os.waitpid(child, 0)
+tls = ssl.create_default_context(cafile=plane.ca_file)
+tls.load_cert_chain(plane.client_cert_file, plane.client_key_file)
+ready = urllib.request.urlopen(plane.server_url + "/readyz", context=tls, timeout=30).read()
+print(json.dumps({"workdir": plane.workdir.exists(), "ready": ready.decode()}), flush=True)
+asyncio.run(plane.stop())
+"""
+
+
+def test_the_exit_of_a_fork_leaves_the_control_plane_running() -> None:
+    child = subprocess.run(
+        [sys.executable, "-c", FORK_EXITS], capture_output=True, text=True, timeout=90, check=False
+    )
+    assert child.returncode == 0, child.stderr
+    assert json.loads(child.stdout) == {"workdir": True, "ready": "ok"}
+
+
 async def test_cancelled_start_cleans_up() -> None:
     plane = ControlPlane()
     starting = asyncio.create_task(plane.start())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -151,6 +152,11 @@ def test_run_forwards_sigterm_to_the_command_and_cleans_up() -> None:
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM], ids=["int", "term"])
 def test_up_serves_until_interrupted(tmp_path: Path, stop_signal: signal.Signals) -> None:
     kubeconfig = tmp_path / "kubeconfig"
+    # A file already there, world-readable and hard-linked elsewhere: it must be replaced by a
+    # new owner-only file, not written into (which would hand the other name the admin key).
+    kubeconfig.write_text("old")
+    kubeconfig.chmod(0o644)
+    os.link(kubeconfig, tmp_path / "other-name")
     with subprocess.Popen(
         [CRDKIT, "envtest", "up", "--kubeconfig", str(kubeconfig)],
         stdout=subprocess.PIPE,
@@ -167,6 +173,7 @@ def test_up_serves_until_interrupted(tmp_path: Path, stop_signal: signal.Signals
             output = "".join(lines)
             assert f"kubeconfig: {kubeconfig}" in output
             assert kubeconfig.stat().st_mode & 0o077 == 0
+            assert (tmp_path / "other-name").read_text() == "old"
             assert "kubectl get namespaces" in output
             server = yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
             assert server in output
@@ -178,3 +185,27 @@ def test_up_serves_until_interrupted(tmp_path: Path, stop_signal: signal.Signals
             assert _refused(server)
         finally:
             _stop_leaving_nothing(up)
+
+
+def test_up_refuses_a_kubeconfig_path_that_is_a_symlink(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.write_text("keep")
+    link = tmp_path / "kubeconfig"
+    link.symlink_to(target)
+    with subprocess.Popen(
+        [CRDKIT, "envtest", "up", "--kubeconfig", str(link)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as up:
+        try:
+            # Refused before anything starts; a control plane would run until interrupted.
+            _, stderr = up.communicate(timeout=60)
+        finally:
+            _stop_leaving_nothing(up)
+    assert up.returncode == 2, stderr
+    assert stderr.strip().splitlines() == [
+        f"Error: --kubeconfig {link}: is a symbolic link; refusing to write through it"
+    ]
+    assert target.read_text() == "keep"
+    assert link.is_symlink()
