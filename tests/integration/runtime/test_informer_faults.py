@@ -211,3 +211,21 @@ async def test_a_cut_watch_resumes_without_a_relist(
     assert informer.list_count == 1
     assert informer.watch_count >= 4
     assert seen.deleted == [f"{namespace}/x"]
+
+
+@pytest.mark.slow
+async def test_a_quiet_healthy_watch_outlives_the_default_idle_timeout(
+    crdkit_client: Client, namespace: str
+) -> None:
+    """The default idle timeout (90 s) sits above the apiserver's bookmark interval (about
+    60 s): a watch on which nothing happens is kept alive by bookmarks, never reconnected."""
+    assert Timeouts().watch_idle == 90.0
+    informer = Informer(crdkit_client, ConfigMap, namespace=namespace)
+    async with informer:
+        assert await informer.wait_for_sync(timeout=30)
+        listed_at = informer.resource_version
+        await asyncio.sleep(Timeouts().watch_idle + 10)
+        assert informer.watch_count == 1, "the quiet watch was dropped: no bookmark came"
+        assert informer.last_error is None
+        # Nothing changed in the namespace; only a bookmark can have moved the version on.
+        assert informer.resource_version != listed_at
