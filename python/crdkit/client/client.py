@@ -774,14 +774,15 @@ class Client:
         if resource_version:
             params.append(("resourceVersion", resource_version))
         parser = WatchParser(target.codec, resource_version)
+        idle = idle_timeout or self.config.timeouts.watch_idle
         async with self.transport.stream(
             "GET",
             target.info.path(namespace=namespace),
             params=params,
             accept=target.accept,
-            idle_timeout=idle_timeout or self.config.timeouts.watch_idle,
+            idle_timeout=idle,
         ) as stream:
-            async for event in parser.events(stream):
+            async for event in parser.events(stream, idle_timeout=idle):
                 yield event
 
 

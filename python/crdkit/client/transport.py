@@ -113,7 +113,12 @@ def keepalive_socket_factory(keepalive: TcpKeepalive) -> Callable[[AddrInfo], so
 
 def _connection_failure(error: aiohttp.ClientError) -> ConnectionFailure | None:
     """How far the request got, or ``None`` for failures a retry cannot fix."""
-    if isinstance(error, aiohttp.ClientSSLError | aiohttp.ClientConnectorCertificateError):
+    if isinstance(
+        error,
+        aiohttp.ClientSSLError
+        | aiohttp.ClientConnectorCertificateError
+        | aiohttp.ServerFingerprintMismatch,
+    ):
         return None  # a certificate or TLS mismatch stays one
     if isinstance(error, aiohttp.ClientConnectorError):
         return ConnectionFailure.NOT_SENT

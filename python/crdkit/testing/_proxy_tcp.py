@@ -158,9 +158,7 @@ class _Link:
                 if self.frozen:
                     continue  # a dead path: what is sent into it is gone
                 queue.put_nowait((loop.time() + self.core.latency, data))
-        except (ConnectionResetError, BrokenPipeError):
-            last = RST
-        except OSError:
+        except OSError:  # reset, or broken in some other way: pass it on as a reset
             last = RST
         if self.frozen:
             # The client giving up on a dead connection ends it; the server ending it is

@@ -190,7 +190,7 @@ async def test_client_watch_asks_for_bookmarks_and_uses_the_configured_idle_time
 
     try:
         async with Client(config) as client:
-            with pytest.raises(RequestTimeout):
+            with pytest.raises(RequestTimeout, match=r"for 0\.3s.*resume from 12"):
                 await follow(client)
     finally:
         await runner.cleanup()
