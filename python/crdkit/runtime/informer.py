@@ -37,7 +37,7 @@ from crdkit.client.codec import (
     paused_gc,
 )
 from crdkit.client.discovery import GroupVersionKind
-from crdkit.client.errors import ApiError, Gone, KubernetesError
+from crdkit.client.errors import ApiError, Gone, KubernetesError, RequestTimeout
 from crdkit.client.objects import object_key, resource_version_of
 from crdkit.client.retry import Backoff
 from crdkit.client.watch import ADDED, BOOKMARK, DELETED, MODIFIED
@@ -437,20 +437,28 @@ class Informer(Generic[T]):
         server_timeout = random.randint(*self.watch_timeout)
         self.watch_count += 1
         started = time.monotonic()
-        async for event in self.client.watch_resolved(
-            target,
-            namespace=self.namespace,
-            label_selector=self.label_selector,
-            field_selector=self.field_selector,
-            resource_version=self._resource_version,
-            timeout_seconds=server_timeout,
-            idle_timeout=self.idle_timeout,
-        ):
-            self._apply(event.type, event.object, event.raw)
-            if event.resource_version:
-                self._resource_version = event.resource_version
+        try:
+            async for event in self.client.watch_resolved(
+                target,
+                namespace=self.namespace,
+                label_selector=self.label_selector,
+                field_selector=self.field_selector,
+                resource_version=self._resource_version,
+                timeout_seconds=server_timeout,
+                idle_timeout=self.idle_timeout,
+            ):
+                self._apply(event.type, event.object, event.raw)
+                if event.resource_version:
+                    self._resource_version = event.resource_version
+                if time.monotonic() - started > 1.0:
+                    self.backoff.reset()  # the connection works: the next failure starts small
+        except RequestTimeout:
             if time.monotonic() - started > 1.0:
-                self.backoff.reset()  # the connection works: the next failure starts small
+                # A timeout is paced by its own length: backing off more on top would only
+                # stretch the gaps of a quiet watch on an apiserver that sends no bookmarks
+                # (its watch cache off), reconnected after every idle timeout, to 30 s.
+                self.backoff.reset()
+            raise
         if time.monotonic() - started < 1.0:
             # The server ended the watch at once (an apiserver shutting down, a proxy that
             # cuts streams): do not hammer it with immediate reconnects.

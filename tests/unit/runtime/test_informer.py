@@ -16,6 +16,7 @@ from crdkit.client import (
     DecodeError,
     Gone,
     GroupVersionKind,
+    RequestTimeout,
     TooManyRequests,
     object_key,
 )
@@ -327,3 +328,45 @@ async def test_the_informer_passes_its_idle_timeout_to_each_watch() -> None:
     assert default.idle_timeout is None  # the client's Timeouts.watch_idle then decides
     with pytest.raises(ValueError, match="idle_timeout"):
         Informer(client(), ConfigMap, idle_timeout=0)
+
+
+class RecordingBackoff(Backoff):
+    def __init__(self) -> None:
+        super().__init__(0.05, 10.0, random=lambda: 0.0)
+        self.delays: list[float] = []
+
+    def next(self) -> float:
+        delay = super().next()
+        self.delays.append(delay)
+        return delay
+
+
+class QuietWatchClient(ListingClient):
+    """Watches that stay open, silent, until the idle timeout ends them (no bookmarks)."""
+
+    def __init__(self, codec: Codec[Any]) -> None:
+        super().__init__(codec, PAGES)
+        self.watches = 0
+
+    async def watch_resolved(self, target: object, **options: object) -> AsyncIterator[object]:
+        self.watches += 1
+        await asyncio.sleep(1.1)
+        raise RequestTimeout("watch idle timeout")
+        yield None  # pragma: no cover
+
+
+async def test_idle_timeouts_of_a_quiet_watch_do_not_pile_up_backoff() -> None:
+    fake = QuietWatchClient(codec_for(ConfigMap))
+    backoff = RecordingBackoff()
+    informer = Informer(fake, ConfigMap, resync_period=None, backoff=backoff)  # type: ignore[arg-type]
+    await informer.start()
+    try:
+        for _ in range(1000):
+            if fake.watches >= 4:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        await informer.stop()
+    assert len(backoff.delays) >= 3
+    assert set(backoff.delays) == {0.05}  # each reconnect starts from the initial delay
+    assert informer.list_count == 1
