@@ -52,6 +52,8 @@ from crdkit.client.errors import (
     UnsupportedMediaType,
 )
 from crdkit.client.objects import object_key
+from crdkit.client.retry import Backoff, RetryPolicy
+from crdkit.client.transport import TcpKeepalive
 from crdkit.client.watch import ADDED, BOOKMARK, DELETED, MODIFIED, WatchEvent
 
 __all__ = [
@@ -61,6 +63,7 @@ __all__ = [
     "MODIFIED",
     "AlreadyExists",
     "ApiError",
+    "Backoff",
     "BadRequest",
     "Client",
     "ClientConfig",
@@ -86,10 +89,12 @@ __all__ = [
     "RequestEntityTooLarge",
     "RequestTimeout",
     "ResolvedResource",
+    "RetryPolicy",
     "ServerTimeout",
     "ServiceUnavailable",
     "StaticCredentials",
     "StatusCause",
+    "TcpKeepalive",
     "Timeouts",
     "TokenFileCredentials",
     "TooManyRequests",

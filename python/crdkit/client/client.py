@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from types import TracebackType
 
+    from crdkit.client.retry import RetryPolicy
     from crdkit.testing import ControlPlane
 
 __all__ = [
@@ -130,9 +131,18 @@ class ResolvedResource(Generic[T]):
 class Client:
     """An async Kubernetes client. Use as ``async with``: it owns an HTTP connection pool."""
 
-    def __init__(self, config: ClientConfig, *, max_retries: int = 5) -> None:
+    def __init__(
+        self,
+        config: ClientConfig,
+        *,
+        max_retries: int | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        """``retry`` says which failed attempts are sent again (default :class:`RetryPolicy`:
+        throttling after ``Retry-After``, connection failures with backoff, at most 5
+        retries); ``max_retries`` overrides just its bound."""
         self.config = config
-        self.transport = Transport(config, max_retries=max_retries)
+        self.transport = Transport(config, retry=retry, max_retries=max_retries)
         self.discovery = Discovery(self._get_bytes)
 
     # -- construction ----------------------------------------------------------------------
@@ -723,8 +733,10 @@ class Client:
         """Changes from ``resource_version`` on, bookmarks included, until the server ends it.
 
         ``timeout_seconds`` (default: random 5-10 min) is when the server closes the watch;
-        ``idle_timeout`` (default: that plus 30 s) is how long silence is tolerated. An ERROR
-        event raises (``Gone`` when ``resource_version`` is too old: relist).
+        ``idle_timeout`` (default ``Timeouts.watch_idle``, 90 s) is how long silence is
+        tolerated before ``RequestTimeout``: bookmarks are asked for, and the apiserver sends
+        one about every minute, so a healthy watch is never silent that long. An ERROR event
+        raises (``Gone`` when ``resource_version`` is too old: relist).
         """
         target: ResolvedResource[Any] = await self.resolve(resource)
         async for event in self.watch_resolved(
@@ -762,14 +774,15 @@ class Client:
         if resource_version:
             params.append(("resourceVersion", resource_version))
         parser = WatchParser(target.codec, resource_version)
+        idle = idle_timeout or self.config.timeouts.watch_idle
         async with self.transport.stream(
             "GET",
             target.info.path(namespace=namespace),
             params=params,
             accept=target.accept,
-            idle_timeout=idle_timeout or server_timeout + 30.0,
+            idle_timeout=idle,
         ) as stream:
-            async for event in parser.events(stream):
+            async for event in parser.events(stream, idle_timeout=idle):
                 yield event
 
 

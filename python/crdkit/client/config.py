@@ -35,15 +35,18 @@ class Timeouts:
     """Per-request limits in seconds. Nothing waits forever on a dead connection.
 
     ``read`` bounds the gap between two reads of one response (a silent peer), ``total``
-    bounds a whole non-streaming request. Watches use their own idle timeout instead.
+    bounds a whole non-streaming request. A watch has no total; ``watch_idle`` bounds its
+    silence instead: the apiserver sends a bookmark about every minute to a watch that asks for
+    them, so 90 s without a byte means the connection is dead and the watch reconnects.
     """
 
     connect: float = 10.0
     read: float = 60.0
     total: float | None = 120.0
+    watch_idle: float = 90.0
 
     def __post_init__(self) -> None:
-        for name in ("connect", "read", "total"):
+        for name in ("connect", "read", "total", "watch_idle"):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"Timeouts.{name} must be positive, got {value!r}")

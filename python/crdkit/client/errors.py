@@ -109,6 +109,7 @@ class ApiError(KubernetesError):
         reason: str = "",
         details: dict[str, Any] | None = None,
         status: dict[str, Any] | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(f"{code} {reason or 'Error'}: {message}")
         self.message = message
@@ -116,6 +117,7 @@ class ApiError(KubernetesError):
         self.reason = reason
         self.details: dict[str, Any] = details or {}
         self.status: dict[str, Any] = status or {}
+        self._retry_after_header = retry_after
 
     @property
     def causes(self) -> list[StatusCause]:
@@ -124,9 +126,12 @@ class ApiError(KubernetesError):
 
     @property
     def retry_after(self) -> float | None:
-        """Seconds the server asked the client to wait, when it said."""
+        """Seconds the server asked the client to wait, when it said (in the Status's
+        ``details.retryAfterSeconds`` or, failing that, a ``Retry-After`` header)."""
         seconds = self.details.get("retryAfterSeconds")
-        return float(seconds) if seconds is not None else None
+        if seconds is not None:
+            return float(seconds)
+        return self._retry_after_header
 
 
 class BadRequest(ApiError):
@@ -232,7 +237,9 @@ _BY_CODE: dict[int, type[ApiError]] = {
 }
 
 
-def api_error_from_status(status: dict[str, Any], http_code: int | None = None) -> ApiError:
+def api_error_from_status(
+    status: dict[str, Any], http_code: int | None = None, *, retry_after: float | None = None
+) -> ApiError:
     """The exception for a ``metav1.Status`` (from a response body or a watch ERROR event)."""
     code = int(status.get("code") or http_code or 500)
     reason = str(status.get("reason") or "")
@@ -245,16 +252,24 @@ def api_error_from_status(status: dict[str, Any], http_code: int | None = None) 
         reason=reason,
         details=details if isinstance(details, dict) else None,
         status=status,
+        retry_after=retry_after,
     )
 
 
-def api_error_from_response(http_code: int, body: bytes) -> ApiError:
-    """The exception for an HTTP error answer, whether or not its body is a Status."""
+def api_error_from_response(
+    http_code: int, body: bytes, *, retry_after: float | None = None
+) -> ApiError:
+    """The exception for an HTTP error answer, whether or not its body is a Status.
+
+    ``retry_after`` is the answer's ``Retry-After`` header, in seconds, if it had one.
+    """
     try:
         data = json.loads(body) if body else None
     except ValueError:
         data = None
     if isinstance(data, dict) and data.get("kind") == "Status":
-        return api_error_from_status(data, http_code)
+        return api_error_from_status(data, http_code, retry_after=retry_after)
     text = body.decode("utf-8", "replace").strip()[:500]
-    return api_error_from_status({"code": http_code, "message": text}, http_code)
+    return api_error_from_status(
+        {"code": http_code, "message": text}, http_code, retry_after=retry_after
+    )

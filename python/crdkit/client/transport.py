@@ -3,10 +3,16 @@
 Everything above this module (typed CRUD, watches, informers) goes through ``Transport``, so
 the rules live in one place:
 
-- every request has a connect timeout and a read timeout; nothing waits on a dead socket;
+- every request has a connect timeout and a read timeout, and a non-streaming one a total
+  timeout; a watch has an idle timeout instead (``Timeouts.watch_idle``): nothing waits on a
+  dead socket;
+- every connection has TCP keepalive on (``TcpKeepalive``: probes after 30 s of silence, every
+  10 s, 3 of them), and a user timeout as long, so the kernel itself gives up on a peer that
+  vanished without a FIN or RST;
 - a non-2xx answer becomes the matching :mod:`crdkit.client.errors` exception;
-- 429 (and 5xx carrying ``Retry-After``) is retried after the server's delay, a bounded number
-  of times and never longer than ``max_retry_wait`` per wait;
+- a failed attempt is retried as :class:`~crdkit.client.retry.RetryPolicy` decides, for
+  requests and watches alike: 429 (and 5xx carrying ``Retry-After``) after the server's delay;
+  a connection that could not be made, for any method; a connection that broke, for GET only;
 - a 401 makes the credentials refresh once (rotated token, expired exec token) and retries.
 """
 
@@ -14,8 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -25,16 +33,19 @@ from crdkit.client.errors import (
     TransportError,
     api_error_from_response,
 )
+from crdkit.client.retry import ConnectionFailure, RetryPolicy, retry_after_seconds
 
 if TYPE_CHECKING:
     from crdkit.client.config import ClientConfig, Timeouts
 
-__all__ = ["Params", "Transport"]
+__all__ = ["Params", "TcpKeepalive", "Transport", "keepalive_socket_factory"]
 
 log = logging.getLogger(__name__)
 
 Params = Mapping[str, str] | Sequence[tuple[str, str]]
 JSON = "application/json"
+AddrInfo = tuple[Any, ...]
+Sleep = Callable[[float], Awaitable[None]]
 
 
 def _user_agent() -> str:
@@ -43,33 +54,110 @@ def _user_agent() -> str:
     return f"crdkit/{__version__}"
 
 
-def retry_after_seconds(headers: Mapping[str, str], default: float) -> float:
-    """The ``Retry-After`` delay in seconds (the apiserver sends whole seconds)."""
-    value = headers.get("Retry-After")
-    if value is None:
-        return default
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return default
+@dataclass(frozen=True)
+class TcpKeepalive:
+    """TCP keepalive for every connection to the apiserver (seconds, probes).
+
+    A peer that vanished (a node that lost power, a NAT entry that expired) sends no FIN: the
+    kernel only finds out by probing. Linux's default waits two hours before the first probe;
+    these settings notice within ``idle + interval * count`` (60 s), for idle pooled
+    connections as well as for requests whose bytes are never acknowledged.
+    """
+
+    idle: float = 30.0
+    interval: float = 10.0
+    count: int = 3
+
+    def __post_init__(self) -> None:
+        if self.idle < 1 or self.interval < 1 or self.count < 1:
+            raise ValueError(
+                f"keepalive needs idle >= 1 s, interval >= 1 s and count >= 1, got {self}"
+            )
+
+    @property
+    def user_timeout(self) -> float:
+        """How long written data may go unacknowledged before the kernel drops the connection."""
+        return self.idle + self.interval * self.count
+
+    def apply(self, sock: socket.socket) -> None:
+        """Set the options on ``sock`` (those the platform has)."""
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        options = (
+            ("TCP_KEEPIDLE", round(self.idle)),
+            ("TCP_KEEPALIVE", round(self.idle)),  # macOS's name for the idle time
+            ("TCP_KEEPINTVL", round(self.interval)),
+            ("TCP_KEEPCNT", self.count),
+            ("TCP_USER_TIMEOUT", round(self.user_timeout * 1000)),  # milliseconds
+        )
+        for name, value in options:
+            option = getattr(socket, name, None)
+            if option is not None:
+                sock.setsockopt(socket.IPPROTO_TCP, option, value)
+
+
+def keepalive_socket_factory(keepalive: TcpKeepalive) -> Callable[[AddrInfo], socket.socket]:
+    """A socket factory for aiohttp's connector: plain TCP sockets with ``keepalive`` set."""
+
+    def make(addr_info: AddrInfo) -> socket.socket:
+        family, kind, proto = addr_info[0], addr_info[1], addr_info[2]
+        sock = socket.socket(family=family, type=kind, proto=proto)
+        try:
+            keepalive.apply(sock)
+        except OSError:
+            sock.close()
+            raise
+        return sock
+
+    return make
+
+
+def _connection_failure(error: aiohttp.ClientError) -> ConnectionFailure | None:
+    """How far the request got, or ``None`` for failures a retry cannot fix."""
+    if isinstance(
+        error,
+        aiohttp.ClientSSLError
+        | aiohttp.ClientConnectorCertificateError
+        | aiohttp.ServerFingerprintMismatch,
+    ):
+        return None  # a certificate or TLS mismatch stays one
+    if isinstance(error, aiohttp.ClientConnectorError):
+        return ConnectionFailure.NOT_SENT
+    if isinstance(error, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError):
+        return ConnectionFailure.BROKEN
+    return None
 
 
 class Transport:
-    """An aiohttp session bound to one apiserver. Open it inside the event loop that uses it."""
+    """An aiohttp session bound to one apiserver. Open it inside the event loop that uses it.
+
+    ``retry`` decides which failed attempts are sent again (``max_retries`` is a shortcut for
+    its bound); ``keepalive`` (``None``: the kernel's defaults) applies to every connection;
+    ``sleep`` is what waits between attempts, injectable so tests need not wait.
+    """
 
     def __init__(
         self,
         config: ClientConfig,
         *,
-        max_retries: int = 5,
-        max_retry_wait: float = 30.0,
+        retry: RetryPolicy | None = None,
+        max_retries: int | None = None,
         max_connections: int = 100,
+        keepalive: TcpKeepalive | None = TcpKeepalive(),
+        sleep: Sleep = asyncio.sleep,
     ) -> None:
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        policy = retry or RetryPolicy()
+        if max_retries is not None:
+            policy = RetryPolicy(
+                max_retries=max_retries,
+                max_retry_wait=policy.max_retry_wait,
+                backoff_initial=policy.backoff_initial,
+                backoff_max=policy.backoff_max,
+                random=policy.random,
+            )
         self.config = config
-        self.max_retries = max_retries
-        self.max_retry_wait = max_retry_wait
+        self.retry = policy
+        self.keepalive = keepalive
+        self._sleep = sleep
         self._max_connections = max_connections
         self._session: aiohttp.ClientSession | None = None
         self._user_agent = _user_agent()
@@ -79,6 +167,9 @@ class Transport:
             connector = aiohttp.TCPConnector(
                 ssl=self.config.ssl_context if self.config.ssl_context is not None else True,
                 limit=self._max_connections,
+                socket_factory=(
+                    keepalive_socket_factory(self.keepalive) if self.keepalive else None
+                ),
             )
             self._session = aiohttp.ClientSession(connector=connector)
 
@@ -112,6 +203,20 @@ class Transport:
             kwargs["proxy"] = self.config.proxy
         return kwargs
 
+    async def _wait_before_retry(
+        self, method: str, path: str, delay: float, retries: int, why: object
+    ) -> None:
+        log.debug("%s %s: %s; retry %d in %.2fs", method, path, why, retries, delay)
+        await self._sleep(delay)
+
+    def _connection_retry_delay(
+        self, method: str, error: aiohttp.ClientError, retries: int
+    ) -> float | None:
+        failure = _connection_failure(error)
+        if failure is None:
+            return None
+        return self.retry.after_connection_failure(method, failure, retries)
+
     async def request(
         self,
         method: str,
@@ -123,7 +228,11 @@ class Transport:
         accept: str = JSON,
         timeouts: Timeouts | None = None,
     ) -> bytes:
-        """Send one request and return the body of its 2xx answer, or raise."""
+        """Send one request and return the body of its 2xx answer, or raise.
+
+        The timeouts apply to each attempt; retries (see the module docstring) add their
+        waits. A caller with a deadline of its own wraps the call in ``asyncio.timeout``.
+        """
         limits = timeouts or self.config.timeouts
         timeout = aiohttp.ClientTimeout(
             total=limits.total, sock_connect=limits.connect, sock_read=limits.read
@@ -149,21 +258,26 @@ class Transport:
             except TimeoutError as exc:
                 raise RequestTimeout(f"{method} {path}: timed out ({exc or 'no answer'})") from exc
             except aiohttp.ClientError as exc:
-                raise TransportError(f"{method} {path}: {exc}") from exc
+                delay = self._connection_retry_delay(method, exc, retries)
+                if delay is None:
+                    raise TransportError(f"{method} {path}: {exc}") from exc
+                retries += 1
+                await self._wait_before_retry(method, path, delay, retries, exc)
+                continue
             if 200 <= status < 300:
                 return data
             if status == 401 and not refreshed:
                 refreshed = True
                 self.config.credentials.invalidate()
                 continue
-            retryable = status == 429 or (status >= 500 and "Retry-After" in response_headers)
-            if retryable and retries < self.max_retries:
+            delay = self.retry.after_status(status, response_headers, retries)
+            if delay is not None:
                 retries += 1
-                wait = min(retry_after_seconds(response_headers, 1.0), self.max_retry_wait)
-                log.debug("%s %s: %s, retry %d in %.1fs", method, path, status, retries, wait)
-                await asyncio.sleep(wait)
+                await self._wait_before_retry(method, path, delay, retries, status)
                 continue
-            raise api_error_from_response(status, data)
+            raise api_error_from_response(
+                status, data, retry_after=_retry_after_header(response_headers)
+            )
 
     @asynccontextmanager
     async def stream(
@@ -173,20 +287,24 @@ class Transport:
         *,
         params: Params | None = None,
         accept: str = JSON,
-        idle_timeout: float,
+        idle_timeout: float | None = None,
         connect_timeout: float | None = None,
     ) -> AsyncIterator[aiohttp.StreamReader]:
         """Open a long response (a watch) and yield its body stream once the status is 2xx.
 
-        ``idle_timeout`` bounds the silence between two chunks: a connection that died without
-        a FIN is noticed then. Reads past it raise ``RequestTimeout``.
+        ``idle_timeout`` (default ``Timeouts.watch_idle``) bounds the silence before the
+        answer and between two chunks: a connection that died without a FIN is noticed
+        then, and reads past it raise ``TimeoutError`` (the watch parser turns it into
+        ``RequestTimeout``). Opening the stream is retried like a request (429 after
+        ``Retry-After``, a refused or broken connection with backoff).
         """
         timeout = aiohttp.ClientTimeout(
             total=None,
             sock_connect=connect_timeout or self.config.timeouts.connect,
-            sock_read=idle_timeout,
+            sock_read=idle_timeout or self.config.timeouts.watch_idle,
         )
         url = self.config.server + path
+        retries = 0
         refreshed = False
         while True:
             headers = await self._headers(accept, None)
@@ -200,9 +318,14 @@ class Transport:
                     **self._request_kwargs(),
                 )
             except TimeoutError as exc:
-                raise RequestTimeout(f"{method} {path}: timed out connecting") from exc
+                raise RequestTimeout(f"{method} {path}: timed out opening the stream") from exc
             except aiohttp.ClientError as exc:
-                raise TransportError(f"{method} {path}: {exc}") from exc
+                delay = self._connection_retry_delay(method, exc, retries)
+                if delay is None:
+                    raise TransportError(f"{method} {path}: {exc}") from exc
+                retries += 1
+                await self._wait_before_retry(method, path, delay, retries, exc)
+                continue
             if 200 <= response.status < 300:
                 break
             try:
@@ -215,8 +338,21 @@ class Transport:
                 refreshed = True
                 self.config.credentials.invalidate()
                 continue
-            raise api_error_from_response(response.status, data)
+            delay = self.retry.after_status(response.status, response.headers, retries)
+            if delay is not None:
+                retries += 1
+                await self._wait_before_retry(method, path, delay, retries, response.status)
+                continue
+            raise api_error_from_response(
+                response.status, data, retry_after=_retry_after_header(response.headers)
+            )
         try:
             yield response.content
         finally:
             response.close()
+
+
+def _retry_after_header(headers: Mapping[str, str]) -> float | None:
+    if "Retry-After" not in headers:
+        return None
+    return retry_after_seconds(headers, 0.0)

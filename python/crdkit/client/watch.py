@@ -130,10 +130,13 @@ class WatchParser(Generic[T]):
             return DecodeError(f"watch ERROR event without a Status: {value!r:.200}")
         return api_error_from_status(status)
 
-    async def events(self, source: _ChunkSource) -> AsyncIterator[WatchEvent[T]]:
+    async def events(
+        self, source: _ChunkSource, *, idle_timeout: float | None = None
+    ) -> AsyncIterator[WatchEvent[T]]:
         """Events from a chunked body until the server ends the watch.
 
-        A broken connection raises ``TransportError``; silence past the idle timeout raises
+        A broken connection raises ``TransportError``; silence past the idle timeout (the
+        source's to enforce; ``idle_timeout`` only names it in the message) raises
         ``RequestTimeout``. Either way ``resource_version`` says where to resume.
         """
         import aiohttp
@@ -143,7 +146,11 @@ class WatchParser(Generic[T]):
             try:
                 chunk = await source.readany()
             except TimeoutError as exc:
-                raise RequestTimeout("watch idle timeout: no bytes from the server") from exc
+                silent = f" for {idle_timeout:g}s" if idle_timeout else ""
+                raise RequestTimeout(
+                    f"watch idle timeout: no bytes from the server{silent}, not even a "
+                    f"bookmark (a dead connection); resume from {self.resource_version}"
+                ) from exc
             except aiohttp.ClientError as exc:
                 raise TransportError(f"watch connection broke: {exc}") from exc
             if not chunk:

@@ -10,10 +10,14 @@ The loop, as client-go's reflector runs it::
                  server timeout (5-10 min, randomised): watch again ◀────┤
                  connection lost / idle timeout: back off 0.8..30 s ◀────┘ and watch from RV
 
-The failure operators suffer from most, a watch that silently stops, cannot persist here: the
-server ends each watch within 10 minutes, a connection that goes quiet for longer than that is
-dropped by the idle timeout, and every ending leads back into the loop. Nothing but ``stop()``
-ends the loop; errors are logged, counted and retried with backoff.
+The failure operators suffer from most, a watch that silently stops, cannot persist here. Each
+watch asks for bookmarks, which the apiserver sends about once a minute even when nothing
+changes, so a healthy watch is never silent for long; one silent for the idle timeout
+(``Timeouts.watch_idle``, 90 s by default) is a dead connection (a blackholed path, an expired
+NAT entry) and is dropped, logged, and watched again from the last resourceVersion: nothing is
+missed and nothing is relisted unless that version is gone (410). Nothing but ``stop()`` ends
+the loop; errors are logged, counted and retried with backoff, never sooner than a
+``Retry-After`` the server asked for.
 """
 
 from __future__ import annotations
@@ -33,8 +37,9 @@ from crdkit.client.codec import (
     paused_gc,
 )
 from crdkit.client.discovery import GroupVersionKind
-from crdkit.client.errors import Gone, KubernetesError
+from crdkit.client.errors import ApiError, Gone, KubernetesError, RequestTimeout
 from crdkit.client.objects import object_key, resource_version_of
+from crdkit.client.retry import Backoff
 from crdkit.client.watch import ADDED, BOOKMARK, DELETED, MODIFIED
 from crdkit.resources import PartialObjectMetadata
 from crdkit.runtime.informer_handlers import (
@@ -79,29 +84,6 @@ def strip_managed_fields(obj: T) -> T:
     return obj
 
 
-class Backoff:
-    """Exponential backoff with jitter: ``initial`` doubling up to ``maximum``.
-
-    Each delay is the current step times a random factor in [1, 2), capped at ``maximum``, so
-    many informers reconnecting after one apiserver restart do not arrive in lockstep.
-    """
-
-    def __init__(self, initial: float = 0.8, maximum: float = 30.0) -> None:
-        if initial <= 0 or maximum < initial:
-            raise ValueError(f"backoff needs 0 < initial <= maximum, got {initial}, {maximum}")
-        self.initial = initial
-        self.maximum = maximum
-        self._step = initial
-
-    def next(self) -> float:
-        delay = min(self.maximum, self._step * (1.0 + random.random()))
-        self._step = min(self.maximum, self._step * 2)
-        return delay
-
-    def reset(self) -> None:
-        self._step = self.initial
-
-
 class Informer(Generic[T]):
     """Keeps ``store`` in sync with one kind (in one namespace, matching selectors).
 
@@ -114,6 +96,10 @@ class Informer(Generic[T]):
     ``transform`` rewrites every object before it is stored or handed to handlers (client-go's
     ``SetTransform``), e.g. :func:`strip_managed_fields` to keep what the operator never reads
     out of the cache.
+
+    ``watch_timeout`` is the range the server timeout of each watch is drawn from (5-10 min);
+    ``idle_timeout`` is how long a watch may be silent before it counts as dead (default:
+    the client's ``Timeouts.watch_idle``, 90 s, a little above the bookmark interval).
     """
 
     def __init__(
@@ -128,7 +114,7 @@ class Informer(Generic[T]):
         resync_period: float | None = DEFAULT_RESYNC,
         page_size: int = DEFAULT_PAGE_SIZE,
         watch_timeout: tuple[int, int] = (300, 600),
-        idle_grace: float = 30.0,
+        idle_timeout: float | None = None,
         backoff: Backoff | None = None,
         compact: bool = True,
         transform: Callable[[T], T] | None = None,
@@ -139,6 +125,8 @@ class Informer(Generic[T]):
         low, high = watch_timeout
         if not 0 < low <= high:
             raise ValueError(f"watch_timeout must be (low, high) with 0 < low <= high, got {low}")
+        if idle_timeout is not None and idle_timeout <= 0:
+            raise ValueError(f"idle_timeout must be positive or None, got {idle_timeout}")
         self.client = client
         self.resource = resource
         self.namespace = namespace
@@ -148,7 +136,7 @@ class Informer(Generic[T]):
         self.resync_period = resync_period
         self.page_size = page_size
         self.watch_timeout = watch_timeout
-        self.idle_grace = idle_grace
+        self.idle_timeout = idle_timeout
         self.backoff = backoff or Backoff()
         self.transform = transform
         codec: Codec[Any]
@@ -340,6 +328,10 @@ class Informer(Generic[T]):
             except KubernetesError as exc:
                 self.last_error = exc
                 delay = self.backoff.next()
+                if isinstance(exc, ApiError) and exc.retry_after is not None:
+                    # The server said when to come back (the transport's own retries ran
+                    # out): not sooner than that.
+                    delay = max(delay, exc.retry_after)
                 log.warning("informer %s: %s; retrying in %.1fs", self.description, exc, delay)
                 await asyncio.sleep(delay)
             except Exception as exc:
@@ -445,20 +437,28 @@ class Informer(Generic[T]):
         server_timeout = random.randint(*self.watch_timeout)
         self.watch_count += 1
         started = time.monotonic()
-        async for event in self.client.watch_resolved(
-            target,
-            namespace=self.namespace,
-            label_selector=self.label_selector,
-            field_selector=self.field_selector,
-            resource_version=self._resource_version,
-            timeout_seconds=server_timeout,
-            idle_timeout=server_timeout + self.idle_grace,
-        ):
-            self._apply(event.type, event.object, event.raw)
-            if event.resource_version:
-                self._resource_version = event.resource_version
+        try:
+            async for event in self.client.watch_resolved(
+                target,
+                namespace=self.namespace,
+                label_selector=self.label_selector,
+                field_selector=self.field_selector,
+                resource_version=self._resource_version,
+                timeout_seconds=server_timeout,
+                idle_timeout=self.idle_timeout,
+            ):
+                self._apply(event.type, event.object, event.raw)
+                if event.resource_version:
+                    self._resource_version = event.resource_version
+                if time.monotonic() - started > 1.0:
+                    self.backoff.reset()  # the connection works: the next failure starts small
+        except RequestTimeout:
             if time.monotonic() - started > 1.0:
-                self.backoff.reset()  # the connection works: the next failure starts small
+                # A timeout is paced by its own length: backing off more on top would only
+                # stretch the gaps of a quiet watch on an apiserver that sends no bookmarks
+                # (its watch cache off), reconnected after every idle timeout, to 30 s.
+                self.backoff.reset()
+            raise
         if time.monotonic() - started < 1.0:
             # The server ended the watch at once (an apiserver shutting down, a proxy that
             # cuts streams): do not hammer it with immediate reconnects.

@@ -9,7 +9,12 @@ Only the holder of the Lease runs controllers; the other replicas keep warm cach
   identity, guarded by its resourceVersion so two candidates cannot both win.
 - **Renew**: the leader rewrites ``renewTime`` every ``retry_period``. If it cannot renew for
   ``renew_deadline`` (shorter than ``lease_duration``), it gives up leadership *before* anyone
-  else can take it, and its controllers stop at once.
+  else can take it, and its controllers stop at once. Each attempt (read and write of the
+  Lease) has its own timeout, ``attempt_timeout`` (a quarter of the renew deadline by
+  default), and a failed attempt is retried every ``retry_period`` until the deadline: one
+  request stuck on a dead connection is abandoned (its connection closed) and the next attempt
+  goes out on a fresh one, so a partition shorter than the renew deadline (by more than one
+  attempt timeout) costs nothing.
 - **Release**: on a clean shutdown the leader empties ``holderIdentity`` so a successor takes
   over immediately rather than after ``lease_duration``.
 
@@ -66,6 +71,8 @@ class LeaderElectionConfig:
     renew_deadline: float = 10.0
     retry_period: float = 2.0
     release_on_cancel: bool = True
+    attempt_timeout: float | None = None
+    """How long one acquire or renew attempt may take; ``None``: ``renew_deadline / 4``."""
 
     def __post_init__(self) -> None:
         if not self.lease_name:
@@ -86,6 +93,22 @@ class LeaderElectionConfig:
                 f"lease_duration ({self.lease_duration}) must be greater than renew_deadline "
                 f"({self.renew_deadline})"
             )
+        if self.attempt_timeout is not None and not 0 < self.attempt_timeout <= (
+            self.renew_deadline
+        ):
+            raise ValueError(
+                f"attempt_timeout ({self.attempt_timeout}) must be positive and at most "
+                f"renew_deadline ({self.renew_deadline})"
+            )
+
+    @property
+    def effective_attempt_timeout(self) -> float:
+        """The per-attempt timeout in force: ``attempt_timeout`` or a quarter of the deadline.
+
+        A quarter leaves room for three more attempts after one that hangs, each on a new
+        connection, before the deadline runs out.
+        """
+        return self.attempt_timeout or self.renew_deadline / 4
 
 
 class LeaderElector:
@@ -134,7 +157,7 @@ class LeaderElector:
             extra={"fields": {"identity": self.config.identity}},
         )
         while True:
-            if await self._try_acquire_or_renew():
+            if await self._attempt(self.config.effective_attempt_timeout):
                 self._set_leading(True)
                 log.info(
                     "successfully acquired lease %s/%s",
@@ -154,17 +177,17 @@ class LeaderElector:
         while True:
             await asyncio.sleep(cfg.retry_period * (1 - random.random() * 0.1))
             while True:
-                remaining = self._last_renew + cfg.renew_deadline - self._clock()
+                started = self._clock()
+                remaining = self._last_renew + cfg.renew_deadline - started
                 renewed = False
                 if remaining > 0:
-                    try:
-                        async with asyncio.timeout(remaining):
-                            renewed = await self._try_acquire_or_renew()
-                    except TimeoutError:
-                        renewed = False
+                    # Never more than one attempt's share of the deadline: a request that
+                    # hangs on a dead connection must leave time for the next ones.
+                    renewed = await self._attempt(min(remaining, cfg.effective_attempt_timeout))
                 if renewed:
                     break
-                if self._clock() - self._last_renew >= cfg.renew_deadline:
+                now = self._clock()
+                if now - self._last_renew >= cfg.renew_deadline:
                     self._set_leading(False)
                     log.error(
                         "failed to renew lease %s/%s within %.1fs: leadership lost",
@@ -175,7 +198,10 @@ class LeaderElector:
                     raise LeaderElectionLost(
                         f"could not renew lease {cfg.lease_namespace}/{cfg.lease_name}"
                     )
-                await asyncio.sleep(min(cfg.retry_period, max(0.0, remaining)))
+                # The next attempt one retry period after this one started (at once if this
+                # one took longer), and never past the deadline.
+                deadline_left = self._last_renew + cfg.renew_deadline - now
+                await asyncio.sleep(max(0.0, min(started + cfg.retry_period - now, deadline_left)))
 
     async def release(self) -> bool:
         """Give the lease up now (clean shutdown) so a successor need not wait for it to expire."""
@@ -183,22 +209,27 @@ class LeaderElector:
             return False
         self._set_leading(False)
         try:
-            lease = await self.client.get(
-                Lease, self.config.lease_name, namespace=self.config.lease_namespace
+            # Bounded like any attempt: a shutdown must not hang on a dead connection (the
+            # lease then simply expires).
+            async with asyncio.timeout(self.config.effective_attempt_timeout):
+                lease = await self.client.get(
+                    Lease, self.config.lease_name, namespace=self.config.lease_namespace
+                )
+                if lease.spec.holder_identity != self.config.identity:
+                    return False
+                now = datetime.now(UTC)
+                lease.spec = LeaseSpec(
+                    holder_identity=None,
+                    lease_duration_seconds=1,
+                    acquire_time=now,
+                    renew_time=now,
+                    lease_transitions=lease.spec.lease_transitions,
+                )
+                await self.client.replace(lease)
+        except (KubernetesError, TimeoutError) as error:
+            log.warning(
+                "could not release lease %s: %s", self.config.lease_name, str(error) or "timed out"
             )
-            if lease.spec.holder_identity != self.config.identity:
-                return False
-            now = datetime.now(UTC)
-            lease.spec = LeaseSpec(
-                holder_identity=None,
-                lease_duration_seconds=1,
-                acquire_time=now,
-                renew_time=now,
-                lease_transitions=lease.spec.lease_transitions,
-            )
-            await self.client.replace(lease)
-        except KubernetesError as error:
-            log.warning("could not release lease %s: %s", self.config.lease_name, error)
             return False
         log.info("released lease %s/%s", self.config.lease_namespace, self.config.lease_name)
         return True
@@ -227,6 +258,24 @@ class LeaderElector:
                 lease.spec.lease_duration_seconds or self.config.lease_duration
             )
             self._observed_at = now
+
+    async def _attempt(self, limit: float) -> bool:
+        """One acquire-or-renew, abandoned after ``limit`` seconds (then: not renewed).
+
+        Cancelling the stuck request closes its connection, so the next attempt does not
+        queue behind it on the same dead socket.
+        """
+        try:
+            async with asyncio.timeout(limit):
+                return await self._try_acquire_or_renew()
+        except TimeoutError:
+            log.warning(
+                "lease %s/%s: attempt timed out after %.1fs",
+                self.config.lease_namespace,
+                self.config.lease_name,
+                limit,
+            )
+            return False
 
     async def _try_acquire_or_renew(self) -> bool:
         cfg = self.config

@@ -9,6 +9,10 @@
 The binaries come from ``make envtest`` (built from pinned Go modules into ``.envtest/bin``),
 ``KUBEBUILDER_ASSETS``, or setup-envtest's store. The pytest fixtures live in
 :mod:`crdkit.testing.pytest_plugin`, loaded automatically through the ``pytest11`` entry point.
+
+:mod:`crdkit.testing.faults` puts a proxy between a client and the apiserver that blackholes,
+drops, refuses, resets or delays connections, answers chosen requests with 429 or 5xx, and
+cuts watches, on demand: ``TcpFaultProxy`` and ``HttpFaultProxy``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,13 @@ from crdkit.testing.binaries import Binaries, candidate_folders, find_binaries
 from crdkit.testing.control_plane import ControlPlane
 from crdkit.testing.crds import CrdSource, load_crds
 from crdkit.testing.errors import BinariesNotFoundError, ControlPlaneError
+from crdkit.testing.faults import (
+    FaultMode,
+    HttpFaultProxy,
+    InjectedFault,
+    RecordedRequest,
+    TcpFaultProxy,
+)
 
 __all__ = [
     "Binaries",
@@ -24,6 +35,11 @@ __all__ = [
     "ControlPlane",
     "ControlPlaneError",
     "CrdSource",
+    "FaultMode",
+    "HttpFaultProxy",
+    "InjectedFault",
+    "RecordedRequest",
+    "TcpFaultProxy",
     "candidate_folders",
     "find_binaries",
     "load_crds",

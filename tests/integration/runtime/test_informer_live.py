@@ -7,13 +7,12 @@ and checking the handlers saw what changed.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 
 import pytest
 
-from crdkit.client import Client, ClientConfig, Gone, RequestTimeout, object_key
+from crdkit.client import Client, Gone, object_key
 from crdkit.resources import ConfigMap, PartialObjectMetadata
 from crdkit.runtime.informer import Backoff, Informer, strip_managed_fields
 from crdkit.runtime.store import LABEL_INDEX, index_labels
@@ -203,84 +202,6 @@ async def test_metadata_only_informer(crdkit_client: Client, namespace: str) -> 
             return obj is not None and obj.metadata.labels == {"app": "y"}
 
         await eventually(relabelled)
-
-
-class BlackholeProxy:
-    """A TCP proxy whose existing connections can be frozen: bytes stop, nothing closes.
-
-    That is what a dead network path (a crashed node, a dropped NAT entry) looks like to a
-    watch: no FIN, no RST, just silence.
-    """
-
-    def __init__(self, host: str, port: int) -> None:
-        self.target = (host, port)
-        self.connections: list[dict[str, bool]] = []
-        self.tasks: set[asyncio.Task[None]] = set()
-        self.server: asyncio.Server | None = None
-        self.port = 0
-
-    async def start(self) -> None:
-        self.server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
-        self.port = self.server.sockets[0].getsockname()[1]
-
-    def freeze_existing(self) -> None:
-        for connection in self.connections:
-            connection["frozen"] = True
-
-    async def stop(self) -> None:
-        if self.server is not None:
-            self.server.close()
-        for task in self.tasks:
-            task.cancel()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
-
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        upstream_reader, upstream_writer = await asyncio.open_connection(*self.target)
-        state = {"frozen": False}
-        self.connections.append(state)
-
-        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
-            try:
-                while data := await source.read(65536):
-                    if state["frozen"]:
-                        await asyncio.Future()  # held until the test ends: the path is dead
-                    sink.write(data)
-                    await sink.drain()
-            finally:
-                sink.close()
-
-        for coroutine in (pipe(reader, upstream_writer), pipe(upstream_reader, writer)):
-            task = asyncio.ensure_future(coroutine)
-            self.tasks.add(task)
-
-
-async def test_reconnects_when_the_watch_goes_silent(
-    control_plane: ControlPlane, crdkit_client: Client, namespace: str
-) -> None:
-    host, port = control_plane.server_url.removeprefix("https://").split(":")
-    proxy = BlackholeProxy(host, int(port))
-    await proxy.start()
-    direct = ClientConfig.from_control_plane(control_plane)
-    through_proxy = dataclasses.replace(direct, server=f"https://127.0.0.1:{proxy.port}")
-    try:
-        async with Client(through_proxy) as client:
-            informer = Informer(
-                client,
-                ConfigMap,
-                namespace=namespace,
-                watch_timeout=(3, 3),  # the server ends each watch after 3 s ...
-                idle_grace=2.0,  # ... so 5 s of silence means the connection is dead
-                backoff=Backoff(0.1, 1.0),
-            )
-            async with informer:
-                assert await informer.wait_for_sync(timeout=30)
-                proxy.freeze_existing()
-                await crdkit_client.create(configmap(namespace, "while-silent"))
-                await eventually(lambda: store_matches_server(informer, crdkit_client, namespace))
-            assert informer.store.get(f"{namespace}/while-silent") is not None
-            assert isinstance(informer.last_error, RequestTimeout)
-    finally:
-        await proxy.stop()
 
 
 async def test_resync_replays_and_late_handlers_catch_up(

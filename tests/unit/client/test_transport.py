@@ -1,12 +1,16 @@
 """The raw request layer against a real local HTTP server: status checks, 429 retries with
-Retry-After, one credential refresh on 401, timeouts."""
+Retry-After (requests and streams), retries after a connection reset (reads only), one
+credential refresh on 401, timeouts, TCP keepalive on the sockets."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 
+import aiohttp
 import pytest
 from aiohttp import web
 
@@ -18,7 +22,8 @@ from crdkit.client.errors import (
     TransportError,
     Unauthorized,
 )
-from crdkit.client.transport import Transport, retry_after_seconds
+from crdkit.client.retry import RetryPolicy
+from crdkit.client.transport import TcpKeepalive, Transport, keepalive_socket_factory
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -30,7 +35,8 @@ async def serve() -> AsyncIterator[Callable[[Handler], Awaitable[str]]]:
     async def start(handler: Handler) -> str:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", handler)
-        runner = web.AppRunner(app)
+        # Handlers that hang on purpose are cancelled at teardown, not waited for.
+        runner = web.AppRunner(app, shutdown_timeout=0.2)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
@@ -129,15 +135,16 @@ async def test_429_retries_are_bounded(serve: Callable[[Handler], Awaitable[str]
         response.headers["Retry-After"] = "3600"  # capped by max_retry_wait
         return response
 
-    transport = Transport(ClientConfig(server=await serve(handler)), max_retries=2)
-    transport.max_retry_wait = 0.05
+    policy = RetryPolicy(max_retries=2, max_retry_wait=0.05)
+    transport = Transport(ClientConfig(server=await serve(handler)), retry=policy)
     await transport.open()
     try:
-        with pytest.raises(TooManyRequests):
+        with pytest.raises(TooManyRequests) as raised:
             await transport.request("GET", "/x")
     finally:
         await transport.close()
     assert calls == 3  # the first try and two retries
+    assert raised.value.retry_after == 3600  # the header survives for the caller to honour
 
 
 async def test_401_refreshes_credentials_once(serve: Callable[[Handler], Awaitable[str]]) -> None:
@@ -175,7 +182,8 @@ async def test_read_timeout(serve: Callable[[Handler], Awaitable[str]]) -> None:
 
 
 async def test_connection_refused_is_a_transport_error() -> None:
-    transport = Transport(ClientConfig(server="http://127.0.0.1:9"))
+    quick = RetryPolicy(max_retries=2, backoff_initial=0.01, backoff_max=0.02)
+    transport = Transport(ClientConfig(server="http://127.0.0.1:9"), retry=quick)
     await transport.open()
     try:
         with pytest.raises(TransportError):
@@ -203,13 +211,234 @@ async def test_stream_idle_timeout(serve: Callable[[Handler], Awaitable[str]]) -
         await transport.close()
 
 
-def test_retry_after_parsing() -> None:
-    assert retry_after_seconds({"Retry-After": "2"}, 1.0) == 2.0
-    assert retry_after_seconds({}, 1.0) == 1.0
-    assert retry_after_seconds({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 1.0) == 1.0
-    assert retry_after_seconds({"Retry-After": "-5"}, 1.0) == 0.0
-
-
 def test_timeouts_must_be_positive() -> None:
     with pytest.raises(ValueError, match=r"Timeouts\.read"):
         Timeouts(read=0)
+
+
+def reset_connection(request: web.Request) -> web.Response:
+    """Abort the connection with an RST (SO_LINGER 0), the way a crashed peer or LB does."""
+    transport = request.transport
+    assert transport is not None
+    sock = transport.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
+    return web.Response()
+
+
+class Sleeps:
+    """A fake ``sleep`` for the transport: records the waits and returns at once."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, delay: float) -> None:
+        self.waits.append(delay)
+
+
+async def test_get_is_retried_after_a_connection_reset(
+    serve: Callable[[Handler], Awaitable[str]],
+) -> None:
+    seen: list[str] = []
+
+    async def handler(request: web.Request) -> web.Response:
+        seen.append(request.method)
+        if len(seen) <= 2:  # aiohttp itself resends an idempotent request once, at once
+            return reset_connection(request)
+        return web.json_response({"third": True})
+
+    sleeps = Sleeps()
+    transport = Transport(ClientConfig(server=await serve(handler)), sleep=sleeps)
+    await transport.open()
+    try:
+        assert json.loads(await transport.request("GET", "/x")) == {"third": True}
+    finally:
+        await transport.close()
+    assert seen == ["GET", "GET", "GET"]
+    assert sleeps.waits
+    assert 0.2 <= sleeps.waits[0] < 0.4  # backoff from 0.2 s with jitter
+
+
+async def test_a_write_is_not_resent_after_a_connection_reset(
+    serve: Callable[[Handler], Awaitable[str]],
+) -> None:
+    seen: list[str] = []
+
+    async def handler(request: web.Request) -> web.Response:
+        seen.append(request.method)
+        return reset_connection(request)
+
+    transport = Transport(ClientConfig(server=await serve(handler)), sleep=Sleeps())
+    await transport.open()
+    try:
+        with pytest.raises(TransportError):
+            await transport.request("POST", "/x", body=b"{}")
+    finally:
+        await transport.close()
+    assert seen == ["POST"]  # the server may have acted on it: only its caller can tell
+
+
+async def test_stream_honours_retry_after(serve: Callable[[Handler], Awaitable[str]]) -> None:
+    answers: list[int] = []
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        if not answers:
+            answers.append(429)
+            response = status(429, "TooManyRequests")
+            response.headers["Retry-After"] = "5"
+            return response
+        if len(answers) == 1:
+            answers.append(503)
+            response = status(503, "ServiceUnavailable")
+            response.headers["Retry-After"] = "2"
+            return response
+        answers.append(200)
+        stream = web.StreamResponse()
+        await stream.prepare(request)
+        await stream.write(b'{"type":"BOOKMARK"}\n')
+        return stream
+
+    sleeps = Sleeps()
+    transport = Transport(ClientConfig(server=await serve(handler)), sleep=sleeps)
+    await transport.open()
+    try:
+        async with transport.stream("GET", "/watch", idle_timeout=5) as body:
+            assert await body.readany() == b'{"type":"BOOKMARK"}\n'
+    finally:
+        await transport.close()
+    assert answers == [429, 503, 200]
+    assert sleeps.waits == [5.0, 2.0]  # exactly what the server asked, nothing sooner
+
+
+async def test_stream_is_reopened_after_a_connection_reset(
+    serve: Callable[[Handler], Awaitable[str]],
+) -> None:
+    calls = 0
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        nonlocal calls
+        calls += 1
+        if calls <= 2:  # the second reset gets past aiohttp's own single resend
+            return reset_connection(request)
+        stream = web.StreamResponse()
+        await stream.prepare(request)
+        await stream.write(b"{}\n")
+        return stream
+
+    sleeps = Sleeps()
+    transport = Transport(ClientConfig(server=await serve(handler)), sleep=sleeps)
+    await transport.open()
+    try:
+        async with transport.stream("GET", "/watch", idle_timeout=5) as body:
+            assert await body.readany() == b"{}\n"
+    finally:
+        await transport.close()
+    assert calls == 3
+    assert sleeps.waits  # with a backoff, not in a tight loop
+
+
+async def test_stream_idle_timer_restarts_with_every_chunk(
+    serve: Callable[[Handler], Awaitable[str]],
+) -> None:
+    # Chunks 0.05 s apart for 1.5 s: far longer in total than the 0.5 s idle timeout, but
+    # never silent for that long. Only the silence after the last chunk times out.
+    async def handler(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse()
+        await response.prepare(request)
+        for _ in range(30):
+            await response.write(b"x\n")
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(30)  # cancelled at teardown
+        return response
+
+    transport = Transport(ClientConfig(server=await serve(handler)))
+    await transport.open()
+    received = b""
+
+    async def read_all(body: aiohttp.StreamReader) -> None:
+        nonlocal received
+        while True:
+            received += await body.readany()
+
+    try:
+        async with transport.stream("GET", "/watch", idle_timeout=0.5) as body:
+            with pytest.raises(TimeoutError):
+                await read_all(body)
+    finally:
+        await transport.close()
+    assert received == b"x\n" * 30
+
+
+async def test_stream_idle_timeout_defaults_to_the_config(
+    serve: Callable[[Handler], Awaitable[str]],
+) -> None:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse()
+        await response.prepare(request)
+        await asyncio.sleep(30)
+        return response
+
+    config = ClientConfig(server=await serve(handler), timeouts=Timeouts(watch_idle=0.3))
+    transport = Transport(config)
+    await transport.open()
+    try:
+        async with transport.stream("GET", "/watch") as body:
+            with pytest.raises(TimeoutError):
+                await body.readany()
+    finally:
+        await transport.close()
+
+
+def test_default_timeouts_bound_a_silent_watch_to_two_minutes() -> None:
+    # The apiserver sends a bookmark about every 60 s; the idle timeout must sit above that
+    # (no reconnects on a healthy watch) and well below the 5-10 min server timeout.
+    assert 60 < Timeouts().watch_idle <= 120
+    with pytest.raises(ValueError, match=r"Timeouts\.watch_idle"):
+        Timeouts(watch_idle=0)
+
+
+def test_keepalive_socket_factory_sets_the_options() -> None:
+    keepalive = TcpKeepalive(idle=20, interval=5, count=4)
+    make = keepalive_socket_factory(keepalive)
+    sock = make((socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", ("127.0.0.1", 0)))
+    try:
+        assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+        if hasattr(socket, "TCP_KEEPIDLE"):
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 20
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL) == 5
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT) == 4
+        if hasattr(socket, "TCP_USER_TIMEOUT"):
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) == 40_000
+    finally:
+        sock.close()
+    with pytest.raises(ValueError, match="keepalive"):
+        TcpKeepalive(idle=0)
+
+
+async def test_transport_connections_have_keepalive(
+    serve: Callable[[Handler], Awaitable[str]],
+) -> None:
+    release = asyncio.Event()
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse()
+        await response.prepare(request)
+        await response.write(b"open")
+        await release.wait()  # the connection stays checked out while the test looks at it
+        return response
+
+    url = await serve(handler)
+    transport = Transport(ClientConfig(server=url))
+    await transport.open()
+    try:
+        async with transport.session.get(url) as response:
+            assert response.connection is not None
+            assert response.connection.transport is not None
+            sock = response.connection.transport.get_extra_info("socket")
+            assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+            if hasattr(socket, "TCP_KEEPIDLE"):
+                assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 30
+            release.set()
+            await response.read()
+    finally:
+        await transport.close()

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from crdkit.client.codec import DictCodec, codec_for
-from crdkit.client.errors import DecodeError, Gone, TransportError
+from crdkit.client.errors import DecodeError, Gone, RequestTimeout, TransportError
 from crdkit.client.watch import BOOKMARK, LineBuffer, WatchParser
 from crdkit.resources import ConfigMap
 
@@ -145,3 +145,58 @@ async def test_broken_connection_becomes_transport_error() -> None:
         await consume()
     assert len(seen) == 1
     assert parser.resource_version == "2"  # where to resume
+
+
+async def test_silence_becomes_request_timeout_with_the_version_to_resume_from() -> None:
+    parser = WatchParser(DictCodec())
+    source = Chunks(line("BOOKMARK", cm("", "9")) + b"\n", 100, TimeoutError())
+    with pytest.raises(RequestTimeout, match="idle"):
+        async for _ in parser.events(source):
+            pass
+    assert parser.resource_version == "9"
+
+
+async def test_client_watch_asks_for_bookmarks_and_uses_the_configured_idle_timeout() -> None:
+    import asyncio
+
+    from aiohttp import web
+
+    from crdkit.client import Client, ClientConfig, Timeouts
+
+    queries: list[dict[str, str]] = []
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        queries.append(dict(request.query))
+        response = web.StreamResponse()
+        await response.prepare(request)
+        await response.write(line("BOOKMARK", cm("", "12")) + b"\n")
+        await asyncio.sleep(30)  # then silence: a dead connection, as far as anyone can tell
+        return response
+
+    app = web.Application()
+    app.router.add_get("/api/v1/namespaces/ns/configmaps", handler)
+    runner = web.AppRunner(app, shutdown_timeout=0.2)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    config = ClientConfig(
+        server=f"http://127.0.0.1:{runner.addresses[0][1]}", timeouts=Timeouts(watch_idle=0.3)
+    )
+    events = []
+
+    async def follow(client: Client) -> None:
+        async for event in client.watch(ConfigMap, namespace="ns", resource_version="5"):
+            events.append(event)
+
+    try:
+        async with Client(config) as client:
+            with pytest.raises(RequestTimeout, match=r"for 0\.3s.*resume from 12"):
+                await follow(client)
+    finally:
+        await runner.cleanup()
+    assert [e.type for e in events] == [BOOKMARK]
+    [query] = queries
+    assert query["allowWatchBookmarks"] == "true"
+    assert query["watch"] == "true"
+    assert query["resourceVersion"] == "5"
+    assert 300 <= int(query["timeoutSeconds"]) <= 600  # the server's end, far beyond the idle

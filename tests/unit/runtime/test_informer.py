@@ -10,7 +10,16 @@ from typing import Any
 
 import pytest
 
-from crdkit.client import Client, ClientConfig, DecodeError, Gone, GroupVersionKind, object_key
+from crdkit.client import (
+    Client,
+    ClientConfig,
+    DecodeError,
+    Gone,
+    GroupVersionKind,
+    RequestTimeout,
+    TooManyRequests,
+    object_key,
+)
 from crdkit.client.codec import Codec, DictCodec, ModelCodec, RawListPage, codec_for
 from crdkit.resources import ConfigMap, PartialObjectMetadata
 from crdkit.runtime.informer import Backoff, Informer, strip_managed_fields
@@ -251,3 +260,113 @@ async def test_a_relist_decodes_only_what_changed() -> None:
     }
     assert informer.store.get("ns/a") == codec_for(ConfigMap).decode(configmap_json("a", "1"))
     assert informer.resource_version == "9"
+
+
+class ThrottledWatchClient(ListingClient):
+    """Lists, then answers the first watch with a 429 asking for ``retry_after`` seconds (as
+    the transport raises it once its own retries ran out); later watches stay quiet."""
+
+    def __init__(self, codec: Codec[Any], retry_after: float) -> None:
+        super().__init__(codec, PAGES)
+        self.retry_after = retry_after
+        self.watched_at: list[float] = []
+        self.options: list[dict[str, object]] = []
+
+    async def watch_resolved(self, target: object, **options: object) -> AsyncIterator[object]:
+        self.watched_at.append(asyncio.get_running_loop().time())
+        self.options.append(options)
+        if len(self.watched_at) == 1:
+            raise TooManyRequests("slow down", code=429, retry_after=self.retry_after)
+        await asyncio.Event().wait()
+        yield None  # pragma: no cover
+
+
+async def test_the_informer_rewatches_no_sooner_than_retry_after() -> None:
+    fake = ThrottledWatchClient(codec_for(ConfigMap), retry_after=1.0)
+    informer = Informer(
+        fake,  # type: ignore[arg-type]
+        ConfigMap,
+        resync_period=None,
+        backoff=Backoff(0.01, 0.02),  # its own backoff alone would come back at once
+    )
+    await informer.start()
+    try:
+        for _ in range(500):
+            if len(fake.watched_at) == 2:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        await informer.stop()
+    assert len(fake.watched_at) == 2
+    assert fake.watched_at[1] - fake.watched_at[0] >= 1.0
+    assert informer.list_count == 1  # a throttled watch resumes; it does not relist
+    assert isinstance(informer.last_error, TooManyRequests)
+
+
+async def test_the_informer_passes_its_idle_timeout_to_each_watch() -> None:
+    fake = ThrottledWatchClient(codec_for(ConfigMap), retry_after=0.0)
+    informer = Informer(
+        fake,  # type: ignore[arg-type]
+        ConfigMap,
+        resync_period=None,
+        idle_timeout=3.0,
+        backoff=Backoff(0.01, 0.02),
+    )
+    await informer.start()
+    try:
+        for _ in range(500):
+            if len(fake.options) == 2:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        await informer.stop()
+    assert [o["idle_timeout"] for o in fake.options] == [3.0, 3.0]
+    server_timeout = fake.options[0]["timeout_seconds"]
+    assert isinstance(server_timeout, int)
+    assert 300 <= server_timeout <= 600
+    default = Informer(client(), ConfigMap)
+    assert default.idle_timeout is None  # the client's Timeouts.watch_idle then decides
+    with pytest.raises(ValueError, match="idle_timeout"):
+        Informer(client(), ConfigMap, idle_timeout=0)
+
+
+class RecordingBackoff(Backoff):
+    def __init__(self) -> None:
+        super().__init__(0.05, 10.0, random=lambda: 0.0)
+        self.delays: list[float] = []
+
+    def next(self) -> float:
+        delay = super().next()
+        self.delays.append(delay)
+        return delay
+
+
+class QuietWatchClient(ListingClient):
+    """Watches that stay open, silent, until the idle timeout ends them (no bookmarks)."""
+
+    def __init__(self, codec: Codec[Any]) -> None:
+        super().__init__(codec, PAGES)
+        self.watches = 0
+
+    async def watch_resolved(self, target: object, **options: object) -> AsyncIterator[object]:
+        self.watches += 1
+        await asyncio.sleep(1.1)
+        raise RequestTimeout("watch idle timeout")
+        yield None  # pragma: no cover
+
+
+async def test_idle_timeouts_of_a_quiet_watch_do_not_pile_up_backoff() -> None:
+    fake = QuietWatchClient(codec_for(ConfigMap))
+    backoff = RecordingBackoff()
+    informer = Informer(fake, ConfigMap, resync_period=None, backoff=backoff)  # type: ignore[arg-type]
+    await informer.start()
+    try:
+        for _ in range(1000):
+            if fake.watches >= 4:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        await informer.stop()
+    assert len(backoff.delays) >= 3
+    assert set(backoff.delays) == {0.05}  # each reconnect starts from the initial delay
+    assert informer.list_count == 1

@@ -43,11 +43,16 @@ class LeaseStore:
 
 
 class LeaseClient:
-    """The three calls the elector makes, against a :class:`LeaseStore`; can be partitioned."""
+    """The three calls the elector makes, against a :class:`LeaseStore`. ``partitioned``
+    refuses every call at once; ``hang`` makes the next that many reads never answer, as a
+    request on a dead connection does (``stuck`` counts those the caller gave up on)."""
 
     def __init__(self, store: LeaseStore) -> None:
         self.store = store
         self.partitioned = False
+        self.hang = 0
+        self.stuck = 0
+        self.renewals = 0
 
     def _reach(self) -> None:
         if self.partitioned:
@@ -55,6 +60,13 @@ class LeaseClient:
 
     async def get(self, kind: type[Lease], name: str, *, namespace: str) -> Lease:
         self._reach()
+        if self.hang:
+            self.hang -= 1
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                self.stuck += 1
+                raise
         if name not in self.store.leases:
             raise NotFound(f"leases {name!r} not found", code=404, reason="NotFound")
         return self.store.leases[name].model_copy(deep=True)
@@ -70,10 +82,13 @@ class LeaseClient:
         current = self.store.leases[lease.metadata.name or ""]
         if current.metadata.resource_version != lease.metadata.resource_version:
             raise Conflict("the object has been modified", code=409, reason="Conflict")
+        self.renewals += 1
         return self.store.stored(lease)
 
 
-def new_elector(client: LeaseClient, identity: str) -> LeaderElector:
+def new_elector(
+    client: LeaseClient, identity: str, attempt_timeout: float | None = None
+) -> LeaderElector:
     config = LeaderElectionConfig(
         "lead",
         "ns",
@@ -81,6 +96,7 @@ def new_elector(client: LeaseClient, identity: str) -> LeaderElector:
         lease_duration=LEASE_DURATION,
         renew_deadline=RENEW_DEADLINE,
         retry_period=RETRY_PERIOD,
+        attempt_timeout=attempt_timeout,
     )
     loop = asyncio.get_running_loop()
     return LeaderElector(
@@ -199,5 +215,79 @@ def test_a_partition_shorter_than_the_renew_deadline_keeps_the_lease() -> None:
         for task in (holding, waiting):
             task.cancel()
         await asyncio.gather(holding, waiting, return_exceptions=True)
+
+    run_on_virtual_clock(main())
+
+
+def test_a_renewal_stuck_on_a_dead_connection_is_abandoned_and_retried() -> None:
+    async def main() -> None:
+        client = LeaseClient(LeaseStore())
+        leader = new_elector(client, "a")
+        await leader.acquire()
+        client.hang = 1  # the next read never answers
+        holding = asyncio.create_task(leader.hold())
+        await asyncio.sleep(5 * LEASE_DURATION)
+        assert not holding.done(), "one stuck request must not cost the lease"
+        assert leader.is_leader
+        assert client.stuck == 1
+        assert client.renewals >= 30
+        holding.cancel()
+        await asyncio.gather(holding, return_exceptions=True)
+
+    run_on_virtual_clock(main())
+
+
+def test_an_unreachable_apiserver_costs_the_lease_after_the_renew_deadline() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        client = LeaseClient(LeaseStore())
+        leader = new_elector(client, "a")
+        await leader.acquire()
+        acquired = loop.time()
+        client.hang = 1000  # every read from now on hangs
+        with pytest.raises(LeaderElectionLost):
+            await leader.hold()
+        # The last renewal was the acquire; the deadline runs from it.
+        assert loop.time() - acquired == pytest.approx(RENEW_DEADLINE)
+        # Attempts of a quarter of the deadline each, one after another, all abandoned.
+        assert client.stuck == 4
+        assert not leader.is_leader
+
+    run_on_virtual_clock(main())
+
+
+def test_attempt_timeout_defaults_to_a_quarter_of_the_renew_deadline() -> None:
+    assert LeaderElectionConfig("l", "ns").effective_attempt_timeout == 2.5
+    assert LeaderElectionConfig("l", "ns", attempt_timeout=1.0).effective_attempt_timeout == 1.0
+    with pytest.raises(ValueError, match="attempt_timeout"):
+        LeaderElectionConfig("l", "ns", attempt_timeout=11.0)
+    with pytest.raises(ValueError, match="attempt_timeout"):
+        LeaderElectionConfig("l", "ns", attempt_timeout=0.0)
+
+
+def test_release_does_not_hang_on_a_dead_connection() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        client = LeaseClient(LeaseStore())
+        leader = new_elector(client, "a", attempt_timeout=0.2)
+        await leader.acquire()
+        client.hang = 1
+        started = loop.time()
+        assert not await leader.release()  # gave up; the lease expires instead
+        assert loop.time() - started == pytest.approx(0.2)
+        assert client.stuck == 1
+        assert not leader.is_leader
+
+    run_on_virtual_clock(main())
+
+
+def test_acquire_attempts_are_bounded_too() -> None:
+    async def main() -> None:
+        store = LeaseStore()
+        client = LeaseClient(store)
+        client.hang = 1
+        await new_elector(client, "a").acquire()
+        assert client.stuck == 1
+        assert store.leases["lead"].spec.holder_identity == "a"
 
     run_on_virtual_clock(main())
