@@ -1,4 +1,4 @@
-"""Informer sync benchmark: crdkit's informer against kubernetes-asyncio's generated models.
+"""Informer sync benchmark: crdkit's informer against kubernetes-asyncio and controller-runtime.
 
     python benches/informer_bench.py --objects 10000 --json
 
@@ -20,6 +20,15 @@ so neither shares an interpreter, a heap or CPU time with the other:
   storing nothing. Its time is about what the apiserver needs to produce the list, a floor
   under any client's sync; ``crdkit_sync_s`` minus ``fetch_only_s`` is what decoding and
   storing add on top of it.
+- ``controller_runtime``: controller-runtime's cache (benches/controller_runtime_peer, Go, built
+  here by its build.sh from the Go module proxy into ~/.cache/crdkit/bench-bin and skipped when
+  up to date): ``cache.New`` limited to the namespace, the typed ``BenchJob`` (its template a
+  ``corev1.PodTemplateSpec``), client-go's informer with its defaults (on this apiserver that is
+  a streaming watch-list, not paginated lists), timed from asking for the informer to
+  ``HasSynced``; then the same watch proof and memory figures (VmRSS after ``runtime.GC()``,
+  VmHWM). Reported as ``controller_runtime_*`` and in ``crdkit_vs_controller_runtime`` (crdkit
+  / controller-runtime; below 1: crdkit needs less); a peer that cannot be built or run is
+  reported in ``controller_runtime_peer.error`` and the rest of the bench still runs.
 
 Each side's sync time runs from the first list request to the whole list being stored; then
 it proves its watch works (one object is patched and the change must arrive). RSS is the
@@ -42,6 +51,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import go_peer
+
+PEER_DIR = Path(__file__).resolve().parent / "controller_runtime_peer"
 GROUP = "bench.crdkit.dev"
 PLURAL = "benchjobs"
 KIND = "BenchJob"
@@ -322,8 +336,33 @@ async def create_objects(plane: Any, namespace: str, count: int, concurrency: in
     return time.perf_counter() - started
 
 
-def measure(kind: str, kubeconfig: Path, namespace: str, count: int) -> dict[str, Any]:
-    command = [
+def worker_command(
+    kind: str, kubeconfig: Path, namespace: str, count: int, peer: Path | None = None
+) -> list[str]:
+    """The subprocess of one contender: this file in ``--worker`` mode, or for
+    ``controller_runtime`` the Go peer's ``informer`` subcommand."""
+    if kind == "controller_runtime":
+        if peer is None:
+            raise ValueError("the controller-runtime worker needs the peer binary")
+        return [
+            str(peer),
+            "informer",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--namespace",
+            namespace,
+            "--objects",
+            str(count),
+            "--touched",
+            TOUCHED,
+            "--group",
+            GROUP,
+            "--api-version",
+            "v1",
+            "--kind",
+            KIND,
+        ]
+    return [
         sys.executable,
         str(Path(__file__).resolve()),
         "--worker",
@@ -335,6 +374,12 @@ def measure(kind: str, kubeconfig: Path, namespace: str, count: int) -> dict[str
         "--objects",
         str(count),
     ]
+
+
+def measure(
+    kind: str, kubeconfig: Path, namespace: str, count: int, peer: Path | None = None
+) -> dict[str, Any]:
+    command = worker_command(kind, kubeconfig, namespace, count, peer)
     done = subprocess.run(command, capture_output=True, text=True, timeout=1800, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{kind} worker failed:\n{done.stderr[-4000:]}")
@@ -351,9 +396,54 @@ def best_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {key: min(run[key] for run in runs) for key in runs[0]}
 
 
-async def bench(count: int, concurrency: int, repeat: int) -> dict[str, Any]:
+def _ratio(numerator: float, denominator: float) -> float | None:
+    return round(numerator / denominator, 2) if denominator else None
+
+
+def peer_fields(
+    crdkit: dict[str, Any], runs: list[dict[str, Any]] | None, peer: dict[str, Any]
+) -> dict[str, Any]:
+    """The ``controller_runtime_*`` keys from the peer's runs (None or empty: it did not run;
+    ``peer["error"]`` says why), its best run as for the other sides."""
+    fields: dict[str, Any] = {"controller_runtime_peer": peer}
+    if not runs:
+        return fields
+    best = best_of(runs)
+    cache_mb = best["rss_mb"] - best["rss_before_mb"]
+    crdkit_cache_mb = crdkit["rss_mb"] - crdkit["rss_before_mb"]
+    fields.update(
+        {
+            "controller_runtime_sync_s": round(best["sync_s"], 3),
+            "controller_runtime_rss_mb": round(best["rss_mb"], 1),
+            "controller_runtime_peak_rss_mb": round(best["peak_rss_mb"], 1),
+            "controller_runtime_rss_before_sync_mb": round(best["rss_before_mb"], 1),
+            "controller_runtime_cache_mb": round(cache_mb, 1),
+            "controller_runtime_heap_inuse_mb": round(best["heap_inuse_mb"], 1),
+            "crdkit_vs_controller_runtime": {
+                "sync": _ratio(crdkit["sync_s"], best["sync_s"]),
+                "rss": _ratio(crdkit["rss_mb"], best["rss_mb"]),
+                "peak_rss": _ratio(crdkit["peak_rss_mb"], best["peak_rss_mb"]),
+                "cache": _ratio(crdkit_cache_mb, cache_mb),
+            },
+        }
+    )
+    return fields
+
+
+async def bench(
+    count: int, concurrency: int, repeat: int, with_peer: bool = True
+) -> dict[str, Any]:
     from crdkit.testing import ControlPlane
 
+    peer: dict[str, Any] = {"error": "not run (--no-controller-runtime)"}
+    binary: Path | None = None
+    if with_peer:
+        binary, error = go_peer.build(PEER_DIR / "build.sh", "controller-runtime")
+        if binary is None:
+            peer = {"error": error}
+            print(error, file=sys.stderr)
+        else:
+            peer = go_peer.version_info(binary)
     namespace = "bench"
     runs: dict[str, list[dict[str, Any]]] = {
         "crdkit": [],
@@ -361,12 +451,26 @@ async def bench(count: int, concurrency: int, repeat: int) -> dict[str, Any]:
         "dicts": [],
         "fetch": [],
     }
+    if binary is not None:
+        runs["controller_runtime"] = []
     async with ControlPlane() as plane:
         create_s = await create_objects(plane, namespace, count, concurrency)
         kubeconfig = plane.kubeconfig_path
-        for _ in range(repeat):  # interleaved, so a burst of load hits both sides alike
+        for _ in range(repeat):  # interleaved, so a burst of load hits every side alike
             for kind, results in runs.items():
-                results.append(await asyncio.to_thread(measure, kind, kubeconfig, namespace, count))
+                if kind == "controller_runtime" and "error" in peer:
+                    continue
+                try:
+                    measured = await asyncio.to_thread(
+                        measure, kind, kubeconfig, namespace, count, binary
+                    )
+                except RuntimeError as error:
+                    if kind != "controller_runtime":
+                        raise
+                    peer = {**peer, "error": str(error)[-2000:]}
+                    print(error, file=sys.stderr)
+                    continue
+                results.append(measured)
     crdkit, baseline, dicts = (best_of(runs[kind]) for kind in ("crdkit", "baseline", "dicts"))
     return {
         "objects": count,
@@ -391,6 +495,7 @@ async def bench(count: int, concurrency: int, repeat: int) -> dict[str, Any]:
         "dicts_sync_s": round(dicts["sync_s"], 3),
         "dicts_rss_mb": round(dicts["rss_mb"], 1),
         "fetch_only_s": round(best_of(runs["fetch"])["sync_s"], 3),
+        **peer_fields(crdkit, runs.get("controller_runtime"), peer),
         "create_s": round(create_s, 1),
         "repeat": repeat,
     }
@@ -405,6 +510,11 @@ def main() -> None:
         "--repeat", type=int, default=3, help="runs per side (fresh subprocesses); best is kept"
     )
     parser.add_argument(
+        "--no-controller-runtime",
+        action="store_true",
+        help="do not build or run the controller-runtime peer",
+    )
+    parser.add_argument(
         "--worker", choices=["crdkit", "baseline", "dicts", "fetch"], help=argparse.SUPPRESS
     )
     parser.add_argument("--kubeconfig", help=argparse.SUPPRESS)
@@ -417,7 +527,9 @@ def main() -> None:
     if args.worker:
         run_worker(args)
         return
-    result = asyncio.run(bench(args.objects, args.concurrency, args.repeat))
+    result = asyncio.run(
+        bench(args.objects, args.concurrency, args.repeat, not args.no_controller_runtime)
+    )
     print(json.dumps(result, indent=None if args.json else 2))
 
 

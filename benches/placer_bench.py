@@ -60,6 +60,10 @@ from typing import Any
 
 from crdkit.placer import Cluster, Gang, Placement, ReferenceCluster
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import go_peer
+
 DATA = Path(__file__).parent / "data" / "openb_node_list_gpu_node.csv"
 SYNTHETIC_TOPOLOGY = (
     "zone > block > rack > host; 16 nodes per rack, 8 racks per block, 8 blocks per zone; "
@@ -71,7 +75,6 @@ ALIBABA_TOPOLOGY = (
 )
 LEVELS = ["bench.io/zone", "bench.io/block", "bench.io/rack"]
 KUEUE_DIR = Path(__file__).parent / "kueue_tas"
-KUEUE_BUILD_TIMEOUT_S = 1800
 KUEUE_RUN_TIMEOUT_S = 3600
 KUEUE_MAPPING = (
     "Topology = crdkit levels + kubernetes.io/hostname (set to the node name); one "
@@ -216,21 +219,7 @@ def kueue_input(
 
 def build_kueue(script: Path = KUEUE_DIR / "build.sh") -> tuple[Path | None, str | None]:
     """Build (or find up to date) the Kueue peer; (binary, None) or (None, why not)."""
-    try:
-        done = subprocess.run(
-            ["bash", str(script)],
-            capture_output=True,
-            text=True,
-            timeout=KUEUE_BUILD_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return None, f"building the Kueue peer failed: {error}"
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines or not Path(lines[-1]).is_file():
-        tail = " | ".join(done.stderr.strip().splitlines()[-8:])
-        return None, f"building the Kueue peer failed (exit {done.returncode}): {tail}"
-    return Path(lines[-1]), None
+    return go_peer.build(script, "Kueue")
 
 
 def run_kueue(binary: Path, document: dict[str, Any]) -> dict[str, Any]:
