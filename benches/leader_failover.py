@@ -37,7 +37,7 @@ from crdkit.client import Client
 from crdkit.client.errors import NotFound
 from crdkit.resources import Lease
 from crdkit.testing import ControlPlane
-from runtime_bench import free_port, wait_healthy
+from runtime_bench import free_port, wait_ready
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -82,7 +82,7 @@ class Replica:
             stderr=asyncio.subprocess.DEVNULL,
         )
         replica = cls(process, port)
-        await wait_healthy(port, process, "/readyz")
+        await wait_ready(port, process, "/readyz")
         return replica
 
     async def stop(self, how: signal.Signals) -> float:
