@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,7 +111,7 @@ class _Entry:
 
     @property
     def where(self) -> str:
-        return f'kubeconfig {self.file}: {self.kind} "{self.name}"'
+        return f"kubeconfig {self.file}: {self.kind} {_quote(self.name)}"
 
     def fail(self, key: str, problem: str) -> ConfigError:
         return ConfigError(f"{self.where}: {key}: {problem}")
@@ -247,8 +248,10 @@ def _load_file(path: Path) -> dict[str, Any] | None:
         raise ConfigError(f"{where}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except OSError as err:
         raise ConfigError(f"{where}: cannot read it: {err.strerror or err}") from None
+    # libyaml's parser when PyYAML has it: several times faster, the same documents.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        document = yaml.safe_load(text)
+        document = yaml.load(text, Loader=loader)  # a safe loader: plain data only
     except RecursionError:
         raise ConfigError(f"{where}: not YAML: nested too deeply") from None
     except yaml.MarkedYAMLError as err:
@@ -285,12 +288,16 @@ def _merge(merged: _Merged, path: Path, document: dict[str, Any] | None) -> None
         if not isinstance(items, list):
             raise ConfigError(f"kubeconfig {path}: {section}: expected a list, got {_kind(items)}")
         for index, item in enumerate(items):
-            name = item.get("name") if isinstance(item, dict) else None
-            body = item.get(kind) if isinstance(item, dict) else None
-            if not isinstance(name, str) or not name or not isinstance(body, dict | None):
+            where = f"kubeconfig {path}: {section}[{index}]"
+            if not isinstance(item, dict):
+                raise ConfigError(f"{where}: expected a mapping, got {_kind(item)}")
+            name, body = item.get("name"), item.get(kind)
+            if not isinstance(name, str) or not name:
+                got = "missing" if name in (None, "") else f"expected a string, got {_kind(name)}"
+                raise ConfigError(f"{where}.name: {got}")
+            if not isinstance(body, dict | None):
                 raise ConfigError(
-                    f"kubeconfig {path}: {section}[{index}]: expected a mapping with a name "
-                    f"and a {kind} mapping"
+                    f"{where}.{kind}: expected a mapping, got {_kind(body)} ({kind} {_quote(name)})"
                 )
             # The first file (and within it the first entry) to define a name wins it.
             merged.entries[kind].setdefault(name, _Entry(kind, name, body or {}, path))
@@ -302,7 +309,7 @@ def _select_context(merged: _Merged, override: str | None, files: str) -> _Entry
         found = contexts.get(override)
         if found is None:
             known = _known(contexts)
-            raise ConfigError(f'kubeconfig {files}: context "{override}" not found{known}')
+            raise ConfigError(f"kubeconfig {files}: context {_quote(override)} not found{known}")
         return found
     if merged.current_context is None:
         if merged.empty:
@@ -312,7 +319,8 @@ def _select_context(merged: _Merged, override: str | None, files: str) -> _Entry
     found = contexts.get(name)
     if found is None:
         raise ConfigError(
-            f'kubeconfig {source}: current-context "{name}" names no context{_known(contexts)}'
+            f"kubeconfig {source}: current-context {_quote(name)} names no context"
+            + _known(contexts)
         )
     return found
 
@@ -321,7 +329,7 @@ def _lookup(merged: _Merged, kind: str, name: str, context: _Entry) -> _Entry:
     entries = merged.entries[kind]
     found = entries.get(name)
     if found is None:
-        raise context.fail(kind, f'{kind} "{name}" not found{_known(entries)}')
+        raise context.fail(kind, f"{kind} {_quote(name)} not found{_known(entries)}")
     return found
 
 
@@ -422,9 +430,17 @@ def _user(entry: _Entry | None, context: _Entry) -> KubeconfigUser:
 def _known(entries: Mapping[str, _Entry]) -> str:
     if not entries:
         return " (there are none)"
-    names = sorted(entries)
+    names = [_quote(name, bare=True) for name in sorted(entries)]
     shown = ", ".join(names[:_LIST_AT_MOST]) + (", ..." if len(names) > _LIST_AT_MOST else "")
     return f" (known: {shown})"
+
+
+def _quote(name: str, *, bare: bool = False) -> str:
+    """A name as messages show it: quoted (bare in lists when plain), escaped, not too long."""
+    if len(name) > 80:
+        name = f"{name[:80]}..."
+    plain = name.isprintable() and not any(c in name for c in ' ,"')
+    return name if bare and plain else json.dumps(name, ensure_ascii=False)
 
 
 def _kind(value: object) -> str:
