@@ -180,6 +180,8 @@ class ExecCredentials:
             raise ConfigError(f"{self._describe()}: command not found{hint}") from None
         except OSError as err:
             raise ConfigError(f"{self._describe()}: cannot run: {err.strerror or err}") from None
+        except ValueError as err:  # a NUL in the command, an argument or the environment
+            raise ConfigError(f"{self._describe()}: cannot run: {err}") from None
         try:
             stdout, stderr = await asyncio.wait_for(process.communicate(), self.timeout)
         except TimeoutError:

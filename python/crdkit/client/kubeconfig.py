@@ -162,6 +162,8 @@ class _Entry:
             return path.read_bytes(), key
         except OSError as err:
             raise self.fail(key, f"cannot read {path}: {err.strerror or err}") from None
+        except ValueError:  # a NUL in the path: no file can have that name
+            raise self.fail(key, f"{str(path)!r} is not a usable file name") from None
 
 
 @dataclass

@@ -333,6 +333,17 @@ MALFORMED: list[tuple[str, Any, str | None, str]] = [
         r'cluster "c": certificate-authority: cannot read .*/gone/ca.crt: No such file',
     ),
     (
+        "NUL in a file name",
+        edit(
+            lambda c: (
+                cluster(c).pop("certificate-authority-data"),
+                cluster(c).update({"certificate-authority": "ca\x00.crt"}),
+            )
+        ),
+        None,
+        r"certificate-authority: '.*/ca\\x00.crt' is not a usable file name$",
+    ),
+    (
         "insecure is a string",
         edit(lambda c: cluster(c).update({"insecure-skip-tls-verify": "yes"})),
         None,

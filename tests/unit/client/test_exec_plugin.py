@@ -169,6 +169,14 @@ async def test_a_missing_command_shows_the_install_hint() -> None:
     )
 
 
+async def test_a_command_that_cannot_be_run_is_one_line(tmp_path: Path) -> None:
+    base = {"apiVersion": V1, "interactiveMode": "Never"}
+    with pytest.raises(ConfigError, match=r"^W: exec plugin '.*': cannot run: Permission denied"):
+        await ExecCredentials({**base, "command": str(tmp_path)}, where="W").authorization()
+    with pytest.raises(ConfigError, match=r"cannot run: embedded null byte"):
+        await ExecCredentials({**base, "command": "a\x00b"}, where="W").authorization()
+
+
 async def test_the_plugin_gets_env_exec_info_and_cluster_info(tmp_path: Path) -> None:
     seen = tmp_path / "seen.json"
     config = plugin(
