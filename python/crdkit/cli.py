@@ -2,11 +2,17 @@
 
 The group is lazy: a subcommand's module is imported only when that subcommand runs (or when
 `--help` lists them), so `crdkit place` loads the placer and not the client or the runtime.
+
+Errors: a subcommand refuses bad input with one line on stderr and exit status 2. Anything
+else that escapes one is a crdkit bug; it too is one line (exit status 1) rather than a
+traceback, unless ``CRDKIT_DEBUG=1`` asks for the traceback.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+from typing import Any
 
 import click
 
@@ -33,6 +39,24 @@ class _LazyGroup(click.Group):
         module, attribute = target
         command: click.Command = getattr(importlib.import_module(module), attribute)
         return command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # click's own: usage errors (exit 2), --help, Ctrl-C
+        except Exception as error:
+            if os.environ.get("CRDKIT_DEBUG"):
+                raise
+            where = f"crdkit {ctx.invoked_subcommand}" if ctx.invoked_subcommand else "crdkit"
+            said = " ".join(str(error).split())
+            click.echo(
+                f"{where}: internal error: {type(error).__name__}"
+                + (f": {said}" if said else "")
+                + " (a crdkit bug: please report it; CRDKIT_DEBUG=1 shows the traceback)",
+                err=True,
+            )
+            ctx.exit(1)
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

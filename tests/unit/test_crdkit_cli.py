@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from crdkit.cli import COMMANDS, main
@@ -61,3 +62,26 @@ def test_version_is_the_installed_distributions() -> None:
     result = CliRunner().invoke(main, ["--version"])
     assert result.exit_code == 0
     assert result.output == f"crdkit, version {version('crdkit')}\n"
+
+
+def test_an_internal_error_is_one_line_unless_debugging(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import crdkit.placer.cli
+
+    def broken(snapshot: object) -> None:
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(crdkit.placer.cli.Cluster, "from_snapshot", broken)
+    (tmp_path / "c.json").write_text("{}")
+    args = ["place", "--cluster", str(tmp_path / "c.json"), "--gang", str(tmp_path / "c.json")]
+    monkeypatch.delenv("CRDKIT_DEBUG", raising=False)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        "crdkit place: internal error: RuntimeError: boom second line (a crdkit bug: please "
+        "report it; CRDKIT_DEBUG=1 shows the traceback)"
+    ]
+    monkeypatch.setenv("CRDKIT_DEBUG", "1")
+    result = CliRunner().invoke(main, args)
+    assert isinstance(result.exception, RuntimeError)

@@ -10,14 +10,19 @@ so each source here knows when to fetch again, and the transport calls ``invalid
 from __future__ import annotations
 
 import asyncio
+import json
 import time
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from crdkit.client.errors import ConfigError
+from crdkit.client.exec_plugin import DEFAULT_EXEC_TIMEOUT, ExecCredentials
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = [
+    "AuthProviderCredentials",
     "Credentials",
     "ExecCredentials",
     "NoCredentials",
@@ -95,66 +100,64 @@ class TokenFileCredentials:
         self._token = None
 
 
-class ExecCredentials:
-    """A token from a kubeconfig ``exec`` plugin, re-run when it expires or is refused.
+class AuthProviderCredentials:
+    """A token from a kubeconfig ``auth-provider`` (``oidc``, ``gcp``), via kubernetes-asyncio.
 
-    kubernetes-asyncio's ``ExecProvider`` runs the plugin; this class adds the caching that
-    decides when to run it again: ``expirationTimestamp`` minus ``refresh_margin`` seconds, or
-    never (until a 401) when the plugin gives no expiry.
+    Auth providers are deprecated in kubectl in favour of exec plugins; kubernetes-asyncio
+    still implements them, so it does the work here and is imported only on first use. The
+    token is asked for again every ``reload_after`` seconds (the provider refreshes an expired
+    one then) and after a 401; each attempt is limited to ``timeout`` seconds.
     """
 
-    def __init__(self, exec_config: dict[str, Any], *, refresh_margin: float = 30.0) -> None:
-        from kubernetes_asyncio.config.config_exception import ConfigException
-        from kubernetes_asyncio.config.exec_provider import ExecProvider
-        from kubernetes_asyncio.config.kube_config import ConfigNode
-
-        try:
-            self._provider = ExecProvider(ConfigNode("exec", exec_config))
-        except ConfigException as exc:
-            raise ConfigError(f"users[].user.exec: {exc}") from exc
-        self.refresh_margin = refresh_margin
-        self._token: str | None = None
-        self._expires_at: datetime | None = None
+    def __init__(
+        self,
+        provider: Mapping[str, Any],
+        *,
+        where: str = "users[].user",
+        timeout: float = DEFAULT_EXEC_TIMEOUT,
+        reload_after: float = 60.0,
+    ) -> None:
+        self.name = str(provider.get("name"))
+        # A private deep copy: the provider writes refreshed tokens back into it.
+        self._provider: dict[str, Any] = json.loads(json.dumps(provider, default=str))
+        self._where = where
+        self.timeout = timeout
+        self.reload_after = reload_after
+        self._header: str | None = None
+        self._read_at = 0.0
         self._lock = asyncio.Lock()
 
-    def _fresh(self) -> bool:
-        if self._token is None:
-            return False
-        if self._expires_at is None:
-            return True
-        remaining = (self._expires_at - datetime.now(UTC)).total_seconds()
-        return remaining > self.refresh_margin
-
     async def authorization(self) -> str | None:
-        if self._fresh():
-            return f"Bearer {self._token}"
-        async with self._lock:  # concurrent requests share one plugin run
-            if not self._fresh():
-                await self._run()
-        return f"Bearer {self._token}"
+        async with self._lock:
+            if self._header is None or time.monotonic() - self._read_at >= self.reload_after:
+                self._header = await self._load()
+                self._read_at = time.monotonic()
+        return self._header
 
-    async def _run(self) -> None:
-        from kubernetes_asyncio.config.config_exception import ConfigException
+    async def _load(self) -> str:
+        from kubernetes_asyncio.client import Configuration
+        from kubernetes_asyncio.config.kube_config import KubeConfigLoader
 
+        # The smallest kubeconfig that holds the provider; the server is never contacted.
+        config = {
+            "current-context": "crdkit",
+            "contexts": [{"name": "crdkit", "context": {"cluster": "crdkit", "user": "crdkit"}}],
+            "clusters": [{"name": "crdkit", "cluster": {"server": "https://127.0.0.1"}}],
+            "users": [{"name": "crdkit", "user": {"auth-provider": self._provider}}],
+        }
+        configuration: Any = Configuration()
+        where = f"{self._where}: auth-provider {self.name!r}"
         try:
-            status = await self._provider.run()
-        except ConfigException as exc:
-            raise ConfigError(f"exec credential plugin failed: {exc}") from exc
-        token = status.get("token") if isinstance(status, dict) else None
-        if not token:
-            raise ConfigError("exec credential plugin returned no status.token")
-        self._token = str(token)
-        expiry = status.get("expirationTimestamp")
-        self._expires_at = _parse_time(str(expiry)) if expiry else None
+            loader: Any = KubeConfigLoader(config_dict=config)
+            await asyncio.wait_for(loader.load_and_set(configuration), self.timeout)
+        except TimeoutError:
+            raise ConfigError(f"{where}: no token after {self.timeout:g} s") from None
+        except Exception as exc:  # third-party code: any failure is the provider's config
+            raise ConfigError(f"{where}: {type(exc).__name__}: {exc}") from None
+        header = configuration.api_key.get("BearerToken") if configuration.api_key else None
+        if not header:
+            raise ConfigError(f"{where}: not supported, or it gave no token")
+        return str(header)
 
     def invalidate(self) -> None:
-        self._token = None
-        self._expires_at = None
-
-
-def _parse_time(text: str) -> datetime:
-    try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise ConfigError(f"exec plugin: bad status.expirationTimestamp {text!r}") from exc
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        self._header = None

@@ -31,6 +31,7 @@ from crdkit.client.codec import (
 from crdkit.client.config import ClientConfig
 from crdkit.client.discovery import Discovery, GroupVersionKind
 from crdkit.client.errors import Gone
+from crdkit.client.exec_plugin import DEFAULT_EXEC_TIMEOUT
 from crdkit.client.objects import name_of, namespace_of
 from crdkit.client.transport import JSON, Transport
 from crdkit.client.watch import WatchEvent, WatchParser
@@ -149,9 +150,17 @@ class Client:
 
     @classmethod
     async def from_kubeconfig(
-        cls, path: str | Path | None = None, *, context: str | None = None
+        cls,
+        path: str | Path | Sequence[str | Path] | None = None,
+        *,
+        context: str | None = None,
+        exec_timeout: float = DEFAULT_EXEC_TIMEOUT,
     ) -> Client:
-        return cls(await ClientConfig.from_kubeconfig(path, context=context))
+        """A client for a kubeconfig context (see :meth:`ClientConfig.from_kubeconfig`)."""
+        config = await ClientConfig.from_kubeconfig(
+            path, context=context, exec_timeout=exec_timeout
+        )
+        return cls(config)
 
     @classmethod
     def from_incluster(cls) -> Client:
@@ -162,9 +171,11 @@ class Client:
         return cls(ClientConfig.from_control_plane(plane))
 
     @classmethod
-    async def load(cls) -> Client:
+    async def load(
+        cls, *, context: str | None = None, exec_timeout: float = DEFAULT_EXEC_TIMEOUT
+    ) -> Client:
         """In-cluster configuration inside a pod, the default kubeconfig elsewhere."""
-        return cls(await ClientConfig.load())
+        return cls(await ClientConfig.load(context=context, exec_timeout=exec_timeout))
 
     async def __aenter__(self) -> Self:
         await self.transport.open()

@@ -1,19 +1,23 @@
 """Where the apiserver is and how to authenticate: kubeconfig, in-cluster, or a ControlPlane.
 
-kubernetes-asyncio parses kubeconfig files (contexts, embedded or file certificates, tokens,
-OIDC and exec plugins) and in-cluster service-account files; this module turns its result into
-a small immutable ``ClientConfig`` with an ``ssl.SSLContext`` and a refreshing ``Credentials``.
+Kubeconfig files are read by :mod:`crdkit.client.kubeconfig` (kubectl's merge rules, no
+kubernetes-asyncio); this module turns the chosen context into a small immutable
+``ClientConfig`` with an ``ssl.SSLContext`` and a refreshing ``Credentials``. Only an
+``auth-provider`` user imports kubernetes-asyncio, when its token is first needed.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import ssl
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crdkit.client.auth import (
+    AuthProviderCredentials,
     Credentials,
     ExecCredentials,
     NoCredentials,
@@ -21,8 +25,12 @@ from crdkit.client.auth import (
     TokenFileCredentials,
 )
 from crdkit.client.errors import ConfigError
+from crdkit.client.exec_plugin import DEFAULT_EXEC_TIMEOUT
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from crdkit.client.kubeconfig import Kubeconfig, KubeconfigCluster, KubeconfigUser
     from crdkit.testing import ControlPlane
 
 __all__ = ["ClientConfig", "Timeouts"]
@@ -77,51 +85,30 @@ class ClientConfig:
 
     @classmethod
     async def from_kubeconfig(
-        cls, path: str | Path | None = None, *, context: str | None = None
+        cls,
+        path: str | Path | Sequence[str | Path] | None = None,
+        *,
+        context: str | None = None,
+        exec_timeout: float = DEFAULT_EXEC_TIMEOUT,
     ) -> ClientConfig:
-        """Load a kubeconfig (``$KUBECONFIG``'s first file or ``~/.kube/config`` by default)."""
-        from kubernetes_asyncio.client import Configuration
-        from kubernetes_asyncio.config.config_exception import ConfigException
-        from kubernetes_asyncio.config.kube_config import load_kube_config
+        """Load a kubeconfig: the given file(s), else ``$KUBECONFIG`` (its files merged as
+        kubectl merges them), else ``~/.kube/config``; ``context`` overrides the current one.
 
-        path = _kubeconfig_path(path)
-        configuration: Any = Configuration()
-        try:
-            loader: Any = await load_kube_config(
-                config_file=str(path),
-                context=context,
-                client_configuration=configuration,
-                persist_config=False,
-            )
-        except (ConfigException, KeyError, AssertionError, TypeError) as exc:
-            raise ConfigError(f"cannot load kubeconfig {path}: {exc}") from exc
-        user: Any = getattr(loader, "_user", None)
-        exec_config = user.value.get("exec") if user is not None else None
-        token_file = user.value.get("tokenFile") if user is not None else None
-        credentials: Credentials
-        header = configuration.api_key.get("BearerToken")
-        if exec_config and header:
-            credentials = ExecCredentials(dict(exec_config))
-        elif token_file and not user.value.get("token"):
-            base = path.parent
-            credentials = TokenFileCredentials(base / token_file)
-        elif header:
-            credentials = StaticCredentials(header)
-        else:
-            credentials = NoCredentials()
+        Every problem is a one-line :class:`ConfigError` naming the file, the entry and the
+        key. ``exec_timeout`` bounds each run of an exec credential plugin (and each token
+        fetch of an auth provider). Exec plugins run when a request first needs a token.
+        """
+        from crdkit.client.kubeconfig import kubeconfig_paths, read_kubeconfig
+
+        kubeconfig = read_kubeconfig(kubeconfig_paths(path), context=context)
+        cluster, user = kubeconfig.cluster, kubeconfig.user
+        https = cluster.server.startswith("https://")
         return cls(
-            server=configuration.host,
-            ssl_context=_ssl_context(
-                ca_file=configuration.ssl_ca_cert,
-                cert_file=configuration.cert_file,
-                key_file=configuration.key_file,
-                verify=configuration.verify_ssl,
-            )
-            if configuration.host.startswith("https://")
-            else None,
-            credentials=credentials,
-            tls_server_name=getattr(configuration, "tls_server_name", None),
-            proxy=configuration.proxy,
+            server=cluster.server,
+            ssl_context=_kubeconfig_ssl_context(cluster, user) if https else None,
+            credentials=_kubeconfig_credentials(kubeconfig, exec_timeout),
+            tls_server_name=cluster.tls_server_name,
+            proxy=cluster.proxy_url,
         )
 
     @classmethod
@@ -168,22 +155,121 @@ class ClientConfig:
         )
 
     @classmethod
-    async def load(cls) -> ClientConfig:
-        """In-cluster when running in a pod, otherwise the default kubeconfig."""
-        if os.environ.get("KUBERNETES_SERVICE_HOST"):
+    async def load(
+        cls, *, context: str | None = None, exec_timeout: float = DEFAULT_EXEC_TIMEOUT
+    ) -> ClientConfig:
+        """In-cluster when running in a pod (and no context is asked for), otherwise the
+        default kubeconfig."""
+        if context is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
             return cls.from_incluster()
-        return await cls.from_kubeconfig()
+        return await cls.from_kubeconfig(context=context, exec_timeout=exec_timeout)
 
 
-def _kubeconfig_path(path: str | Path | None) -> Path:
-    """The kubeconfig to read: the given one, ``$KUBECONFIG``'s first, or ``~/.kube/config``."""
-    if path is None:
-        env = os.environ.get("KUBECONFIG", "")
-        path = env.split(os.pathsep)[0] if env else Path.home() / ".kube" / "config"
-    resolved = Path(path).absolute()
-    if not resolved.is_file():
-        raise ConfigError(f"kubeconfig {resolved} does not exist")
-    return resolved
+def _kubeconfig_credentials(kubeconfig: Kubeconfig, exec_timeout: float) -> Credentials:
+    # client-go's order: a static token first (it wins over a plugin), then the token file,
+    # basic auth, an exec plugin, an auth provider.
+    user = kubeconfig.user
+    if user.token is not None:
+        return StaticCredentials(f"Bearer {user.token}")
+    if user.token_file is not None:
+        return TokenFileCredentials(user.token_file)
+    if user.username is not None:
+        pair = f"{user.username}:{user.password or ''}".encode()
+        return StaticCredentials(f"Basic {base64.b64encode(pair).decode()}")
+    if user.exec is not None:
+        return ExecCredentials(
+            user.exec,
+            timeout=exec_timeout,
+            where=user.where,
+            folder=user.folder,
+            cluster=_exec_cluster_info(kubeconfig.cluster),
+        )
+    if user.auth_provider is not None:
+        return AuthProviderCredentials(user.auth_provider, where=user.where, timeout=exec_timeout)
+    return NoCredentials()
+
+
+def _exec_cluster_info(cluster: KubeconfigCluster) -> dict[str, Any]:
+    """The ``spec.cluster`` client-go gives a plugin that sets ``provideClusterInfo``."""
+    info: dict[str, Any] = {"server": cluster.server}
+    if cluster.tls_server_name:
+        info["tls-server-name"] = cluster.tls_server_name
+    if cluster.insecure_skip_tls_verify:
+        info["insecure-skip-tls-verify"] = True
+    if cluster.certificate_authority is not None:
+        ca = cluster.certificate_authority
+        info["certificate-authority-data"] = base64.b64encode(ca).decode()
+    if cluster.proxy_url:
+        info["proxy-url"] = cluster.proxy_url
+    if cluster.exec_extension is not None:
+        info["config"] = cluster.exec_extension
+    return info
+
+
+def _kubeconfig_ssl_context(cluster: KubeconfigCluster, user: KubeconfigUser) -> ssl.SSLContext:
+    # As client-go: a cluster's CA is the only one trusted; without one, the system's are.
+    # (Loading the system's store also costs tens of milliseconds, skipped when not needed.)
+    if cluster.insecure_skip_tls_verify:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    elif cluster.certificate_authority is None:
+        context = ssl.create_default_context()
+    else:
+        try:
+            context = ssl.create_default_context(cadata=_cadata(cluster.certificate_authority))
+        except (ssl.SSLError, ValueError) as exc:
+            raise ConfigError(
+                f"{cluster.where}: {cluster.certificate_authority_key}: not a PEM or DER "
+                f"certificate ({_ssl_reason(exc)})"
+            ) from None
+    if user.client_certificate is not None and user.client_key is not None:
+        _load_client_pair(context, user.client_certificate, user.client_key, user.where)
+    return context
+
+
+def _cadata(data: bytes) -> str | bytes:
+    # `cadata` takes PEM as text and DER as bytes.
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        return data
+    return text if "-----BEGIN" in text else data
+
+
+def _load_client_pair(context: ssl.SSLContext, certificate: bytes, key: bytes, where: str) -> None:
+    """Load a client certificate and key given as bytes.
+
+    `load_cert_chain` reads only files: both go to a private temporary folder that is
+    removed before this returns, so the key does not stay on disk.
+    """
+    with tempfile.TemporaryDirectory(prefix="crdkit-tls-") as folder:
+        cert_file, key_file = Path(folder) / "client.crt", Path(folder) / "client.key"
+        for path, data in ((cert_file, certificate), (key_file, key)):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as file:
+                file.write(data)
+        try:
+            context.load_cert_chain(cert_file, key_file)
+        except ssl.SSLError as exc:
+            raise ConfigError(
+                f"{where}: {_which_is_bad(certificate)}: cannot be used ({_ssl_reason(exc)})"
+            ) from None
+
+
+def _which_is_bad(certificate: bytes) -> str:
+    # OpenSSL's error does not say which half failed: try the certificate alone.
+    probe = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    try:
+        probe.load_verify_locations(cadata=_cadata(certificate))
+    except (ssl.SSLError, ValueError):
+        return "client-certificate(-data)"
+    return "client-key(-data) (or it does not match client-certificate)"
+
+
+def _ssl_reason(exc: Exception) -> str:
+    reason = getattr(exc, "reason", None)
+    return str(reason) if reason else " ".join(str(exc).split())
 
 
 def _ssl_context(
@@ -191,7 +277,6 @@ def _ssl_context(
     ca_file: str | None = None,
     cert_file: str | None = None,
     key_file: str | None = None,
-    verify: bool = True,
 ) -> ssl.SSLContext:
     try:
         context = ssl.create_default_context(cafile=ca_file or None)
@@ -199,7 +284,4 @@ def _ssl_context(
             context.load_cert_chain(cert_file, key_file or None)
     except (OSError, ssl.SSLError) as exc:
         raise ConfigError(f"cannot load TLS material: {exc}") from exc
-    if not verify:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
     return context

@@ -47,7 +47,10 @@ def gen_crd(targets: tuple[str, ...], output_dir: Path | None, check_dir: Path |
     except CrdError as error:
         _fail(str(error))
     if check_dir is not None:
-        diff = drift(crds, check_dir)
+        try:
+            diff = drift(crds, check_dir)
+        except (OSError, UnicodeDecodeError) as error:
+            _fail(f"--check {check_dir}: cannot read the CRDs there: {_reason(error)}")
         if diff:
             click.echo(diff, nl=False)
             click.echo(
@@ -58,7 +61,11 @@ def gen_crd(targets: tuple[str, ...], output_dir: Path | None, check_dir: Path |
             sys.exit(1)
         return
     if output_dir is not None:
-        for path in write_all(crds, output_dir):
+        try:
+            written = write_all(crds, output_dir)
+        except OSError as error:
+            _fail(f"-o {output_dir}: cannot write the CRDs there: {_reason(error)}")
+        for path in written:
             click.echo(f"wrote {path}", err=True)
         return
     click.echo(render_all(crds), nl=False)
@@ -68,3 +75,10 @@ def _fail(message: str) -> NoReturn:
     # One line, always: pydantic and import errors can span several.
     click.echo(f"crdkit gen-crd: {' '.join(message.split())}", err=True)
     sys.exit(2)
+
+
+def _reason(error: OSError | UnicodeDecodeError) -> str:
+    if isinstance(error, UnicodeDecodeError):
+        return f"a file is not UTF-8 text ({error.reason})"
+    where = f" ({error.filename})" if error.filename else ""
+    return f"{error.strerror or error}{where}"

@@ -27,11 +27,34 @@ def _fail(message: str) -> NoReturn:
     sys.exit(2)
 
 
+# What each file must hold: the contract's top-level shape, and how to say it.
+_SHAPES: dict[str, tuple[type, str]] = {
+    "cluster": (dict, "a cluster snapshot (an object)"),
+    "gang": (dict, "a gang (an object)"),
+    "gangs": (list, "a list of gangs"),
+}
+
+
 def _read(path: Path, what: str) -> Any:
     try:
-        return load_document(path)
+        document = load_document(path)
     except OSError as err:
-        _fail(f"{what}: cannot read {path}: {err.strerror}")
+        _fail(f"{what}: cannot read {path}: {err.strerror or err}")
+    except ValueError as err:
+        _fail(f"{what}: {err}")
+    # Checked here, not left to the models: `Cluster.from_snapshot` takes a string as a file
+    # path, so a file holding a JSON string would be opened as a second file.
+    kind, expected = _SHAPES[what]
+    if not isinstance(document, kind):
+        _fail(f"{what}: {path}: expected {expected}, got {_describe(document)}")
+    return document
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "nothing (an empty document)"
+    names = {dict: "an object", list: "a list", bool: "a boolean", str: "a string"}
+    return names.get(type(value)) or ("a number" if isinstance(value, int | float) else "a value")
 
 
 @click.command("place")
@@ -60,9 +83,8 @@ def place_command(
         if gang_file is not None:
             result: Any = cluster.place(_read(gang_file, "gang"), policy).to_dict()
         else:
-            gangs = _read(gangs_file, "gangs") if gangs_file is not None else None
-            if not isinstance(gangs, list):  # also narrows the type for the checker
-                _fail("gangs: expected a list of gangs")
+            assert gangs_file is not None  # one of the two, checked above
+            gangs = _read(gangs_file, "gangs")
             result = [placement.to_dict() for placement in cluster.place_all(gangs, policy)]
     except ValueError as err:
         _fail(str(err))

@@ -129,19 +129,24 @@ class Toleration(_Model):
     effect: Effect | None = None
 
 
+# The Rust records hold counts as u64: a larger number is refused here, naming its field,
+# rather than failing in the binding's conversion with a message that names nothing.
+_COUNT_MAX = 2**64 - 1
+
+
 class Slice(_Model):
     """Groups of `size` pods, each group wholly inside one domain of `level`."""
 
     level: str
-    size: int = Field(ge=1)
+    size: int = Field(ge=1, le=_COUNT_MAX)
 
 
 class Task(_Model):
     """A set of identical pods of a gang."""
 
     name: str = Field(min_length=1)
-    replicas: int = Field(ge=1)
-    min_available: int | None = Field(default=None, alias="minAvailable", ge=1)
+    replicas: int = Field(ge=1, le=_COUNT_MAX)
+    min_available: int | None = Field(default=None, alias="minAvailable", ge=1, le=_COUNT_MAX)
     requests: dict[str, Quantity] = Field(default_factory=dict)
     node_selector: dict[str, str] = Field(default_factory=dict, alias="nodeSelector")
     tolerations: list[Toleration] = Field(default_factory=list)
@@ -308,17 +313,88 @@ def validated(model: type[M], data: Any, prefix: str) -> M:
         raise ValueError(f"{_format_loc(prefix, first['loc'])}: {first['msg']}") from None
 
 
+MAX_DEPTH = 64
+"""How deeply a YAML placement document may nest (the contract needs six levels)."""
+
+
 def load_document(path: str | Path) -> Any:
-    """Read a JSON or YAML file (YAML is a superset of JSON; JSON is tried first for speed)."""
-    text = Path(path).read_text(encoding="utf-8")
+    """Read a JSON or YAML file (YAML is a superset of JSON; JSON is tried first for speed).
+
+    Every failure is a one-line `ValueError` starting with the path: text that is not UTF-8,
+    neither JSON nor YAML, or nested too deeply. JSON's decoder bounds its own recursion (a
+    `RecursionError`, refused here); YAML can also build shared and cyclic values with
+    aliases, so a YAML document is walked once more and refused past `MAX_DEPTH` levels (a
+    cycle counts as endless). JSON skips that walk: it would cost as much as the parse on a
+    large snapshot, and a JSON value is always a tree.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text: {err.reason} at byte {err.start}") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         pass
+    except RecursionError:
+        raise ValueError(f"{path}: nested too deeply to read") from None
+    # libyaml's parser when PyYAML has it: several times faster on a large snapshot.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.safe_load(text)
+        document = yaml.load(text, Loader=loader)  # a safe loader: plain data only
+    except RecursionError:
+        raise ValueError(f"{path}: nested too deeply to read") from None
     except yaml.YAMLError as err:
-        raise ValueError(f"{path}: not JSON or YAML: {str(err).splitlines()[0]}") from None
+        raise ValueError(f"{path}: not JSON or YAML: {_yaml_problem(err)}") from None
+    except (ValueError, TypeError, OverflowError) as err:
+        # PyYAML's constructors raise these for values such as the date 2001-02-30.
+        raise ValueError(f"{path}: not JSON or YAML: {_first_line(err)}") from None
+    too_deep = _too_deep(document, MAX_DEPTH)
+    if too_deep is not None:
+        raise ValueError(f"{path}: {too_deep}: nested more than {MAX_DEPTH} levels deep")
+    return document
+
+
+def _yaml_problem(err: yaml.YAMLError) -> str:
+    # PyYAML's message spans lines (context, a quoted excerpt, a caret); keep where and what.
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None)
+    if mark is None or not problem:
+        return _first_line(err)
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+
+
+def _first_line(err: Exception) -> str:
+    lines = str(err).strip().splitlines()
+    return lines[0] if lines else type(err).__name__
+
+
+def _too_deep(document: Any, limit: int) -> str | None:
+    """The path of a value nested deeper than `limit` containers, or None.
+
+    Breadth first and without recursion; a container reached twice on one level is walked
+    once, so YAML aliases cost what the file's text does, and a cycle runs into the limit.
+    """
+    frontier: list[tuple[Any, str]] = [(document, "")]
+    for _ in range(limit):
+        deeper: list[tuple[Any, str]] = []
+        seen: set[int] = set()
+        for value, path in frontier:
+            if isinstance(value, dict):
+                pairs: Any = value.items()
+            elif isinstance(value, list):
+                pairs = enumerate(value)
+            else:
+                continue
+            for key, child in pairs:
+                if isinstance(child, dict | list) and id(child) not in seen:
+                    seen.add(id(child))
+                    step = f"[{key}]" if isinstance(value, list) else f".{key}" if path else key
+                    deeper.append((child, f"{path}{step}"))
+        if not deeper:
+            return None
+        frontier = deeper
+    path = frontier[0][1]
+    return path if len(path) <= 60 else f"{path[:60]}..."
 
 
 def effective_levels(levels: Sequence[str]) -> list[str]:

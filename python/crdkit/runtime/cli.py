@@ -1,9 +1,8 @@
-"""``crdkit run`` and ``crdkit gen-rbac``: run reconcilers, and write the RBAC they need.
+"""``crdkit run``: run reconcilers until SIGTERM or SIGINT (``gen-rbac`` is in ``rbac_cli``).
 
 ::
 
     crdkit run examples.hello.operator:HelloReconciler --namespace demo --leader-elect
-    crdkit gen-rbac examples.hello.operator:HelloReconciler --service-account hello
 """
 
 from __future__ import annotations
@@ -12,23 +11,23 @@ import asyncio
 import logging
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-import yaml
 
+from crdkit.client.errors import ConfigError
+from crdkit.client.exec_plugin import DEFAULT_EXEC_TIMEOUT
 from crdkit.runtime.leader import LeaderElectionLost
 from crdkit.runtime.loader import load_reconciler_class
 from crdkit.runtime.logs import configure_logging
 from crdkit.runtime.manager import Manager
-from crdkit.runtime.rbac import cluster_role, cluster_role_binding
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from crdkit.runtime.reconciler import Reconciler
 
-__all__ = ["gen_rbac", "run"]
+__all__ = ["run"]
 
 log = logging.getLogger("crdkit.run")
 
@@ -44,12 +43,21 @@ def _load_all(refs: Sequence[str]) -> list[type[Reconciler[Any]]]:
 
 
 async def _run(
-    classes: Sequence[type[Reconciler[Any]]], kubeconfig: Path | None, options: dict[str, Any]
+    classes: Sequence[type[Reconciler[Any]]],
+    kubeconfig: Path | None,
+    connection: dict[str, Any],
+    options: dict[str, Any],
 ) -> None:
-    from crdkit.client import Client
+    from crdkit.client import Client, ClientConfig
 
-    client = await Client.from_kubeconfig(kubeconfig) if kubeconfig else await Client.load()
-    async with client:
+    if kubeconfig is None:
+        config = await ClientConfig.load(**connection)
+    else:
+        config = await ClientConfig.from_kubeconfig(kubeconfig, **connection)
+    # Fetch the first credential now: an exec plugin that fails or hangs is a configuration
+    # problem to report in one line before anything starts, not a retry loop in the logs.
+    await config.credentials.authorization()
+    async with Client(config) as client:
         manager = Manager(client, **options)
         for cls in classes:
             manager.add(cls())
@@ -57,14 +65,29 @@ async def _run(
         await manager.run()
 
 
+def _fail(message: str) -> NoReturn:
+    # One line on stderr, whatever the log format: this is for the person at the terminal.
+    click.echo(f"crdkit run: {' '.join(message.split())}", err=True)
+    sys.exit(2)
+
+
 @click.command("run")
 @click.argument("reconcilers", nargs=-1, required=True, metavar="MODULE:CLASS...")
 @click.option("--namespace", "-n", default=None, help="Watch only this namespace (default: all).")
 @click.option(
     "--kubeconfig",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    # Not checked by click: the loader's one-line message names the file and what is wrong.
+    type=click.Path(path_type=Path),
     default=None,
     help="Kubeconfig file (default: in-cluster config, else $KUBECONFIG or ~/.kube/config).",
+)
+@click.option("--context", default=None, help="Kubeconfig context (default: the current one).")
+@click.option(
+    "--exec-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_EXEC_TIMEOUT,
+    show_default=True,
+    help="Seconds an exec credential plugin (or auth provider) may take to give a token.",
 )
 @click.option("--leader-elect", is_flag=True, help="Run controllers only while holding a Lease.")
 @click.option("--leader-election-id", default=None, help="Name of the Lease.")
@@ -110,6 +133,8 @@ def run(
     reconcilers: tuple[str, ...],
     namespace: str | None,
     kubeconfig: Path | None,
+    context: str | None,
+    exec_timeout: float,
     leader_elect: bool,
     leader_election_id: str | None,
     leader_election_namespace: str | None,
@@ -133,50 +158,13 @@ def run(
         "max_concurrent_reconciles": max_concurrent_reconciles,
         "graceful_shutdown_timeout": graceful_shutdown_timeout,
     }
+    connection = {"context": context, "exec_timeout": exec_timeout}
     try:
-        asyncio.run(_run(classes, kubeconfig, options))
+        asyncio.run(_run(classes, kubeconfig, connection, options))
     except LeaderElectionLost as error:
         log.error("leader election lost, exiting: %s", error)
         sys.exit(1)
+    except ConfigError as error:
+        _fail(str(error))
     except ValueError as error:
         raise click.UsageError(str(error)) from None
-
-
-@click.command("gen-rbac")
-@click.argument("reconcilers", nargs=-1, required=True, metavar="MODULE:CLASS...")
-@click.option("--name", default="crdkit-operator", show_default=True, help="ClusterRole name.")
-@click.option(
-    "--service-account",
-    default=None,
-    help="Also write a ClusterRoleBinding to this service account.",
-)
-@click.option(
-    "--service-account-namespace",
-    default="default",
-    show_default=True,
-    help="Namespace of the service account.",
-)
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    default=None,
-    help="Write to this file instead of stdout.",
-)
-def gen_rbac(
-    reconcilers: tuple[str, ...],
-    name: str,
-    service_account: str | None,
-    service_account_namespace: str,
-    output: Path | None,
-) -> None:
-    """Write the least-privilege ClusterRole (and binding) the reconcilers need."""
-    classes = _load_all(reconcilers)
-    documents = [cluster_role(name, classes)]
-    if service_account:
-        documents.append(cluster_role_binding(name, service_account, service_account_namespace))
-    text = yaml.safe_dump_all(documents, sort_keys=False)
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        output.write_text(text)

@@ -30,7 +30,11 @@ def _import(module_ref: str) -> ModuleType:
             raise ValueError(f"cannot import {module_ref}")
         module = importlib.util.module_from_spec(spec)
         sys.modules[path.stem] = module
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[path.stem]  # as the import system does: no half-run module stays
+            raise
         return module
     cwd = str(Path.cwd())
     if cwd not in sys.path:
@@ -47,6 +51,10 @@ def load_reconciler_class(ref: str) -> type[Reconciler[Any]]:
         module = _import(module_ref)
     except ImportError as error:
         raise ValueError(f"cannot import {module_ref!r}: {error}") from error
+    except Exception as error:  # a syntax error or any import-time bug of the user's module
+        raise ValueError(
+            f"importing {module_ref!r} failed: {type(error).__name__}: {error}"
+        ) from error
     target: Any = module
     for part in class_name.split("."):
         try:

@@ -12,6 +12,7 @@ bad reconciler reference or declaration.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -102,5 +103,9 @@ def gen_rbac(
     text = yaml.safe_dump_all(documents, sort_keys=False)
     if output is None:
         click.echo(text, nl=False)
-    else:
+        return
+    try:
         output.write_text(text)
+    except OSError as error:
+        click.echo(f"crdkit gen-rbac: cannot write {output}: {error.strerror or error}", err=True)
+        sys.exit(2)

@@ -2,6 +2,10 @@
 
 ``run -- CMD [ARGS...]`` wraps one command (a test suite, a demo) in a control plane;
 ``up`` keeps one running for interactive use with kubectl.
+
+Bad arguments (unreadable CRDs, a command that is not there, a ``--kubeconfig`` that cannot be
+written) are refused before anything starts; they and a control plane that cannot start are
+one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
@@ -9,14 +13,16 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import shutil
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from crdkit.testing.control_plane import ControlPlane
+from crdkit.testing.crds import load_crds
 from crdkit.testing.errors import ControlPlaneError
 from crdkit.testing.kubeconfig import write_private
 
@@ -96,7 +102,11 @@ async def _up(crds: Sequence[Path], kubeconfig: Path | None) -> None:
             await plane.install_crds(crds)
         path = plane.kubeconfig_path
         if kubeconfig is not None:
-            await asyncio.to_thread(_copy_private, path, kubeconfig)
+            try:
+                await asyncio.to_thread(_copy_private, path, kubeconfig)
+            except OSError as exc:  # no permission, disk full, a folder in the way
+                reason = exc.strerror or str(exc)
+                raise _Refused(f"--kubeconfig {kubeconfig}: cannot write it: {reason}") from exc
             path = kubeconfig
         click.echo(f"kube-apiserver {plane.server_url} is ready")
         click.echo(f"kubeconfig: {path}")
@@ -106,6 +116,24 @@ async def _up(crds: Sequence[Path], kubeconfig: Path | None) -> None:
             await stopping.wait()
         finally:
             click.echo("stopping the control plane", err=True)
+
+
+class _Refused(Exception):
+    """Bad input found once the control plane runs; it is stopped, then this is reported."""
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"crdkit envtest: {' '.join(message.split())}", err=True)
+    sys.exit(2)
+
+
+def _check_crds(crds: Sequence[Path]) -> None:
+    # Read once before starting: a bad file is then refused in a second, not after the
+    # control plane took its few seconds to come up (install_crds reads them again).
+    try:
+        load_crds(crds)
+    except ValueError as exc:
+        _fail(f"--crds {exc}")
 
 
 _crd_option = click.option(
@@ -130,10 +158,13 @@ def run(command: tuple[str, ...], crds: tuple[Path, ...]) -> None:
 
     Example: crdkit envtest run -- pytest tests/integration
     """
+    _check_crds(crds)
+    if shutil.which(command[0]) is None:
+        _fail(f"{command[0]}: command not found (or not executable)")
     try:
         status = asyncio.run(_run(command, crds))
     except ControlPlaneError as exc:
-        raise click.ClickException(str(exc)) from exc
+        _fail(str(exc))
     except KeyboardInterrupt:
         status = 128 + signal.SIGINT
     sys.exit(_exit_status(status))
@@ -153,9 +184,14 @@ def up(crds: tuple[Path, ...], kubeconfig: Path | None) -> None:
         raise _KubeconfigPathError(
             f"--kubeconfig {kubeconfig}: is a symbolic link; refusing to write through it"
         )
+    _check_crds(crds)
+    if kubeconfig is not None and not kubeconfig.absolute().parent.is_dir():
+        _fail(f"--kubeconfig {kubeconfig}: its folder does not exist")
     try:
         asyncio.run(_up(crds, kubeconfig))
     except ControlPlaneError as exc:
-        raise click.ClickException(str(exc)) from exc
+        _fail(str(exc))
+    except _Refused as exc:
+        _fail(str(exc))
     except KeyboardInterrupt:
         pass

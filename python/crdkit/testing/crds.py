@@ -34,24 +34,57 @@ def _documents(path: Path) -> Iterator[dict[str, Any]]:
             if child.suffix in _SUFFIXES and child.is_file():
                 yield from _documents(child)
         return
-    for document in yaml.safe_load_all(path.read_text()):
+    for index, document in enumerate(_parse(path)):
         if document is None:
             continue
-        if document.get("kind") == "List":
-            yield from document.get("items", [])
-        else:
-            yield document
+        if not isinstance(document, dict):
+            raise ValueError(f"{path}: document {index + 1} is not a mapping")
+        items = (document.get("items") or []) if document.get("kind") == "List" else [document]
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise ValueError(f"{path}: document {index + 1}: items is not a list of mappings")
+        yield from items
+
+
+def _parse(path: Path) -> list[Any]:
+    """Every YAML document of a file; a file that cannot be read or parsed is a ValueError
+    naming it, so ``crdkit envtest`` can say what is wrong in one line."""
+    try:
+        return list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not YAML: nested too deeply") from None
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
+        # PyYAML's constructors raise plain ValueErrors too, for a date such as 2001-02-30.
+        first = " ".join(str(exc).split())
+        raise ValueError(f"{path}: not YAML: {first[:200]}") from None
+
+
+def _check_named(crd: dict[str, Any], source: object) -> dict[str, Any]:
+    metadata = crd.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{source}: a {CRD_KIND} without metadata.name")
+    return crd
 
 
 def load_crds(sources: Iterable[CrdSource]) -> list[dict[str, Any]]:
     """CRDs from files, folders (every YAML/JSON file in them), dicts or pydantic models.
 
     Documents of other kinds in a file are skipped; an object given directly must be a CRD.
+    A file that is not YAML, a document that is not a mapping and a CRD without a name are
+    ``ValueError``s naming the file.
     """
     crds: list[dict[str, Any]] = []
     for source in sources:
         if isinstance(source, str | Path):
-            crds.extend(doc for doc in _documents(Path(source)) if doc.get("kind") == CRD_KIND)
+            crds.extend(
+                _check_named(doc, source)
+                for doc in _documents(Path(source))
+                if doc.get("kind") == CRD_KIND
+            )
             continue
         if isinstance(source, Mapping):
             crd = dict(source)
@@ -61,7 +94,7 @@ def load_crds(sources: Iterable[CrdSource]) -> list[dict[str, Any]]:
             raise TypeError(f"not a CRD source: {source!r}")
         if crd.get("kind") != CRD_KIND:
             raise ValueError(f"expected a {CRD_KIND}, got kind {crd.get('kind')!r}")
-        crds.append(crd)
+        crds.append(_check_named(crd, "a CRD object"))
     return crds
 
 

@@ -1,12 +1,14 @@
-"""Configuration from kubeconfig files (certificates, tokens, token files, exec plugins) and
-from in-cluster service-account files."""
+"""ClientConfig from kubeconfig files (TLS material, tokens, token files, basic auth, exec and
+auth-provider users) and from in-cluster service-account files."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import ssl
+import subprocess
 import sys
-import textwrap
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ import pytest
 import yaml
 
 from crdkit.client.auth import (
+    AuthProviderCredentials,
     ExecCredentials,
     NoCredentials,
     StaticCredentials,
@@ -72,14 +75,175 @@ async def test_static_token_and_tls_options(tmp_path: Path, pki: Pki) -> None:
         tmp_path / "kc",
         {"token": "abc"},
         pki,
-        **{"insecure-skip-tls-verify": True, "tls-server-name": "api.internal"},
+        **{"tls-server-name": "api.internal", "proxy-url": "http://proxy.internal:3128"},
     )
     config = await ClientConfig.from_kubeconfig(path, context="other")
     assert isinstance(config.credentials, StaticCredentials)
     assert await config.credentials.authorization() == "Bearer abc"
     assert config.tls_server_name == "api.internal"
+    assert config.proxy == "http://proxy.internal:3128"
     assert config.ssl_context is not None
-    assert config.ssl_context.verify_mode == ssl.CERT_NONE
+    assert config.ssl_context.verify_mode == ssl.CERT_REQUIRED
+
+
+async def test_insecure_skip_tls_verify(tmp_path: Path, pki: Pki) -> None:
+    path = write_kubeconfig(tmp_path / "kc", {}, pki, **{"insecure-skip-tls-verify": True})
+    config = yaml.safe_load(path.read_text())
+    del config["clusters"][0]["cluster"]["certificate-authority-data"]  # kubectl refuses both
+    path.write_text(yaml.safe_dump(config))
+    loaded = await ClientConfig.from_kubeconfig(path)
+    assert loaded.ssl_context is not None
+    assert loaded.ssl_context.verify_mode == ssl.CERT_NONE
+    assert not loaded.ssl_context.check_hostname
+
+
+async def test_basic_auth_and_plain_http(tmp_path: Path, pki: Pki) -> None:
+    path = write_kubeconfig(
+        tmp_path / "kc", {"username": "ada", "password": "s3cret:x"}, pki, server="http://h:8080"
+    )
+    config = await ClientConfig.from_kubeconfig(path)
+    assert config.ssl_context is None  # nothing to verify on plain HTTP
+    expected = base64.b64encode(b"ada:s3cret:x").decode()
+    assert await config.credentials.authorization() == f"Basic {expected}"
+
+
+async def test_client_certificate_files_relative_to_the_kubeconfig(
+    tmp_path: Path, pki: Pki
+) -> None:
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    for name, source in (
+        ("ca.crt", pki.ca_cert),
+        ("c.crt", pki.client_cert),
+        ("c.key", pki.client_key),
+    ):
+        (folder / name).write_bytes(source.read_bytes())
+    path = write_kubeconfig(
+        folder / "kc", {"client-certificate": "c.crt", "client-key": "c.key"}, pki
+    )
+    config = yaml.safe_load(path.read_text())
+    cluster = config["clusters"][0]["cluster"]
+    del cluster["certificate-authority-data"]
+    cluster["certificate-authority"] = "ca.crt"
+    path.write_text(yaml.safe_dump(config))
+    loaded = await ClientConfig.from_kubeconfig(path)
+    assert loaded.ssl_context is not None
+    assert loaded.ssl_context.verify_mode == ssl.CERT_REQUIRED
+
+
+def test_embedded_keys_leave_nothing_on_disk(
+    tmp_path: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # load_cert_chain takes only files: they go to a private folder that must not outlive it.
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
+    user = {"client-certificate-data": b64(pki.client_cert), "client-key-data": b64(pki.client_key)}
+    asyncio.run(ClientConfig.from_kubeconfig(write_kubeconfig(tmp_path / "kc", user, pki)))
+    assert list(private_tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("cluster", "user", "message"),
+    [
+        (
+            {"certificate-authority-data": base64.b64encode(b"not a certificate").decode()},
+            {},
+            r'cluster "c": certificate-authority-data: not a PEM or DER certificate',
+        ),
+        (
+            {},
+            {"client-certificate-data": "Y2VydA==", "client-key-data": "a2V5"},
+            r'user "u": client-certificate\(-data\): cannot be used',
+        ),
+        (
+            {},
+            "wrong key",
+            r'user "u": client-key\(-data\) \(or it does not match client-certificate\)',
+        ),
+    ],
+)
+async def test_unusable_tls_material_names_its_key(
+    tmp_path: Path, pki: Pki, cluster: dict[str, Any], user: Any, message: str
+) -> None:
+    if user == "wrong key":  # a real certificate with another key: a mismatched pair
+        user = {
+            "client-certificate-data": b64(pki.client_cert),
+            "client-key-data": b64(pki.serving_key),
+        }
+    path = write_kubeconfig(tmp_path / "kc", user, pki, **cluster)
+    with pytest.raises(ConfigError, match=rf"^kubeconfig {tmp_path}/kc: {message}"):
+        await ClientConfig.from_kubeconfig(path)
+
+
+async def test_exec_users_get_the_timeout_and_their_entry_name(tmp_path: Path, pki: Pki) -> None:
+    exec_config = {
+        "apiVersion": "client.authentication.k8s.io/v1",
+        "command": "bin/plugin",
+        "interactiveMode": "Never",
+        "provideClusterInfo": True,
+    }
+    path = write_kubeconfig(tmp_path / "kc", {"exec": exec_config}, pki)
+    config = await ClientConfig.from_kubeconfig(path, exec_timeout=2.5)
+    credentials = config.credentials
+    assert isinstance(credentials, ExecCredentials)
+    assert credentials.timeout == 2.5
+    assert credentials.argv == [str(tmp_path / "bin" / "plugin")]
+    assert credentials.cluster is not None
+    assert credentials.cluster["server"] == "https://127.0.0.1:6443"
+    assert base64.b64decode(credentials.cluster["certificate-authority-data"]) == (
+        pki.ca_cert.read_bytes()
+    )
+    with pytest.raises(ConfigError, match=rf'^kubeconfig {tmp_path}/kc: user "u": exec plugin'):
+        await credentials.authorization()  # bin/plugin is not there
+
+
+async def test_a_malformed_exec_entry_fails_at_load_naming_the_user(
+    tmp_path: Path, pki: Pki
+) -> None:
+    path = write_kubeconfig(tmp_path / "kc", {"exec": {"command": "aws"}}, pki)
+    with pytest.raises(ConfigError, match=r'kc: user "u": exec.apiVersion: missing'):
+        await ClientConfig.from_kubeconfig(path)
+
+
+def test_loading_a_kubeconfig_does_not_import_kubernetes_asyncio(tmp_path: Path, pki: Pki) -> None:
+    # Issue 14: kubernetes-asyncio (about a second to import) is for auth providers only.
+    users = {
+        "token": {"token": "abc"},
+        "certificate": {
+            "client-certificate-data": b64(pki.client_cert),
+            "client-key-data": b64(pki.client_key),
+        },
+        "exec": {
+            "exec": {
+                "apiVersion": "client.authentication.k8s.io/v1",
+                "command": "x",
+                "interactiveMode": "Never",
+            }
+        },
+    }
+    paths = [str(write_kubeconfig(tmp_path / name, user, pki)) for name, user in users.items()]
+    probe = (
+        "import asyncio, sys\n"
+        "from crdkit.client import Client\n"
+        f"for path in {paths!r}:\n"
+        "    client = asyncio.run(Client.from_kubeconfig(path))\n"
+        "    print(type(client.config.credentials).__name__, 'kubernetes_asyncio' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], check=True, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.splitlines() == [
+        "StaticCredentials False",
+        "NoCredentials False",
+        "ExecCredentials False",
+    ]
+
+
+async def test_an_auth_provider_user_gets_provider_credentials(tmp_path: Path, pki: Pki) -> None:
+    path = write_kubeconfig(tmp_path / "kc", {"auth-provider": {"name": "oidc"}}, pki)
+    config = await ClientConfig.from_kubeconfig(path)
+    assert isinstance(config.credentials, AuthProviderCredentials)
 
 
 async def test_token_file_is_reread(tmp_path: Path, pki: Pki) -> None:
@@ -97,65 +261,20 @@ async def test_token_file_is_reread(tmp_path: Path, pki: Pki) -> None:
     assert await credentials.authorization() == "Bearer two"
 
 
-def exec_plugin(tmp_path: Path, expiry: str | None) -> dict[str, Any]:
-    """A real exec credential plugin: a script that counts its runs in a file."""
-    counter = tmp_path / "runs"
-    counter.write_text("0")
-    status = f', "expirationTimestamp": "{expiry}"' if expiry else ""
-    script = tmp_path / "plugin.py"
-    script.write_text(
-        textwrap.dedent(
-            f"""
-            import json, pathlib
-            counter = pathlib.Path({str(counter)!r})
-            runs = int(counter.read_text()) + 1
-            counter.write_text(str(runs))
-            print(json.dumps({{
-                "apiVersion": "client.authentication.k8s.io/v1",
-                "kind": "ExecCredential",
-                "status": json.loads('{{"token": "t' + str(runs) + '"{status}}}'),
-            }}))
-            """
-        )
-    )
-    return {
-        "apiVersion": "client.authentication.k8s.io/v1",
-        "command": sys.executable,
-        "args": [str(script)],
-        "interactiveMode": "Never",
-    }
-
-
-async def test_exec_plugin_token_is_cached_until_invalidated(tmp_path: Path, pki: Pki) -> None:
-    user = {"exec": exec_plugin(tmp_path, None)}
-    config = await ClientConfig.from_kubeconfig(write_kubeconfig(tmp_path / "kc", user, pki))
-    credentials = config.credentials
-    assert isinstance(credentials, ExecCredentials)
-    first = await credentials.authorization()
-    assert await credentials.authorization() == first  # no expiry: reused
-    credentials.invalidate()
-    assert await credentials.authorization() != first  # the plugin ran again
-
-
-async def test_exec_plugin_token_refreshes_before_expiry(tmp_path: Path) -> None:
-    credentials = ExecCredentials(exec_plugin(tmp_path, "2000-01-01T00:00:00Z"))
-    assert await credentials.authorization() == "Bearer t1"
-    assert await credentials.authorization() == "Bearer t2"  # already expired: run again
-
-
-async def test_exec_plugin_failure_is_a_config_error(tmp_path: Path) -> None:
-    credentials = ExecCredentials(
-        {"apiVersion": "client.authentication.k8s.io/v1", "command": "false"}
-    )
-    with pytest.raises(ConfigError, match="exec credential plugin failed"):
-        await credentials.authorization()
-    with pytest.raises(ConfigError, match=r"users\[\]\.user\.exec"):
-        ExecCredentials({"apiVersion": "client.authentication.k8s.io/v1"})
-
-
 async def test_missing_kubeconfig(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         await ClientConfig.from_kubeconfig(tmp_path / "nope")
+
+
+async def test_kubeconfig_env_and_context_override(
+    tmp_path: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_kubeconfig(tmp_path / "kc", {"token": "abc"}, pki)
+    monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'absent'}:{path}")
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    assert (await ClientConfig.load()).server == "https://127.0.0.1:6443"
+    with pytest.raises(ConfigError, match=r'context "nope" not found \(known: main, other\)'):
+        await ClientConfig.load(context="nope")
 
 
 def test_in_cluster(tmp_path: Path, pki: Pki) -> None:

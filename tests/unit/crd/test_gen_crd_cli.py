@@ -139,3 +139,23 @@ def test_bad_class_options_are_reported_as_bad_input(models: Path) -> None:
     sys.modules.pop("gen_badopts", None)
     assert code == 2
     assert "group must be a DNS subdomain" in err
+
+
+def test_an_output_folder_that_cannot_be_made_is_one_line(models: Path) -> None:
+    (models / "a-file").write_text("")
+    code, out, err = run("gen_models", "-o", "a-file/crds")
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        "crdkit gen-crd: -o a-file/crds: cannot write the CRDs there: Not a directory (a-file/crds)"
+    ]
+
+
+def test_a_check_folder_with_a_file_that_is_not_text_is_one_line(models: Path) -> None:
+    (models / "crds").mkdir()
+    (models / "crds" / "w.example.com_widgets.yaml").write_bytes(b"\xff\xfe")
+    code, _, err = run("gen_models:Widget", "--check", "crds")
+    assert code == 2
+    assert err.splitlines() == [
+        "crdkit gen-crd: --check crds: cannot read the CRDs there: a file is not UTF-8 text "
+        "(invalid start byte)"
+    ]

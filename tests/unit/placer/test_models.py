@@ -153,6 +153,26 @@ def test_documents_load_from_json_and_yaml(tmp_path: Any) -> None:
     assert load_document(tmp_path / "a.yaml") == {"levels": ["example.com/rack"]}
 
 
+def test_yaml_nesting_is_bounded_and_named(tmp_path: Any) -> None:
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("levels: " + "[" * 64 + "]" * 64)  # 65 levels with the top mapping
+    with pytest.raises(ValueError, match=r"deep\.yaml: levels(\[0\])+\.\.\.: nested more than 64"):
+        load_document(deep)
+    deep.write_text("levels: " + "[" * 63 + "]" * 63)
+    assert load_document(deep) is not None
+
+
+def test_yaml_aliases_are_walked_once_per_level(tmp_path: Any) -> None:
+    # A "billion laughs" document: 9**9 leaves as a tree, ten small lists as YAML builds it.
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for level in range(1, 10):
+        refs = ", ".join([f"*a{level - 1}"] * 9)
+        lines.append(f"a{level}: &a{level} [{refs}]")
+    (tmp_path / "laughs.yaml").write_text("\n".join(lines))
+    document = load_document(tmp_path / "laughs.yaml")
+    assert len(document["a9"]) == 9
+
+
 def test_placement_round_trips_through_its_contract_form(cluster: Cluster) -> None:
     placement = cluster.place(gang())
     data = placement.to_dict()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,22 @@ def test_file_reference(tmp_path: Path) -> None:
 def test_bad_references(ref: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         load_reconciler_class(ref)
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("def broken(:\n", "importing .* failed: SyntaxError"),
+        ("raise RuntimeError('boom at import')\n", "failed: RuntimeError: boom at import"),
+    ],
+)
+def test_a_module_that_fails_to_import_is_a_value_error(
+    tmp_path: Path, source: str, message: str
+) -> None:
+    # A ValueError is what `crdkit run` and `gen-rbac` turn into one line; anything else
+    # used to reach the user as a traceback.
+    broken = tmp_path / "broken_operator_module.py"
+    broken.write_text(source)
+    with pytest.raises(ValueError, match=message):
+        load_reconciler_class(f"{broken}:R")
+    assert "broken_operator_module" not in sys.modules

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
 from click.testing import CliRunner
 
 from crdkit.cli import main
@@ -30,3 +38,95 @@ def test_hello_crd_is_up_to_date() -> None:
         main, ["gen-crd", "--check", "examples/hello", "examples.hello.operator:Hello"]
     )
     assert result.exit_code == 0, result.output
+
+
+HELLO = "examples.hello.operator:HelloReconciler"
+EXEC_V1 = "client.authentication.k8s.io/v1"
+
+
+def kubeconfig(path: Path, user: dict[str, object], **top: object) -> Path:
+    config = {
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "main", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "main",
+        **top,
+    }
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def one_line_refusal(result: Any) -> str:
+    assert result.exit_code == 2, (result.output, result.exception)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, lines
+    return str(lines[0])
+
+
+@pytest.mark.parametrize(
+    ("top", "args", "message"),
+    [
+        ({"current-context": None}, [], ": no current-context is set and no context given"),
+        ({}, ["--context", "prod"], ': context "prod" not found (known: main)'),
+        ({"users": [{"name": "u", "user": {"token": 7}}]}, [], ': user "u": token: expected'),
+    ],
+)
+def test_run_names_what_is_wrong_with_the_kubeconfig(
+    tmp_path: Path, top: dict[str, object], args: list[str], message: str
+) -> None:
+    # Regression (issue 15): every malformed kubeconfig ended `crdkit run` in a traceback.
+    path = kubeconfig(tmp_path / "kc", {"token": "t"}, **top)
+    result = CliRunner().invoke(main, ["run", HELLO, "--kubeconfig", str(path), *args])
+    line = one_line_refusal(result)
+    assert line.startswith(f"crdkit run: kubeconfig {path}")
+    assert message in line
+
+
+def test_run_names_a_missing_kubeconfig_file(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["run", HELLO, "--kubeconfig", str(tmp_path / "nope")])
+    assert one_line_refusal(result) == f"crdkit run: kubeconfig {tmp_path / 'nope'}: does not exist"
+
+
+def test_run_reads_kubeconfig_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = kubeconfig(tmp_path / "kc", {"tokenFile": "missing-token"})
+    monkeypatch.setenv("KUBECONFIG", str(path))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    line = one_line_refusal(CliRunner().invoke(main, ["run", HELLO]))
+    assert line.startswith(f'crdkit run: kubeconfig {path}: user "u": tokenFile:')
+
+
+def test_run_times_out_an_exec_plugin_that_never_answers(tmp_path: Path) -> None:
+    # Regression (issue 15): `crdkit run` hung with no output on such a plugin. Through the
+    # real entry point: the timeout must work in a fresh process, with its own event loop.
+    script = tmp_path / "hang.py"
+    script.write_text("import time\ntime.sleep(600)\n")
+    exec_config = {
+        "apiVersion": EXEC_V1,
+        "command": sys.executable,
+        "args": [str(script)],
+        "interactiveMode": "Never",
+    }
+    path = kubeconfig(tmp_path / "kc", {"exec": exec_config})
+    crdkit = str(Path(sys.executable).parent / "crdkit")
+    started = time.monotonic()
+    done = subprocess.run(
+        [crdkit, "run", HELLO, "--kubeconfig", str(path), "--exec-timeout", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert time.monotonic() - started < 30
+    assert done.stderr.splitlines() == [
+        f'crdkit run: kubeconfig {path}: user "u": exec plugin {sys.executable!r}: no answer '
+        "after 1 s, killed (the limit is the exec timeout, e.g. crdkit run --exec-timeout)"
+    ]
+
+
+def test_gen_rbac_names_an_output_it_cannot_write(tmp_path: Path) -> None:
+    target = tmp_path / "missing-folder" / "rbac.yaml"
+    result = CliRunner().invoke(main, ["gen-rbac", HELLO, "-o", str(target)])
+    assert one_line_refusal(result).startswith(f"crdkit gen-rbac: cannot write {target}: ")

@@ -69,3 +69,26 @@ def test_established_needs_both_conditions() -> None:
 
 def test_only_served_versions_are_awaited() -> None:
     assert served_versions(_crd()) == [("example.com", "v1", "widgets")]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("- a\n- b\n", r"bad.yaml: document 1 is not a mapping"),
+        ("kind: Namespace\n---\n7\n", r"bad.yaml: document 2 is not a mapping"),
+        ("kind: List\nitems: {a: 1}\n", r"document 1: items is not a list of mappings"),
+        ("kind: CustomResourceDefinition\n", r"bad.yaml: a CustomResourceDefinition without"),
+        ("a: b: c\n", r"bad.yaml: not YAML: mapping values are not allowed here"),
+    ],
+)
+def test_bad_files_are_value_errors_naming_the_file(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    (tmp_path / "bad.yaml").write_text(content)
+    with pytest.raises(ValueError, match=message):
+        load_crds([tmp_path / "bad.yaml"])
+
+
+def test_an_empty_list_and_a_null_item_list_hold_no_crds(tmp_path: Path) -> None:
+    (tmp_path / "l.yaml").write_text("kind: List\nitems: null\n---\nkind: List\nitems: []\n")
+    assert load_crds([tmp_path / "l.yaml"]) == []
