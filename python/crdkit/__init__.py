@@ -6,8 +6,9 @@ topology-aware gang placement, and a real local control plane for tests.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from crdkit._lazy import lazy_namespace
 
 if TYPE_CHECKING:
     from crdkit.client import (
@@ -84,7 +85,7 @@ _HOMES = {
     "crdkit.runtime.informer": ("Informer",),
     "crdkit.runtime.store": ("Store",),
 }
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+_lazy_getattr, _lazy_dir = lazy_namespace(__name__, globals(), _HOMES)
 
 
 def _installed_version() -> str:
@@ -101,16 +102,11 @@ def __getattr__(name: str) -> Any:
     if name == "__version__":
         globals()[name] = found = _installed_version()
         return found
-    home = _HOME_OF.get(name)
-    if home is None:
-        raise AttributeError(f"module 'crdkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    return _lazy_getattr(name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOME_OF, "__version__"})
+    return sorted({*_lazy_dir(), "__version__"})
 
 
 __all__ = [

@@ -18,57 +18,138 @@ The names operator authors use are re-exported from :mod:`crdkit`.
 
 from __future__ import annotations
 
-from crdkit.runtime.cache import CacheReader
-from crdkit.runtime.conditions import (
-    Condition,
-    ConditionStatus,
-    find_condition,
-    is_condition_false,
-    is_condition_true,
-    remove_condition,
-    set_condition,
-)
-from crdkit.runtime.context import Context
-from crdkit.runtime.controller import Controller
-from crdkit.runtime.events import EventRecorder, EventType
-from crdkit.runtime.factory import SharedInformerFactory
-from crdkit.runtime.informer import Informer
-from crdkit.runtime.leader import (
-    LeaderElectionConfig,
-    LeaderElectionLost,
-    LeaderElector,
-    default_identity,
-)
-from crdkit.runtime.logs import JsonFormatter, configure_logging
-from crdkit.runtime.manager import Manager
-from crdkit.runtime.metrics import RuntimeMetrics, runtime_metrics
-from crdkit.runtime.owners import (
-    AlreadyOwnedError,
-    controller_of,
-    owner_reference,
-    set_controller_reference,
-    set_owner_reference,
-)
-from crdkit.runtime.predicates import (
-    AnnotationsChanged,
-    FuncPredicate,
-    GenerationChanged,
-    LabelsChanged,
-    Predicate,
-    ResourceVersionChanged,
-)
-from crdkit.runtime.queue import QueueEmpty, QueueShutDown, WorkQueue
-from crdkit.runtime.ratelimit import (
-    ItemExponentialRateLimiter,
-    MaxOfRateLimiter,
-    RateLimiter,
-    TokenBucketRateLimiter,
-    default_controller_rate_limiter,
-)
-from crdkit.runtime.reconciler import MapFunc, Reconciler
-from crdkit.runtime.result import Request, Result, TerminalError
-from crdkit.runtime.status import update_status
-from crdkit.runtime.store import Store
+from typing import TYPE_CHECKING
+
+from crdkit._lazy import lazy_namespace
+
+if TYPE_CHECKING:
+    from crdkit.runtime.cache import CacheReader
+    from crdkit.runtime.conditions import (
+        Condition,
+        ConditionStatus,
+        find_condition,
+        is_condition_false,
+        is_condition_true,
+        remove_condition,
+        set_condition,
+    )
+    from crdkit.runtime.context import Context
+    from crdkit.runtime.controller import Controller
+    from crdkit.runtime.events import EventRecorder, EventType
+    from crdkit.runtime.factory import SharedInformerFactory
+    from crdkit.runtime.informer import Informer
+    from crdkit.runtime.leader import (
+        LeaderElectionConfig,
+        LeaderElectionLost,
+        LeaderElector,
+        default_identity,
+    )
+    from crdkit.runtime.logs import JsonFormatter, configure_logging
+    from crdkit.runtime.manager import Manager
+    from crdkit.runtime.metrics import RuntimeMetrics, runtime_metrics
+    from crdkit.runtime.owners import (
+        AlreadyOwnedError,
+        controller_of,
+        owner_reference,
+        set_controller_reference,
+        set_owner_reference,
+    )
+    from crdkit.runtime.predicates import (
+        AnnotationsChanged,
+        FuncPredicate,
+        GenerationChanged,
+        LabelsChanged,
+        Predicate,
+        ResourceVersionChanged,
+    )
+    from crdkit.runtime.queue import QueueEmpty, QueueShutDown, WorkQueue
+    from crdkit.runtime.ratelimit import (
+        ItemExponentialRateLimiter,
+        MaxOfRateLimiter,
+        RateLimiter,
+        TokenBucketRateLimiter,
+        default_controller_rate_limiter,
+    )
+    from crdkit.runtime.reconciler import MapFunc, Reconciler
+    from crdkit.runtime.result import Request, Result, TerminalError
+    from crdkit.runtime.status import update_status
+    from crdkit.runtime.store import Store
+
+# Lazy (PEP 562, see crdkit._lazy): importing one name loads only its module and what it needs.
+_HOMES = {
+    "crdkit.runtime.cache": ("CacheReader",),
+    "crdkit.runtime.conditions": (
+        "Condition",
+        "ConditionStatus",
+        "find_condition",
+        "is_condition_false",
+        "is_condition_true",
+        "remove_condition",
+        "set_condition",
+    ),
+    "crdkit.runtime.context": ("Context",),
+    "crdkit.runtime.controller": ("Controller",),
+    "crdkit.runtime.events": (
+        "EventRecorder",
+        "EventType",
+    ),
+    "crdkit.runtime.factory": ("SharedInformerFactory",),
+    "crdkit.runtime.informer": ("Informer",),
+    "crdkit.runtime.leader": (
+        "LeaderElectionConfig",
+        "LeaderElectionLost",
+        "LeaderElector",
+        "default_identity",
+    ),
+    "crdkit.runtime.logs": (
+        "JsonFormatter",
+        "configure_logging",
+    ),
+    "crdkit.runtime.manager": ("Manager",),
+    "crdkit.runtime.metrics": (
+        "RuntimeMetrics",
+        "runtime_metrics",
+    ),
+    "crdkit.runtime.owners": (
+        "AlreadyOwnedError",
+        "controller_of",
+        "owner_reference",
+        "set_controller_reference",
+        "set_owner_reference",
+    ),
+    "crdkit.runtime.predicates": (
+        "AnnotationsChanged",
+        "FuncPredicate",
+        "GenerationChanged",
+        "LabelsChanged",
+        "Predicate",
+        "ResourceVersionChanged",
+    ),
+    "crdkit.runtime.queue": (
+        "QueueEmpty",
+        "QueueShutDown",
+        "WorkQueue",
+    ),
+    "crdkit.runtime.ratelimit": (
+        "ItemExponentialRateLimiter",
+        "MaxOfRateLimiter",
+        "RateLimiter",
+        "TokenBucketRateLimiter",
+        "default_controller_rate_limiter",
+    ),
+    "crdkit.runtime.reconciler": (
+        "MapFunc",
+        "Reconciler",
+    ),
+    "crdkit.runtime.result": (
+        "Request",
+        "Result",
+        "TerminalError",
+    ),
+    "crdkit.runtime.status": ("update_status",),
+    "crdkit.runtime.store": ("Store",),
+}
+__getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
 
 __all__ = [
     "AlreadyOwnedError",
