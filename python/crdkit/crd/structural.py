@@ -70,24 +70,44 @@ _NESTED_FORBIDDEN = (
     ("x-kubernetes-map-type", "must be undefined"),
     ("x-kubernetes-validations", "must be empty"),
 )
+# What the root may hold when the status subresource is on: the apiserver validates status
+# with properties.status alone, so nothing at the root may constrain it.
+_STATUS_ROOT = frozenset(
+    {
+        "description", "type", "format", "title", "maximum", "exclusiveMaximum", "minimum",
+        "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
+        "uniqueItems", "multipleOf", "required", "items", "properties", "externalDocs",
+        "example", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-validations",
+    }
+)  # fmt: skip
 _REASONS = frozenset(
     {"FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"}
 )
 
 
-def schema_violations(schema: Schema) -> list[str]:
+def schema_violations(schema: Schema, *, status_subresource: bool = False) -> list[str]:
     """Every violation in an ``openAPIV3Schema`` the apiserver would refuse, as ``<path>: <rule>``.
 
     The rules are those of apiextensions-apiserver: the structural invariants and completeness
     (``pkg/apiserver/schema``), the CRD schema validation (``validation.go``) and the defaults'
     validity. Paths read ``.spec.a`` for properties, ``[*]`` for items and additional
-    properties, and ``(anyOf[0])`` for a junctor's branch.
+    properties, and ``(anyOf[0])`` for a junctor's branch. With ``status_subresource`` the
+    root may only hold the keywords that still hold once ``status`` is split off. Keywords
+    the apiserver does not know are reported too: it drops them silently, or refuses them
+    under strict field validation (kubectl's default).
     """
     problems: list[str] = []
     if not isinstance(schema, dict):
         return [".: a schema must be an object"]
     if schema.get("nullable") is True:
         problems.append(".: nullable cannot be true at the root")
+    if status_subresource:
+        extra = sorted(k for k, v in schema.items() if k not in _STATUS_ROOT and _is_set(v))
+        if extra:
+            problems.append(
+                f".: with the status subresource the root may not have {extra} "
+                f"(only {sorted(_STATUS_ROOT)})"
+            )
     _Checker(problems).structural(schema, ".", _ROOT)
     _check_completeness(schema, problems)
     _check_schema(schema, ".", problems, _Context(root=True))

@@ -331,6 +331,35 @@ def test_what_the_apiserver_refuses_crdkit_reports_at_its_path(
     assert any(v.startswith(report) for v in violations), violations
 
 
+def test_with_status_the_root_may_not_constrain_it(raw_api: BlockingApi) -> None:
+    schema = {"type": "object", "properties": {"status": {"type": "object"}},
+              "anyOf": [{"required": ["status"]}]}  # fmt: skip
+    with_status = crd(schema)
+    with_status["spec"]["versions"][0]["subresources"] = {"status": {}}
+    status, body = raw_api.request("POST", DRY_RUN_CREATE, with_status)
+    assert status == 422, body
+    assert "if the status subresource is enabled" in body["message"]
+    assert schema_violations(schema, status_subresource=True) == [
+        ".: with the status subresource the root may not have ['anyOf'] (only "
+        "['description', 'example', 'exclusiveMaximum', 'exclusiveMinimum', 'externalDocs', "
+        "'format', 'items', 'maxItems', 'maxLength', 'maximum', 'minItems', 'minLength', "
+        "'minimum', 'multipleOf', 'pattern', 'properties', 'required', 'title', 'type', "
+        "'uniqueItems', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-validations'])"
+    ]
+    status, body = raw_api.request("POST", DRY_RUN_CREATE, crd(schema))
+    assert status == 201, body.get("message")
+    assert schema_violations(schema) == []
+
+
+def test_an_unknown_keyword_is_refused_under_strict_field_validation(raw_api: BlockingApi) -> None:
+    # kubectl asks for strict validation; without it the apiserver drops the keyword silently
+    schema = field(type="string", const="x")
+    status, body = raw_api.request("POST", DRY_RUN_CREATE + "&fieldValidation=Strict", crd(schema))
+    assert status == 400, body
+    assert 'unknown field "spec.versions[0].schema.openAPIV3Schema' in body["message"]
+    assert schema_violations(schema) == [".spec.a: const is not allowed (use enum)"]
+
+
 async def test_the_real_crds_install_and_crdkit_reports_nothing(
     control_plane: ControlPlane,
 ) -> None:

@@ -162,6 +162,15 @@ def test_violations_name_the_path(schema: dict[str, Any], message: str) -> None:
     assert any(message in v for v in violations), violations
 
 
+def test_with_status_the_root_may_only_hold_what_survives_the_split() -> None:
+    schema = {"type": "object", "anyOf": [{"required": ["status"]}], "nullable": False,
+              "properties": {"status": {"type": "object"}}}  # fmt: skip
+    assert schema_violations(schema) == []
+    # nullable: false is Go's zero value, which the apiserver does not count as set
+    [violation] = schema_violations(schema, status_subresource=True)
+    assert violation.startswith(".: with the status subresource the root may not have ['anyOf']")
+
+
 def test_completeness_is_only_checked_for_the_roots_junctors() -> None:
     # as in the apiserver: a junctor below the root may constrain an undeclared field
     assert schema_violations(root(anyOf=[{"properties": {"ghost": {"minimum": 1}}}])) == []
