@@ -207,8 +207,8 @@ class _Checker:
         # Only a restriction of name and generateName is allowed; their schemas are not
         # looked at here. type and default are checked elsewhere.
         names = set(_children(node))
-        rest = set(node) - {"type", "default"}
-        if names and names <= {"name", "generateName"}:
+        rest = set(_set_keywords(node)) - {"type", "default"}
+        if names <= {"name", "generateName"}:
             rest.discard("properties")
         if rest:
             self.report(
@@ -273,7 +273,15 @@ def _branches(node: Schema, junctor: str) -> list[Any]:
 
 
 def _is_int_or_string_any_of(node: Schema) -> bool:
-    return node.get("anyOf") == _INT_OR_STRING_ANY_OF
+    branches = node.get("anyOf")
+    if not isinstance(branches, list) or not all(isinstance(b, dict) for b in branches):
+        return False
+    # compared as the apiserver does, where keywords at their zero value count as unset
+    return [_set_keywords(b) for b in branches] == _INT_OR_STRING_ANY_OF
+
+
+def _set_keywords(node: Schema) -> Schema:
+    return {key: value for key, value in node.items() if _is_set(value)}
 
 
 def _is_int_or_string_all_of(node: Schema) -> bool:
@@ -530,7 +538,7 @@ def value_problem(value: Any, schema: Schema, path: str = ".") -> str | None:
             return f"{path}: shorter than {schema['minLength']}"
         if "maxLength" in schema and len(value) > schema["maxLength"]:
             return f"{path}: longer than {schema['maxLength']}"
-        if "pattern" in schema and not re.search(schema["pattern"], value):
+        if "pattern" in schema and not _matches(schema["pattern"], value):
             return f"{path}: does not match {schema['pattern']!r}"
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
@@ -544,6 +552,14 @@ def value_problem(value: Any, schema: Schema, path: str = ".") -> str | None:
     if isinstance(value, dict):
         return _object_problem(value, schema, path)
     return None
+
+
+def _matches(pattern: str, value: str) -> bool:
+    try:
+        return re.search(pattern, value) is not None
+    except re.error:
+        # RE2 syntax Python cannot run (such as (?i) after the start): not decided offline
+        return True
 
 
 def _number_problem(value: float, schema: Schema, path: str) -> str | None:

@@ -62,7 +62,14 @@ ACCEPTED: dict[str, dict[str, Any]] = {
     "map_list_key_int_or_string": list_map(
         properties={"k": {"x-kubernetes-int-or-string": True}}, required=["k"]
     ),
-    "re2_inline_flags": field(type="string", pattern="^(?i)[a-z]+\\z"),
+    "re2_inline_flags": field(type="string", pattern="^(?i)[a-z]+\\z", default="Abc"),
+    "int_or_string_zero_values": field(**{
+        "x-kubernetes-int-or-string": True,
+        "anyOf": [{"type": "integer", "nullable": False}, {"type": "string", "description": ""}],
+    }),
+    "metadata_zero_values": {"type": "object", "properties": {"metadata": {
+        "type": "object", "description": "", "properties": {},
+    }}},
     "completeness_below_the_root": root(anyOf=[{"properties": {"ghost": {"minimum": 1}}}]),
     "required_names_an_undeclared_field": field(type="object", required=["x"]),
     "enum_value_of_another_type": field(type="string", enum=[1]),
