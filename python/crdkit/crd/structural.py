@@ -483,13 +483,92 @@ def _check_rules(node: Schema, path: str, problems: list[str]) -> None:
         if field_path:
             if not str(field_path).strip() or _has_newlines(str(field_path)):
                 problems.append(f"{where}: fieldPath must be one non-blank line")
-            elif not str(field_path).startswith("."):
-                problems.append(f"{where}: fieldPath must start with '.'")
+            else:
+                problem = _field_path_problem(str(field_path), node)
+                if problem is not None:
+                    problems.append(f"{where}: fieldPath {field_path!r} {problem}")
         unknown = set(rule) - {
             "rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf"
         }  # fmt: skip
         if unknown:
             problems.append(f"{where}: unknown keys {sorted(unknown)}")
+
+
+_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
+            "'": "'", "\\": "\\"}  # fmt: skip
+
+
+def _path_tokens(text: str) -> list[str]:
+    """``.a['b.c']`` as ``['.', 'a', '[', "'b.c'", ']']``: a quoted name is one token."""
+    tokens: list[str] = []
+    index = 0
+    while index < len(text):
+        if text[index] in ".[]":
+            tokens.append(text[index])
+            index += 1
+        elif text[index] == "'":
+            end = index + 1
+            while end < len(text) and not (text[end] == "'" and text[end - 1] != "\\"):
+                end += 1
+            tokens.append(text[index : end + 1])
+            index = end + 1
+        else:
+            end = index
+            while end < len(text) and text[end] not in ".[]":
+                end += 1
+            tokens.append(text[index:end])
+            index = end
+    return tokens
+
+
+def _unquote(token: str) -> str | None:
+    out: list[str] = []
+    body = iter(token[1:-1])
+    for char in body:
+        if char == "\\":
+            escaped = _ESCAPES.get(next(body, ""))
+            if escaped is None:
+                return None
+            out.append(escaped)
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _field_path_problem(text: str, schema: Schema) -> str | None:
+    """Why a rule's ``fieldPath`` does not name a field below ``schema`` (None when it does).
+
+    Steps are ``.name`` or ``['name']``; each goes to a declared property, or, where the
+    object has none, through additionalProperties.
+    """
+    tokens = iter(_path_tokens(text))
+    node: Schema | None = schema
+    for token in tokens:
+        if token == ".":
+            name: str | None = next(tokens, None)
+        elif token == "[":
+            quoted = next(tokens, None)
+            if quoted is None or len(quoted) < 2 or quoted[0] != "'" or quoted[-1] != "'":
+                return "must quote the name between [ and ]"
+            name = _unquote(quoted)
+            if name is None:
+                return "has an invalid escape"
+            if next(tokens, None) != "]":
+                return "must close [ with ]"
+        else:
+            return f"must step with . or [ but has {token!r}"
+        if name is None:
+            return "ends unexpectedly"
+        properties = _children(node) if node is not None else {}
+        if properties:
+            node = _schema_of(properties.get(name))
+            if node is None:
+                return "does not refer to a valid field"
+        elif node is not None and "additionalProperties" in node:
+            node = _schema_of(node["additionalProperties"])
+        else:
+            return "does not refer to a valid field"
+    return None
 
 
 def _has_newlines(text: str) -> bool:

@@ -82,6 +82,15 @@ ACCEPTED: dict[str, dict[str, Any]] = {
         "type": "object", "properties": {"a": {"type": "integer"}},
         "oneOf": [{"properties": {"a": {"minimum": 1}}, "required": ["a"]}, {"not": {}}],
     },
+    "field_paths_through_properties_and_maps": root(
+        properties={"a": {"type": "object", "additionalProperties": {
+            "type": "object", "properties": {"z": {"type": "string"}}}}},
+        **{"x-kubernetes-validations": [
+            {"rule": "true", "fieldPath": ".a['k.x'].z"},
+            {"rule": "true", "fieldPath": "['a'].k"},
+            {"rule": "true", "fieldPath": ".a['it\\'s']"},
+        ]},
+    ),
 }  # fmt: skip
 
 # case -> (crdkit's report, starting with the path; a fragment of the apiserver's refusal)
@@ -269,6 +278,24 @@ REFUSED: dict[str, tuple[dict[str, Any], str, str]] = {
         root(**{"x-kubernetes-validations": [{"rule": "true ||\nfalse"}]}),
         ".spec: x-kubernetes-validations[0]: a rule with line breaks needs a message",
         "message must be specified if rule contains line breaks",
+    ),
+    "field_path_to_an_undeclared_field": (
+        root(properties={"a": {"type": "string"}},
+             **{"x-kubernetes-validations": [{"rule": "true", "fieldPath": ".a.b"}]}),
+        ".spec: x-kubernetes-validations[0]: fieldPath '.a.b' does not refer to a valid field",
+        "must be a valid path",
+    ),
+    "field_path_without_a_leading_step": (
+        root(properties={"a": {"type": "string"}},
+             **{"x-kubernetes-validations": [{"rule": "true", "fieldPath": "a"}]}),
+        ".spec: x-kubernetes-validations[0]: fieldPath 'a' must step with",
+        "must be a valid path",
+    ),
+    "field_path_with_a_bad_escape": (
+        root(properties={"a": {"type": "object", "additionalProperties": {"type": "string"}}},
+             **{"x-kubernetes-validations": [{"rule": "true", "fieldPath": ".a['\\q']"}]}),
+        ".spec: x-kubernetes-validations[0]: fieldPath \".a['\\\\q']\" has an invalid escape",
+        "must be a valid path",
     ),
     "default_of_another_type": (field(type="integer", default="x"),
                                 ".spec.a: default is invalid", "default"),

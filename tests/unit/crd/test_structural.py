@@ -176,6 +176,41 @@ def test_with_status_the_root_may_only_hold_what_survives_the_split() -> None:
     assert violation.startswith(".: with the status subresource the root may not have ['anyOf']")
 
 
+@pytest.mark.parametrize(
+    ("field_path", "problem"),
+    [
+        (".a", None),
+        (".a.anyKey.z", None),
+        (".a['k.x'].z", None),
+        ("['a']['it\\'s']", None),
+        (".a.k.y", "does not refer to a valid field"),
+        (".b.c", "does not refer to a valid field"),
+        (".ghost", "does not refer to a valid field"),
+        ("a", "must step with . or ["),
+        (".a.", "ends unexpectedly"),
+        (".a[k]", "must quote the name"),
+        (".a['k'", "must close [ with ]"),
+        (".a['\\q']", "has an invalid escape"),
+    ],
+)
+def test_a_rules_field_path_must_name_a_field(field_path: str, problem: str | None) -> None:
+    schema = root(
+        properties={
+            "a": {"type": "object", "additionalProperties": {
+                "type": "object", "properties": {"z": {"type": "string"}}}},
+            "b": {"type": "string"},
+        },
+        **{"x-kubernetes-validations": [{"rule": "true", "fieldPath": field_path}]},
+    )  # fmt: skip
+    violations = schema_violations(schema)
+    if problem is None:
+        assert violations == []
+    else:
+        [violation] = violations
+        assert violation.startswith(f".spec: x-kubernetes-validations[0]: fieldPath {field_path!r}")
+        assert problem in violation
+
+
 def test_completeness_is_only_checked_for_the_roots_junctors() -> None:
     # as in the apiserver: a junctor below the root may constrain an undeclared field
     assert schema_violations(root(anyOf=[{"properties": {"ghost": {"minimum": 1}}}])) == []
