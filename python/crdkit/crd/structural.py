@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from crdkit.crd.formats import FORMAT_CHECKS
 from crdkit.crd.re2 import re2_problem
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["schema_violations", "value_problem"]
 
@@ -80,6 +84,8 @@ _STATUS_ROOT = frozenset(
         "example", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-validations",
     }
 )  # fmt: skip
+# whether a rule reads oldSelf; the apiserver knows from compiling it, this is the identifier
+_OLD_SELF = re.compile(r"\boldSelf\b")
 _REASONS = frozenset(
     {"FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"}
 )
@@ -396,7 +402,9 @@ def _check_default(node: Schema, path: str, problems: list[str], context: _Conte
         if not node.get("nullable"):
             problems.append(f"{path}: a null default needs nullable: true")
         return
-    problem = value_problem(node["default"], node, path)
+    # the apiserver validates the root's default as a whole embedded object
+    schema = {**node, "x-kubernetes-embedded-resource": True} if context.root else node
+    problem = value_problem(node["default"], schema, path)
     if problem is not None:
         problems.append(f"{path}: default is invalid: {problem}")
 
@@ -487,6 +495,8 @@ def _check_rules(node: Schema, path: str, problems: list[str]) -> None:
                 problem = _field_path_problem(str(field_path), node)
                 if problem is not None:
                     problems.append(f"{where}: fieldPath {field_path!r} {problem}")
+        if rule.get("optionalOldSelf") is not None and text and not _OLD_SELF.search(text):
+            problems.append(f"{where}: optionalOldSelf may only be set if the rule uses oldSelf")
         unknown = set(rule) - {
             "rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf"
         }  # fmt: skip
@@ -619,6 +629,9 @@ def value_problem(value: Any, schema: Schema, path: str = ".") -> str | None:
             return f"{path}: longer than {schema['maxLength']}"
         if "pattern" in schema and not _matches(schema["pattern"], value):
             return f"{path}: does not match {schema['pattern']!r}"
+        check = _DEFAULT_FORMAT_CHECKS.get(str(schema.get("format")))
+        if check is not None and not check(value):
+            return f"{path}: {value!r} is not of format {schema['format']}"
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
             return f"{path}: fewer than {schema['minItems']} items"
@@ -629,8 +642,24 @@ def value_problem(value: Any, schema: Schema, path: str = ".") -> str | None:
             if problem:
                 return problem
     if isinstance(value, dict):
+        if schema.get("x-kubernetes-embedded-resource") is True:
+            missing = [key for key in ("apiVersion", "kind") if not value.get(key)]
+            if missing:
+                return f"{path}: an embedded resource needs {' and '.join(missing)}"
         return _object_problem(value, schema, path)
     return None
+
+
+# A loose RFC 3339 shape: the apiserver's parser takes several layouts, so only a value with
+# no date-time shape at all is refused offline.
+_DATE_TIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?"
+)
+_DEFAULT_FORMAT_CHECKS: dict[str, Callable[[str], bool]] = {
+    **FORMAT_CHECKS,
+    "date-time": lambda value: _DATE_TIME.fullmatch(value) is not None,
+    "datetime": lambda value: _DATE_TIME.fullmatch(value) is not None,
+}
 
 
 def _matches(pattern: str, value: str) -> bool:

@@ -91,6 +91,16 @@ ACCEPTED: dict[str, dict[str, Any]] = {
             {"rule": "true", "fieldPath": ".a['it\\'s']"},
         ]},
     ),
+    "root_default_with_type_meta": {
+        "type": "object", "default": {"apiVersion": "structural.crdkit.dev/v1", "kind": "Probe"},
+        "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"}},
+    },
+    "date_time_default_in_nanoseconds": field(
+        type="string", format="date-time", default="2024-01-02T03:04:05.123456789Z"
+    ),
+    "optional_old_self_used": root(**{"x-kubernetes-validations": [
+        {"rule": "!oldSelf.hasValue() || self == oldSelf.value()", "optionalOldSelf": True},
+    ]}),
 }  # fmt: skip
 
 # case -> (crdkit's report, starting with the path; a fragment of the apiserver's refusal)
@@ -296,6 +306,21 @@ REFUSED: dict[str, tuple[dict[str, Any], str, str]] = {
              **{"x-kubernetes-validations": [{"rule": "true", "fieldPath": ".a['\\q']"}]}),
         ".spec: x-kubernetes-validations[0]: fieldPath \".a['\\\\q']\" has an invalid escape",
         "must be a valid path",
+    ),
+    "default_of_the_wrong_format": (
+        field(type="string", format="date-time", default="nope"),
+        ".spec.a: default is invalid: .spec.a: 'nope' is not of format date-time",
+        "must be of type date-time",
+    ),
+    "root_default_without_type_meta": (
+        {"type": "object", "default": {}},
+        ".: default is invalid: .: an embedded resource needs apiVersion and kind",
+        "default.apiVersion: Required value",
+    ),
+    "optional_old_self_unused": (
+        root(**{"x-kubernetes-validations": [{"rule": "true", "optionalOldSelf": True}]}),
+        ".spec: x-kubernetes-validations[0]: optionalOldSelf may only be set if",
+        "may not be set if oldSelf is not used in rule",
     ),
     "default_of_another_type": (field(type="integer", default="x"),
                                 ".spec.a: default is invalid", "default"),
