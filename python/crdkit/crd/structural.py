@@ -51,7 +51,6 @@ _FORBIDDEN = {
     "const": "const is not allowed (use enum)",
 }
 _TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean"})
-_SCALARS = ("string", "integer", "number", "boolean")
 _JUNCTORS = ("allOf", "anyOf", "oneOf")
 _META_FIELDS = ("metadata", "kind", "apiVersion")
 # The apiserver exempts exactly this anyOf (each branch a bare type, in this order) from the
