@@ -165,7 +165,9 @@ def _version(
     resource: type[CustomResource], options: CustomResourceOptions, storage: str
 ) -> dict[str, Any]:
     schema = crd_schema(resource)
-    violations = schema_violations(schema)
+    has_status = "status" in resource.model_fields
+    status = options.status_subresource or (options.status_subresource is None and has_status)
+    violations = schema_violations(schema, status_subresource=status)
     if violations:
         raise StructuralError(f"{options.crd_name} {options.version}", violations)
     version: dict[str, Any] = {
@@ -179,8 +181,7 @@ def _version(
         if options.deprecation_warning is not None:
             version["deprecationWarning"] = options.deprecation_warning
     subresources: dict[str, Any] = {}
-    has_status = "status" in resource.model_fields
-    if options.status_subresource or (options.status_subresource is None and has_status):
+    if status:
         subresources["status"] = {}
     if options.scale is not None:
         scale: dict[str, Any] = {

@@ -1,18 +1,26 @@
-"""An offline check that a CRD schema is *structural*, as the apiserver requires.
+"""An offline check that a CRD schema is one the apiserver accepts.
 
-It mirrors the rules of ``apiextensions.k8s.io/v1`` (structural schema, defaulting, list and
-map types), so a bad schema is reported at generation time with the path of every offending
-node instead of as one opaque 422 at install time. ``crd_schema`` output always passes; the
-checker also guards hand-edited schemas and the converter itself.
+It follows apiextensions-apiserver (Kubernetes 1.37): the structural invariants and
+completeness of ``pkg/apiserver/schema`` (junctors walked at any depth, the int-or-string
+``anyOf``/``allOf`` exemption), the per-node rules of the CRD validation (forbidden keywords,
+list and map types, ``x-kubernetes-validations`` shape, metadata restrictions) and the
+validity of defaults. A bad schema is reported at generation time with the path of every
+offending node instead of as one opaque 422 at install time. ``crd_schema`` output always
+passes; the checker also guards hand-edited schemas and the converter itself. CEL rules are
+not compiled and their cost is not estimated.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from crdkit.crd.formats import FORMAT_CHECKS
 from crdkit.crd.re2 import re2_problem
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["schema_violations", "value_problem"]
 
@@ -23,6 +31,7 @@ _ALLOWED = frozenset(
         "type", "format", "description", "default", "enum", "minimum", "maximum",
         "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
         "pattern", "minItems", "maxItems", "minProperties", "maxProperties", "nullable",
+        "uniqueItems",
         "properties", "required", "items", "additionalProperties", "allOf", "anyOf", "oneOf",
         "not", "title", "example", "externalDocs",
         "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource",
@@ -39,43 +48,300 @@ _FORBIDDEN = {
     "patternProperties": "patternProperties is not allowed",
     "id": "id is not allowed",
     "$schema": "$schema is not allowed",
-    "uniqueItems": "uniqueItems is not allowed (use x-kubernetes-list-type: set)",
     "const": "const is not allowed (use enum)",
 }
 _TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean"})
-_IN_JUNCTOR_FORBIDDEN = (
-    "type",
-    "default",
-    "description",
-    "nullable",
-    "additionalProperties",
-    "x-kubernetes-preserve-unknown-fields",
-    "x-kubernetes-embedded-resource",
-    "x-kubernetes-list-type",
-    "x-kubernetes-list-map-keys",
-    "x-kubernetes-map-type",
-    "x-kubernetes-validations",
+_JUNCTORS = ("allOf", "anyOf", "oneOf")
+_META_FIELDS = ("metadata", "kind", "apiVersion")
+# The apiserver exempts exactly this anyOf (each branch a bare type, in this order) from the
+# "no type inside a junctor" rule: it is how int-or-string values are spelled.
+_INT_OR_STRING_ANY_OF = [{"type": "integer"}, {"type": "string"}]
+# What a schema under allOf/anyOf/oneOf/not must leave unset, in the apiserver's order
+# (ValidateStructural's nested value validation); additionalProperties is handled apart since
+# ``false`` is allowed there.
+_NESTED_FORBIDDEN = (
+    ("type", "must be empty"),
+    ("default", "must be undefined"),
+    ("title", "must be empty"),
+    ("description", "must be empty"),
+    ("nullable", "must be false"),
+    ("x-kubernetes-preserve-unknown-fields", "must be false"),
+    ("x-kubernetes-embedded-resource", "must be false"),
+    ("x-kubernetes-int-or-string", "must be false"),
+    ("x-kubernetes-list-map-keys", "must be empty"),
+    ("x-kubernetes-list-type", "must be undefined"),
+    ("x-kubernetes-map-type", "must be undefined"),
+    ("x-kubernetes-validations", "must be empty"),
 )
+# What the root may hold when the status subresource is on: the apiserver validates status
+# with properties.status alone, so nothing at the root may constrain it.
+_STATUS_ROOT = frozenset(
+    {
+        "description", "type", "format", "title", "maximum", "exclusiveMaximum", "minimum",
+        "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
+        "uniqueItems", "multipleOf", "required", "items", "properties", "externalDocs",
+        "example", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-validations",
+    }
+)  # fmt: skip
+# whether a rule reads oldSelf; the apiserver knows from compiling it, this is the identifier
+_OLD_SELF = re.compile(r"\boldSelf\b")
 _REASONS = frozenset(
     {"FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"}
 )
 
 
-def schema_violations(schema: Schema) -> list[str]:
-    """Every structural-rule violation in an ``openAPIV3Schema``, each as ``<path>: <rule>``."""
+def schema_violations(schema: Schema, *, status_subresource: bool = False) -> list[str]:
+    """Every violation in an ``openAPIV3Schema`` the apiserver would refuse, as ``<path>: <rule>``.
+
+    The rules are those of apiextensions-apiserver: the structural invariants and completeness
+    (``pkg/apiserver/schema``), the CRD schema validation (``validation.go``) and the defaults'
+    validity. Paths read ``.spec.a`` for properties, ``[*]`` for items and additional
+    properties, and ``(anyOf[0])`` for a junctor's branch. With ``status_subresource`` the
+    root may only hold the keywords that still hold once ``status`` is split off. Keywords
+    the apiserver does not know are reported too: it drops them silently, or refuses them
+    under strict field validation (kubectl's default).
+    """
     problems: list[str] = []
-    if schema.get("type") != "object":
-        problems.append(".: the root must have type object")
-    _check_node(schema, ".", problems, root=True)
-    metadata = schema.get("properties", {}).get("metadata")
-    if metadata is not None:
-        _check_metadata(metadata, problems)
+    if not isinstance(schema, dict):
+        return [".: a schema must be an object"]
+    if schema.get("nullable") is True:
+        problems.append(".: nullable cannot be true at the root")
+    if status_subresource:
+        extra = sorted(k for k, v in schema.items() if k not in _STATUS_ROOT and _is_set(v))
+        if extra:
+            problems.append(
+                f".: with the status subresource the root may not have {extra} "
+                f"(only {sorted(_STATUS_ROOT)})"
+            )
+    _Checker(problems).structural(schema, ".", _ROOT)
+    _check_completeness(schema, problems)
+    _check_schema(schema, ".", problems, _Context(root=True))
     return problems
 
 
-def _check_node(node: Any, path: str, problems: list[str], *, root: bool = False) -> None:
+_ROOT, _ITEM, _FIELD = "root", "item", "field"
+
+
+def _prop(path: str, name: str) -> str:
+    return f"{path[:-1] if path == '.' else path}.{name}"
+
+
+def _items(path: str) -> str:
+    return f"{'' if path == '.' else path}[*]"
+
+
+def _children(node: Schema) -> dict[str, Any]:
+    properties = node.get("properties")
+    return properties if isinstance(properties, dict) else {}
+
+
+def _schema_of(value: Any) -> Schema | None:
+    return value if isinstance(value, dict) else None
+
+
+class _Checker:
+    """The structural invariants, node by node (``validateStructuralInvariants``)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+
+    def report(self, path: str, message: str) -> None:
+        self.problems.append(f"{path}: {message}")
+
+    def structural(self, node: Any, path: str, level: str) -> None:
+        if not isinstance(node, dict):
+            self.report(path, "a schema must be an object")
+            return
+        kind = node.get("type")
+        int_or_string = node.get("x-kubernetes-int-or-string") is True
+        preserve = node.get("x-kubernetes-preserve-unknown-fields") is True
+        embedded = node.get("x-kubernetes-embedded-resource") is True
+        if kind == "array" and "items" not in node:
+            self.report(path, "an array must have items")
+        if "items" in node:
+            self.structural(node["items"], _items(path), _ITEM)
+        for name, child in _children(node).items():
+            self.structural(child, _prop(path, name), _FIELD)
+        if "additionalProperties" in node:
+            if level == _ROOT:
+                self.report(path, "additionalProperties must not be used at the root")
+            if isinstance(node["additionalProperties"], dict):
+                self.structural(node["additionalProperties"], _items(path), _FIELD)
+        if int_or_string and preserve:
+            self.report(
+                path,
+                "x-kubernetes-preserve-unknown-fields must be false if "
+                "x-kubernetes-int-or-string is true",
+            )
+        if int_or_string and embedded:
+            self.report(
+                path,
+                "x-kubernetes-embedded-resource must be false if "
+                "x-kubernetes-int-or-string is true",
+            )
+        self.junctors(node, path, skip_any_of=_is_int_or_string_any_of(node))
+        if embedded and kind != "object":
+            self.report(path, "an embedded resource must have type object")
+        elif not kind and not int_or_string and not preserve:
+            where = {_ROOT: "at the root", _ITEM: "for array items", _FIELD: "for object fields"}
+            self.report(path, f"type must be set {where[level]}")
+        if embedded and "additionalProperties" in node:
+            self.report(path, "additionalProperties must not be used in an embedded resource")
+        if level == _ROOT and kind and kind != "object":
+            self.report(path, "the root must have type object")
+        check_meta = level == _ROOT or embedded
+        properties = _children(node)
+        for name in ("kind", "apiVersion"):
+            child = _schema_of(properties.get(name))
+            if check_meta and child is not None and child.get("type") != "string":
+                self.report(_prop(path, name), "must have type string")
+        metadata = _schema_of(properties.get("metadata"))
+        if metadata is not None:
+            self.metadata(metadata, _prop(path, "metadata"), check_meta, level)
+        if embedded and not preserve and not properties:
+            self.report(
+                path,
+                "an embedded resource needs properties or x-kubernetes-preserve-unknown-fields",
+            )
+
+    def metadata(self, node: Schema, path: str, check_meta: bool, level: str) -> None:
+        if check_meta and node.get("type") != "object":
+            self.report(path, "metadata must have type object")
+        if level != _ROOT:
+            return
+        # Only a restriction of name and generateName is allowed; their schemas are not
+        # looked at here. type and default are checked elsewhere.
+        names = set(_children(node))
+        rest = set(_set_keywords(node)) - {"type", "default"}
+        if names <= {"name", "generateName"}:
+            rest.discard("properties")
+        if rest:
+            self.report(
+                path,
+                f"must not specify anything other than name and generateName, found {sorted(rest)}",
+            )
+
+    def junctors(self, node: Schema, path: str, *, skip_any_of: bool) -> None:
+        """``validateValueValidation``: every junctor branch, at any depth, and the pattern."""
+        skip_first_all_of_any_of = _is_int_or_string_all_of(node)
+        if not skip_any_of:
+            for index, branch in enumerate(_branches(node, "anyOf")):
+                self.nested(branch, f"{path}(anyOf[{index}])", skip_any_of=False)
+        for index, branch in enumerate(_branches(node, "allOf")):
+            self.nested(
+                branch,
+                f"{path}(allOf[{index}])",
+                skip_any_of=skip_first_all_of_any_of and index == 0,
+            )
+        for index, branch in enumerate(_branches(node, "oneOf")):
+            self.nested(branch, f"{path}(oneOf[{index}])", skip_any_of=False)
+        if "not" in node:
+            self.nested(node["not"], f"{path}(not)", skip_any_of=False)
+        pattern = node.get("pattern")
+        if isinstance(pattern, str) and pattern:
+            problem = re2_problem(pattern, python=False)
+            if problem is not None:
+                self.report(path, problem)
+
+    def nested(self, node: Any, path: str, *, skip_any_of: bool) -> None:
+        """``validateNestedValueValidation``: a junctor branch may only hold value validations."""
+        if not isinstance(node, dict):
+            self.report(path, "a schema must be an object")
+            return
+        self.junctors(node, path, skip_any_of=skip_any_of)
+        if "items" in node:
+            self.nested(node["items"], _items(path), skip_any_of=False)
+        for name, child in _children(node).items():
+            self.nested(child, _prop(path, name), skip_any_of=False)
+        additional = node.get("additionalProperties")
+        # additionalProperties: false sets nothing in a nested schema, so only a schema or
+        # true is refused
+        if additional is not None and additional is not False:
+            self.report(path, "additionalProperties must be undefined inside allOf/anyOf/oneOf/not")
+        for key, rule in _NESTED_FORBIDDEN:
+            if _is_set(node.get(key)):
+                self.report(path, f"{key} {rule} inside allOf/anyOf/oneOf/not")
+        if "metadata" in _children(node):
+            self.report(
+                _prop(path, "metadata"), "must not be specified inside allOf/anyOf/oneOf/not"
+            )
+
+
+def _is_set(value: Any) -> bool:
+    """Whether a keyword holds more than its Go zero value (what the apiserver compares)."""
+    return value is not None and value is not False and value != "" and value != []
+
+
+def _branches(node: Schema, junctor: str) -> list[Any]:
+    branches = node.get(junctor)
+    return branches if isinstance(branches, list) else []
+
+
+def _is_int_or_string_any_of(node: Schema) -> bool:
+    branches = node.get("anyOf")
+    if not isinstance(branches, list) or not all(isinstance(b, dict) for b in branches):
+        return False
+    # compared as the apiserver does, where keywords at their zero value count as unset
+    return [_set_keywords(b) for b in branches] == _INT_OR_STRING_ANY_OF
+
+
+def _set_keywords(node: Schema) -> Schema:
+    return {key: value for key, value in node.items() if _is_set(value)}
+
+
+def _is_int_or_string_all_of(node: Schema) -> bool:
+    all_of = _branches(node, "allOf")
+    return bool(all_of) and isinstance(all_of[0], dict) and _is_int_or_string_any_of(all_of[0])
+
+
+def _check_completeness(schema: Schema, problems: list[str]) -> None:
+    """Every field a root junctor constrains must exist in the structural schema.
+
+    Like ``validateStructuralCompleteness`` this starts from the root's junctors only: the
+    apiserver does not look for junctors deeper down that name undeclared fields.
+    """
+
+    def value(branch: Schema, node: Schema | None, where: str, via: str) -> None:
+        for junctor in _JUNCTORS:
+            for index, child in enumerate(_branches(branch, junctor)):
+                nested(child, node, where, f"{via}({junctor}[{index}])")
+        if "not" in branch:
+            nested(branch["not"], node, where, f"{via}(not)")
+
+    def nested(branch: Any, node: Schema | None, where: str, via: str) -> None:
+        if not isinstance(branch, dict):
+            return
+        if node is None:
+            problems.append(f"{where}: must be specified because {via} constrains it")
+            return
+        value(branch, node, where, via)
+        if "items" in branch:
+            nested(branch["items"], _schema_of(node.get("items")), _items(where), _items(via))
+        for name, child in _children(branch).items():
+            target = _schema_of(_children(node).get(name))
+            nested(child, target, _prop(where, name), _prop(via, name))
+
+    value(schema, schema, ".", "")
+
+
+class _Context:
+    """What ``ValidateCustomResourceDefinitionOpenAPISchema`` carries down the tree."""
+
+    def __init__(
+        self,
+        *,
+        root: bool = False,
+        no_defaults: str | None = None,
+        in_meta: bool = False,
+    ) -> None:
+        self.root = root
+        self.no_defaults = no_defaults
+        self.in_meta = in_meta
+
+
+def _check_schema(node: Any, path: str, problems: list[str], context: _Context) -> None:
+    """The CRD schema rules the apiserver applies to every node, junctor branches included."""
     if not isinstance(node, dict):
-        problems.append(f"{path}: a schema must be an object")
         return
     for key in node:
         if key in _FORBIDDEN:
@@ -83,166 +349,153 @@ def _check_node(node: Any, path: str, problems: list[str], *, root: bool = False
         elif key not in _ALLOWED:
             problems.append(f"{path}: unknown keyword {key!r}")
     kind = node.get("type")
-    int_or_string = node.get("x-kubernetes-int-or-string") is True
-    preserve = node.get("x-kubernetes-preserve-unknown-fields") is True
-    if kind is None and not (int_or_string or preserve):
-        problems.append(f"{path}: type must be set")
-    if kind is not None and kind not in _TYPES:
+    if kind == "null":
+        problems.append(f"{path}: type cannot be null, use nullable")
+    elif kind and kind not in _TYPES:
         problems.append(f"{path}: unknown type {kind!r}")
-    if int_or_string and kind is not None:
-        problems.append(f"{path}: x-kubernetes-int-or-string must not have a type")
-    if "properties" in node and "additionalProperties" in node:
+    if "default" in node and context.no_defaults is not None:
+        problems.append(f"{path}: default must not be set {context.no_defaults}")
+    if node.get("uniqueItems") is True:
+        problems.append(f"{path}: uniqueItems is not allowed (use x-kubernetes-list-type: set)")
+    if isinstance(node.get("items"), list):
+        problems.append(f"{path}: items must be a schema object and not an array")
+    if context.in_meta and node.get("x-kubernetes-embedded-resource") is True:
+        problems.append(f"{path}: x-kubernetes-embedded-resource must not be used inside metadata")
+    additional = node.get("additionalProperties")
+    if additional is not None and _children(node) and additional is not True:
         problems.append(f"{path}: properties and additionalProperties are mutually exclusive")
-    if "additionalProperties" in node and preserve:
-        problems.append(
-            f"{path}: additionalProperties and x-kubernetes-preserve-unknown-fields "
-            "are mutually exclusive"
-        )
-    if node.get("additionalProperties") is False:
-        problems.append(f"{path}: additionalProperties must not be false")
-    if ("properties" in node or "additionalProperties" in node) and kind != "object":
-        problems.append(f"{path}: properties need type object")
-    if "items" in node and kind != "array":
-        problems.append(f"{path}: items need type array")
-    if kind == "array" and "items" not in node:
-        problems.append(f"{path}: an array must have items")
-    if node.get("x-kubernetes-embedded-resource"):
-        if kind != "object":
-            problems.append(f"{path}: an embedded resource must have type object")
-        if "properties" not in node and not preserve:
-            problems.append(
-                f"{path}: an embedded resource needs properties or "
-                "x-kubernetes-preserve-unknown-fields"
-            )
-    _check_values(node, path, problems)
+    if isinstance(additional, dict):
+        sub = context
+        if context.in_meta:
+            sub = _Context(no_defaults="inside additionalProperties of metadata", in_meta=True)
+        _check_schema(additional, _items(path), problems, sub)
+    embedded = node.get("x-kubernetes-embedded-resource") is True
+    for name, child in _children(node).items():
+        sub = _Context(no_defaults=context.no_defaults, in_meta=context.in_meta)
+        if (context.root or embedded) and name in _META_FIELDS:
+            sub.in_meta = True
+            if context.root:
+                sub.no_defaults = f"in top-level {name}"
+        _check_schema(child, _prop(path, name), problems, sub)
+    branch_context = _Context(no_defaults=context.no_defaults, in_meta=context.in_meta)
+    if "not" in node:
+        _check_schema(node["not"], f"{path}(not)", problems, branch_context)
+    for junctor in _JUNCTORS:
+        for index, child in enumerate(_branches(node, junctor)):
+            _check_schema(child, f"{path}({junctor}[{index}])", problems, branch_context)
+    if isinstance(node.get("items"), dict):
+        sub = _Context(no_defaults=context.no_defaults, in_meta=context.in_meta)
+        _check_schema(node["items"], _items(path), problems, sub)
+    if node.get("x-kubernetes-preserve-unknown-fields") is False:
+        problems.append(f"{path}: x-kubernetes-preserve-unknown-fields must be true or undefined")
     _check_list_and_map_types(node, path, problems)
     _check_rules(node, path, problems)
-    if "default" in node:
-        if root:
-            problems.append(f"{path}: the root must not have a default")
-        elif node["default"] is None and not node.get("nullable"):
+    _check_default(node, path, problems, context)
+
+
+def _check_default(node: Schema, path: str, problems: list[str], context: _Context) -> None:
+    """A default must be valid for, and survive pruning by, its own schema."""
+    if "default" not in node or context.no_defaults is not None or "(" in path:
+        return  # a default inside a junctor is already refused as not structural
+    if node["default"] is None:
+        if not node.get("nullable"):
             problems.append(f"{path}: a null default needs nullable: true")
-        elif node["default"] is not None:
-            problem = value_problem(node["default"], node, path)
-            if problem is not None:
-                problems.append(f"{path}: default is invalid: {problem}")
-    for name, child in node.get("properties", {}).items():
-        _check_node(child, f"{path.rstrip('.')}.{name}", problems)
-    if isinstance(node.get("additionalProperties"), dict):
-        _check_node(node["additionalProperties"], f"{path.rstrip('.')}[*]", problems)
-    if "items" in node:
-        _check_node(node["items"], f"{path.rstrip('.')}[*]", problems)
-    for junctor in ("allOf", "anyOf", "oneOf"):
-        for index, child in enumerate(node.get(junctor, [])):
-            _check_junctor(child, f"{path}({junctor}[{index}])", problems)
-    if "not" in node:
-        _check_junctor(node["not"], f"{path}(not)", problems)
-
-
-def _check_junctor(node: Any, path: str, problems: list[str]) -> None:
-    """Inside allOf/anyOf/oneOf/not only value validations are allowed."""
-    if not isinstance(node, dict):
-        problems.append(f"{path}: a schema must be an object")
         return
-    for key in _IN_JUNCTOR_FORBIDDEN:
-        if key in node:
-            problems.append(f"{path}: {key} is not allowed inside allOf/anyOf/oneOf/not")
-    for child in node.get("properties", {}).values():
-        _check_junctor(child, path, problems)
-    if isinstance(node.get("items"), dict):
-        _check_junctor(node["items"], path, problems)
-
-
-def _check_values(node: Schema, path: str, problems: list[str]) -> None:
-    pattern = node.get("pattern")
-    if pattern is not None:
-        problem = re2_problem(pattern)
-        if problem is not None:
-            problems.append(f"{path}: {problem}")
-    kind = node.get("type")
-    for key, kinds in (
-        ("minimum", ("integer", "number")),
-        ("maximum", ("integer", "number")),
-        ("multipleOf", ("integer", "number")),
-        ("minLength", ("string",)),
-        ("maxLength", ("string",)),
-        ("pattern", ("string",)),
-        ("minItems", ("array",)),
-        ("maxItems", ("array",)),
-        ("minProperties", ("object",)),
-        ("maxProperties", ("object",)),
-    ):
-        if key in node and kind is not None and kind not in kinds:
-            problems.append(f"{path}: {key} does not apply to type {kind}")
-    for flag, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-        if flag in node and (not isinstance(node[flag], bool) or bound not in node):
-            problems.append(f"{path}: {flag} must be a boolean beside {bound}")
-    if node.get("multipleOf") is not None and node["multipleOf"] <= 0:
-        problems.append(f"{path}: multipleOf must be positive")
-    for value in node.get("enum", []) if kind is not None else []:
-        if not _has_type(value, kind):
-            problems.append(f"{path}: enum value {value!r} is not of type {kind}")
-    if "required" in node:
-        missing = [r for r in node["required"] if r not in node.get("properties", {})]
-        if missing and not node.get("x-kubernetes-preserve-unknown-fields"):
-            problems.append(f"{path}: required names undeclared properties {missing}")
+    # the apiserver validates the root's default as a whole embedded object
+    schema = {**node, "x-kubernetes-embedded-resource": True} if context.root else node
+    problem = value_problem(node["default"], schema, path)
+    if problem is not None:
+        problems.append(f"{path}: default is invalid: {problem}")
 
 
 def _check_list_and_map_types(node: Schema, path: str, problems: list[str]) -> None:
-    list_type = node.get("x-kubernetes-list-type")
-    keys = node.get("x-kubernetes-list-map-keys")
-    if list_type is not None:
-        if node.get("type") != "array":
-            problems.append(f"{path}: x-kubernetes-list-type needs type array")
-        if list_type not in ("atomic", "set", "map"):
-            problems.append(f"{path}: x-kubernetes-list-type must be atomic, set or map")
-    if keys is not None and list_type != "map":
-        problems.append(f"{path}: x-kubernetes-list-map-keys needs x-kubernetes-list-type: map")
-    items = node.get("items", {})
-    if list_type == "set":
-        scalar = items.get("type") in ("string", "integer", "number", "boolean")
-        atomic = items.get("x-kubernetes-map-type") == "atomic" or (
-            items.get("x-kubernetes-list-type") == "atomic"
-        )
-        if not (scalar or atomic):
-            problems.append(f"{path}: items of a set must be scalars or atomic")
-    if list_type == "map":
-        if items.get("type") != "object":
-            problems.append(f"{path}: items of a map list must be objects")
-        if not keys:
-            problems.append(f"{path}: a map list needs x-kubernetes-list-map-keys")
-        properties = items.get("properties", {})
-        required = set(items.get("required", []))
-        for key in keys or []:
-            prop = properties.get(key)
-            if prop is None:
-                problems.append(f"{path}: list map key {key!r} is not a property of the items")
-                continue
-            if prop.get("type") not in ("string", "integer", "number", "boolean"):
-                problems.append(f"{path}: list map key {key!r} must be a scalar")
-            if key not in required and "default" not in prop:
-                problems.append(f"{path}: list map key {key!r} must be required or defaulted")
+    kind = node.get("type")
     map_type = node.get("x-kubernetes-map-type")
     if map_type is not None:
-        if node.get("type") != "object":
+        if kind != "object":
             problems.append(f"{path}: x-kubernetes-map-type needs type object")
         if map_type not in ("atomic", "granular"):
             problems.append(f"{path}: x-kubernetes-map-type must be atomic or granular")
+    list_type = node.get("x-kubernetes-list-type")
+    items = _schema_of(node.get("items"))
+    if list_type is not None and kind != "array":
+        problems.append(f"{path}: x-kubernetes-list-type needs type array")
+    elif list_type == "set" and items is not None:
+        # scalars are fine; lists and maps must be atomic (their default is not)
+        item_list = items.get("x-kubernetes-list-type")
+        if items.get("type") == "array" and item_list is not None and item_list != "atomic":
+            problems.append(f"{path}[*]: items of a set must be atomic lists")
+        if items.get("type") == "object" and items.get("x-kubernetes-map-type") != "atomic":
+            problems.append(f"{path}[*]: items of a set must be atomic maps")
+    if list_type is not None and list_type not in ("atomic", "set", "map"):
+        problems.append(f"{path}: x-kubernetes-list-type must be atomic, set or map")
+    keys = node.get("x-kubernetes-list-map-keys")
+    if keys and list_type != "map":
+        problems.append(f"{path}: x-kubernetes-list-map-keys needs x-kubernetes-list-type: map")
+    if list_type == "map":
+        if not keys:
+            problems.append(f"{path}: a map list needs x-kubernetes-list-map-keys")
+        if items is None:
+            problems.append(f"{path}: a map list needs an items schema")
+        elif items.get("type") != "object":
+            problems.append(f"{path}: items of a map list must be objects")
+        else:
+            properties = _children(items)
+            for index, key in enumerate(keys or []):
+                prop = _schema_of(properties.get(key))
+                if prop is None:
+                    problems.append(f"{path}: list map key {key!r} is not a property of the items")
+                elif prop.get("type") in ("array", "object"):
+                    problems.append(f"{path}: list map key {key!r} must be a scalar")
+                if key in (keys or [])[:index]:
+                    problems.append(f"{path}: list map key {key!r} is listed twice")
+    if list_type in ("set", "map") and items is not None:
+        if items.get("nullable") is True:
+            problems.append(f"{path}[*]: items of a {list_type} list must not be nullable")
+        if list_type == "map":
+            required = set(items.get("required") or [])
+            for key in keys or []:
+                prop = _schema_of(_children(items).get(key))
+                if prop is None:
+                    continue
+                if key not in required and "default" not in prop:
+                    problems.append(f"{path}: list map key {key!r} must be required or defaulted")
+                if prop.get("nullable") is True:
+                    problems.append(f"{path}: list map key {key!r} must not be nullable")
 
 
 def _check_rules(node: Schema, path: str, problems: list[str]) -> None:
-    for index, rule in enumerate(node.get("x-kubernetes-validations", [])):
+    rules = node.get("x-kubernetes-validations")
+    for index, rule in enumerate(rules if isinstance(rules, list) else []):
         where = f"{path}: x-kubernetes-validations[{index}]"
-        if not isinstance(rule, dict) or not str(rule.get("rule", "")).strip():
-            problems.append(f"{where}: rule must be a non-empty string")
+        if not isinstance(rule, dict):
+            problems.append(f"{where}: must be an object")
             continue
-        message = rule.get("message")
-        if message is not None and ("\n" in message or not message.strip()):
-            problems.append(f"{where}: message must be one non-blank line")
+        text = str(rule.get("rule", "")).strip()
+        message = str(rule.get("message", ""))
+        if not text:
+            problems.append(f"{where}: rule must be a non-empty string")
+        elif message and not message.strip():
+            problems.append(f"{where}: message must be non-empty if set")
+        elif _has_newlines(message.strip()):
+            problems.append(f"{where}: message must be one line")
+        elif _has_newlines(text) and not message.strip():
+            problems.append(f"{where}: a rule with line breaks needs a message")
+        expression = str(rule.get("messageExpression", ""))
+        if expression and not expression.strip():
+            problems.append(f"{where}: messageExpression must be non-empty if set")
         if rule.get("reason") is not None and rule["reason"] not in _REASONS:
             problems.append(f"{where}: reason must be one of {sorted(_REASONS)}")
-        if rule.get("fieldPath") is not None and not str(rule["fieldPath"]).startswith("."):
-            problems.append(f"{where}: fieldPath must start with '.'")
+        field_path = rule.get("fieldPath")
+        if field_path:
+            if not str(field_path).strip() or _has_newlines(str(field_path)):
+                problems.append(f"{where}: fieldPath must be one non-blank line")
+            else:
+                problem = _field_path_problem(str(field_path), node)
+                if problem is not None:
+                    problems.append(f"{where}: fieldPath {field_path!r} {problem}")
+        if rule.get("optionalOldSelf") is not None and text and not _OLD_SELF.search(text):
+            problems.append(f"{where}: optionalOldSelf may only be set if the rule uses oldSelf")
         unknown = set(rule) - {
             "rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf"
         }  # fmt: skip
@@ -250,21 +503,85 @@ def _check_rules(node: Schema, path: str, problems: list[str]) -> None:
             problems.append(f"{where}: unknown keys {sorted(unknown)}")
 
 
-def _check_metadata(metadata: Schema, problems: list[str]) -> None:
-    """At the root, ``metadata`` may only restrict ``name`` and ``generateName``."""
-    allowed = {"type", "properties", "description"}
-    if set(metadata) - allowed:
-        problems.append(
-            f".metadata: only type and restrictions of name and generateName are allowed, "
-            f"found {sorted(set(metadata) - allowed)}"
-        )
-    if metadata.get("type") != "object":
-        problems.append(".metadata: type must be object")
-    for name in set(metadata.get("properties", {})) - {"name", "generateName"}:
-        problems.append(f".metadata.{name}: only name and generateName may be restricted")
-    for name, child in metadata.get("properties", {}).items():
-        if child.get("type") != "string" or "default" in child:
-            problems.append(f".metadata.{name}: must be type string without default")
+_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
+            "'": "'", "\\": "\\"}  # fmt: skip
+
+
+def _path_tokens(text: str) -> list[str]:
+    """``.a['b.c']`` as ``['.', 'a', '[', "'b.c'", ']']``: a quoted name is one token."""
+    tokens: list[str] = []
+    index = 0
+    while index < len(text):
+        if text[index] in ".[]":
+            tokens.append(text[index])
+            index += 1
+        elif text[index] == "'":
+            end = index + 1
+            while end < len(text) and not (text[end] == "'" and text[end - 1] != "\\"):
+                end += 1
+            tokens.append(text[index : end + 1])
+            index = end + 1
+        else:
+            end = index
+            while end < len(text) and text[end] not in ".[]":
+                end += 1
+            tokens.append(text[index:end])
+            index = end
+    return tokens
+
+
+def _unquote(token: str) -> str | None:
+    out: list[str] = []
+    body = iter(token[1:-1])
+    for char in body:
+        if char == "\\":
+            escaped = _ESCAPES.get(next(body, ""))
+            if escaped is None:
+                return None
+            out.append(escaped)
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _field_path_problem(text: str, schema: Schema) -> str | None:
+    """Why a rule's ``fieldPath`` does not name a field below ``schema`` (None when it does).
+
+    Steps are ``.name`` or ``['name']``; each goes to a declared property, or, where the
+    object has none, through additionalProperties.
+    """
+    tokens = iter(_path_tokens(text))
+    node: Schema | None = schema
+    for token in tokens:
+        if token == ".":
+            name: str | None = next(tokens, None)
+        elif token == "[":
+            quoted = next(tokens, None)
+            if quoted is None or len(quoted) < 2 or quoted[0] != "'" or quoted[-1] != "'":
+                return "must quote the name between [ and ]"
+            name = _unquote(quoted)
+            if name is None:
+                return "has an invalid escape"
+            if next(tokens, None) != "]":
+                return "must close [ with ]"
+        else:
+            return f"must step with . or [ but has {token!r}"
+        if name is None:
+            return "ends unexpectedly"
+        properties = _children(node) if node is not None else {}
+        if properties:
+            node = _schema_of(properties.get(name))
+            if node is None:
+                return "does not refer to a valid field"
+        elif node is not None and "additionalProperties" in node:
+            node = _schema_of(node["additionalProperties"])
+        else:
+            return "does not refer to a valid field"
+    return None
+
+
+def _has_newlines(text: str) -> bool:
+    return "\n" in text or "\r" in text
 
 
 def _has_type(value: Any, kind: str | None) -> bool:
@@ -309,8 +626,11 @@ def value_problem(value: Any, schema: Schema, path: str = ".") -> str | None:
             return f"{path}: shorter than {schema['minLength']}"
         if "maxLength" in schema and len(value) > schema["maxLength"]:
             return f"{path}: longer than {schema['maxLength']}"
-        if "pattern" in schema and not re.search(schema["pattern"], value):
+        if "pattern" in schema and not _matches(schema["pattern"], value):
             return f"{path}: does not match {schema['pattern']!r}"
+        check = _DEFAULT_FORMAT_CHECKS.get(str(schema.get("format")))
+        if check is not None and not check(value):
+            return f"{path}: {value!r} is not of format {schema['format']}"
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
             return f"{path}: fewer than {schema['minItems']} items"
@@ -321,8 +641,32 @@ def value_problem(value: Any, schema: Schema, path: str = ".") -> str | None:
             if problem:
                 return problem
     if isinstance(value, dict):
+        if schema.get("x-kubernetes-embedded-resource") is True:
+            missing = [key for key in ("apiVersion", "kind") if not value.get(key)]
+            if missing:
+                return f"{path}: an embedded resource needs {' and '.join(missing)}"
         return _object_problem(value, schema, path)
     return None
+
+
+# A loose RFC 3339 shape: the apiserver's parser takes several layouts, so only a value with
+# no date-time shape at all is refused offline.
+_DATE_TIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?"
+)
+_DEFAULT_FORMAT_CHECKS: dict[str, Callable[[str], bool]] = {
+    **FORMAT_CHECKS,
+    "date-time": lambda value: _DATE_TIME.fullmatch(value) is not None,
+    "datetime": lambda value: _DATE_TIME.fullmatch(value) is not None,
+}
+
+
+def _matches(pattern: str, value: str) -> bool:
+    try:
+        return re.search(pattern, value) is not None
+    except re.error:
+        # RE2 syntax Python cannot run (such as (?i) after the start): not decided offline
+        return True
 
 
 def _number_problem(value: float, schema: Schema, path: str) -> str | None:
