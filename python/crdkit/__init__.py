@@ -88,20 +88,12 @@ _HOMES = {
 _lazy_getattr, _lazy_dir = lazy_namespace(__name__, globals(), _HOMES)
 
 
-def _installed_version() -> str:
-    # importlib.metadata costs tens of milliseconds (email, zipfile, csv): only pay when asked.
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("crdkit")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        return "0.0.0"
-
-
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        globals()[name] = found = _installed_version()
-        return found
+        from crdkit._version import VERSION
+
+        globals()[name] = VERSION
+        return VERSION
     return _lazy_getattr(name)
 
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import click
 
+from crdkit._version import VERSION
+
 # Subcommands register here, one line each: name -> (module, attribute).
 COMMANDS = {
     "envtest": ("crdkit.testing.cli", "envtest"),
@@ -60,7 +62,6 @@ class _LazyGroup(click.Group):
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-# The version is looked up (importlib.metadata) only when --version is asked for.
-@click.version_option(package_name="crdkit", prog_name="crdkit")
+@click.version_option(VERSION, prog_name="crdkit")
 def main() -> None:
     """Typed Kubernetes operators: CRDs from pydantic, an asyncio runtime, a Rust placer."""
