@@ -15,7 +15,7 @@ import click
 
 from crdkit.placer.cluster import Cluster, Policy
 from crdkit.placer.models import load_document
-from crdkit.placer.reference import POLICIES
+from crdkit.placer.policies import POLICIES
 
 __all__ = ["place_command"]
 

@@ -11,10 +11,9 @@ is made. `ReferenceCluster` is the same API over the pure-Python engine of
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from crdkit import _placer
 from crdkit.placer.models import (
@@ -32,7 +31,10 @@ from crdkit.placer.models import (
     reference_node,
     validated,
 )
-from crdkit.placer.reference import POLICIES, RawOutcome, ReferenceEngine
+from crdkit.placer.policies import POLICIES
+
+if TYPE_CHECKING:
+    from crdkit.placer.reference import RawOutcome
 
 __all__ = ["Cluster", "Policy", "ReferenceCluster"]
 
@@ -128,6 +130,8 @@ class Cluster:
         """`place` on a worker thread, so the event loop keeps running meanwhile."""
         _check_policy(policy)
         compiled = self.compile(gang)
+        import asyncio  # already loaded wherever a coroutine runs; not for synchronous users
+
         return await asyncio.to_thread(self._place_compiled, compiled, policy)
 
     def place_all(self, gangs: Iterable[GangInput], policy: Policy = "best-fit") -> list[Placement]:
@@ -142,6 +146,8 @@ class Cluster:
     ) -> list[Placement]:
         """`place_all` on a worker thread."""
         batch = list(gangs)
+        import asyncio
+
         return await asyncio.to_thread(self.place_all, batch, policy)
 
     def assume(self, placement: Placement, gang: GangInput | None = None) -> None:
@@ -204,6 +210,10 @@ class _ReferenceEngineAdapter:
     records through their reference views and answers with the same `Outcome` records."""
 
     def __init__(self, levels: Sequence[str], implicit_host: bool) -> None:
+        # Imported here: the pure-Python engine costs start-up time that `Cluster` users and
+        # `crdkit place` should not pay.
+        from crdkit.placer.reference import ReferenceEngine
+
         self.levels = list(levels)
         self._engine = ReferenceEngine(levels, implicit_host)
 

@@ -21,9 +21,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -37,6 +36,9 @@ from pydantic import (
 )
 
 from crdkit import _placer
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = [
     "HOSTNAME_LEVEL",
@@ -337,6 +339,8 @@ def load_document(path: str | Path) -> Any:
         pass
     except RecursionError:
         raise ValueError(f"{path}: nested too deeply to read") from None
+    import yaml  # only for a file that is not JSON: it costs start-up time otherwise
+
     # libyaml's parser when PyYAML has it: several times faster on a large snapshot.
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:

@@ -70,6 +70,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from crdkit.placer.policies import POLICIES
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
@@ -84,9 +86,6 @@ __all__ = [
     "RawOutcome",
     "ReferenceEngine",
 ]
-
-POLICIES = ("best-fit", "least-free", "binpack")
-"""The ranking policies, `best-fit` first (the default)."""
 
 HOSTNAME = "kubernetes.io/hostname"
 """The node-level label, left out when nodes are compared for interchangeability."""
