@@ -71,25 +71,46 @@ class Cluster:
 
     _parse: QuantityParser = staticmethod(_placer.parse_quantity)
 
-    def __init__(self, levels: Sequence[str] = (), nodes: Iterable[NodeInput] = ()) -> None:
+    def __init__(
+        self,
+        levels: Sequence[str] = (),
+        nodes: Iterable[NodeInput] = (),
+        *,
+        search_budget: int | None = None,
+    ) -> None:
+        """``search_budget``: steps one exact-search attempt may take before it gives up with
+        its own reason (default ``SEARCH_BUDGET``, 200,000); both engines count them alike."""
         snapshot = validated(
             ClusterSnapshot, {"levels": list(levels), "nodes": list(nodes)}, "cluster"
         )
+        if search_budget is not None and (
+            isinstance(search_budget, bool)
+            or not isinstance(search_budget, int)
+            or search_budget < 1
+        ):
+            raise ValueError(f"search_budget: expected a positive integer, got {search_budget!r}")
         self._levels, compiled = compile_snapshot(snapshot, self._parse)
         implicit = not snapshot.levels or snapshot.levels[-1] != HOSTNAME_LEVEL
-        self._engine: _Engine = self._make_engine(self._levels, implicit)
+        self._engine: _Engine = self._make_engine(self._levels, implicit, search_budget)
         self._engine.add_nodes(compiled)  # one call, one GIL release, for a whole snapshot
 
     @classmethod
-    def from_snapshot(cls, snapshot: ClusterSnapshot | Mapping[str, Any] | str | Path) -> Cluster:
+    def from_snapshot(
+        cls,
+        snapshot: ClusterSnapshot | Mapping[str, Any] | str | Path,
+        *,
+        search_budget: int | None = None,
+    ) -> Cluster:
         """A cluster from a snapshot model, dict, or JSON/YAML file path."""
         if isinstance(snapshot, str | Path):
             snapshot = load_document(snapshot)
         model = validated(ClusterSnapshot, snapshot, "cluster")
-        return cls(model.levels, model.nodes)
+        return cls(model.levels, model.nodes, search_budget=search_budget)
 
-    def _make_engine(self, levels: Sequence[str], implicit_host: bool) -> _Engine:
-        return _placer.Engine(list(levels), implicit_host)
+    def _make_engine(
+        self, levels: Sequence[str], implicit_host: bool, search_budget: int | None
+    ) -> _Engine:
+        return _placer.Engine(list(levels), implicit_host, search_budget)
 
     @property
     def levels(self) -> list[str]:
@@ -209,13 +230,15 @@ class _ReferenceEngineAdapter:
     """`ReferenceEngine` behind the API of `crdkit._placer.Engine`: it reads the compiled
     records through their reference views and answers with the same `Outcome` records."""
 
-    def __init__(self, levels: Sequence[str], implicit_host: bool) -> None:
+    def __init__(
+        self, levels: Sequence[str], implicit_host: bool, search_budget: int | None
+    ) -> None:
         # Imported here: the pure-Python engine costs start-up time that `Cluster` users and
         # `crdkit place` should not pay.
-        from crdkit.placer.reference import ReferenceEngine
+        from crdkit.placer.reference import SEARCH_BUDGET, ReferenceEngine
 
         self.levels = list(levels)
-        self._engine = ReferenceEngine(levels, implicit_host)
+        self._engine = ReferenceEngine(levels, implicit_host, search_budget or SEARCH_BUDGET)
 
     def add_node(self, node: _placer.Node) -> None:
         self._engine.add_node(reference_node(node))
@@ -289,5 +312,7 @@ class ReferenceCluster(Cluster):
 
     _parse: QuantityParser = staticmethod(_quantity.parse_quantity)
 
-    def _make_engine(self, levels: Sequence[str], implicit_host: bool) -> _Engine:
-        return _ReferenceEngineAdapter(levels, implicit_host)
+    def _make_engine(
+        self, levels: Sequence[str], implicit_host: bool, search_budget: int | None
+    ) -> _Engine:
+        return _ReferenceEngineAdapter(levels, implicit_host, search_budget)

@@ -249,9 +249,14 @@ def _tolerates(
 class ReferenceEngine:
     """Cluster state and the placement rules, in pure Python."""
 
-    def __init__(self, levels: Sequence[str], implicit_host: bool) -> None:
+    def __init__(
+        self, levels: Sequence[str], implicit_host: bool, search_budget: int = SEARCH_BUDGET
+    ) -> None:
+        if search_budget < 1:
+            raise ValueError("search_budget: must be at least 1")
         self.levels = list(levels)  # effective levels, the per-node level included
         self.implicit_host = implicit_host
+        self.search_budget = search_budget
         self.nodes: dict[str, _Node] = {}
         self._log: list[tuple[str, Mapping[str, int], int]] = []
         self._policy = "best-fit"
@@ -891,9 +896,9 @@ class ReferenceEngine:
                 action = "descend"
             elif action == "descend":  # choose at the cursor's node
                 self._steps += 1
-                if self._steps > SEARCH_BUDGET:
+                if self._steps > self.search_budget:
                     raise _Unschedulable(
-                        f"search budget exhausted: {SEARCH_BUDGET} steps found neither a "
+                        f"search budget exhausted: {self.search_budget} steps found neither a "
                         "placement nor a proof that none exists"
                     )
                 frame, ask = frames[-1], asks[len(frames) - 1]

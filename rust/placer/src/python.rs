@@ -146,10 +146,15 @@ impl Engine {
 #[pymethods]
 impl Engine {
     #[new]
-    fn new(levels: Vec<String>, implicit_host: bool) -> PyResult<Self> {
+    #[pyo3(signature = (levels, implicit_host, search_budget = None))]
+    fn new(levels: Vec<String>, implicit_host: bool, search_budget: Option<u64>) -> PyResult<Self> {
         guarded("Engine()", || {
+            let mut state = ClusterState::new(levels, implicit_host).map_err(placer_error)?;
+            if let Some(steps) = search_budget {
+                state.set_search_budget(steps).map_err(placer_error)?;
+            }
             Ok(Self {
-                state: Mutex::new(ClusterState::new(levels, implicit_host).map_err(placer_error)?),
+                state: Mutex::new(state),
             })
         })
     }

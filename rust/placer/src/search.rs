@@ -15,6 +15,8 @@ use crate::state::{ClusterState, NodePods};
 
 mod exact;
 
+pub use exact::SEARCH_BUDGET;
+
 /// A place pods can go: a domain, a node in the tree, or a loose node (a child of the root).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Entry {
@@ -1189,6 +1191,40 @@ mod edge_tests {
         assert_eq!(outcome.status, Status::Unschedulable);
         let reason = outcome.reason.unwrap_or_default();
         assert!(reason.starts_with("search budget exhausted"), "{reason}");
+    }
+
+    #[test]
+    fn a_smaller_search_budget_gives_up_sooner() {
+        // 4 small + 7 large pods need 9 of these 8 distinct nodes: the default budget proves it,
+        // a budget of 50 steps runs out first and says so.
+        let nodes: Vec<_> = (0..8)
+            .map(|i| {
+                let mut node = gpu_node(&format!("n{i:02}"), "b1", "r1", 4, 0);
+                node.allocatable
+                    .push(("example.com/disk".into(), (i + 1) * 1000));
+                node
+            })
+            .collect();
+        let hard = gang(
+            Mode::Required,
+            Some(1),
+            vec![gpu_task("small", 4, 2), gpu_task("large", 7, 3)],
+        );
+        let proved = cluster(nodes.clone()).place(&hard);
+        assert!(!proved
+            .reason
+            .unwrap_or_default()
+            .starts_with("search budget"));
+        let mut state = cluster(nodes);
+        assert!(state.set_search_budget(0).is_err());
+        state.set_search_budget(50).unwrap();
+        assert_eq!(
+            state.place(&hard).reason.as_deref(),
+            Some(
+                "search budget exhausted: 50 steps found neither a placement nor a proof that \
+                 none exists"
+            )
+        );
     }
 
     #[test]

@@ -151,6 +151,8 @@ pub struct ClusterState {
     pub(crate) flags: Vec<u8>,
     /// Capacities of recent request shapes and the log that keeps them current.
     pub(crate) fit_cache: FitCache,
+    /// Steps one exact-search attempt may take (see `search::exact::SEARCH_BUDGET`).
+    pub(crate) search_budget: u64,
 }
 
 fn grow<T: Clone>(values: &mut Vec<T>, len: usize, fill: T) {
@@ -160,6 +162,16 @@ fn grow<T: Clone>(values: &mut Vec<T>, len: usize, fill: T) {
 }
 
 impl ClusterState {
+    /// Sets how many steps one exact-search attempt may take before it gives up (at least 1).
+    /// Smaller budgets give up sooner on gangs whose search space is huge.
+    pub fn set_search_budget(&mut self, steps: u64) -> Result<(), PlacerError> {
+        if steps == 0 {
+            return Err(PlacerError("search_budget: must be at least 1".into()));
+        }
+        self.search_budget = steps;
+        Ok(())
+    }
+
     /// An empty state. `levels` are the effective levels (the per-node level last);
     /// `implicit_host` says the per-node level takes the node's name instead of a label.
     pub fn new(levels: Vec<String>, implicit_host: bool) -> Result<Self, PlacerError> {
@@ -184,6 +196,7 @@ impl ClusterState {
             ranks_dirty: true,
             free_columns: Vec::new(),
             flags: Vec::new(),
+            search_budget: crate::search::SEARCH_BUDGET,
             fit_cache: FitCache::default(),
         })
     }

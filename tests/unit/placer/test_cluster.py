@@ -287,6 +287,37 @@ def test_an_exhausted_search_budget_is_its_own_reason() -> None:
     assert placement.reason.startswith("search budget exhausted")
 
 
+def test_a_smaller_search_budget_gives_up_sooner_alike_in_both_engines(
+    engine: type[Cluster],
+) -> None:
+    # The gang above on 8 distinct nodes: 4 small and 7 large pods need 9 nodes of the 8. The
+    # default budget proves it does not fit; a budget of 50 steps runs out first, and says so.
+    nodes = []
+    for i in range(8):
+        spare = node(f"n{i:02d}", "b1", "r1", gpus=4)
+        spare["allocatable"]["example.com/disk"] = i + 1
+        nodes.append(spare)
+    hard = gang(
+        task("small", 4, 2),
+        task("large", 7, 3),
+        topology={"mode": "required", "level": "example.com/rack"},
+    )
+    proved = engine(LEVELS, nodes).place(hard)
+    assert proved.status == "unschedulable"
+    assert proved.reason == "required example.com/rack: no rack holds all of small, large together"
+    gave_up = engine(LEVELS, nodes, search_budget=50).place(hard)
+    assert gave_up.status == "unschedulable"
+    assert gave_up.reason == (
+        "search budget exhausted: 50 steps found neither a placement nor a proof that none exists"
+    )
+
+
+@pytest.mark.parametrize("budget", [0, -1, True, 2.5])
+def test_a_search_budget_must_be_a_positive_integer(engine: type[Cluster], budget: object) -> None:
+    with pytest.raises(ValueError, match="search_budget"):
+        engine(LEVELS, [], search_budget=budget)  # type: ignore[arg-type]
+
+
 def test_interchangeable_nodes_are_searched_once(engine: type[Cluster]) -> None:
     # The same gang on 30 identical nodes: a node gets no more than its twin before it, so the
     # search proves quickly that the gang does not fit.

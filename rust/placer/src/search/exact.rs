@@ -490,10 +490,11 @@ impl Search<'_> {
                 }
                 Action::Descend => {
                     self.steps += 1;
-                    if self.steps > SEARCH_BUDGET {
+                    let budget = self.state.search_budget;
+                    if self.steps > budget {
                         return Err(Unschedulable {
                             reason: format!(
-                                "search budget exhausted: {SEARCH_BUDGET} steps found neither a \
+                                "search budget exhausted: {budget} steps found neither a \
                                  placement nor a proof that none exists"
                             ),
                             fit: None,
