@@ -10,22 +10,63 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry
 
-from crdkit.client import Client
-from crdkit.runtime import Manager, Reconciler
+from crdkit.client import Client, object_key
+from crdkit.resources import ConfigMap
+from crdkit.runtime import Informer, Manager, Reconciler
 
 # Written by `crdkit gen-crd examples.hello.operator:Hello -o examples/hello`.
 HELLO_CRD = Path(__file__).resolve().parents[3] / "examples/hello/hello.example.com_hellos.yaml"
 
 
 async def eventually(
-    check: Callable[[], Awaitable[bool]], within: float = 30.0, what: str = "condition"
-) -> None:
-    """Poll ``check`` until it is true, or fail after ``within`` seconds."""
-    deadline = time.monotonic() + within
+    check: Callable[[], Awaitable[bool]], within: float = 60.0, what: str = "condition"
+) -> float:
+    """Poll ``check`` until it is true, or fail after ``within`` seconds; the time it took."""
+    started = time.monotonic()
     while not await check():
-        if time.monotonic() > deadline:
+        if time.monotonic() - started > within:
             raise AssertionError(f"{what} not met within {within}s")
         await asyncio.sleep(0.05)
+    return time.monotonic() - started
+
+
+def configmap(namespace: str, name: str, value: str = "1") -> ConfigMap:
+    return ConfigMap.model_validate(
+        {
+            "metadata": {"name": name, "namespace": namespace, "labels": {"app": "x"}},
+            "data": {"v": value},
+        }
+    )
+
+
+class Recorder:
+    """Collects what an informer's handlers saw, by key. ``changes_only`` leaves out the
+    updates a resync replays (old and new at the same resourceVersion)."""
+
+    def __init__(self, *, changes_only: bool = False) -> None:
+        self.changes_only = changes_only
+        self.added: list[str] = []
+        self.updated: list[str] = []
+        self.deleted: list[str] = []
+
+    def on_add(self, obj: ConfigMap) -> None:
+        self.added.append(object_key(obj))
+
+    def on_update(self, old: ConfigMap, new: ConfigMap) -> None:
+        if self.changes_only and old.metadata.resource_version == new.metadata.resource_version:
+            return
+        self.updated.append(object_key(new))
+
+    def on_delete(self, obj: ConfigMap) -> None:
+        self.deleted.append(object_key(obj))
+
+
+async def store_matches_server(informer: Informer[ConfigMap], client: Client, ns: str) -> bool:
+    """Whether the informer's store holds exactly the server's ConfigMaps, at their versions."""
+    fresh = await client.list(ConfigMap, namespace=ns)
+    server = {object_key(o): o.metadata.resource_version for o in fresh.items}
+    cached = {object_key(o): o.metadata.resource_version for o in informer.store.list()}
+    return server == cached
 
 
 def new_manager(client: Client, namespace: str, **options: object) -> Manager:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 import pytest
+from _runtime_support import Recorder, configmap, eventually, store_matches_server
 
 from crdkit.client import Client, RequestTimeout, Timeouts, object_key
 from crdkit.resources import ConfigMap
@@ -22,29 +23,6 @@ from crdkit.testing import ControlPlane, HttpFaultProxy, TcpFaultProxy
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 IDLE = 3.0  # the watch idle timeout in these tests (90 s by default)
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.added: list[str] = []
-        self.updated: list[str] = []
-        self.deleted: list[str] = []
-
-    def on_add(self, obj: ConfigMap) -> None:
-        self.added.append(object_key(obj))
-
-    def on_update(self, old: ConfigMap, new: ConfigMap) -> None:
-        if old.metadata.resource_version != new.metadata.resource_version:
-            self.updated.append(object_key(new))
-
-    def on_delete(self, obj: ConfigMap) -> None:
-        self.deleted.append(object_key(obj))
-
-
-def configmap(namespace: str, name: str, value: str = "1") -> ConfigMap:
-    return ConfigMap.model_validate(
-        {"metadata": {"name": name, "namespace": namespace}, "data": {"v": value}}
-    )
 
 
 async def watching(informer: Informer[ConfigMap], direct: Client, namespace: str) -> None:
@@ -58,24 +36,11 @@ async def watching(informer: Informer[ConfigMap], direct: Client, namespace: str
     await eventually(arrived, within=30)
 
 
-async def eventually(check: Callable[[], Awaitable[bool]], within: float = 60.0) -> float:
-    """Poll until ``check`` holds; the time it took."""
-    started = time.monotonic()
-    while not await check():
-        if time.monotonic() - started > within:
-            raise AssertionError(f"condition not met within {within}s")
-        await asyncio.sleep(0.05)
-    return time.monotonic() - started
-
-
 def store_matches(
     informer: Informer[ConfigMap], direct: Client, namespace: str
 ) -> Callable[[], Awaitable[bool]]:
     async def check() -> bool:
-        fresh = await direct.list(ConfigMap, namespace=namespace)
-        server = {object_key(o): o.metadata.resource_version for o in fresh.items}
-        cached = {object_key(o): o.metadata.resource_version for o in informer.store.list()}
-        return server == cached
+        return await store_matches_server(informer, direct, namespace)
 
     return check
 
@@ -93,7 +58,7 @@ async def test_a_blackholed_watch_converges_within_the_idle_timeout_and_a_rewatc
         )
         async with Client(config) as client:
             informer = Informer(client, ConfigMap, namespace=namespace, backoff=Backoff(0.1, 1.0))
-            seen = Recorder()
+            seen = Recorder(changes_only=True)
             informer.add_event_handler(seen.on_add, seen.on_update, seen.on_delete)
             async with informer:
                 assert await informer.wait_for_sync(timeout=30)
@@ -209,7 +174,7 @@ async def test_a_cut_watch_resumes_without_a_relist(
         Client(proxy.client_config()) as client,
     ):
         informer = Informer(client, ConfigMap, namespace=namespace, backoff=Backoff(0.1, 1.0))
-        seen = Recorder()
+        seen = Recorder(changes_only=True)
         informer.add_event_handler(seen.on_add, seen.on_update, seen.on_delete)
         await crdkit_client.create(configmap(namespace, "x"))
         async with informer:

@@ -6,11 +6,8 @@ and checking the handlers saw what changed.
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Awaitable, Callable
-
 import pytest
+from _runtime_support import Recorder, configmap, eventually, store_matches_server
 
 from crdkit.client import Client, Gone, object_key
 from crdkit.resources import ConfigMap, PartialObjectMetadata
@@ -19,48 +16,6 @@ from crdkit.runtime.store import LABEL_INDEX, index_labels
 from crdkit.testing import ControlPlane
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
-
-
-class Recorder:
-    """Collects what the handlers saw, by key."""
-
-    def __init__(self) -> None:
-        self.added: list[str] = []
-        self.updated: list[str] = []
-        self.deleted: list[str] = []
-
-    def on_add(self, obj: ConfigMap) -> None:
-        self.added.append(object_key(obj))
-
-    def on_update(self, old: ConfigMap, new: ConfigMap) -> None:
-        self.updated.append(object_key(new))
-
-    def on_delete(self, obj: ConfigMap) -> None:
-        self.deleted.append(object_key(obj))
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], within: float = 60.0) -> None:
-    deadline = time.monotonic() + within
-    while not await check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.1)
-
-
-def configmap(namespace: str, name: str, value: str = "1") -> ConfigMap:
-    return ConfigMap.model_validate(
-        {
-            "metadata": {"name": name, "namespace": namespace, "labels": {"app": "x"}},
-            "data": {"v": value},
-        }
-    )
-
-
-async def store_matches_server(informer: Informer[ConfigMap], client: Client, ns: str) -> bool:
-    fresh = await client.list(ConfigMap, namespace=ns)
-    server = {object_key(o): o.metadata.resource_version for o in fresh.items}
-    cached = {object_key(o): o.metadata.resource_version for o in informer.store.list()}
-    return server == cached
 
 
 def make_informer(client: Client, namespace: str) -> Informer[ConfigMap]:
