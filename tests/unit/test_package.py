@@ -23,8 +23,9 @@ def loaded_after(statement: str) -> tuple[set[str], set[str]]:
         [sys.executable, "-c", probe], check=True, capture_output=True, text=True, timeout=60
     ).stdout
     modules = set(json.loads(out))
-    # crdkit._lazy is the root package's own machinery, not a layer.
-    layers = {m.split(".")[1] for m in modules if m.startswith("crdkit.")} - {"_lazy"}
+    # The root package's own small modules are not layers.
+    own = {"_lazy", "_version", "_yaml"}
+    layers = {m.split(".")[1] for m in modules if m.startswith("crdkit.")} - own
     return layers, {m for m in HEAVY if m in modules}
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from crdkit._yaml import NestedTooDeeply, load_yaml
 from crdkit.client.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -241,8 +242,6 @@ def read_kubeconfig(paths: Sequence[Path], *, context: str | None = None) -> Kub
 
 
 def _load_file(path: Path) -> dict[str, Any] | None:
-    import yaml  # only here: importing the client should not pay for YAML
-
     where = f"kubeconfig {path}"
     try:
         text = path.read_text(encoding="utf-8")
@@ -250,21 +249,12 @@ def _load_file(path: Path) -> dict[str, Any] | None:
         raise ConfigError(f"{where}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except OSError as err:
         raise ConfigError(f"{where}: cannot read it: {err.strerror or err}") from None
-    # libyaml's parser when PyYAML has it: several times faster, the same documents.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        document = yaml.load(text, Loader=loader)  # a safe loader: plain data only
-    except RecursionError:
+        document = load_yaml(text)
+    except NestedTooDeeply:
         raise ConfigError(f"{where}: not YAML: nested too deeply") from None
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark
-        place = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-        raise ConfigError(f"{where}: not YAML: {place}{err.problem or err}") from None
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as err:
-        # PyYAML's constructors raise plain ValueErrors, for a date such as 2001-02-30.
-        lines = str(err).strip().splitlines()
-        first = lines[0] if lines else type(err).__name__
-        raise ConfigError(f"{where}: not YAML: {first}") from None
+    except ValueError as err:
+        raise ConfigError(f"{where}: not YAML: {err}") from None
     if document is None:
         return None  # an empty file is an empty config, as for kubectl
     if not isinstance(document, dict):

@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -36,9 +36,7 @@ from pydantic import (
 )
 
 from crdkit import _placer
-
-if TYPE_CHECKING:
-    import yaml
+from crdkit._yaml import NestedTooDeeply, load_yaml
 
 __all__ = [
     "HOSTNAME_LEVEL",
@@ -339,37 +337,16 @@ def load_document(path: str | Path) -> Any:
         pass
     except RecursionError:
         raise ValueError(f"{path}: nested too deeply to read") from None
-    import yaml  # only for a file that is not JSON: it costs start-up time otherwise
-
-    # libyaml's parser when PyYAML has it: several times faster on a large snapshot.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        document = yaml.load(text, Loader=loader)  # a safe loader: plain data only
-    except RecursionError:
+        document = load_yaml(text)
+    except NestedTooDeeply:
         raise ValueError(f"{path}: nested too deeply to read") from None
-    except yaml.YAMLError as err:
-        raise ValueError(f"{path}: not JSON or YAML: {_yaml_problem(err)}") from None
-    except (ValueError, TypeError, OverflowError) as err:
-        # PyYAML's constructors raise these for values such as the date 2001-02-30.
-        raise ValueError(f"{path}: not JSON or YAML: {_first_line(err)}") from None
+    except ValueError as err:
+        raise ValueError(f"{path}: not JSON or YAML: {err}") from None
     too_deep = _too_deep(document, MAX_DEPTH)
     if too_deep is not None:
         raise ValueError(f"{path}: {too_deep}: nested more than {MAX_DEPTH} levels deep")
     return document
-
-
-def _yaml_problem(err: yaml.YAMLError) -> str:
-    # PyYAML's message spans lines (context, a quoted excerpt, a caret); keep where and what.
-    mark = getattr(err, "problem_mark", None)
-    problem = getattr(err, "problem", None)
-    if mark is None or not problem:
-        return _first_line(err)
-    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
-
-
-def _first_line(err: Exception) -> str:
-    lines = str(err).strip().splitlines()
-    return lines[0] if lines else type(err).__name__
 
 
 def _too_deep(document: Any, limit: int) -> str | None:

@@ -1,0 +1,51 @@
+"""Reading YAML the way every crdkit command reports it: the safe loader (libyaml's when PyYAML
+has it), and any failure as a one-line ``ValueError`` that says where and what.
+
+Shared by the kubeconfig loader and the placer's file reader, which add their own prefix (the
+file, and what it was meant to be). PyYAML is imported on first use: importing a layer should
+not pay for it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import yaml
+
+__all__ = ["NestedTooDeeply", "load_yaml"]
+
+
+class NestedTooDeeply(ValueError):
+    """The document nests deeper than the parser can follow."""
+
+
+def load_yaml(text: str) -> Any:
+    """The plain data of one YAML document (``None`` for an empty one)."""
+    import yaml
+
+    # libyaml's parser when PyYAML has it: several times faster, the same documents.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(text, Loader=loader)  # a safe loader: plain data only
+    except RecursionError:
+        raise NestedTooDeeply("nested too deeply") from None
+    except yaml.YAMLError as err:
+        raise ValueError(_problem(err)) from None
+    except (ValueError, TypeError, OverflowError) as err:
+        # PyYAML's constructors raise these for values such as the date 2001-02-30.
+        raise ValueError(_first_line(err)) from None
+
+
+def _problem(err: yaml.YAMLError) -> str:
+    # PyYAML's message spans lines (context, a quoted excerpt, a caret); keep where and what.
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None)
+    if mark is None or not problem:
+        return _first_line(err)
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+
+
+def _first_line(err: Exception) -> str:
+    lines = str(err).strip().splitlines()
+    return lines[0] if lines else type(err).__name__
