@@ -18,7 +18,7 @@ import click
 from crdkit.client.errors import ConfigError
 from crdkit.client.exec_plugin import DEFAULT_EXEC_TIMEOUT
 from crdkit.runtime.leader import LeaderElectionLost
-from crdkit.runtime.loader import load_reconciler_class
+from crdkit.runtime.loader import load_reconciler_classes
 from crdkit.runtime.logs import configure_logging
 from crdkit.runtime.manager import Manager
 
@@ -30,16 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["run"]
 
 log = logging.getLogger("crdkit.run")
-
-
-def _load_all(refs: Sequence[str]) -> list[type[Reconciler[Any]]]:
-    classes = []
-    for ref in refs:
-        try:
-            classes.append(load_reconciler_class(ref))
-        except (ValueError, TypeError) as error:
-            raise click.BadParameter(str(error), param_hint="RECONCILER") from None
-    return classes
 
 
 async def _run(
@@ -147,7 +137,7 @@ def run(
 ) -> None:
     """Run reconcilers (``package.module:ReconcilerClass``) until SIGTERM or SIGINT."""
     configure_logging(log_level, log_format)
-    classes = _load_all(reconcilers)
+    classes = load_reconciler_classes(reconcilers)
     options: dict[str, Any] = {
         "namespace": namespace,
         "leader_election": leader_elect,

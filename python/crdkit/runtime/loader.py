@@ -12,12 +12,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import click
+
 from crdkit.runtime.reconciler import Reconciler
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from types import ModuleType
 
-__all__ = ["load_reconciler_class"]
+__all__ = ["load_reconciler_class", "load_reconciler_classes"]
 
 
 def _import(module_ref: str) -> ModuleType:
@@ -65,3 +68,15 @@ def load_reconciler_class(ref: str) -> type[Reconciler[Any]]:
         raise ValueError(f"{ref} is not a Reconciler subclass")
     target.primary_kind()  # a clear TypeError now rather than when the manager starts
     return target
+
+
+def load_reconciler_classes(refs: Sequence[str]) -> list[type[Reconciler[Any]]]:
+    """Every ``RECONCILER`` argument of a command, loaded; a bad one is a usage error (exit 2)
+    that names it, as ``crdkit run`` and ``crdkit gen-rbac`` report it."""
+    classes = []
+    for ref in refs:
+        try:
+            classes.append(load_reconciler_class(ref))
+        except (ValueError, TypeError) as error:
+            raise click.BadParameter(str(error), param_hint="RECONCILER") from None
+    return classes

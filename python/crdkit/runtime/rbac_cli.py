@@ -14,16 +14,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import click
 import yaml
 
-from crdkit.runtime.loader import load_reconciler_class
+from crdkit.runtime.loader import load_reconciler_classes
 from crdkit.runtime.rbac import rbac_documents
-
-if TYPE_CHECKING:
-    from crdkit.runtime.reconciler import Reconciler
 
 __all__ = ["gen_rbac"]
 
@@ -82,12 +78,7 @@ def gen_rbac(
     output: Path | None,
 ) -> None:
     """Write the least-privilege roles (and bindings) the reconcilers need."""
-    classes: list[type[Reconciler[Any]]] = []
-    for ref in reconcilers:
-        try:
-            classes.append(load_reconciler_class(ref))
-        except (ValueError, TypeError) as error:
-            raise click.BadParameter(str(error), param_hint="RECONCILER") from None
+    classes = load_reconciler_classes(reconcilers)
     try:
         documents = rbac_documents(
             classes,
