@@ -8,7 +8,6 @@ import json
 import os
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -88,10 +87,10 @@ async def test_a_plugin_that_never_answers_is_killed_after_the_timeout(tmp_path:
         """,
     )
     credentials = ExecCredentials(config, timeout=1.5, where='kubeconfig /k: user "u"')
-    started = time.monotonic()
+    # The message says the timeout fired; a hang (the plugin sleeps 600 s) would hit the
+    # test's own timeout instead. No wall-clock bound: a loaded machine can miss one.
     with pytest.raises(ConfigError) as caught:
         await credentials.authorization()
-    assert time.monotonic() - started < 10
     assert str(caught.value) == (
         f'kubeconfig /k: user "u": exec plugin {sys.executable!r}: no answer after 1.5 s, '
         "killed (the limit is the exec timeout, e.g. crdkit run --exec-timeout)"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +109,8 @@ def test_run_times_out_an_exec_plugin_that_never_answers(tmp_path: Path) -> None
     }
     path = kubeconfig(tmp_path / "kc", {"exec": exec_config})
     crdkit = str(Path(sys.executable).parent / "crdkit")
-    started = time.monotonic()
+    # The one-line refusal says the timeout fired (the plugin sleeps 600 s); subprocess's own
+    # timeout catches a hang. No wall-clock bound: a loaded machine can miss one.
     done = subprocess.run(
         [crdkit, "run", HELLO, "--kubeconfig", str(path), "--exec-timeout", "1"],
         capture_output=True,
@@ -119,7 +119,6 @@ def test_run_times_out_an_exec_plugin_that_never_answers(tmp_path: Path) -> None
         check=False,
     )
     assert done.returncode == 2, done.stderr
-    assert time.monotonic() - started < 30
     assert done.stderr.splitlines() == [
         f'crdkit run: kubeconfig {path}: user "u": exec plugin {sys.executable!r}: no answer '
         "after 1 s, killed (the limit is the exec timeout, e.g. crdkit run --exec-timeout)"

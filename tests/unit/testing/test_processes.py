@@ -51,10 +51,10 @@ def test_sigterm_ignored_means_sigkill_after_grace(tmp_path: Path) -> None:
     script = f"trap '' TERM; echo ok > {ready}; while :; do sleep 0.1; done"
     process = ManagedProcess("stubborn", ["sh", "-c", script], tmp_path / "stubborn.log")
     _wait_for_file(ready)
-    started = time.monotonic()
+    # -9 says the grace ran out and SIGKILL followed; without it stop() would wait forever
+    # (the test's timeout). No wall-clock bound: a loaded machine can miss one.
     process.stop(grace=0.5)
     assert process.poll() == -9
-    assert time.monotonic() - started < 5
 
 
 def test_output_goes_to_the_log(tmp_path: Path) -> None:
