@@ -40,6 +40,7 @@ from crdkit.resources import (
     METADATA_LIST_ACCEPT,
     KubernetesObject,
     PartialObjectMetadata,
+    Pod,
     ResourceInfo,
     resource_info,
 )
@@ -465,6 +466,36 @@ class Client:
             content_type=JSON,
         )
         return target.codec.decode(body)
+
+    async def bind(
+        self,
+        pod: str,
+        node: str,
+        *,
+        namespace: str,
+        uid: str | None = None,
+        field_manager: str | None = None,
+    ) -> None:
+        """Bind a pending pod to ``node`` through its ``pods/<name>/binding`` subresource, as
+        kube-scheduler does (``Conflict`` if it is already bound; with ``uid``, ``Conflict``
+        too when the name now belongs to another pod, so a recreated pod is never bound
+        blindly)."""
+        binding: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": pod, "namespace": namespace},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        if uid is not None:
+            binding["metadata"]["uid"] = uid
+        pods = await self.resolve(Pod)
+        await self.transport.request(
+            "POST",
+            pods.info.path(namespace=namespace, name=pod, subresource="binding"),
+            params=_manager_params(field_manager),
+            body=json.dumps(binding).encode(),
+            content_type=JSON,
+        )
 
     @overload
     async def replace(self, obj: K, *, field_manager: str | None = None) -> K: ...

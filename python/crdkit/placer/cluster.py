@@ -51,12 +51,15 @@ class _Engine(Protocol):
 
     def add_node(self, node: _placer.Node) -> None: ...
     def add_nodes(self, nodes: list[_placer.Node]) -> None: ...
-    def update_node(self, node: _placer.Node) -> None: ...
+    def update_node(self, node: _placer.Node, keep_used: bool = False) -> None: ...
     def remove_node(self, name: str) -> None: ...
     def place(self, gang: _placer.Gang, policy: str = ...) -> _placer.Outcome: ...
     def place_all(self, gangs: list[_placer.Gang], policy: str = ...) -> list[_placer.Outcome]: ...
     def assume(self, gang: _placer.Gang, assignments: list[_placer.Assignment]) -> None: ...
     def release(self, gang: _placer.Gang, assignments: list[_placer.Assignment]) -> None: ...
+    def add_pods(self, items: list[tuple[str, list[tuple[str, int]], int]]) -> None: ...
+    def remove_pods(self, items: list[tuple[str, list[tuple[str, int]], int]]) -> None: ...
+    def node_used(self, name: str) -> dict[str, int] | None: ...
     def used(self) -> dict[str, dict[str, int]]: ...
     def __len__(self) -> int: ...
 
@@ -122,14 +125,30 @@ class Cluster:
         spec = validated(NodeSpec, node, "node")
         self._engine.add_node(compile_node(spec, self._parse, "node"))
 
-    def update_node(self, node: NodeInput) -> None:
-        """Replaces the node of the same name: labels, capacity, usage, taints and flags."""
+    def update_node(self, node: NodeInput, *, keep_used: bool = False) -> None:
+        """Replaces the node of the same name: labels, capacity, usage, taints and flags.
+
+        With ``keep_used`` the node keeps the usage it had (the new ``used`` is added to it):
+        a Node object's changes do not move its pods."""
         spec = validated(NodeSpec, node, "node")
-        self._engine.update_node(compile_node(spec, self._parse, "node"))
+        self._engine.update_node(compile_node(spec, self._parse, "node"), keep_used)
 
     def remove_node(self, name: str) -> None:
         """Removes a node by name."""
         self._engine.remove_node(name)
+
+    def add_pods(self, node: str, milli: Mapping[str, int], count: int = 1) -> None:
+        """Counts ``count`` pods already on ``node``, each requesting ``milli`` (milli-units by
+        resource, as `crdkit.scheduling.pod_requests` gives them); each also takes one ``pods``."""
+        self._engine.add_pods([(node, _milli_items(milli, "milli"), _count(count))])
+
+    def remove_pods(self, node: str, milli: Mapping[str, int], count: int = 1) -> None:
+        """Takes back what `add_pods` counted; refused (``ValueError``) below zero."""
+        self._engine.remove_pods([(node, _milli_items(milli, "milli"), _count(count))])
+
+    def node_used(self, name: str) -> dict[str, int] | None:
+        """One node's usage in milli-units (zero amounts left out); None for an unknown node."""
+        return self._engine.node_used(name)
 
     def used(self) -> dict[str, dict[str, int]]:
         """Every node's usage in milli-units (zero amounts left out), for inspection and tests."""
@@ -221,6 +240,24 @@ def _placement(outcome: _placer.Outcome) -> Placement:
     return placement
 
 
+def _milli_items(milli: Mapping[str, int], field: str) -> list[tuple[str, int]]:
+    items = []
+    for resource, amount in milli.items():
+        if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
+            raise ValueError(
+                f"{field}.{resource}: expected a non-negative integer of milli-units, "
+                f"got {amount!r}"
+            )
+        items.append((resource, amount))
+    return items
+
+
+def _count(count: int) -> int:
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"count: expected a positive integer, got {count!r}")
+    return count
+
+
 def _check_policy(policy: str) -> None:
     if policy not in POLICIES:
         raise ValueError(f'policy: unknown policy "{policy}" (one of {", ".join(POLICIES)})')
@@ -247,8 +284,8 @@ class _ReferenceEngineAdapter:
         for node in nodes:
             self.add_node(node)
 
-    def update_node(self, node: _placer.Node) -> None:
-        self._engine.update_node(reference_node(node))
+    def update_node(self, node: _placer.Node, keep_used: bool = False) -> None:
+        self._engine.update_node(reference_node(node), keep_used)
 
     def remove_node(self, name: str) -> None:
         self._engine.remove_node(name)
@@ -270,6 +307,15 @@ class _ReferenceEngineAdapter:
 
     def release(self, gang: _placer.Gang, assignments: list[_placer.Assignment]) -> None:
         self._engine.release(_items(gang, assignments))
+
+    def add_pods(self, items: list[tuple[str, list[tuple[str, int]], int]]) -> None:
+        self._engine.assume([(node, dict(milli), count) for node, milli, count in items])
+
+    def remove_pods(self, items: list[tuple[str, list[tuple[str, int]], int]]) -> None:
+        self._engine.release([(node, dict(milli), count) for node, milli, count in items])
+
+    def node_used(self, name: str) -> dict[str, int] | None:
+        return self._engine.node_used(name)
 
     def used(self) -> dict[str, dict[str, int]]:
         return self._engine.used()

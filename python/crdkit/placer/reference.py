@@ -71,6 +71,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from crdkit.placer.policies import POLICIES
+from crdkit.placer.taints import tolerates
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -232,20 +233,6 @@ class _Capacities:
     loose_rank: dict[str, int] = field(default_factory=dict)
 
 
-def _tolerates(
-    tolerations: Iterable[tuple[str, str, str, str | None]], taint: tuple[str, str, str]
-) -> bool:
-    key, value, effect = taint
-    for t_key, operator, t_value, t_effect in tolerations:
-        if t_effect is not None and t_effect != effect:
-            continue
-        if operator == "Exists" and (t_key in ("", key)):
-            return True
-        if operator == "Equal" and t_key == key and t_value == value:
-            return True
-    return False
-
-
 class ReferenceEngine:
     """Cluster state and the placement rules, in pure Python."""
 
@@ -278,10 +265,19 @@ class ReferenceEngine:
             raise ValueError(f'node.name: node "{node.name}" already exists')
         self.nodes[node.name] = _Node(node, dict(node.used), self._path(node))
 
-    def update_node(self, node: CompiledNode) -> None:
-        if node.name not in self.nodes:
+    def update_node(self, node: CompiledNode, keep_used: bool = False) -> None:
+        old = self.nodes.get(node.name)
+        if old is None:
             raise ValueError(f'node.name: no node "{node.name}"')
-        self.nodes[node.name] = _Node(node, dict(node.used), self._path(node))
+        used = dict(node.used)
+        if keep_used:
+            for resource, milli in old.used.items():
+                used[resource] = used.get(resource, 0) + milli
+        self.nodes[node.name] = _Node(node, used, self._path(node))
+
+    def node_used(self, name: str) -> dict[str, int] | None:
+        node = self.nodes.get(name)
+        return None if node is None else {r: v for r, v in sorted(node.used.items()) if v}
 
     def remove_node(self, name: str) -> None:
         if self.nodes.pop(name, None) is None:
@@ -343,7 +339,7 @@ class ReferenceEngine:
         if any(spec.labels.get(key) != value for key, value in task.node_selector):
             return 0
         for taint in spec.taints:
-            if taint[2] != "PreferNoSchedule" and not _tolerates(task.tolerations, taint):
+            if taint[2] != "PreferNoSchedule" and not tolerates(task.tolerations, taint):
                 return 0
         fit = UNLIMITED
         for resource, milli in task.requests.items():
@@ -356,7 +352,7 @@ class ReferenceEngine:
     def _penalty(self, node: _Node, task: CompiledTask) -> int:
         return int(
             any(
-                taint[2] == "PreferNoSchedule" and not _tolerates(task.tolerations, taint)
+                taint[2] == "PreferNoSchedule" and not tolerates(task.tolerations, taint)
                 for taint in node.spec.taints
             )
         )

@@ -182,11 +182,53 @@ impl Engine {
         })
     }
 
-    fn update_node(&self, py: Python<'_>, node: Bound<'_, PyNode>) -> PyResult<()> {
+    #[pyo3(signature = (node, keep_used = false))]
+    fn update_node(
+        &self,
+        py: Python<'_>,
+        node: Bound<'_, PyNode>,
+        keep_used: bool,
+    ) -> PyResult<()> {
         let spec = node.get().0.clone();
         self.with_state(py, "Cluster.update_node", |s| {
-            s.update_node(spec).map_err(placer_error)
+            if keep_used {
+                s.update_node_keeping_usage(spec).map_err(placer_error)
+            } else {
+                s.update_node(spec).map_err(placer_error)
+            }
         })
+    }
+
+    /// Adds the usage of pods already on nodes: `(node, per-pod requests in milli-units,
+    /// count)` items, all or nothing (what a mirror of a live cluster calls per pod event).
+    fn add_pods(&self, py: Python<'_>, items: Vec<PlacedPods>) -> PyResult<()> {
+        self.with_state(py, "Cluster.add_pods", |s| {
+            s.assume(&items).map_err(placer_error)
+        })
+    }
+
+    /// Removes the usage of pods that are gone; all or nothing, never below zero.
+    fn remove_pods(&self, py: Python<'_>, items: Vec<PlacedPods>) -> PyResult<()> {
+        self.with_state(py, "Cluster.remove_pods", |s| {
+            s.release(&items).map_err(placer_error)
+        })
+    }
+
+    /// One node's usage in milli-units, zero amounts left out; `None` for an unknown node.
+    fn node_used<'py>(
+        &self,
+        py: Python<'py>,
+        name: String,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let usage = self.with_state(py, "Cluster.node_used", |s| Ok(s.node_used(&name)))?;
+        let Some(amounts) = usage else {
+            return Ok(None);
+        };
+        let result = PyDict::new(py);
+        for (resource, milli) in amounts {
+            result.set_item(resource, milli)?;
+        }
+        Ok(Some(result))
     }
 
     fn remove_node(&self, py: Python<'_>, name: String) -> PyResult<()> {

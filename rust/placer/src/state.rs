@@ -349,6 +349,37 @@ impl ClusterState {
         self.add_node(spec)
     }
 
+    /// Replaces a node's spec (same name) but keeps the usage its pods added: the new spec's
+    /// `used` comes on top of the node's current usage. A live cluster's mirror needs this,
+    /// because a Node object changes (labels, taints, readiness) without its pods changing.
+    pub fn update_node_keeping_usage(&mut self, mut spec: NodeSpec) -> Result<(), PlacerError> {
+        let current = self
+            .node_used(&spec.name)
+            .ok_or_else(|| PlacerError(format!("node.name: no node {:?}", spec.name)))?;
+        let mut merged: HashMap<String, i64> = HashMap::new();
+        for (resource, milli) in current.into_iter().chain(spec.used.drain(..)) {
+            *merged.entry(resource).or_insert(0) += milli;
+        }
+        let mut used: Vec<(String, i64)> = merged.into_iter().filter(|&(_, m)| m != 0).collect();
+        used.sort();
+        spec.used = used;
+        self.update_node(spec)
+    }
+
+    /// One node's usage by resource name, zero entries left out; `None` for an unknown node.
+    pub fn node_used(&self, name: &str) -> Option<Vec<(String, i64)>> {
+        let node = self.node(self.node_id(name)?);
+        let mut used: Vec<(String, i64)> = node
+            .used
+            .iter()
+            .enumerate()
+            .filter(|&(_, &v)| v != 0)
+            .map(|(r, &v)| (self.resources.name(r).to_owned(), v))
+            .collect();
+        used.sort();
+        Some(used)
+    }
+
     /// Removes a node by name.
     pub fn remove_node(&mut self, name: &str) -> Result<(), PlacerError> {
         self.fit_cache.reset();
