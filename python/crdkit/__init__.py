@@ -38,7 +38,9 @@ if TYPE_CHECKING:
         Reconciler,
         Request,
         Result,
+        Runnable,
         TerminalError,
+        Watch,
     )
     from crdkit.runtime.cache import CacheReader
     from crdkit.runtime.factory import SharedInformerFactory
@@ -78,7 +80,9 @@ _HOMES = {
         "Reconciler",
         "Request",
         "Result",
+        "Runnable",
         "TerminalError",
+        "Watch",
     ),
     "crdkit.runtime.cache": ("CacheReader",),
     "crdkit.runtime.factory": ("SharedInformerFactory",),
@@ -125,9 +129,11 @@ __all__ = [
     "Reconciler",
     "Request",
     "Result",
+    "Runnable",
     "SharedInformerFactory",
     "Store",
     "TerminalError",
+    "Watch",
     "__version__",
     "resource_info",
 ]

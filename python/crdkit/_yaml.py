@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import yaml
 
-__all__ = ["NestedTooDeeply", "load_yaml"]
+__all__ = ["NestedTooDeeply", "load_yaml", "load_yaml_documents"]
 
 
 class NestedTooDeeply(ValueError):
@@ -34,6 +34,21 @@ def load_yaml(text: str) -> Any:
         raise ValueError(_problem(err)) from None
     except (ValueError, TypeError, OverflowError) as err:
         # PyYAML's constructors raise these for values such as the date 2001-02-30.
+        raise ValueError(_first_line(err)) from None
+
+
+def load_yaml_documents(text: str) -> list[Any]:
+    """The plain data of every document of a multi-document stream (``---`` separated)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return list(yaml.load_all(text, Loader=loader))  # a safe loader: plain data only
+    except RecursionError:
+        raise NestedTooDeeply("nested too deeply") from None
+    except yaml.YAMLError as err:
+        raise ValueError(_problem(err)) from None
+    except (ValueError, TypeError, OverflowError) as err:
         raise ValueError(_first_line(err)) from None
 
 

@@ -11,7 +11,7 @@
     Controller workers ─▶ Reconciler.reconcile(ctx, obj) ─▶ Result | None | TerminalError
        ▲
     Manager: shared informers, one client, leader election (Lease), /metrics, /healthz,
-             /readyz, graceful shutdown on SIGTERM/SIGINT
+             /readyz, graceful shutdown on SIGTERM/SIGINT; Runnables beside the controllers
 
 The names operator authors use are re-exported from :mod:`crdkit`.
 """
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
         default_identity,
     )
     from crdkit.runtime.logs import JsonFormatter, configure_logging
-    from crdkit.runtime.manager import Manager
+    from crdkit.runtime.manager import CacheSyncTimeout, Manager
     from crdkit.runtime.metrics import RuntimeMetrics, runtime_metrics
     from crdkit.runtime.owners import (
         AlreadyOwnedError,
@@ -72,8 +72,10 @@ if TYPE_CHECKING:
     )
     from crdkit.runtime.reconciler import MapFunc, Reconciler
     from crdkit.runtime.result import Request, Result, TerminalError
+    from crdkit.runtime.runnable import Runnable
     from crdkit.runtime.status import update_status
     from crdkit.runtime.store import Store
+    from crdkit.runtime.watch import Watch
 
 # Lazy (PEP 562, see crdkit._lazy): importing one name loads only its module and what it needs.
 _HOMES = {
@@ -105,7 +107,10 @@ _HOMES = {
         "JsonFormatter",
         "configure_logging",
     ),
-    "crdkit.runtime.manager": ("Manager",),
+    "crdkit.runtime.manager": (
+        "CacheSyncTimeout",
+        "Manager",
+    ),
     "crdkit.runtime.metrics": (
         "RuntimeMetrics",
         "runtime_metrics",
@@ -146,8 +151,10 @@ _HOMES = {
         "Result",
         "TerminalError",
     ),
+    "crdkit.runtime.runnable": ("Runnable",),
     "crdkit.runtime.status": ("update_status",),
     "crdkit.runtime.store": ("Store",),
+    "crdkit.runtime.watch": ("Watch",),
 }
 __getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
 
@@ -155,6 +162,7 @@ __all__ = [
     "AlreadyOwnedError",
     "AnnotationsChanged",
     "CacheReader",
+    "CacheSyncTimeout",
     "Condition",
     "ConditionStatus",
     "Context",
@@ -181,11 +189,13 @@ __all__ = [
     "Request",
     "ResourceVersionChanged",
     "Result",
+    "Runnable",
     "RuntimeMetrics",
     "SharedInformerFactory",
     "Store",
     "TerminalError",
     "TokenBucketRateLimiter",
+    "Watch",
     "WorkQueue",
     "configure_logging",
     "controller_of",

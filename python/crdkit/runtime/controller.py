@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from crdkit.client.errors import NotFound
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from crdkit.runtime.predicates import Predicate
     from crdkit.runtime.ratelimit import RateLimiter
     from crdkit.runtime.reconciler import MapFunc, Reconciler
+    from crdkit.runtime.watch import AnyMapFunc
 
 __all__ = ["Controller", "ObjectReader"]
 
@@ -62,6 +64,14 @@ ObjectReader = Callable[[Request], Any]
 
 What it returns belongs to the reconcile, which may change it: a reader over a cache returns a
 private copy (:meth:`~crdkit.runtime.store.Store.private_copy`), never the cached object."""
+
+
+def _key_of(obj: Any) -> str:
+    """``namespace/name`` of a watched object, for logs (whatever shape it has)."""
+    metadata = getattr(obj, "metadata", None)
+    name = getattr(metadata, "name", None) or "?"
+    namespace = getattr(metadata, "namespace", None)
+    return f"{namespace}/{name}" if namespace else str(name)
 
 
 class Controller(Generic[T]):
@@ -177,13 +187,66 @@ class Controller(Generic[T]):
 
         return on_add, on_update, on_add
 
+    def watch_handlers(
+        self, map_fn: AnyMapFunc | None, predicate: Predicate | None = None
+    ) -> tuple[
+        Callable[[Any], Awaitable[None]],
+        Callable[[Any, Any], Awaitable[None]],
+        Callable[[Any], Awaitable[None]],
+    ]:
+        """Handlers for a :class:`~crdkit.runtime.watch.Watch`: ``predicate`` filters, then
+        ``map_fn`` (plain or async; ``None``: the controlling owner) names the requests.
+
+        The handlers are coroutines, so the informer awaits an async map before it hands the
+        registration its next event: requests are enqueued in the order the events came.
+        """
+        mapper: AnyMapFunc = map_fn if map_fn is not None else self.owner_requests
+
+        async def on_add(obj: Any) -> None:
+            if predicate is None or predicate.create(obj):
+                await self._enqueue_mapped(mapper, obj)
+
+        async def on_update(old: Any, new: Any) -> None:
+            if predicate is None or predicate.update(old, new):
+                # Both sides: an object that moved from one primary to another must
+                # reconcile the one it left as well.
+                await self._enqueue_mapped(mapper, old)
+                await self._enqueue_mapped(mapper, new)
+
+        async def on_delete(obj: Any) -> None:
+            if predicate is None or predicate.delete(obj):
+                await self._enqueue_mapped(mapper, obj)
+
+        return on_add, on_update, on_delete
+
+    async def _enqueue_mapped(self, map_fn: AnyMapFunc, obj: Any) -> None:
+        # A failing map is the operator's bug: logged with what it failed on, and the informer
+        # (and every other handler) carries on.
+        try:
+            requests = map_fn(obj)
+            if inspect.isawaitable(requests):
+                requests = await requests
+            for request in requests:
+                self._enqueue(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            self._log.exception(
+                "map function of controller %s failed on %s",
+                self.name,
+                _key_of(obj),
+                extra={"fields": {"controller": self.name, "object": _key_of(obj)}},
+            )
+
     def _enqueue_all(self, map_fn: MapFunc, obj: Any) -> None:
         try:
             requests: Iterable[Request] = map_fn(obj)
             for request in requests:
                 self._enqueue(request)
         except Exception:
-            self._log.exception("map function of controller %s failed", self.name)
+            self._log.exception(
+                "map function of controller %s failed on %s", self.name, _key_of(obj)
+            )
 
     def _enqueue(self, request: Request | None) -> None:
         if request is not None:

@@ -1,4 +1,5 @@
-"""Finding reconciler classes from the command line: ``package.module:ClassName``.
+"""Finding reconciler (and, for gen-rbac, runnable) classes from the command line:
+``package.module:ClassName``.
 
 As ``kopf run`` does, the current directory is importable, so ``crdkit run
 operator:MyReconciler`` works next to ``operator.py``; a path to a ``.py`` file works too.
@@ -15,12 +16,18 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from crdkit.runtime.reconciler import Reconciler
+from crdkit.runtime.runnable import Runnable
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import ModuleType
 
-__all__ = ["load_reconciler_class", "load_reconciler_classes"]
+__all__ = [
+    "load_rbac_source",
+    "load_rbac_sources",
+    "load_reconciler_class",
+    "load_reconciler_classes",
+]
 
 
 def _import(module_ref: str) -> ModuleType:
@@ -45,11 +52,11 @@ def _import(module_ref: str) -> ModuleType:
     return importlib.import_module(module_ref)
 
 
-def load_reconciler_class(ref: str) -> type[Reconciler[Any]]:
-    """The ``Reconciler`` subclass named by ``ref`` (``module:Class`` or ``file.py:Class``)."""
+def _load_attribute(ref: str, expected: str) -> Any:
+    """The object ``ref`` (``module:Name`` or ``file.py:Name``) names; ``ValueError`` if none."""
     module_ref, sep, class_name = ref.rpartition(":")
     if not sep or not module_ref or not class_name:
-        raise ValueError(f"expected module:ReconcilerClass, got {ref!r}")
+        raise ValueError(f"expected module:{expected}, got {ref!r}")
     try:
         module = _import(module_ref)
     except ImportError as error:
@@ -64,9 +71,26 @@ def load_reconciler_class(ref: str) -> type[Reconciler[Any]]:
             target = getattr(target, part)
         except AttributeError:
             raise ValueError(f"{module_ref!r} has no attribute {class_name!r}") from None
+    return target
+
+
+def load_reconciler_class(ref: str) -> type[Reconciler[Any]]:
+    """The ``Reconciler`` subclass named by ``ref`` (``module:Class`` or ``file.py:Class``)."""
+    target = _load_attribute(ref, "ReconcilerClass")
     if not (isinstance(target, type) and issubclass(target, Reconciler)):
         raise ValueError(f"{ref} is not a Reconciler subclass")
     target.primary_kind()  # a clear TypeError now rather than when the manager starts
+    return target
+
+
+def load_rbac_source(ref: str) -> type[Reconciler[Any]] | type[Runnable]:
+    """A ``Reconciler`` or ``Runnable`` subclass named by ``ref``: what gen-rbac reads."""
+    target = _load_attribute(ref, "Class")
+    if isinstance(target, type) and issubclass(target, Runnable):
+        return target
+    if not (isinstance(target, type) and issubclass(target, Reconciler)):
+        raise ValueError(f"{ref} is not a Reconciler or Runnable subclass")
+    target.primary_kind()
     return target
 
 
@@ -80,3 +104,15 @@ def load_reconciler_classes(refs: Sequence[str]) -> list[type[Reconciler[Any]]]:
         except (ValueError, TypeError) as error:
             raise click.BadParameter(str(error), param_hint="RECONCILER") from None
     return classes
+
+
+def load_rbac_sources(refs: Sequence[str]) -> list[type[Reconciler[Any]] | type[Runnable]]:
+    """``crdkit gen-rbac``'s arguments: reconciler or runnable classes; a bad one is a usage
+    error (exit 2) that names it."""
+    sources: list[type[Reconciler[Any]] | type[Runnable]] = []
+    for ref in refs:
+        try:
+            sources.append(load_rbac_source(ref))
+        except (ValueError, TypeError) as error:
+            raise click.BadParameter(str(error), param_hint="CLASS") from None
+    return sources

@@ -12,21 +12,30 @@ What ``run`` does, in order:
 
 1. serves ``/healthz`` and ``/readyz`` (``:8081``) and ``/metrics`` (``:8080``);
 2. starts one informer per watched kind (shared by every controller: the primary kinds in full,
-   owned kinds metadata-only), waits until all have listed, then reports ready;
-3. with leader election, waits to hold the Lease (caches stay warm meanwhile, for fast
+   owned kinds metadata-only), waits until all have listed, then reports ready
+   (:meth:`Manager.wait_ready` returns);
+3. starts the runnables that do not need the Lease (``needs_leader=False``);
+4. with leader election, waits to hold the Lease (caches stay warm meanwhile, for fast
    fail-over);
-4. starts each controller's workers;
-5. on stop: stops taking work, gives in-flight reconciles the grace period (30 s), cancels what
-   is left, releases the Lease, stops the informers. If the Lease is lost instead, controllers
-   are cancelled at once and :class:`~crdkit.runtime.leader.LeaderElectionLost` is raised: the
-   process should exit, as a controller-runtime manager does.
+5. starts each controller's workers and the other runnables;
+6. on stop: stops taking work, gives in-flight reconciles the grace period (30 s), cancels what
+   is left, then cancels the runnables and waits for them, releases the Lease, stops the
+   informers. If the Lease is lost instead, controllers and runnables are cancelled at once
+   and :class:`~crdkit.runtime.leader.LeaderElectionLost` is raised: the process should exit,
+   as a controller-runtime manager does. If a runnable raises, the manager shuts down the same
+   way and :meth:`Manager.run` raises that exception.
+
+``add(reconciler)`` wires a controller and its declared watches, then calls the reconciler's
+``setup(manager)``, where it may add informers, handlers and runnables of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import signal
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,9 +53,11 @@ from crdkit.runtime.leader import (
     LeaderElector,
     default_identity,
 )
+from crdkit.runtime.runnable import Runnable
+from crdkit.runtime.watch import declared_watches
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Awaitable, Callable, Iterable
 
     from prometheus_client import CollectorRegistry
 
@@ -55,7 +66,7 @@ if TYPE_CHECKING:
     from crdkit.runtime.reconciler import Reconciler
     from crdkit.runtime.result import Request
 
-__all__ = ["Manager", "default_leader_election_id"]
+__all__ = ["CacheSyncTimeout", "Manager", "default_leader_election_id"]
 
 log = logging.getLogger("crdkit.runtime.manager")
 
@@ -67,7 +78,29 @@ def default_leader_election_id(controller_names: Iterable[str]) -> str:
 
     ``crdkit gen-rbac`` grants get and update on exactly this Lease, so both use this function.
     """
-    return "-".join(sorted(controller_names))[:50] + "-leader"
+    # A manager of runnables only has no controller names to build one from.
+    return ("-".join(sorted(controller_names))[:50] or "crdkit") + "-leader"
+
+
+class CacheSyncTimeout(TimeoutError):
+    """The caches did not sync within ``cache_sync_timeout``; names each informer that did
+    not and the last error it saw (often a 403: the role lacks list or watch)."""
+
+    def __init__(self, timeout: float, unsynced: list[tuple[str, BaseException | None]]) -> None:
+        self.timeout = timeout
+        self.unsynced = unsynced
+        details = ", ".join(
+            f"{name} (last error: {error})" if error is not None else f"{name} (no error seen)"
+            for name, error in unsynced
+        )
+        super().__init__(f"caches did not sync within {timeout:g}s: {details}")
+
+
+@dataclass(frozen=True)
+class _RunnableEntry:
+    name: str
+    start: Callable[[], Awaitable[None]]
+    needs_leader: bool
 
 
 class Manager:
@@ -96,7 +129,10 @@ class Manager:
         graceful_shutdown_timeout: float = 30.0,
         cache_sync_timeout: float = 120.0,
         registry: CollectorRegistry | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
+        """``clock`` is the leader elector's (default ``time.monotonic``); tests on a virtual
+        clock pass ``loop.time``."""
         if max_concurrent_reconciles < 1:
             raise ValueError(
                 f"max_concurrent_reconciles must be at least 1, got {max_concurrent_reconciles}"
@@ -120,17 +156,25 @@ class Manager:
         self._leader_election_id = leader_election_id
         self._leader_election_namespace = leader_election_namespace
         self._timings = (lease_duration, renew_deadline, retry_period)
+        self._clock = clock
         if leader_election:
             # Checked now so that bad timings fail at construction, not after the caches sync.
             LeaderElectionConfig("check", "check", "check", *self._timings)
         self.controllers: list[Controller[Any]] = []
         self.informers = SharedInformerFactory(client)
-        self.cache = CacheReader(self.informers)
+        # Scoped like the controllers' informers, so that reads share them (and a namespaced
+        # role suffices for them).
+        self.cache = CacheReader(self.informers, namespace=namespace)
         self._servers: list[HttpServer] = []
         self._stop = asyncio.Event()
         self._hurry = asyncio.Event()
         self._synced = False
         self._started = False
+        self._synced_event = asyncio.Event()
+        self._ended = asyncio.Event()
+        self._runnables: list[_RunnableEntry] = []
+        self._runnable_tasks: list[asyncio.Task[None]] = []
+        self._failure: Exception | None = None
         self.elector: LeaderElector | None = None
         self.metrics_port: int | None = None
         self.probe_port: int | None = None
@@ -138,7 +182,11 @@ class Manager:
     # -- building --------------------------------------------------------------------------
 
     def add(self, reconciler: Reconciler[Any]) -> Controller[Any]:
-        """Add a controller for ``reconciler``; call before :meth:`run`."""
+        """Add a controller for ``reconciler``, then call its ``setup(self)``; before :meth:`run`.
+
+        The declared watches are wired first (a ``Watch`` map named by a string is looked up on
+        ``reconciler`` now), so ``setup`` may add more informers, handlers and runnables.
+        """
         if self._started:
             raise RuntimeError("controllers must be added before the manager runs")
         name = reconciler.controller_name()
@@ -164,10 +212,44 @@ class Manager:
             self._informer(owned, metadata_only=True).add_event_handler(
                 *controller.owned_handlers()
             )
-        for watched, map_fn in reconciler.watches:
-            self._informer(watched).add_event_handler(*controller.mapped_handlers(map_fn))
+        for watch in declared_watches(type(reconciler)):
+            map_fn = watch.resolve(reconciler)
+            self._informer(watch.kind, metadata_only=watch.metadata_only).add_event_handler(
+                *controller.watch_handlers(map_fn, watch.predicates)
+            )
         self.controllers.append(controller)
+        reconciler.setup(self)
         return controller
+
+    def add_runnable(
+        self,
+        runnable: Runnable | Callable[[], Awaitable[None]],
+        *,
+        needs_leader: bool | None = None,
+    ) -> None:
+        """Run ``runnable`` with the manager; call before :meth:`run`.
+
+        A :class:`~crdkit.runtime.runnable.Runnable` has its ``setup(self)`` called now and
+        ``run(self)`` once it may start; a bare async function is called with no arguments.
+        ``needs_leader`` (default: the Runnable's own, ``True`` for a function) says whether it
+        waits for the Lease when leader election is on; others start once the caches synced.
+        """
+        if self._started:
+            raise RuntimeError("runnables must be added before the manager runs")
+        if isinstance(runnable, Runnable):
+            leader = runnable.needs_leader if needs_leader is None else needs_leader
+            runnable.setup(self)
+            start: Callable[[], Awaitable[None]] = functools.partial(runnable.run, self)
+            name = type(runnable).__qualname__
+        elif callable(runnable):
+            leader = True if needs_leader is None else needs_leader
+            start = runnable
+            name = getattr(runnable, "__qualname__", None) or repr(runnable)
+        else:
+            raise TypeError(
+                f"add_runnable: expected a Runnable or an async function, got {runnable!r}"
+            )
+        self._runnables.append(_RunnableEntry(name, start, leader))
 
     def _informer(self, kind: type[KubernetesObject], metadata_only: bool = False) -> Informer[Any]:
         # The factory shares one informer per kind (and shape) among all controllers.
@@ -191,6 +273,28 @@ class Manager:
         """Whether every cache has synced (what ``/readyz`` reports)."""
         return self._synced and not self._stop.is_set()
 
+    async def wait_ready(self) -> None:
+        """Return once every cache has synced and the manager is ready (what ``/readyz``
+        reports); ``RuntimeError`` if :meth:`run` ended (stopped or failed) before that.
+
+        Meant for another task while ``run`` runs (a test, a runnable's helper).
+        """
+        if not self.ready and not self._ended.is_set():
+            waits = {
+                asyncio.ensure_future(self._synced_event.wait()),
+                asyncio.ensure_future(self._ended.wait()),
+            }
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for wait in waits:
+                    wait.cancel()
+                await asyncio.gather(*waits, return_exceptions=True)
+        if not self.ready:
+            if self._ended.is_set():
+                raise RuntimeError("the manager's run() ended before it was ready")
+            raise RuntimeError("the manager is stopping: it will not become ready")
+
     def stop(self) -> None:
         """Ask :meth:`run` to shut down gracefully; a second call skips the grace period."""
         if self._stop.is_set():
@@ -210,41 +314,91 @@ class Manager:
     # -- running ---------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Run until :meth:`stop`; raises ``LeaderElectionLost`` if the lease is lost."""
+        """Run until :meth:`stop`; raises ``LeaderElectionLost`` if the lease is lost, and a
+        runnable's exception if one fails (after shutting down)."""
         if self._started:
             raise RuntimeError("a manager runs once")
-        if not self.controllers:
-            raise RuntimeError("no controllers: add a reconciler with manager.add(...)")
+        if not self.controllers and not self._runnables:
+            raise RuntimeError(
+                "nothing to run: add a reconciler with manager.add(...) or a runnable with "
+                "manager.add_runnable(...)"
+            )
         self._started = True
         lost = False
         try:
-            await self._start_servers()
-            if not await self._start_caches():
-                return
-            if self._leader_election:
-                self.elector = LeaderElector(
-                    self.client, self._election_config(), registry=self.registry
-                )
-                acquired = await self._race_stop(self.elector.acquire())
-                if acquired is None:
-                    return
-                acquired.result()
-            for controller in self.controllers:
-                controller.start()
-            log.info("controllers started", extra={"fields": {"identity": self.identity}})
-            if self.elector is not None:
-                held = await self._race_stop(self.elector.hold())
-                if held is not None:
-                    error = held.exception()
-                    if error is not None and not isinstance(error, LeaderElectionLost):
-                        raise error
-                    lost = True
-            else:
-                await self._stop.wait()
+            lost = await self._serve()
         finally:
             await self._shutdown(lost)
+            self._ended.set()
+        if self._failure is not None:
+            raise self._failure
         if lost:
             raise LeaderElectionLost(f"{self.identity} lost its lease")
+
+    async def _serve(self) -> bool:
+        """Start everything in order and run until stopped; whether the lease was lost."""
+        await self._start_servers()
+        if not await self._start_caches():
+            return False
+        self._start_runnables(needs_leader=False)
+        if self._leader_election:
+            clock = {"clock": self._clock} if self._clock is not None else {}
+            self.elector = LeaderElector(
+                self.client, self._election_config(), registry=self.registry, **clock
+            )
+            acquired = await self._race_stop(self.elector.acquire())
+            if acquired is None:
+                return False
+            acquired.result()
+        for controller in self.controllers:
+            controller.start()
+        self._start_runnables(needs_leader=True)
+        log.info("controllers started", extra={"fields": {"identity": self.identity}})
+        if self.elector is None:
+            await self._stop.wait()
+            return False
+        held = await self._race_stop(self.elector.hold())
+        if held is None:
+            return False
+        error = held.exception()
+        if error is not None and not isinstance(error, LeaderElectionLost):
+            raise error
+        return True
+
+    def _start_runnables(self, *, needs_leader: bool) -> None:
+        loop = asyncio.get_running_loop()
+        for entry in self._runnables:
+            if entry.needs_leader == needs_leader:
+                self._runnable_tasks.append(
+                    loop.create_task(self._run_runnable(entry), name=f"runnable {entry.name}")
+                )
+
+    async def _run_runnable(self, entry: _RunnableEntry) -> None:
+        log.info("starting runnable", extra={"fields": {"runnable": entry.name}})
+        try:
+            await entry.start()
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            # controller-runtime's semantics: one part failing stops the whole manager, and
+            # run() returns that error (the process exits, and is restarted whole).
+            log.error(
+                "runnable %s failed, stopping the manager",
+                entry.name,
+                exc_info=True,
+                extra={"fields": {"runnable": entry.name}},
+            )
+            if self._failure is None:
+                self._failure = error
+            self._stop.set()
+        else:
+            log.info("runnable finished", extra={"fields": {"runnable": entry.name}})
+
+    async def _stop_runnables(self) -> None:
+        tasks, self._runnable_tasks = self._runnable_tasks, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _race_stop(self, work: Any) -> asyncio.Future[Any] | None:
         """Run ``work`` until it ends or stop is asked; the finished task, or None if stopped."""
@@ -277,14 +431,17 @@ class Manager:
         if synced not in done:
             if self._stop.is_set():
                 return False
-            raise TimeoutError(
-                f"caches did not sync within {self.cache_sync_timeout}s: "
-                + ", ".join(
-                    i.description for i in self.informers.informers.values() if not i.has_synced
-                )
+            raise CacheSyncTimeout(
+                self.cache_sync_timeout,
+                [
+                    (informer.description, informer.last_error)
+                    for informer in self.informers.informers.values()
+                    if not informer.has_synced
+                ],
             )
         synced.result()
         self._synced = True
+        self._synced_event.set()
         log.info("caches synced", extra={"fields": {"informers": len(self.informers.informers)}})
         return True
 
@@ -307,6 +464,9 @@ class Manager:
     async def _shutdown(self, lost: bool) -> None:
         self._stop.set()
         grace = 0.0 if lost else self.graceful_shutdown_timeout
+        if lost:
+            # Another replica may already run them: not a moment longer here.
+            await self._stop_runnables()
         stops = [asyncio.ensure_future(c.stop(grace)) for c in self.controllers if c.started]
         if stops:
             hurry = asyncio.ensure_future(self._hurry.wait())
@@ -316,6 +476,9 @@ class Manager:
                 await asyncio.gather(*(c.stop(0) for c in self.controllers if c.started))
             hurry.cancel()
             await asyncio.gather(*stops, hurry, return_exceptions=True)
+        # After the controllers' grace (their reconciles may rely on a runnable), before the
+        # informers (runnables read the caches until they are cancelled).
+        await self._stop_runnables()
         if self.elector is not None and not lost:
             await self.elector.release()
         await self.informers.stop()

@@ -6,12 +6,15 @@ What each controller needs follows from its declarations:
 primary kind           get, list, watch, patch, update (finalizers); ``/status``: get, patch,
                        update; ``/finalizers``: update (so children may block its deletion)
 ``owns``               get, list, watch, create, update, patch, delete
-``watches``            get, list, watch
+``watches``            get, list, watch (``(kind, map)`` tuples and ``Watch`` objects alike)
 ``rbac`` attribute     whatever it lists (what ``reconcile`` touches beyond the above)
+``runnables``          the ``rbac`` of each ``Runnable`` class listed (a ``Runnable`` class can
+                       also be given on its own, e.g. ``crdkit gen-rbac mod:Binder``)
 leader election        ``coordination.k8s.io`` leases: create, and get and update of the one
                        Lease by name: exactly what the elector calls (``runtime/leader.py``)
 events                 ``events.k8s.io`` events: create, patch (the recorder: a new Event, then
-                       its ``series`` patched)
+                       its ``series`` patched); the same on core (``""``) events, which
+                       runnables such as a scheduler record with the older API
 =====================  ==========================================================================
 
 Where each right is granted follows from where the operator reads and writes:
@@ -43,13 +46,20 @@ from typing import TYPE_CHECKING, Any
 
 from crdkit.resources import KubernetesObject, resource_info
 from crdkit.runtime.manager import default_leader_election_id
+from crdkit.runtime.reconciler import Reconciler
+from crdkit.runtime.runnable import Runnable
+from crdkit.runtime.watch import declared_watches
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
-    from crdkit.runtime.reconciler import Reconciler
+    from crdkit.runtime.reconciler import RbacRule
+
+RbacSource = type[Reconciler[Any]] | type[Runnable]
+"""What gen-rbac reads declarations from: a reconciler class or a runnable class."""
 
 __all__ = [
+    "RbacSource",
     "cluster_role",
     "cluster_role_binding",
     "rbac_documents",
@@ -87,9 +97,10 @@ def _known_scopes() -> dict[tuple[str, str], bool]:
 
 
 def rbac_rules(
-    reconcilers: Iterable[type[Reconciler[Any]]], *, namespace: str | None = None
+    reconcilers: Iterable[RbacSource], *, namespace: str | None = None
 ) -> dict[str, list[dict[str, Any]]]:
-    """The rules the reconcilers' kinds need, by where they are granted (Lease aside).
+    """The rules the reconcilers' (and runnables') kinds need, by where they are granted
+    (Lease aside).
 
     Keys are namespaces (one Role each) and ``""`` for the ClusterRole; ``namespace`` is the
     one namespace the operator watches, ``None`` for all (see the module docstring).
@@ -103,10 +114,21 @@ def rbac_rules(
         resource = f"{info.plural}/{subresource}" if subresource else info.plural
         needed[local if info.namespaced else _CLUSTER][(info.group, resource)].update(verbs)
 
+    def extra(owner: type[Any], rules: Sequence[RbacRule]) -> None:
+        for group, resource, verbs in rules:
+            if isinstance(verbs, str):
+                raise TypeError(f"{owner.__qualname__}.rbac: verbs must be a list, got {verbs!r}")
+            namespaced = scopes.get((group, resource.split("/", 1)[0]), False)
+            needed[local if namespaced else _CLUSTER][(group, resource)].update(verbs)
+
     count = 0
     event_namespaces = {local}
-    for reconciler in reconcilers:
+    for source in reconcilers:
         count += 1
+        if isinstance(source, type) and issubclass(source, Runnable):
+            extra(source, source.rbac)
+            continue
+        reconciler = source
         primary = reconciler.primary_kind()
         grant(primary, (*_READ, "patch", "update"))
         grant(primary, ("get", "patch", "update"), "status")
@@ -115,19 +137,21 @@ def rbac_rules(
             event_namespaces.add("default")  # where the recorder files their Events
         for owned in reconciler.owns:
             grant(owned, _OWN)
-        for watched, _ in reconciler.watches:
-            grant(watched, _READ)
-        for group, resource, verbs in reconciler.rbac:
-            if isinstance(verbs, str):
+        for watch in declared_watches(reconciler):
+            grant(watch.kind, _READ)
+        extra(reconciler, reconciler.rbac)
+        for runnable in reconciler.runnables:
+            if not (isinstance(runnable, type) and issubclass(runnable, Runnable)):
                 raise TypeError(
-                    f"{reconciler.__qualname__}.rbac: verbs must be a list, got {verbs!r}"
+                    f"{reconciler.__qualname__}.runnables: expected Runnable subclasses, "
+                    f"got {runnable!r}"
                 )
-            namespaced = scopes.get((group, resource.split("/", 1)[0]), False)
-            needed[local if namespaced else _CLUSTER][(group, resource)].update(verbs)
+            extra(runnable, runnable.rbac)
     if count == 0:
         raise ValueError("at least one reconciler is needed")
     for where in event_namespaces:
         needed[where][("events.k8s.io", "events")].update(_EVENTS)
+        needed[where][("", "events")].update(_EVENTS)
     return {
         where: [
             {"apiGroups": [group], "resources": [resource], "verbs": _sorted_verbs(verbs)}
@@ -151,7 +175,7 @@ def _lease_rules(lease_name: str) -> list[dict[str, Any]]:
     ]
 
 
-def cluster_role(name: str, reconcilers: Iterable[type[Reconciler[Any]]]) -> dict[str, Any]:
+def cluster_role(name: str, reconcilers: Iterable[RbacSource]) -> dict[str, Any]:
     """The ClusterRole of a cluster-wide operator: :func:`rbac_rules`, the Lease aside."""
     return {
         "apiVersion": RBAC_API_VERSION,
@@ -202,7 +226,7 @@ def role_binding(
 
 
 def rbac_documents(
-    reconcilers: Iterable[type[Reconciler[Any]]],
+    reconcilers: Iterable[RbacSource],
     *,
     name: str = "crdkit-operator",
     namespace: str | None = None,
@@ -235,7 +259,9 @@ def rbac_documents(
         if service_account:
             documents.append(cluster_role_binding(name, service_account, service_account_namespace))
     lease_name = leader_election_id or default_leader_election_id(
-        reconciler.controller_name() for reconciler in classes
+        source.controller_name()
+        for source in classes
+        if isinstance(source, type) and issubclass(source, Reconciler)
     )
     lease_namespace = leader_election_namespace or namespace or service_account_namespace
     roles = [(name, where, namespaced) for where, namespaced in rules.items()]

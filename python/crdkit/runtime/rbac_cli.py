@@ -8,24 +8,44 @@
 Give it the ``--namespace``, ``--leader-election-id`` and ``--leader-election-namespace`` that
 ``crdkit run`` gets, so the roles cover exactly what the operator touches. Exit status 2 for a
 bad reconciler reference or declaration.
+
+``--check ROLE.yaml`` compares instead of writing: one ``missing: ...`` line per permission the
+file's roles lack and exit status 1, or ``ok: ...`` and 0 (``runtime.rbac_check``).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 import yaml
 
-from crdkit.runtime.loader import load_reconciler_classes
+from crdkit.runtime.loader import load_rbac_sources
 from crdkit.runtime.rbac import rbac_documents
+from crdkit.runtime.rbac_check import (
+    RoleFileError,
+    load_granted_rules,
+    missing_permissions,
+    needed_permissions,
+)
 
 __all__ = ["gen_rbac"]
 
 
 @click.command("gen-rbac")
 @click.argument("reconcilers", nargs=-1, required=True, metavar="MODULE:CLASS...")
+@click.option(
+    "--check",
+    "check",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="ROLE.yaml",
+    help="Instead of writing roles, check that the Roles and ClusterRoles in this file (also "
+    "in a List, several documents merged) grant everything needed: prints one 'missing:' "
+    "line per permission they lack and exits 1, or 'ok: ...' and exits 0.",
+)
 @click.option(
     "--name",
     default="crdkit-operator",
@@ -76,9 +96,14 @@ def gen_rbac(
     leader_election_id: str | None,
     leader_election_namespace: str | None,
     output: Path | None,
+    check: Path | None,
 ) -> None:
-    """Write the least-privilege roles (and bindings) the reconcilers need."""
-    classes = load_reconciler_classes(reconcilers)
+    """Write the least-privilege roles (and bindings) the reconcilers need.
+
+    MODULE:CLASS names a Reconciler subclass (its kinds, watches, rbac and runnables) or a
+    Runnable subclass (its rbac).
+    """
+    classes = load_rbac_sources(reconcilers)
     try:
         documents = rbac_documents(
             classes,
@@ -91,6 +116,9 @@ def gen_rbac(
         )
     except (TypeError, ValueError) as error:  # a reconciler's declarations, e.g. its rbac
         raise click.UsageError(str(error)) from None
+    if check is not None:
+        _check(check, documents)
+        return
     text = yaml.safe_dump_all(documents, sort_keys=False)
     if output is None:
         click.echo(text, nl=False)
@@ -100,3 +128,18 @@ def gen_rbac(
     except OSError as error:
         click.echo(f"crdkit gen-rbac: cannot write {output}: {error.strerror or error}", err=True)
         sys.exit(2)
+
+
+def _check(path: Path, documents: list[dict[str, Any]]) -> None:
+    try:
+        granted = load_granted_rules(path)
+    except RoleFileError as error:
+        click.echo(f"crdkit gen-rbac: {' '.join(str(error).split())}", err=True)
+        sys.exit(2)
+    needed = needed_permissions(documents)
+    missing = missing_permissions(needed, granted)
+    for permission in missing:
+        click.echo(f"missing: {permission.describe()}")
+    if missing:
+        sys.exit(1)
+    click.echo(f"ok: {path} grants everything the operator needs ({len(needed)} permissions)")

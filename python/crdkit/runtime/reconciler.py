@@ -28,8 +28,11 @@ from crdkit.resources import KubernetesObject, resource_info
 
 if TYPE_CHECKING:
     from crdkit.runtime.context import Context
+    from crdkit.runtime.manager import Manager
     from crdkit.runtime.predicates import Predicate
     from crdkit.runtime.result import Request, Result
+    from crdkit.runtime.runnable import Runnable
+    from crdkit.runtime.watch import Watch
 
 __all__ = ["MapFunc", "RbacRule", "Reconciler"]
 
@@ -57,8 +60,9 @@ class Reconciler(Generic[T]):
     """Kinds whose objects this controller creates: their changes reconcile the controlling
     owner (through ``ownerReferences``). Watched metadata-only, so the cache stays small."""
 
-    watches: ClassVar[Sequence[tuple[type[KubernetesObject], MapFunc]]] = ()
-    """Other kinds whose changes matter, each with a function to the requests to reconcile."""
+    watches: ClassVar[Sequence[tuple[type[KubernetesObject], MapFunc] | Watch]] = ()
+    """Other kinds whose changes matter: :class:`~crdkit.runtime.watch.Watch` objects, or
+    ``(kind, map_fn)`` tuples, each with a function to the requests to reconcile."""
 
     predicates: ClassVar[Predicate | None] = None
     """Which events of the primary kind trigger a reconcile (default: all)."""
@@ -75,6 +79,10 @@ class Reconciler(Generic[T]):
     rbac: ClassVar[Sequence[RbacRule]] = ()
     """Extra permissions for ``crdkit gen-rbac`` (what ``reconcile`` touches beyond its
     primary, owned and watched kinds)."""
+
+    runnables: ClassVar[Sequence[type[Runnable]]] = ()
+    """The :class:`~crdkit.runtime.runnable.Runnable` classes ``setup`` adds, so that
+    ``crdkit gen-rbac`` grants their ``rbac`` too."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -126,6 +134,10 @@ class Reconciler(Generic[T]):
     def has_finalize(cls) -> bool:
         """Whether the subclass defines ``finalize`` (and so wants a finalizer)."""
         return cls.finalize is not Reconciler.finalize
+
+    def setup(self, manager: Manager) -> None:
+        """Called by :meth:`Manager.add` once this controller and its declared watches are
+        wired: add more informers, handlers or runnables here (before the caches start)."""
 
     async def reconcile(self, ctx: Context, obj: T) -> Result | None:
         """Bring the world in line with ``obj``; return ``Result`` to be called again."""

@@ -42,8 +42,8 @@ def test_controllers_are_unique_and_added_before_run() -> None:
     assert shapes == [("ConfigMap", True), ("Hello", False)]
 
 
-async def test_run_without_controllers_is_an_error() -> None:
-    with pytest.raises(RuntimeError, match="no controllers"):
+async def test_run_with_nothing_to_run_is_an_error() -> None:
+    with pytest.raises(RuntimeError, match="nothing to run"):
         await manager().run()
 
 

@@ -55,6 +55,7 @@ JOB_RULES = {
     ("", "pods"): ["get", "list", "watch", "create", "update", "patch", "delete"],
     ("", "pods/binding"): ["create"],
     ("events.k8s.io", "events"): ["create", "patch"],
+    ("", "events"): ["create", "patch"],
 }
 CLUSTER_SCOPED = {
     ("", "nodes"): ["get", "list", "watch"],
@@ -77,7 +78,10 @@ def test_a_namespace_keeps_namespaced_kinds_in_its_role() -> None:
 
 def test_events_of_cluster_scoped_primaries_are_granted_in_default() -> None:
     rules = rbac_rules([PoolReconciler], namespace="pools")
-    assert by_resource(rules["default"]) == {("events.k8s.io", "events"): ["create", "patch"]}
+    assert by_resource(rules["default"]) == {
+        ("events.k8s.io", "events"): ["create", "patch"],
+        ("", "events"): ["create", "patch"],
+    }
     assert ("", "configmaps") in by_resource(rules["pools"])
     assert ("batch.example.com", "pools") in by_resource(rules[""])
 
