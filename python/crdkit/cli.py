@@ -25,6 +25,7 @@ COMMANDS = {
     "gen-rbac": ("crdkit.runtime.rbac_cli", "gen_rbac"),
     "place": ("crdkit.placer.cli", "place_command"),
     "run": ("crdkit.runtime.cli", "run"),
+    "scheduler": ("crdkit.scheduling.cli", "scheduler_command"),
 }
 
 

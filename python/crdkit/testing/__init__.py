@@ -12,7 +12,8 @@ The binaries come from ``make envtest`` (built from pinned Go modules into ``.en
 
 :mod:`crdkit.testing.faults` puts a proxy between a client and the apiserver that blackholes,
 drops, refuses, resets or delays connections, answers chosen requests with 429 or 5xx, and
-cuts watches, on demand: ``TcpFaultProxy`` and ``HttpFaultProxy``.
+cuts watches, on demand: ``TcpFaultProxy`` and ``HttpFaultProxy``. ``eventually`` polls a
+condition on the live cluster until it holds.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from crdkit.testing.binaries import Binaries, candidate_folders, find_binaries
 from crdkit.testing.control_plane import ControlPlane
 from crdkit.testing.crds import CrdSource, load_crds
 from crdkit.testing.errors import BinariesNotFoundError, ControlPlaneError
+from crdkit.testing.eventually import eventually
 from crdkit.testing.faults import (
     FaultMode,
     HttpFaultProxy,
@@ -41,6 +43,7 @@ __all__ = [
     "RecordedRequest",
     "TcpFaultProxy",
     "candidate_folders",
+    "eventually",
     "find_binaries",
     "load_crds",
 ]

@@ -7,7 +7,6 @@ import asyncio
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -37,20 +36,12 @@ from examples.gang_scheduler.topology import TopologyConfig
 
 from crdkit.client import Client, NotFound
 from crdkit.resources import Event, Node, Pod
-from crdkit.testing import ControlPlane
+from crdkit.testing import ControlPlane, eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(240)]
 
 TOPOLOGY = TopologyConfig()
 LEAF, SPINE, ZONE = TOPOLOGY.tier_labels
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], within_s: float = 60.0) -> None:
-    deadline = time.monotonic() + within_s
-    while not await check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {within_s}s")
-        await asyncio.sleep(0.1)
 
 
 def _prefix() -> str:
@@ -146,7 +137,7 @@ async def test_demo_scenario_every_job_lands_where_the_placer_said(
                         return False
                 return True
 
-            await eventually(settled, within_s=120)
+            await eventually(settled, within=120)
 
             for entry in stream:
                 job = await _job(client, entry.name, namespace)
@@ -247,7 +238,7 @@ async def test_a_job_that_does_not_fit_waits_and_is_placed_when_another_is_delet
                 return {("third", "FailedScheduling"), ("third", "Scheduled")} <= seen
 
             # Like kube-scheduler, each decision is an Event on the job.
-            await eventually(both_events, within_s=60)
+            await eventually(both_events, within=60)
 
 
 async def test_a_waiting_job_is_placed_when_a_node_is_added(
@@ -446,7 +437,7 @@ async def test_a_failed_pod_create_rolls_the_whole_gang_back_then_retries(
             await client.delete(
                 Pod, "blocked-worker-2", namespace=namespace, grace_period_seconds=0
             )
-            await eventually(lambda: _is(client, "blocked", namespace, "Running"), within_s=90)
+            await eventually(lambda: _is(client, "blocked", namespace, "Running"), within=90)
             pods = await _pods(client, namespace, "blocked")
             assert len(pods) == 4
             assert _pod_nodes(pods) == _placed_nodes(scheduler, f"{namespace}/blocked")

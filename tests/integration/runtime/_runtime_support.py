@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from prometheus_client import CollectorRegistry
@@ -13,21 +12,10 @@ from prometheus_client import CollectorRegistry
 from crdkit.client import Client, object_key
 from crdkit.resources import ConfigMap
 from crdkit.runtime import Informer, Manager, Reconciler
+from crdkit.testing import eventually
 
 # Written by `crdkit gen-crd examples.hello.operator:Hello -o examples/hello`.
 HELLO_CRD = Path(__file__).resolve().parents[3] / "examples/hello/hello.example.com_hellos.yaml"
-
-
-async def eventually(
-    check: Callable[[], Awaitable[bool]], within: float = 60.0, what: str = "condition"
-) -> float:
-    """Poll ``check`` until it is true, or fail after ``within`` seconds; the time it took."""
-    started = time.monotonic()
-    while not await check():
-        if time.monotonic() - started > within:
-            raise AssertionError(f"{what} not met within {within}s")
-        await asyncio.sleep(0.05)
-    return time.monotonic() - started
 
 
 def configmap(namespace: str, name: str, value: str = "1") -> ConfigMap:

@@ -1,0 +1,77 @@
+"""crdkit.scheduling: topology-aware gang scheduling on a live cluster.
+
+::
+
+    Node, Pod informers ─▶ ClusterMirror ─▶ placer Cluster (Rust: the only usage ledger)
+                                 │ place / place_all
+    pending pods + PodGroup ─▶ build_gang ─▶ Placement ─▶ Binder (all or nothing, rollback)
+                                 │ unschedulable
+                                 ▼
+                           explain ─▶ PodGroup status, FailedScheduling Events
+
+- `ClusterMirror`: Nodes and Pods kept in the placer's state event by event, with
+  kube-scheduler's assume cache (assume at decision, confirm on the pod's event, expire).
+- `pod_requests`: a pod's effective request, as kube-scheduler computes it.
+- `Binder`: binds an existing gang (``pods/binding``) or creates it bound; all or nothing.
+- `explain`: what filtered a gang's nodes, and "never fits this cluster" versus "not now".
+- `GangScheduler`: all of it as a secondary scheduler for pods grouped by coscheduling or
+  Volcano PodGroups (``crdkit scheduler``, or ``manager.add_runnable(GangScheduler(...))``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from crdkit._lazy import lazy_namespace
+
+if TYPE_CHECKING:
+    from crdkit.scheduling.binder import Binder, BindError, PodBinding, Reservation
+    from crdkit.scheduling.explain import Explanation, TaskFilters, explain
+    from crdkit.scheduling.gangs import GangPolicy, GangRequest, build_gang
+    from crdkit.scheduling.mirror import ClusterMirror, pod_holds_capacity, pod_key
+    from crdkit.scheduling.nodes import node_entry, node_ready
+    from crdkit.scheduling.podgroups import (
+        CoschedulingPodGroup,
+        VolcanoPodGroup,
+        pod_group_of,
+    )
+    from crdkit.scheduling.requests import format_quantity, pod_requests, requests_as_quantities
+    from crdkit.scheduling.scheduler import GangScheduler, GroupRef
+
+_HOMES = {
+    "crdkit.scheduling.binder": ("BindError", "Binder", "PodBinding", "Reservation"),
+    "crdkit.scheduling.explain": ("Explanation", "TaskFilters", "explain"),
+    "crdkit.scheduling.gangs": ("GangPolicy", "GangRequest", "build_gang"),
+    "crdkit.scheduling.mirror": ("ClusterMirror", "pod_holds_capacity", "pod_key"),
+    "crdkit.scheduling.nodes": ("node_entry", "node_ready"),
+    "crdkit.scheduling.podgroups": ("CoschedulingPodGroup", "VolcanoPodGroup", "pod_group_of"),
+    "crdkit.scheduling.requests": ("format_quantity", "pod_requests", "requests_as_quantities"),
+    "crdkit.scheduling.scheduler": ("GangScheduler", "GroupRef"),
+}
+__getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
+
+__all__ = [
+    "BindError",
+    "Binder",
+    "ClusterMirror",
+    "CoschedulingPodGroup",
+    "Explanation",
+    "GangPolicy",
+    "GangRequest",
+    "GangScheduler",
+    "GroupRef",
+    "PodBinding",
+    "Reservation",
+    "TaskFilters",
+    "VolcanoPodGroup",
+    "build_gang",
+    "explain",
+    "format_quantity",
+    "node_entry",
+    "node_ready",
+    "pod_group_of",
+    "pod_holds_capacity",
+    "pod_key",
+    "pod_requests",
+    "requests_as_quantities",
+]

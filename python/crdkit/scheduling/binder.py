@@ -1,0 +1,213 @@
+"""All-or-nothing binding of a gang's pods, with the mirror's assumptions kept right.
+
+A decision is made real in two steps, so that no other decision can hand out the same room in
+between:
+
+1. ``reserve`` (synchronous, right after the placement, before any ``await``) counts every pod
+   of the gang on its node in the `ClusterMirror`;
+2. ``bind`` (pods that exist, as kube-scheduler binds them: ``pods/<name>/binding``) or
+   ``create_bound`` (pods the operator creates itself, with ``spec.nodeName`` set) runs the API
+   calls concurrently.
+
+If any call of step 2 fails, every pod bound or created in that attempt is deleted (grace 0: its
+containers have not started in any meaningful way, and its owner makes it again), every
+assumption is released, and `BindError` says what failed and what could not be undone. A gang
+is never left partly bound by this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from crdkit.client import NotFound, Preconditions
+from crdkit.resources import Pod
+from crdkit.scheduling.mirror import pod_key
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from crdkit.client import Client
+    from crdkit.scheduling.mirror import ClusterMirror
+
+__all__ = ["BindError", "Binder", "PodBinding", "Reservation"]
+
+log = logging.getLogger("crdkit.scheduling.binder")
+
+
+@dataclass(frozen=True)
+class PodBinding:
+    """One pod of a decision: where it goes and what it asks for (milli-units)."""
+
+    namespace: str
+    name: str
+    node: str
+    milli: Mapping[str, int]
+    uid: str | None = None
+    """The pod's uid when it exists: the bind is refused if the name now holds another pod."""
+
+    @property
+    def key(self) -> str:
+        return pod_key(self.namespace, self.name)
+
+
+@dataclass
+class Reservation:
+    """The assumptions of one decision, until it is bound or released."""
+
+    bindings: tuple[PodBinding, ...]
+    done: bool = False
+
+
+@dataclass
+class BindError(Exception):
+    """A gang's bind failed and was rolled back. ``failures``: pod key to the error of its
+    call; ``not_undone``: pods that were bound or created but could not be deleted again."""
+
+    failures: dict[str, BaseException]
+    not_undone: dict[str, BaseException] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        key, error = next(iter(sorted(self.failures.items())))
+        more = f" (and {len(self.failures) - 1} more)" if len(self.failures) > 1 else ""
+        text = f"binding {key} failed: {error}{more}; the gang was rolled back"
+        if self.not_undone:
+            text += f", but {', '.join(sorted(self.not_undone))} could not be deleted"
+        return text
+
+
+class Binder:
+    """Binds gangs through ``client`` and keeps ``mirror``'s assumptions; see the module
+    docstring. ``concurrency`` caps the API calls in flight across all gangs."""
+
+    def __init__(
+        self,
+        client: Client,
+        mirror: ClusterMirror,
+        *,
+        concurrency: int = 32,
+        field_manager: str = "crdkit-scheduler",
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency: must be at least 1, got {concurrency}")
+        self.client = client
+        self.mirror = mirror
+        self.field_manager = field_manager
+        self._gate = asyncio.Semaphore(concurrency)
+
+    def reserve(self, bindings: Sequence[PodBinding]) -> Reservation:
+        """Count every pod on its node now (all or nothing: a node the mirror lacks raises
+        ``ValueError`` and counts none)."""
+        done: list[str] = []
+        try:
+            for binding in bindings:
+                self.mirror.assume_pod(binding.key, binding.node, binding.milli, uid=binding.uid)
+                done.append(binding.key)
+        except ValueError:
+            for key in done:
+                self.mirror.forget_pod(key)
+            raise
+        return Reservation(tuple(bindings))
+
+    def release(self, reservation: Reservation) -> None:
+        """Give a reservation's room back without binding anything."""
+        if not reservation.done:
+            reservation.done = True
+            for binding in reservation.bindings:
+                self.mirror.forget_pod(binding.key)
+
+    async def bind(self, reservation: Reservation) -> None:
+        """Bind every reserved pod (they exist and are pending); all or nothing."""
+
+        async def call(binding: PodBinding) -> None:
+            await self.client.bind(
+                binding.name,
+                binding.node,
+                namespace=binding.namespace,
+                uid=binding.uid,
+                field_manager=self.field_manager,
+            )
+
+        await self._run(reservation, call)
+
+    async def create_bound(
+        self, reservation: Reservation, pods: Mapping[str, Pod | dict[str, Any]]
+    ) -> None:
+        """Create the reserved pods already bound: ``pods`` maps each binding's key to its
+        manifest, whose ``spec.nodeName`` is set to the reserved node here."""
+        missing = [b.key for b in reservation.bindings if b.key not in pods]
+        if missing:
+            self.release(reservation)
+            raise ValueError(f"pods: no manifest for {', '.join(missing)}")
+
+        async def call(binding: PodBinding) -> None:
+            manifest = pods[binding.key]
+            if isinstance(manifest, Pod):
+                pod = manifest.model_copy(deep=True)
+                pod.spec.node_name = binding.node
+                await self.client.create(pod, field_manager=self.field_manager)
+            else:
+                body = {**manifest, "spec": {**manifest.get("spec", {}), "nodeName": binding.node}}
+                await self.client.create(Pod.model_validate(body), field_manager=self.field_manager)
+
+        await self._run(reservation, call)
+
+    async def _run(self, reservation: Reservation, call: Any) -> None:
+        if reservation.done:
+            raise RuntimeError("this reservation was already bound or released")
+        made: list[PodBinding] = []
+        failures: dict[str, BaseException] = {}
+
+        async def one(binding: PodBinding) -> None:
+            async with self._gate:
+                if failures:
+                    return  # the attempt has failed already: no more calls
+                try:
+                    await call(binding)
+                except Exception as error:
+                    failures[binding.key] = error
+                else:
+                    made.append(binding)
+
+        try:
+            await asyncio.gather(*(one(b) for b in reservation.bindings))
+        except BaseException:
+            # Cancelled mid-attempt: whatever was made must still be undone.
+            await asyncio.shield(self._undo(reservation, made))
+            raise
+        if failures:
+            not_undone = await self._undo(reservation, made)
+            log.warning(
+                "gang bind failed; rolled back %d pods",
+                len(made),
+                extra={"fields": {"failed": sorted(failures), "not_undone": sorted(not_undone)}},
+            )
+            raise BindError(failures, not_undone)
+        reservation.done = True
+        for binding in reservation.bindings:
+            self.mirror.binding_finished(binding.key)
+
+    async def _undo(
+        self, reservation: Reservation, made: Sequence[PodBinding]
+    ) -> dict[str, BaseException]:
+        not_undone: dict[str, BaseException] = {}
+
+        async def delete(binding: PodBinding) -> None:
+            try:
+                await self.client.delete(
+                    Pod,
+                    binding.name,
+                    namespace=binding.namespace,
+                    grace_period_seconds=0,
+                    preconditions=Preconditions(uid=binding.uid) if binding.uid else None,
+                )
+            except NotFound:
+                pass
+            except Exception as error:
+                not_undone[binding.key] = error
+
+        await asyncio.gather(*(delete(b) for b in made))
+        self.release(reservation)
+        return not_undone

@@ -1,0 +1,225 @@
+"""``crdkit scheduler``: run `GangScheduler` as a secondary scheduler until SIGTERM or SIGINT.
+
+::
+
+    crdkit scheduler --name crdkit-gang-scheduler \\
+        --levels example.com/block,example.com/rack --topology preferred:example.com/rack
+
+Pods that name it in ``spec.schedulerName`` are placed as gangs (by their coscheduling or
+Volcano PodGroup). The PodGroup APIs watched are those whose CRDs the cluster serves, unless
+``--pod-groups`` names them (then a missing CRD is an error).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+from crdkit.client.errors import ConfigError
+from crdkit.client.exec_plugin import DEFAULT_EXEC_TIMEOUT
+from crdkit.runtime.leader import LeaderElectionLost
+from crdkit.runtime.logs import configure_logging
+
+if TYPE_CHECKING:
+    from crdkit.client import Client
+
+__all__ = ["parse_topology", "scheduler_command"]
+
+log = logging.getLogger("crdkit.scheduler")
+
+_APIS = {
+    "coscheduling": ("scheduling.x-k8s.io", "v1alpha1"),
+    "volcano": ("scheduling.volcano.sh", "v1beta1"),
+}
+
+
+def parse_topology(text: str | None, levels: list[str]) -> dict[str, Any] | None:
+    """``required:LEVEL``, ``preferred:LEVEL`` or ``unconstrained`` as the contract's
+    ``topology`` (``ValueError`` naming ``--topology`` otherwise)."""
+    if text is None:
+        return None
+    mode, _, level = text.partition(":")
+    if mode == "unconstrained" and not level:
+        return {"mode": "unconstrained"}
+    if mode not in ("required", "preferred") or not level:
+        raise ValueError(
+            f"--topology: expected required:LEVEL, preferred:LEVEL or unconstrained, got {text!r}"
+        )
+    if level not in levels and level != "kubernetes.io/hostname":
+        raise ValueError(
+            f"--topology: level {level!r} is not one of --levels ({', '.join(levels)})"
+        )
+    return {"mode": mode, "level": level}
+
+
+async def served_pod_group_apis(client: Client) -> list[str]:
+    """The PodGroup APIs the cluster serves."""
+    from crdkit.client import GroupVersionKind, NotFound
+
+    served = []
+    for api, (group, version) in _APIS.items():
+        try:
+            await client.discovery.resolve(GroupVersionKind(group, version, "PodGroup"))
+        except NotFound:
+            continue
+        served.append(api)
+    return served
+
+
+async def _run(
+    kubeconfig: Path | None,
+    connection: dict[str, Any],
+    scheduler_options: dict[str, Any],
+    manager_options: dict[str, Any],
+    wanted: list[str] | None,
+) -> None:
+    from crdkit.client import Client, ClientConfig
+    from crdkit.runtime.manager import Manager
+    from crdkit.scheduling.scheduler import GangScheduler
+
+    if kubeconfig is None:
+        config = await ClientConfig.load(**connection)
+    else:
+        config = await ClientConfig.from_kubeconfig(kubeconfig, **connection)
+    await config.credentials.authorization()
+    async with Client(config) as client:
+        served = await served_pod_group_apis(client)
+        if wanted is None:
+            apis = served
+        else:
+            missing = [api for api in wanted if api not in served]
+            if missing:
+                raise ConfigError(
+                    f"--pod-groups: the cluster does not serve the {missing[0]} PodGroup API "
+                    f"({'/'.join(_APIS[missing[0]])}); install its CRD or leave it out"
+                )
+            apis = wanted
+        log.info("watching PodGroups", extra={"fields": {"apis": apis}})
+        manager = Manager(client, **manager_options)
+        manager.add_runnable(GangScheduler(pod_groups=apis, **scheduler_options))  # type: ignore[arg-type]
+        manager.install_signal_handlers()
+        await manager.run()
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"crdkit scheduler: {' '.join(message.split())}", err=True)
+    sys.exit(2)
+
+
+@click.command("scheduler")
+@click.option("--name", required=True, help="The schedulerName pods give to be placed by it.")
+@click.option(
+    "--levels",
+    default="",
+    help="Topology node label keys, widest first, comma-separated (Volcano tier 1 is the last).",
+)
+@click.option(
+    "--topology",
+    default=None,
+    help="Default for gangs that ask for none: required:LEVEL, preferred:LEVEL or unconstrained.",
+)
+@click.option(
+    "--pod-groups",
+    default=None,
+    help="PodGroup APIs to watch: coscheduling,volcano (default: those the cluster serves).",
+)
+@click.option("--node-selector", default=None, help="Place only on nodes with these labels.")
+@click.option(
+    "--policy",
+    type=click.Choice(["best-fit", "least-free", "binpack"]),
+    default="best-fit",
+    show_default=True,
+)
+@click.option(
+    "--assume-ttl",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="Seconds a bound pod's assumption waits for the pod to show up bound.",
+)
+@click.option("--kubeconfig", type=click.Path(path_type=Path), default=None)
+@click.option("--context", default=None, help="Kubeconfig context (default: the current one).")
+@click.option(
+    "--exec-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_EXEC_TIMEOUT,
+    show_default=True,
+)
+@click.option("--leader-elect", is_flag=True, help="Schedule only while holding a Lease.")
+@click.option("--leader-election-id", default=None, help="Lease name (default: NAME).")
+@click.option("--leader-election-namespace", default=None, help="Lease namespace.")
+@click.option("--metrics-bind-address", default=":8080", show_default=True)
+@click.option("--health-probe-bind-address", default=":8081", show_default=True)
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default="info",
+    show_default=True,
+)
+@click.option(
+    "--log-format", type=click.Choice(["json", "text"]), default="json", show_default=True
+)
+def scheduler_command(
+    name: str,
+    levels: str,
+    topology: str | None,
+    pod_groups: str | None,
+    node_selector: str | None,
+    policy: str,
+    assume_ttl: float,
+    kubeconfig: Path | None,
+    context: str | None,
+    exec_timeout: float,
+    leader_elect: bool,
+    leader_election_id: str | None,
+    leader_election_namespace: str | None,
+    metrics_bind_address: str,
+    health_probe_bind_address: str,
+    log_level: str,
+    log_format: str,
+) -> None:
+    """Run a secondary gang scheduler for pods whose spec.schedulerName is NAME."""
+    configure_logging(log_level, log_format)
+    level_list = [level.strip() for level in levels.split(",") if level.strip()]
+    try:
+        default_topology = parse_topology(topology, level_list)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    wanted = None
+    if pod_groups is not None:
+        wanted = [api.strip() for api in pod_groups.split(",") if api.strip()]
+        unknown = [api for api in wanted if api not in _APIS]
+        if unknown:
+            raise click.UsageError(
+                f"--pod-groups: unknown API {unknown[0]!r} (coscheduling, volcano)"
+            )
+    scheduler_options: dict[str, Any] = {
+        "name": name,
+        "levels": level_list,
+        "default_topology": default_topology,
+        "node_selector": node_selector,
+        "policy": policy,
+        "assume_ttl": assume_ttl,
+    }
+    manager_options: dict[str, Any] = {
+        "leader_election": leader_elect,
+        "leader_election_id": leader_election_id or f"{name}-leader",
+        "leader_election_namespace": leader_election_namespace,
+        "metrics_bind_address": metrics_bind_address,
+        "health_probe_bind_address": health_probe_bind_address,
+    }
+    connection = {"context": context, "exec_timeout": exec_timeout}
+    try:
+        asyncio.run(_run(kubeconfig, connection, scheduler_options, manager_options, wanted))
+    except LeaderElectionLost as error:
+        log.error("leader election lost, exiting: %s", error)
+        sys.exit(1)
+    except ConfigError as error:
+        _fail(str(error))
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None

@@ -1,0 +1,163 @@
+"""Why a gang does not fit: what filtered each task's nodes, and whether it ever could.
+
+kube-scheduler answers an unschedulable pod with a count per filter
+(``0/1024 nodes are available: 512 Insufficient nvidia.com/gpu, ...``); a gang scheduler owes
+the same for each task of a gang, plus the placer's own reason (which domain came closest and
+by how much), plus one more fact that a waiting gang's owner needs: whether the gang would fit
+this cluster with every node empty. If not, waiting will not help ("never fits this cluster":
+fix the request or add nodes); if so, it waits for room ("not now").
+
+Filters are checked in kube-scheduler's order and a node is counted under the first that
+rejects it: readiness, cordon, taints, the node selector, the topology labels the gang needs,
+then capacity, where a node short of several resources counts under each of them (as
+kube-scheduler's NodeResourcesFit reports).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from crdkit.placer import parse_quantity
+from crdkit.placer.models import reference_gang
+from crdkit.placer.taints import tolerates
+from crdkit.scheduling.nodes import UNSCHEDULABLE_TAINT
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from crdkit.placer import Placement
+    from crdkit.placer.cluster import GangInput
+    from crdkit.placer.models import CompiledTask
+    from crdkit.scheduling.mirror import ClusterMirror
+
+__all__ = ["Explanation", "TaskFilters", "explain", "filter_nodes"]
+
+NOT_READY = "node(s) were not ready"
+CORDONED = "node(s) were unschedulable"
+SELECTOR = "node(s) didn't match Pod's node selector"
+
+
+@dataclass(frozen=True)
+class TaskFilters:
+    """For one task: how many nodes could take one more of its pods now, and why the rest
+    could not (reason to node count)."""
+
+    task: str
+    nodes: int
+    fit: int
+    filtered: Mapping[str, int] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """kube-scheduler's spelling: ``0/4 nodes are available: 3 Insufficient cpu, ...``."""
+        parts = [f"{count} {reason}" for reason, count in sorted(self.filtered.items())]
+        head = f"{self.fit}/{self.nodes} nodes are available"
+        return f"{head}: {', '.join(parts)}" if parts else head
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a gang is unschedulable, in one line (``message``) and in parts."""
+
+    never_fits: bool
+    """True when the gang would not fit even with every node of the cluster empty."""
+    reason: str
+    """The placer's reason for the placement that failed."""
+    tasks: tuple[TaskFilters, ...]
+
+    @property
+    def message(self) -> str:
+        verdict = "never fits this cluster" if self.never_fits else "not now"
+        filters = "; ".join(f"{t.task}: {t.summary()}" for t in self.tasks)
+        return f"{verdict}: {self.reason}" + (f" ({filters})" if filters else "")
+
+
+def filter_nodes(
+    task: CompiledTask,
+    nodes: Iterable[Mapping[str, Any]],
+    used: Mapping[str, Mapping[str, int]],
+    needed_labels: Iterable[str] = (),
+) -> TaskFilters:
+    """Counts, for one compiled task, the nodes (placer entries) that could take one more pod
+    and the reasons the others could not. ``used`` is each node's usage in milli-units."""
+    labels = tuple(needed_labels)
+    reasons: Counter[str] = Counter()
+    total = fit = 0
+    for node in nodes:
+        total += 1
+        rejected = _first_filter(task, node, labels)
+        if rejected is not None:
+            reasons[rejected] += 1
+            continue
+        short = _short_of(task, node, used.get(node["name"], {}))
+        if short:
+            reasons.update(f"Insufficient {resource}" for resource in short)
+        else:
+            fit += 1
+    return TaskFilters(task.name, total, fit, dict(reasons))
+
+
+def _first_filter(
+    task: CompiledTask, node: Mapping[str, Any], labels: tuple[str, ...]
+) -> str | None:
+    if not node.get("ready", True):
+        return NOT_READY
+    for taint in node.get("taints", ()):
+        if taint["effect"] == "PreferNoSchedule":
+            continue
+        triple = (taint["key"], taint.get("value") or "", taint["effect"])
+        if not tolerates(task.tolerations, triple):
+            if taint["key"] == UNSCHEDULABLE_TAINT:
+                return CORDONED
+            return f"node(s) had untolerated taint {{{triple[0]}: {triple[1]}}}"
+    node_labels = node.get("labels", {})
+    if any(node_labels.get(key) != value for key, value in task.node_selector):
+        return SELECTOR
+    for label in labels:
+        if label not in node_labels:
+            return f"node(s) lack the topology label {label}"
+    return None
+
+
+def _short_of(task: CompiledTask, node: Mapping[str, Any], used: Mapping[str, int]) -> list[str]:
+    allocatable = node.get("allocatable", {})
+    short = []
+    asks = {**task.requests, "pods": 1000} if "pods" in allocatable else task.requests
+    for resource, milli in sorted(asks.items()):
+        if milli <= 0:
+            continue
+        have = parse_quantity(allocatable[resource]) if resource in allocatable else 0
+        if have - used.get(resource, 0) < milli:
+            short.append("pods" if resource == "pods" else resource)
+    return short
+
+
+def explain(mirror: ClusterMirror, gang: GangInput, placement: Placement) -> Explanation:
+    """Why ``gang`` (whose placement came back unschedulable) does not fit ``mirror`` now."""
+    compiled = mirror.cluster.compile(gang)
+    view = reference_gang(compiled)
+    levels = mirror.cluster.levels
+    used = mirror.cluster.used()
+    tasks = []
+    for task in view.tasks:
+        needed = _topology_labels(view.topology, task, levels)
+        tasks.append(filter_nodes(task, mirror.nodes(), used, needed))
+    never = mirror.empty.place(compiled).status == "unschedulable"
+    return Explanation(
+        never_fits=never,
+        reason=placement.reason or "the placer found no room",
+        tasks=tuple(tasks),
+    )
+
+
+def _topology_labels(
+    gang_topology: tuple[str, int | None], task: CompiledTask, levels: list[str]
+) -> list[str]:
+    """The level labels a node must carry to take this task's pods: every level's, when the
+    task or its gang is constrained or the task has slices (docs/placement-io.md); the
+    per-node level is left out, since every Node carries its hostname."""
+    modes = {gang_topology[0], (task.topology or gang_topology)[0]}
+    if modes == {"unconstrained"} and task.slice is None:
+        return []
+    return [label for label in levels if label != "kubernetes.io/hostname"]

@@ -1,0 +1,274 @@
+"""Pending pods of one group as a placer gang (the contract's ``Gang``, docs/placement-io.md).
+
+The pods of a gang were made by some other controller (a training operator, JobSet, LWS, a
+Job), so the gang's tasks are read off the pods: pods that ask for the same thing (requests,
+node selector, tolerations, slice) under the same role are one task. The role comes from the
+label or annotation their controller sets (`TASK_KEYS`: Volcano's task, Kubeflow's replica
+type, JobSet's replicated job, LWS's leader/worker), else the task is called ``pods``.
+
+Topology, first found wins:
+
+1. the PodGroup's (Volcano ``networkTopology``: ``hard`` is ``required`` at the level of tier
+   ``highestTierAllowed``, ``soft`` is ``preferred`` from tier 1; tier 1 is the narrowest of the
+   scheduler's levels, as Volcano numbers HyperNode tiers from the leaves);
+2. Kueue's pod annotations (``kueue.x-k8s.io/podset-required-topology`` and
+   ``podset-preferred-topology``: a node label key, which must be one of the levels;
+   ``podset-unconstrained-topology``; ``podset-slice-required-topology`` with
+   ``podset-slice-size`` for slices);
+3. the scheduler's default.
+
+A gang needs ``needed`` pods (its PodGroup's ``minMember`` less the pods already bound): with
+more pods pending than that, each task's ``minAvailable`` is set so that the tasks' minimums add
+up to ``needed`` (Volcano's ``minTaskMember`` first, the rest in task order, each at least one),
+and the placer places every pod if it can, else exactly those minimums.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from crdkit.scheduling.requests import pod_requests, requests_as_quantities
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from crdkit.resources import Pod
+
+__all__ = [
+    "HOSTNAME",
+    "KUEUE_PREFERRED",
+    "KUEUE_REQUIRED",
+    "KUEUE_SLICE_REQUIRED",
+    "KUEUE_SLICE_SIZE",
+    "KUEUE_UNCONSTRAINED",
+    "TASK_KEYS",
+    "GangPolicy",
+    "GangRequest",
+    "build_gang",
+    "kueue_topology",
+    "tier_level",
+]
+
+HOSTNAME = "kubernetes.io/hostname"
+KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
+KUEUE_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
+KUEUE_UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
+KUEUE_SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
+KUEUE_SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
+
+TASK_KEYS = (
+    "volcano.sh/task-spec",
+    "training.kubeflow.org/replica-type",
+    "jobset.sigs.k8s.io/replicatedjob-name",
+    "leaderworkerset.sigs.k8s.io/worker-index",
+)
+"""Labels or annotations (looked up in this order) whose value names a pod's role."""
+
+
+@dataclass(frozen=True)
+class GangPolicy:
+    """What a PodGroup (or the lack of one) asks of a gang."""
+
+    min_member: int = 1
+    topology: Mapping[str, Any] | None = None
+    """The contract's gang ``topology``; None: from the pods' annotations, else the default."""
+    min_task_member: Mapping[str, int] = field(default_factory=dict)
+    """The fewest pods of a task (by role), as Volcano's ``minTaskMember``."""
+
+
+@dataclass(frozen=True)
+class GangRequest:
+    """A gang for the placer, and which pods each of its tasks stands for (sorted by name)."""
+
+    gang: dict[str, Any]
+    pods: dict[str, list[Pod]]
+
+
+def tier_level(levels: Sequence[str], tier: int, field_name: str) -> str:
+    """The level label of Volcano tier ``tier`` (1 = the narrowest named level)."""
+    named = [level for level in levels if level != HOSTNAME]
+    if not named:
+        raise ValueError(f"{field_name}: the scheduler has no topology levels to map tiers to")
+    if tier < 1:
+        raise ValueError(f"{field_name}: must be at least 1, got {tier}")
+    return named[max(len(named) - tier, 0)]
+
+
+def kueue_topology(
+    pod: Pod, levels: Sequence[str]
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The topology and slice Kueue's annotations ask for on ``pod`` (None where absent).
+
+    A level that is not one of ``levels`` raises ``ValueError`` naming the annotation."""
+    annotations = pod.metadata.annotations
+    topology: dict[str, Any] | None = None
+    for key, mode in ((KUEUE_REQUIRED, "required"), (KUEUE_PREFERRED, "preferred")):
+        if key in annotations:
+            topology = {"mode": mode, "level": _known_level(annotations[key], levels, key)}
+            break
+    else:
+        if annotations.get(KUEUE_UNCONSTRAINED, "").lower() == "true":
+            topology = {"mode": "unconstrained"}
+    slice_: dict[str, Any] | None = None
+    if KUEUE_SLICE_REQUIRED in annotations:
+        level = _known_level(annotations[KUEUE_SLICE_REQUIRED], levels, KUEUE_SLICE_REQUIRED)
+        text = annotations.get(KUEUE_SLICE_SIZE, "")
+        if not text.isdigit() or int(text) < 1:
+            raise ValueError(
+                f"metadata.annotations[{KUEUE_SLICE_SIZE}]: expected a positive integer "
+                f"with {KUEUE_SLICE_REQUIRED}, got {text!r}"
+            )
+        slice_ = {"level": level, "size": int(text)}
+    return topology, slice_
+
+
+def _known_level(level: str, levels: Sequence[str], key: str) -> str:
+    if level not in levels and level != HOSTNAME:
+        raise ValueError(
+            f"metadata.annotations[{key}]: level {level!r} is not one of the scheduler's "
+            f"levels ({', '.join(levels)})"
+        )
+    return level
+
+
+def _role(pod: Pod) -> str:
+    for key in TASK_KEYS:
+        value = pod.metadata.labels.get(key) or pod.metadata.annotations.get(key)
+        if value:
+            if key == "leaderworkerset.sigs.k8s.io/worker-index":
+                return "leader" if value == "0" else "worker"
+            return value.lower()
+    return "pods"
+
+
+def _affinity_selector(pod: Pod) -> dict[str, str]:
+    """Required node affinity that is a plain label match (one term, ``In`` one value), as a
+    node selector; anything richer raises ``ValueError``: placing the pod while ignoring it
+    would break the pod's own rule."""
+    affinity = pod.spec.affinity
+    if not affinity:
+        return {}
+    node_affinity = affinity.get("nodeAffinity") or {}
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if not required:
+        return {}
+    terms = required.get("nodeSelectorTerms") or []
+    field_name = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    if len(terms) != 1 or terms[0].get("matchFields"):
+        raise ValueError(f"{field_name}: only one term of matchExpressions is supported")
+    selector: dict[str, str] = {}
+    for expression in terms[0].get("matchExpressions") or []:
+        values = expression.get("values") or []
+        if expression.get("operator") != "In" or len(values) != 1:
+            raise ValueError(
+                f"{field_name}: only `In` with one value is supported, got "
+                f"{expression.get('key')} {expression.get('operator')} {values}"
+            )
+        selector[expression["key"]] = values[0]
+    return selector
+
+
+def _task_entry(pod: Pod, levels: Sequence[str]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The task a pod belongs to (without counts), and a key equal for pods of one task."""
+    requests = requests_as_quantities(pod_requests(pod))
+    selector = {**pod.spec.node_selector, **_affinity_selector(pod)}
+    tolerations = [
+        t.model_dump(
+            by_alias=True, exclude_none=True, include={"key", "operator", "value", "effect"}
+        )
+        for t in pod.spec.tolerations
+    ]
+    _, slice_ = kueue_topology(pod, levels)
+    entry: dict[str, Any] = {"requests": requests}
+    if selector:
+        entry["nodeSelector"] = selector
+    if tolerations:
+        entry["tolerations"] = tolerations
+    if slice_ is not None:
+        entry["slice"] = slice_
+    key = (
+        _role(pod),
+        tuple(sorted(requests.items())),
+        tuple(sorted(selector.items())),
+        tuple(tuple(sorted(t.items())) for t in tolerations),
+        None if slice_ is None else (slice_["level"], slice_["size"]),
+    )
+    return key, entry
+
+
+def build_gang(
+    name: str,
+    pending: Sequence[Pod],
+    *,
+    needed: int,
+    policy: GangPolicy,
+    levels: Sequence[str],
+    default_topology: Mapping[str, Any] | None = None,
+    bound_by_role: Mapping[str, int] | None = None,
+    priority: int = 0,
+) -> GangRequest:
+    """The gang for ``pending`` (the group's pods waiting to be placed); see the module
+    docstring. ``needed`` (at least 1, at most ``len(pending)``) is how many must be placed
+    together; ``bound_by_role`` counts the pods of each role already bound. Bad input (an
+    unknown level, an unsupported affinity) raises ``ValueError`` naming the pod and field."""
+    if not pending:
+        raise ValueError("pending: a gang needs at least one pod")
+    if not 1 <= needed <= len(pending):
+        raise ValueError(f"needed: must be within 1..{len(pending)}, got {needed}")
+    tasks: dict[tuple[Any, ...], tuple[dict[str, Any], list[Pod]]] = {}
+    topology: Mapping[str, Any] | None = policy.topology
+    for pod in sorted(pending, key=lambda p: p.metadata.name or ""):
+        where = f"pod {pod.metadata.namespace}/{pod.metadata.name}"
+        try:
+            key, entry = _task_entry(pod, levels)
+            if topology is None:
+                topology = kueue_topology(pod, levels)[0]
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
+        tasks.setdefault(key, (entry, []))[1].append(pod)
+    entries: list[dict[str, Any]] = []
+    members: dict[str, list[Pod]] = {}
+    roles: dict[str, int] = {}
+    for key, (entry, pods) in tasks.items():
+        role = key[0]
+        roles[role] = roles.get(role, 0) + 1
+        task_name = role if roles[role] == 1 else f"{role}-{roles[role]}"
+        entries.append({"name": task_name, "replicas": len(pods), **entry, "_role": role})
+        members[task_name] = pods
+    _set_minimums(entries, needed, policy.min_task_member, bound_by_role or {})
+    for entry in entries:
+        del entry["_role"]
+    gang: dict[str, Any] = {"name": name, "priority": priority, "tasks": entries}
+    chosen = topology if topology is not None else default_topology
+    if chosen is not None:
+        gang["topology"] = dict(chosen)
+    return GangRequest(gang, members)
+
+
+def _set_minimums(
+    entries: list[dict[str, Any]],
+    needed: int,
+    min_task_member: Mapping[str, int],
+    bound_by_role: Mapping[str, int],
+) -> None:
+    total = sum(entry["replicas"] for entry in entries)
+    if needed >= total:
+        return  # every pod is needed: minAvailable defaults to replicas
+    budget = needed
+    for entry in entries:
+        floor = max(
+            min_task_member.get(entry["_role"], 0) - bound_by_role.get(entry["_role"], 0), 1
+        )
+        entry["minAvailable"] = min(entry["replicas"], floor)
+        budget -= entry["minAvailable"]
+    for entry in entries:
+        if budget <= 0:
+            break
+        extra = min(entry["replicas"] - entry["minAvailable"], budget)
+        entry["minAvailable"] += extra
+        budget -= extra
+    for entry in entries:
+        size = entry.get("slice", {}).get("size", 1)
+        if entry["minAvailable"] % size:  # a slice is placed whole or not at all
+            entry["minAvailable"] = min(entry["replicas"], -(-entry["minAvailable"] // size) * size)

@@ -1,0 +1,308 @@
+"""``ClusterMirror``: a placer `Cluster` kept current, event by event, from Nodes and Pods.
+
+The Rust state is the only usage ledger: every pod that holds capacity is added to its node's
+usage there once (`Cluster.add_pods`) and taken back once (`Cluster.remove_pods`), so a
+decision never rebuilds anything. What the mirror keeps in Python is per pod, not per node:
+which node each counted pod sits on and what it asked for, so that its usage can be taken back
+exactly when it goes.
+
+A pod holds capacity while it is bound (``spec.nodeName``) and not finished (phase neither
+``Succeeded`` nor ``Failed``), as kube-scheduler counts it; a pod with a deletion timestamp still
+holds it until it is gone. A scheduler's decision is counted before the apiserver shows it:
+
+- ``assume_pod`` counts a pod on the node it was placed on, at decision time;
+- the pod's own event with that ``nodeName`` confirms the assumption (nothing is counted twice;
+  events of the pod that do not show it bound yet leave the assumption alone, since the
+  informer may lag behind the bind);
+- ``forget_pod`` takes it back when its bind failed;
+- an assumption whose binding finished (``binding_finished``) but whose pod never showed up
+  bound expires ``assume_ttl`` seconds later, as in kube-scheduler's assume cache.
+
+Nodes come from their objects (`crdkit.scheduling.nodes.node_entry`); a Node event that changes
+nothing the placer reads (a heartbeat) costs a comparison. Pods on a node the mirror does not
+have (not yet seen, deleted, or outside the scheduler's node selector) are remembered and
+counted once the node is there.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from crdkit.placer import Cluster, Placement
+from crdkit.resources import Node, Pod
+from crdkit.scheduling.nodes import node_entry
+from crdkit.scheduling.requests import pod_requests
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+
+    from crdkit.placer.cluster import GangInput, Policy
+    from crdkit.runtime.manager import Manager
+
+__all__ = ["TERMINAL_PHASES", "ClusterMirror", "pod_holds_capacity", "pod_key"]
+
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+def pod_key(namespace: str | None, name: str | None) -> str:
+    """``namespace/name`` of a pod, the mirror's key for it."""
+    return f"{namespace or 'default'}/{name}"
+
+
+def pod_holds_capacity(pod: Pod) -> bool:
+    """Bound and not finished: the pod holds its requests on its node."""
+    phase = pod.status.phase if pod.status else None
+    return bool(pod.spec.node_name) and phase not in TERMINAL_PHASES
+
+
+@dataclass
+class _Counted:
+    """One pod the mirror counts (or will count once its node is there)."""
+
+    node: str
+    milli: dict[str, int]
+    uid: str | None
+    assumed: bool
+    """Counted from a decision; its pod has not been seen bound yet."""
+    deadline: float | None = None
+    """When an assumption whose binding finished expires; None while binding."""
+    applied: bool = False
+    """Whether its usage is in the Rust state (false while its node is absent)."""
+
+
+class ClusterMirror:
+    """Nodes and the pods on them, as a placer `Cluster`; see the module docstring.
+
+    ``levels`` are the topology's node label keys, widest first (the placer's ``levels``).
+    ``clock`` (seconds, monotonic) is read only for assumption expiry, so tests can drive it.
+    ``cluster_type`` may be `crdkit.placer.ReferenceCluster` for the pure-Python engine.
+    """
+
+    def __init__(
+        self,
+        levels: Sequence[str] = (),
+        *,
+        assume_ttl: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+        search_budget: int | None = None,
+        cluster_type: type[Cluster] = Cluster,
+    ) -> None:
+        if assume_ttl <= 0:
+            raise ValueError(f"assume_ttl: must be positive, got {assume_ttl!r}")
+        self.cluster = cluster_type(levels, search_budget=search_budget)
+        self.empty = cluster_type(levels, search_budget=search_budget)
+        """The same nodes with no pods at all: what could ever fit (for explanations)."""
+        self.assume_ttl = assume_ttl
+        self._clock = clock
+        self._nodes: dict[str, dict[str, Any]] = {}
+        self._pods: dict[str, _Counted] = {}
+        self._on_node: dict[str, set[str]] = {}
+        self._listeners: list[Callable[[], None]] = []
+        self.version = 0
+        """Grows whenever capacity may have grown (a node came or changed, a pod went): a
+        scheduler that found no room can tell whether looking again may help."""
+
+    # -- wiring ----------------------------------------------------------------------------
+
+    def attach(self, manager: Manager, *, node_selector: str | None = None) -> None:
+        """Feed the mirror from ``manager``'s shared Node and Pod informers (all namespaces:
+        every pod on a node takes capacity, whoever made it). ``node_selector`` (a label
+        selector) limits the nodes the mirror sees."""
+        nodes = manager.informers.informer(Node, label_selector=node_selector)
+        pods = manager.informers.informer(Pod)
+        nodes.add_event_handler(
+            self.set_node, lambda _old, new: self.set_node(new), self.remove_node
+        )
+        pods.add_event_handler(self.set_pod, lambda _old, new: self.set_pod(new), self.remove_pod)
+
+    def on_capacity_freed(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (on the event loop, synchronously) whenever capacity may have
+        grown: a node added or changed, a pod gone or finished, an assumption dropped."""
+        self._listeners.append(callback)
+
+    def _freed(self) -> None:
+        self.version += 1
+        for callback in self._listeners:
+            callback()
+
+    # -- nodes -----------------------------------------------------------------------------
+
+    def set_node(self, node: Node) -> None:
+        """A Node was added or changed."""
+        entry = node_entry(node)
+        name = entry["name"]
+        previous = self._nodes.get(name)
+        if previous == entry:
+            return  # a heartbeat: nothing the placer reads changed
+        if previous is None:
+            self.cluster.add_node(entry)
+            self.empty.add_node(entry)
+            self._nodes[name] = entry
+            self._apply_waiting(name)
+        else:
+            self.cluster.update_node(entry, keep_used=True)
+            self.empty.update_node(entry)
+            self._nodes[name] = entry
+        self._freed()
+
+    def remove_node(self, node: Node | str) -> None:
+        """A Node is gone; its pods stay remembered and count again if it comes back."""
+        name = node if isinstance(node, str) else node.metadata.name or ""
+        if self._nodes.pop(name, None) is None:
+            return
+        self.cluster.remove_node(name)  # its usage goes with it
+        self.empty.remove_node(name)
+        for key in self._on_node.get(name, ()):
+            self._pods[key].applied = False
+
+    def _apply_waiting(self, name: str) -> None:
+        for key in sorted(self._on_node.get(name, ())):
+            record = self._pods[key]
+            if not record.applied:
+                self.cluster.add_pods(name, record.milli)
+                record.applied = True
+
+    # -- pods ------------------------------------------------------------------------------
+
+    def set_pod(self, pod: Pod) -> None:
+        """A Pod was added or changed."""
+        key = pod_key(pod.metadata.namespace, pod.metadata.name)
+        record = self._pods.get(key)
+        uid = pod.metadata.uid
+        if not pod_holds_capacity(pod):
+            if (
+                record is not None
+                and record.assumed
+                and record.uid == uid
+                and not (pod.status is not None and pod.status.phase in TERMINAL_PHASES)
+            ):
+                return  # the bind is not visible yet: keep what the decision counted
+            self._drop(key)
+            return
+        node = pod.spec.node_name or ""
+        milli = pod_requests(pod)
+        if record is not None and record.node == node and record.milli == milli:
+            record.assumed, record.deadline, record.uid = False, None, uid
+            return
+        self._drop(key, notify=False)
+        self._count(key, _Counted(node, milli, uid, assumed=False))
+        if record is not None:
+            self._freed()  # moved or shrank: its old room may be free
+
+    def remove_pod(self, pod: Pod | str) -> None:
+        """A Pod is gone: what it held is free at once."""
+        key = pod if isinstance(pod, str) else pod_key(pod.metadata.namespace, pod.metadata.name)
+        self._drop(key)
+
+    def _count(self, key: str, record: _Counted) -> None:
+        self._pods[key] = record
+        self._on_node.setdefault(record.node, set()).add(key)
+        if record.node in self._nodes:
+            self.cluster.add_pods(record.node, record.milli)
+            record.applied = True
+
+    def _drop(self, key: str, *, notify: bool = True) -> None:
+        record = self._pods.pop(key, None)
+        if record is None:
+            return
+        keys = self._on_node[record.node]
+        keys.discard(key)
+        if not keys:
+            del self._on_node[record.node]
+        if record.applied:
+            self.cluster.remove_pods(record.node, record.milli)
+        if notify:
+            self._freed()
+
+    # -- decisions -------------------------------------------------------------------------
+
+    def assume_pod(
+        self, key: str, node: str, milli: Mapping[str, int], *, uid: str | None = None
+    ) -> None:
+        """Count pod ``key`` on ``node`` now, before its bind shows (``milli``: its requests,
+        as `pod_requests` gives them). A pod already counted is moved."""
+        if node not in self._nodes:
+            raise ValueError(f'node: the mirror has no node "{node}"')
+        self._drop(key, notify=False)
+        self._count(key, _Counted(node, dict(milli), uid, assumed=True))
+
+    def binding_finished(self, key: str) -> None:
+        """The bind of an assumed pod was sent: its assumption now expires after
+        ``assume_ttl`` unless the pod shows up bound."""
+        record = self._pods.get(key)
+        if record is not None and record.assumed:
+            record.deadline = self._clock() + self.assume_ttl
+
+    def forget_pod(self, key: str) -> None:
+        """Take back an assumption whose bind did not happen (a pod seen bound stays)."""
+        record = self._pods.get(key)
+        if record is not None and record.assumed:
+            self._drop(key)
+
+    def expire_assumed(self) -> list[str]:
+        """Drop the assumptions past their deadline; their keys, sorted."""
+        now = self._clock()
+        expired = sorted(
+            key
+            for key, record in self._pods.items()
+            if record.assumed and record.deadline is not None and record.deadline <= now
+        )
+        for key in expired:
+            self._drop(key)
+        return expired
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def is_counted(self, key: str) -> bool:
+        """Whether pod ``key`` is counted (bound, or assumed)."""
+        return key in self._pods
+
+    def is_assumed(self, key: str) -> bool:
+        """Whether pod ``key`` is counted from a decision only."""
+        record = self._pods.get(key)
+        return record is not None and record.assumed
+
+    def node_of(self, key: str) -> str | None:
+        """The node pod ``key`` is counted on, if it is."""
+        record = self._pods.get(key)
+        return None if record is None else record.node
+
+    def pods_on(self, node: str) -> list[str]:
+        """The keys of the pods counted on ``node``, sorted."""
+        return sorted(self._on_node.get(node, ()))
+
+    def node(self, name: str) -> dict[str, Any] | None:
+        """The placer's entry for node ``name`` (without usage), if the mirror has it."""
+        entry = self._nodes.get(name)
+        return None if entry is None else dict(entry)
+
+    def node_names(self) -> list[str]:
+        """Every node's name, sorted."""
+        return sorted(self._nodes)
+
+    def nodes(self) -> Iterable[dict[str, Any]]:
+        """Every node's entry (without usage), in no particular order; do not change them."""
+        return self._nodes.values()
+
+    def used(self, node: str) -> dict[str, int]:
+        """What the counted pods take on ``node``, in milli-units (the Rust state's figure)."""
+        return self.cluster.node_used(node) or {}
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    # -- placing ---------------------------------------------------------------------------
+
+    def place(self, gang: GangInput, policy: Policy = "best-fit") -> Placement:
+        """Where ``gang`` goes now (expired assumptions dropped first); nothing is counted."""
+        self.expire_assumed()
+        return self.cluster.place(gang, policy)
+
+    async def place_all_async(
+        self, gangs: Iterable[GangInput], policy: Policy = "best-fit"
+    ) -> list[Placement]:
+        """`Cluster.place_all_async` after dropping expired assumptions."""
+        self.expire_assumed()
+        return await self.cluster.place_all_async(gangs, policy)

@@ -1,0 +1,636 @@
+"""``GangScheduler``: a secondary scheduler that binds whole gangs of pods, topology-aware.
+
+Pods name it in ``spec.schedulerName``; they are grouped into gangs by the PodGroup they
+belong to (see `crdkit.scheduling.podgroups`: the coscheduling PodGroup of scheduler-plugins,
+by the ``scheduling.x-k8s.io/pod-group`` label, and Volcano's, by the
+``scheduling.k8s.io/group-name`` annotation); a pod of neither is a gang of one. This is what
+lets pods made by other controllers (Kubeflow's training-operator, JobSet, LWS, a plain Job)
+be gang-placed with crdkit's placer.
+
+A scheduling pass (run whenever pods, PodGroups or capacity change) takes every group with
+pending pods and:
+
+- waits, reporting why, while fewer pods exist than the PodGroup's ``minMember``;
+- otherwise builds a gang (`crdkit.scheduling.gangs.build_gang`) of the pending pods, needing
+  ``minMember`` less those already bound, and places all the pass's gangs as one batch (higher
+  pod priority first), each seeing what the ones before it took;
+- binds a placed gang all-or-nothing (`crdkit.scheduling.binder.Binder`): it never binds part
+  of a gang, and a failed bind rolls back what it bound;
+- for a gang that does not fit, writes the PodGroup's status (phase, and for Volcano an
+  ``Unschedulable`` condition) and a ``FailedScheduling`` Event on each pending pod with the
+  explanation (`crdkit.scheduling.explain`), once per distinct explanation.
+
+A group whose pods are partly bound but short of ``minMember`` with none running (what a
+scheduler that crashed mid-bind leaves) is adopted when its missing pods can be placed beside
+the bound ones (inside the same domain of a ``required`` level), and rolled back (its bound
+pods deleted, for their controller to make again) when they cannot.
+
+Use it as a Manager component (``manager.add_runnable(GangScheduler(...))``) or run it with
+``crdkit scheduler --name NAME --levels ...``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from crdkit.client import KubernetesError, NotFound, PatchType
+from crdkit.resources import Pod
+from crdkit.runtime.events import EventRecorder
+from crdkit.runtime.runnable import Runnable
+from crdkit.scheduling.binder import Binder, BindError, PodBinding, Reservation
+from crdkit.scheduling.explain import explain
+from crdkit.scheduling.gangs import GangPolicy, GangRequest, build_gang, tier_level
+from crdkit.scheduling.group_status import GroupCounts, coscheduling_phase, volcano_phase
+from crdkit.scheduling.mirror import ClusterMirror, pod_key
+from crdkit.scheduling.podgroups import CoschedulingPodGroup, VolcanoPodGroup, pod_group_of
+from crdkit.scheduling.requests import pod_requests
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from crdkit.placer import Placement
+    from crdkit.placer.cluster import Policy
+    from crdkit.runtime.manager import Manager
+    from crdkit.runtime.reconciler import RbacRule
+
+__all__ = ["GROUP_INDEX", "GangScheduler", "GroupRef", "PodGroupApi"]
+
+log = logging.getLogger("crdkit.scheduling.scheduler")
+
+PodGroupApi = Literal["coscheduling", "volcano"]
+GROUP_INDEX = "crdkit.io/gang"
+"""The Pod store index of this scheduler's pods by group (``GroupRef`` text)."""
+
+_MODELS: dict[str, type[Any]] = {"coscheduling": CoschedulingPodGroup, "volcano": VolcanoPodGroup}
+
+
+@dataclass(frozen=True, order=True)
+class GroupRef:
+    """A gang: the PodGroup of an API (or ``pod`` for a pod in no group) in a namespace."""
+
+    api: Literal["coscheduling", "volcano", "pod"]
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.api}/{self.namespace}/{self.name}"
+
+    @classmethod
+    def parse(cls, text: str) -> GroupRef:
+        api, namespace, name = text.split("/", 2)
+        if api not in ("coscheduling", "volcano", "pod"):
+            raise ValueError(f"group: unknown PodGroup API {api!r}")
+        return cls(api, namespace, name)  # type: ignore[arg-type]
+
+
+@dataclass
+class _Group:
+    """One group's pods as a pass sees them."""
+
+    ref: GroupRef
+    pending: list[Pod] = field(default_factory=list)
+    bound: list[Pod] = field(default_factory=list)
+    counts: GroupCounts = field(default_factory=GroupCounts)
+    podgroup: Any = None
+    policy: GangPolicy = field(default_factory=GangPolicy)
+
+
+class GangScheduler(Runnable):
+    """A gang scheduler named ``name``; see the module docstring.
+
+    ``levels``: the topology's node label keys, widest first. ``default_topology``: the
+    contract's ``topology`` for gangs that ask for none (default: unconstrained, packed as
+    tightly as it fits). ``pod_groups``: the PodGroup APIs to watch (their CRDs must be
+    installed). ``node_selector`` limits the nodes it places on (a label selector).
+    """
+
+    needs_leader: ClassVar[bool] = True
+    rbac: ClassVar[Sequence[RbacRule]] = (
+        ("", "pods", ("get", "list", "watch", "delete")),
+        ("", "pods/binding", ("create",)),
+        ("", "nodes", ("get", "list", "watch")),
+        ("events.k8s.io", "events", ("create", "patch")),
+        ("scheduling.x-k8s.io", "podgroups", ("get", "list", "watch")),
+        ("scheduling.x-k8s.io", "podgroups/status", ("get", "patch", "update")),
+        ("scheduling.volcano.sh", "podgroups", ("get", "list", "watch", "patch", "update")),
+    )
+
+    def __init__(
+        self,
+        name: str = "crdkit-gang-scheduler",
+        levels: Sequence[str] = (),
+        *,
+        default_topology: Mapping[str, Any] | None = None,
+        pod_groups: Sequence[PodGroupApi] = ("coscheduling", "volcano"),
+        node_selector: str | None = None,
+        policy: Policy = "best-fit",
+        assume_ttl: float = 30.0,
+        bind_concurrency: int = 32,
+        retry_backoff: tuple[float, float] = (1.0, 60.0),
+        clock: Callable[[], float] = time.monotonic,
+        mirror: ClusterMirror | None = None,
+    ) -> None:
+        if not name:
+            raise ValueError("name: the scheduler needs the name pods give in spec.schedulerName")
+        unknown = sorted(set(pod_groups) - set(_MODELS))
+        if unknown:
+            raise ValueError(
+                f"pod_groups: unknown PodGroup API {unknown[0]!r} (coscheduling, volcano)"
+            )
+        self.name = name
+        self.levels = list(levels)
+        self.default_topology = dict(default_topology) if default_topology else None
+        self.pod_groups = tuple(pod_groups)
+        self.node_selector = node_selector
+        self.policy: Policy = policy
+        self.mirror = mirror or ClusterMirror(levels, assume_ttl=assume_ttl, clock=clock)
+        self._own_mirror = mirror is None
+        self._bind_concurrency = bind_concurrency
+        self._backoff = retry_backoff
+        self._clock = clock
+        self._dirty: set[GroupRef] = set()
+        self._waiting: set[GroupRef] = set()
+        self._binding: set[GroupRef] = set()
+        self._retry_at: dict[GroupRef, tuple[float, float]] = {}
+        self._reported: dict[GroupRef, str] = {}
+        self._status: dict[GroupRef, Any] = {}
+        self._wake = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._manager: Manager | None = None
+        self._binder: Binder | None = None
+        self._recorder: EventRecorder | None = None
+        self.bound_gangs = 0
+        """Gangs this scheduler bound (for metrics and tests)."""
+        self.passes = 0
+
+    # -- wiring ----------------------------------------------------------------------------
+
+    def setup(self, manager: Manager) -> None:
+        self._manager = manager
+        if self._own_mirror:
+            self.mirror.attach(manager, node_selector=self.node_selector)
+        self.mirror.on_capacity_freed(self._capacity_freed)
+        pods = manager.informers.informer(Pod)
+        pods.store.add_indexer(GROUP_INDEX, self._group_index)
+        pods.add_event_handler(
+            self._pod_changed, lambda _old, new: self._pod_changed(new), self._pod_changed
+        )
+        for api in self.pod_groups:
+            informer = manager.informers.informer(_MODELS[api])
+            informer.add_event_handler(*self._podgroup_handlers(api))
+        self._binder = Binder(
+            manager.client,
+            self.mirror,
+            concurrency=self._bind_concurrency,
+            field_manager=self.name,
+        )
+        self._recorder = EventRecorder(
+            manager.client,
+            reporting_controller=f"crdkit.io/{self.name}",
+            reporting_instance=manager.identity,
+        )
+
+    def _ours(self, pod: Pod) -> bool:
+        return pod.spec.scheduler_name == self.name
+
+    def group_of(self, pod: Pod) -> GroupRef | None:
+        """The gang ``pod`` belongs to, if this scheduler places it."""
+        if not self._ours(pod):
+            return None
+        namespace = pod.metadata.namespace or "default"
+        found = pod_group_of(pod)
+        if found is None:
+            return GroupRef("pod", namespace, pod.metadata.name or "")
+        api, group = found
+        return GroupRef(api, namespace, group)
+
+    def _group_index(self, pod: Pod) -> list[str]:
+        ref = self.group_of(pod)
+        return [] if ref is None else [str(ref)]
+
+    def _pod_changed(self, pod: Pod) -> None:
+        ref = self.group_of(pod)
+        if ref is not None:
+            self._mark(ref)
+
+    def _podgroup_handlers(
+        self, api: PodGroupApi
+    ) -> tuple[Callable[[Any], None], Callable[[Any, Any], None], Callable[[Any], None]]:
+        def changed(podgroup: Any) -> None:
+            namespace = podgroup.metadata.namespace or "default"
+            ref = GroupRef(api, namespace, podgroup.metadata.name or "")
+            self._status.pop(ref, None)  # the next write compares with what it says now
+            self._mark(ref)
+
+        return changed, lambda _old, new: changed(new), changed
+
+    def _capacity_freed(self) -> None:
+        for ref in self._waiting:
+            self._dirty.add(ref)
+        if self._waiting:
+            self._wake.set()
+
+    def _mark(self, ref: GroupRef) -> None:
+        self._dirty.add(ref)
+        self._wake.set()
+
+    # -- running ---------------------------------------------------------------------------
+
+    async def run(self, manager: Manager) -> None:
+        pods = manager.informers.informer(Pod)
+        for text in pods.store.index_values(GROUP_INDEX):
+            self._dirty.add(GroupRef.parse(text))
+        self._wake.set()
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                await self.schedule_pass()
+        finally:
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def schedule_pass(self) -> None:
+        """One pass over the groups that changed since the last; see the module docstring."""
+        self.passes += 1
+        self.mirror.expire_assumed()
+        now = self._clock()
+        refs = sorted(self._dirty)
+        self._dirty.clear()
+        requests: list[tuple[_Group, GangRequest]] = []
+        for ref in refs:
+            if ref in self._binding:
+                continue  # its bind marks it again when it ends
+            retry = self._retry_at.get(ref)
+            if retry is not None and retry[0] > now:
+                self._later(ref, retry[0] - now)
+                continue
+            group = self._read_group(ref)
+            if group is None:
+                continue
+            self._spawn(self._write_status(group))
+            request = self._gang_for(group)
+            if request is not None:
+                requests.append((group, request))
+        if not requests:
+            return
+        placements = await self.mirror.place_all_async(
+            [request.gang for _, request in requests], self.policy
+        )
+        by_name = {request.gang["name"]: (group, request) for group, request in requests}
+        for placement in placements:
+            group, request = by_name[placement.gang]
+            if placement.status == "unschedulable":
+                self._unschedulable(group, request, placement)
+            else:
+                self._bind(group, request, placement)
+
+    def _later(self, ref: GroupRef, delay: float) -> None:
+        asyncio.get_running_loop().call_later(max(delay, 0.0), self._mark, ref)
+
+    # -- reading a group -------------------------------------------------------------------
+
+    def _read_group(self, ref: GroupRef) -> _Group | None:
+        assert self._manager is not None
+        pods = self._manager.informers.informer(Pod).store.by_index(GROUP_INDEX, str(ref))
+        group = _Group(ref)
+        running = succeeded = failed = 0
+        for pod in pods:
+            phase = pod.status.phase if pod.status else None
+            if phase == "Succeeded":
+                succeeded += 1
+            elif phase == "Failed":
+                failed += 1
+            elif pod.spec.node_name or self.mirror.is_counted(
+                pod_key(pod.metadata.namespace, pod.metadata.name)
+            ):
+                group.bound.append(pod)
+                running += phase == "Running"
+            elif pod.metadata.deletion_timestamp is None:
+                group.pending.append(pod)
+        group.counts = GroupCounts(len(pods), len(group.bound), running, succeeded, failed)
+        if ref.api != "pod":
+            store = self._manager.informers.informer(_MODELS[ref.api]).store
+            group.podgroup = store.get_by_name(ref.name, ref.namespace)
+        if not pods and group.podgroup is None:
+            self._forget(ref)
+            return None
+        return group
+
+    def _forget(self, ref: GroupRef) -> None:
+        for table in (self._reported, self._status, self._retry_at):
+            table.pop(ref, None)
+        self._waiting.discard(ref)
+
+    def _policy(self, group: _Group) -> GangPolicy:
+        podgroup = group.podgroup
+        if group.ref.api == "coscheduling":
+            return GangPolicy(min_member=max(podgroup.spec.min_member or 0, 1))
+        if group.ref.api == "volcano":
+            spec = podgroup.spec
+            return GangPolicy(
+                min_member=max(spec.min_member or 0, 1),
+                topology=self._volcano_topology(spec.network_topology),
+                min_task_member={k.lower(): v for k, v in (spec.min_task_member or {}).items()},
+            )
+        return GangPolicy()
+
+    def _volcano_topology(self, network: Any) -> dict[str, Any] | None:
+        if network is None:
+            return None
+        field_name = "spec.networkTopology"
+        if network.mode == "soft":
+            return {"mode": "preferred", "level": tier_level(self.levels, 1, field_name)}
+        if network.highest_tier_name:
+            if network.highest_tier_name not in self.levels:
+                raise ValueError(
+                    f"{field_name}.highestTierName: {network.highest_tier_name!r} is not one of "
+                    f"the scheduler's levels ({', '.join(self.levels)})"
+                )
+            return {"mode": "required", "level": network.highest_tier_name}
+        tier = network.highest_tier_allowed if network.highest_tier_allowed is not None else 1
+        return {
+            "mode": "required",
+            "level": tier_level(self.levels, tier, f"{field_name}.highestTierAllowed"),
+        }
+
+    # -- deciding --------------------------------------------------------------------------
+
+    def _gang_for(self, group: _Group) -> GangRequest | None:
+        ref = group.ref
+        if not group.pending:
+            self._waiting.discard(ref)
+            return None
+        if ref.api != "pod" and group.podgroup is None:
+            self._wait(
+                group, "PodGroupNotFound", f"PodGroup {ref.namespace}/{ref.name} does not exist"
+            )
+            return None
+        try:
+            group.policy = self._policy(group)
+        except ValueError as error:
+            self._wait(group, "InvalidPodGroup", str(error))
+            return None
+        needed = group.policy.min_member - len(group.bound)
+        if needed > len(group.pending):
+            have = len(group.pending) + len(group.bound)
+            self._wait(
+                group,
+                "WaitingForPods",
+                f"{have} of the {group.policy.min_member} pods of the gang exist",
+            )
+            return None
+        roles: dict[str, int] = {}
+        try:
+            request = build_gang(
+                str(ref),
+                group.pending,
+                needed=max(needed, 1),
+                policy=group.policy,
+                levels=self.levels,
+                default_topology=self.default_topology,
+                bound_by_role=roles,
+                priority=max((p.spec.priority or 0 for p in group.pending), default=0),
+            )
+        except ValueError as error:
+            self._wait(group, "InvalidPod", str(error))
+            return None
+        if group.bound and needed > 0:
+            self._stay_beside(request, group.bound)
+        return request
+
+    def _stay_beside(self, request: GangRequest, bound: Sequence[Pod]) -> None:
+        """Keep a partly bound gang's missing pods inside the domain its bound pods share at
+        the gang's ``required`` level."""
+        topology = request.gang.get("topology") or {}
+        if topology.get("mode") != "required":
+            return
+        level = topology["level"]
+        values = set()
+        for pod in bound:
+            node = self.mirror.node(
+                pod.spec.node_name
+                or self.mirror.node_of(pod_key(pod.metadata.namespace, pod.metadata.name))
+                or ""
+            )
+            values.add(None if node is None else node["labels"].get(level))
+        if len(values) == 1 and None not in values:
+            (value,) = values
+            for task in request.gang["tasks"]:
+                task["nodeSelector"] = {**task.get("nodeSelector", {}), level: value}
+
+    def _unschedulable(self, group: _Group, request: GangRequest, placement: Placement) -> None:
+        if group.bound and not group.counts.running and not self._in_flight(group):
+            # Left partly bound (a crash mid-bind) and the rest does not fit beside it.
+            self._spawn(self._roll_back(group))
+            return
+        why = explain(self.mirror, request.gang, placement)
+        self._wait(group, "Unschedulable", why.message)
+
+    def _in_flight(self, group: _Group) -> bool:
+        return any(
+            self.mirror.is_assumed(pod_key(p.metadata.namespace, p.metadata.name))
+            for p in group.bound
+        )
+
+    def _bind(self, group: _Group, request: GangRequest, placement: Placement) -> None:
+        assert self._binder is not None
+        bindings: list[PodBinding] = []
+        for task, pods in request.pods.items():
+            queue = list(pods)
+            for assignment in placement.assignments:
+                if assignment.task != task:
+                    continue
+                for _ in range(assignment.count):
+                    pod = queue.pop(0)
+                    bindings.append(
+                        PodBinding(
+                            pod.metadata.namespace or "default",
+                            pod.metadata.name or "",
+                            assignment.node,
+                            pod_requests(pod),
+                            pod.metadata.uid,
+                        )
+                    )
+        reservation = self._binder.reserve(bindings)  # before any await: the room is taken
+        self._binding.add(group.ref)
+        self._waiting.discard(group.ref)
+        self._spawn(self._finish_bind(group, reservation, placement))
+
+    async def _finish_bind(
+        self, group: _Group, reservation: Reservation, placement: Placement
+    ) -> None:
+        assert self._binder is not None
+        ref = group.ref
+        pods = {pod_key(p.metadata.namespace, p.metadata.name): p for p in group.pending}
+        try:
+            await self._binder.bind(reservation)
+        except BindError as error:
+            self._fail_backoff(ref)
+            message = f"binding rejected: {error}"
+            log.warning("%s: %s", ref, message)
+            for binding in reservation.bindings:
+                await self._event(pods[binding.key], "Warning", "FailedScheduling", message)
+            return
+        finally:
+            self._binding.discard(ref)
+            self._mark(ref)
+        self.bound_gangs += 1
+        self._retry_at.pop(ref, None)
+        self._reported.pop(ref, None)
+        where = ", ".join(f"{k}={v}" for k, v in placement.domain.items()) or "across domains"
+        for binding in reservation.bindings:
+            await self._event(
+                pods[binding.key],
+                "Normal",
+                "Scheduled",
+                f"Successfully assigned {binding.key} to {binding.node} (gang {ref}, {where})",
+            )
+
+    def _fail_backoff(self, ref: GroupRef) -> None:
+        first, cap = self._backoff
+        previous = self._retry_at.get(ref)
+        delay = first if previous is None else min(previous[1] * 2, cap)
+        self._retry_at[ref] = (self._clock() + delay, delay)
+
+    async def _roll_back(self, group: _Group) -> None:
+        assert self._manager is not None
+        message = (
+            f"{len(group.bound)} of the gang's pods were bound and the other "
+            f"{len(group.pending)} do not fit beside them: deleting the bound pods"
+        )
+        log.warning("%s: %s", group.ref, message)
+        for pod in group.bound:
+            await self._event(pod, "Warning", "GangRolledBack", message)
+            with contextlib.suppress(NotFound):
+                try:
+                    await self._manager.client.delete(
+                        Pod,
+                        pod.metadata.name or "",
+                        namespace=pod.metadata.namespace,
+                        grace_period_seconds=0,
+                    )
+                except KubernetesError as error:
+                    log.warning("%s: could not delete %s: %s", group.ref, pod.metadata.name, error)
+            self.mirror.remove_pod(pod_key(pod.metadata.namespace, pod.metadata.name))
+
+    # -- reporting -------------------------------------------------------------------------
+
+    def _wait(self, group: _Group, reason: str, message: str) -> None:
+        self._waiting.add(group.ref)
+        if self._reported.get(group.ref) == message:
+            return  # already said: no event storm on every pass
+        self._reported[group.ref] = message
+        self._spawn(self._report_waiting(group, reason, message))
+
+    async def _report_waiting(self, group: _Group, reason: str, message: str) -> None:
+        log.info("%s waits: %s", group.ref, message)
+        for pod in group.pending:
+            await self._event(pod, "Warning", "FailedScheduling", f"{reason}: {message}")
+        await self._write_status(group, (reason, message))
+
+    async def _event(
+        self, pod: Pod, type_: Literal["Normal", "Warning"], reason: str, note: str
+    ) -> None:
+        if self._recorder is not None:
+            await self._recorder.event(pod, type_, reason, note[:1024], action="Scheduling")
+
+    async def _write_status(self, group: _Group, waiting: tuple[str, str] | None = None) -> None:
+        """Bring the PodGroup's status in line with its pods (a merge patch of ``status``)."""
+        podgroup, ref = group.podgroup, group.ref
+        if podgroup is None or self._manager is None:
+            return
+        min_member = max(podgroup.spec.min_member or 0, 1)
+        counts = group.counts
+        if ref.api == "coscheduling":
+            status: dict[str, Any] = {
+                "phase": coscheduling_phase(min_member, counts, ref in self._binding),
+                "running": counts.running,
+                "succeeded": counts.succeeded,
+                "failed": counts.failed,
+            }
+            if podgroup.status is None or podgroup.status.schedule_start_time is None:
+                status["scheduleStartTime"] = _now()
+            subresource: str | None = "status"
+        else:
+            status = {
+                "phase": volcano_phase(min_member, counts),
+                "running": counts.running,
+                "succeeded": counts.succeeded,
+                "failed": counts.failed,
+            }
+            status["conditions"] = self._volcano_conditions(podgroup, counts, min_member, waiting)
+            subresource = None  # Volcano's PodGroup CRD has no status subresource
+        key = tuple(sorted((k, repr(v)) for k, v in status.items() if k != "scheduleStartTime"))
+        if waiting is None and self._status.get(ref) == key:
+            return
+        self._status[ref] = key
+        try:
+            await self._manager.client.patch(
+                _MODELS[ref.api],
+                ref.name,
+                {"status": status},
+                namespace=ref.namespace,
+                patch_type=PatchType.MERGE,
+                subresource=subresource,
+            )
+        except NotFound:
+            return
+        except KubernetesError as error:
+            self._status.pop(ref, None)
+            log.warning("%s: could not write the PodGroup status: %s", ref, error)
+
+    def _volcano_conditions(
+        self, podgroup: Any, counts: GroupCounts, min_member: int, waiting: tuple[str, str] | None
+    ) -> list[dict[str, Any]]:
+        current = {c.type: c for c in (podgroup.status.conditions if podgroup.status else [])}
+        if counts.bound + counts.succeeded >= min_member:
+            wanted = ("Scheduled", "True", "tasks in gang are ready to be scheduled", "")
+        elif waiting is not None:
+            wanted = ("Unschedulable", "True", waiting[0], waiting[1])
+        elif "Unschedulable" in current:
+            old = current["Unschedulable"]
+            wanted = ("Unschedulable", old.status, old.reason or "", old.message or "")
+        else:
+            return [
+                c.model_dump(by_alias=True, exclude_none=True, mode="json")
+                for c in current.values()
+            ]
+        type_, status, reason, message = wanted
+        kept = [
+            c.model_dump(by_alias=True, exclude_none=True, mode="json")
+            for t, c in current.items()
+            if t not in ("Scheduled", "Unschedulable")
+        ]
+        old = current.get(type_)
+        stamp = (
+            old.last_transition_time.isoformat().replace("+00:00", "Z")
+            if old is not None and old.status == status and old.last_transition_time
+            else _now()
+        )
+        return [
+            *kept,
+            {
+                "type": type_,
+                "status": status,
+                "reason": reason,
+                "message": message,
+                "lastTransitionTime": stamp,
+            },
+        ]
+
+
+def _now() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")

@@ -1,0 +1,168 @@
+"""Pending pods as a placer gang: tasks by role and shape, minimums, topology sources."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from crdkit.placer import Cluster
+from crdkit.resources import Pod
+from crdkit.scheduling.gangs import (
+    KUEUE_PREFERRED,
+    KUEUE_REQUIRED,
+    KUEUE_SLICE_REQUIRED,
+    KUEUE_SLICE_SIZE,
+    GangPolicy,
+    build_gang,
+    kueue_topology,
+    tier_level,
+)
+
+LEVELS = ["example.com/block", "example.com/rack"]
+
+
+def pod(
+    name: str,
+    *,
+    gpu: int = 8,
+    role: str | None = None,
+    annotations: dict[str, str] | None = None,
+    **spec: Any,
+) -> Pod:
+    labels = {"training.kubeflow.org/replica-type": role} if role else {}
+    return Pod.model_validate(
+        {
+            "metadata": {
+                "name": name,
+                "namespace": "ml",
+                "labels": labels,
+                "annotations": annotations or {},
+            },
+            "spec": {
+                "containers": [
+                    {
+                        "name": "pytorch",
+                        "resources": {"requests": {"cpu": "8", "nvidia.com/gpu": str(gpu)}},
+                    }
+                ],
+                **spec,
+            },
+        }
+    )
+
+
+def test_pods_of_one_role_and_shape_are_one_task_and_roles_keep_their_names() -> None:
+    pods = [
+        pod("job-master-0", role="Master"),
+        *(pod(f"job-worker-{i}", role="Worker") for i in range(3)),
+    ]
+    request = build_gang("g", pods, needed=4, policy=GangPolicy(min_member=4), levels=LEVELS)
+    tasks = {task["name"]: task for task in request.gang["tasks"]}
+    assert set(tasks) == {"master", "worker"}
+    assert tasks["worker"]["replicas"] == 3
+    assert tasks["worker"]["requests"] == {"cpu": "8", "nvidia.com/gpu": "8"}
+    assert "minAvailable" not in tasks["worker"]  # every pod is needed
+    assert [p.metadata.name for p in request.pods["worker"]] == [
+        f"job-worker-{i}" for i in range(3)
+    ]
+    Cluster(LEVELS).compile(request.gang)  # a valid contract gang
+
+
+def test_one_role_with_two_shapes_becomes_two_tasks() -> None:
+    pods = [pod("a", role="Worker"), pod("b", role="Worker", gpu=4)]
+    request = build_gang("g", pods, needed=2, policy=GangPolicy(min_member=2), levels=LEVELS)
+    assert sorted(t["name"] for t in request.gang["tasks"]) == ["worker", "worker-2"]
+
+
+def test_fewer_needed_than_pending_sets_minimums_that_add_up_to_needed() -> None:
+    pods = [pod("m", role="Master"), *(pod(f"w{i}", role="Worker") for i in range(5))]
+    policy = GangPolicy(min_member=4, min_task_member={"master": 1, "worker": 2})
+    request = build_gang("g", pods, needed=4, policy=policy, levels=LEVELS)
+    minimums = {t["name"]: t["minAvailable"] for t in request.gang["tasks"]}
+    assert minimums == {"master": 1, "worker": 3}
+
+
+def test_the_podgroup_topology_wins_over_kueue_annotations() -> None:
+    annotated = pod("a", annotations={KUEUE_REQUIRED: "example.com/block"})
+    from_group = build_gang(
+        "g",
+        [annotated],
+        needed=1,
+        policy=GangPolicy(topology={"mode": "required", "level": "example.com/rack"}),
+        levels=LEVELS,
+    )
+    assert from_group.gang["topology"] == {"mode": "required", "level": "example.com/rack"}
+    from_pods = build_gang("g", [annotated], needed=1, policy=GangPolicy(), levels=LEVELS)
+    assert from_pods.gang["topology"] == {"mode": "required", "level": "example.com/block"}
+    default = build_gang(
+        "g",
+        [pod("b")],
+        needed=1,
+        policy=GangPolicy(),
+        levels=LEVELS,
+        default_topology={"mode": "preferred", "level": "example.com/rack"},
+    )
+    assert default.gang["topology"]["mode"] == "preferred"
+
+
+def test_kueue_annotations_read_as_topology_and_slices() -> None:
+    annotated = pod(
+        "a",
+        annotations={
+            KUEUE_PREFERRED: "example.com/block",
+            KUEUE_SLICE_REQUIRED: "example.com/rack",
+            KUEUE_SLICE_SIZE: "2",
+        },
+    )
+    assert kueue_topology(annotated, LEVELS) == (
+        {"mode": "preferred", "level": "example.com/block"},
+        {"level": "example.com/rack", "size": 2},
+    )
+
+
+def test_an_unknown_kueue_level_names_the_pod_and_the_annotation() -> None:
+    bad = pod("a", annotations={KUEUE_REQUIRED: "example.com/zone"})
+    with pytest.raises(
+        ValueError,
+        match=r"pod ml/a: metadata.annotations\[kueue.x-k8s.io/podset-required-topology\]",
+    ):
+        build_gang("g", [bad], needed=1, policy=GangPolicy(), levels=LEVELS)
+
+
+def test_simple_required_node_affinity_becomes_a_selector_and_richer_affinity_is_refused() -> None:
+    term = {"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["h100"]}]}
+    simple = pod(
+        "a",
+        affinity={
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+            }
+        },
+    )
+    request = build_gang("g", [simple], needed=1, policy=GangPolicy(), levels=LEVELS)
+    assert request.gang["tasks"][0]["nodeSelector"] == {"gpu": "h100"}
+    term = {"matchExpressions": [{"key": "gpu", "operator": "NotIn", "values": ["a100"]}]}
+    rich = pod(
+        "b",
+        affinity={
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+            }
+        },
+    )
+    with pytest.raises(ValueError, match="only `In` with one value"):
+        build_gang("g", [rich], needed=1, policy=GangPolicy(), levels=LEVELS)
+
+
+def test_volcano_tiers_count_from_the_narrowest_level() -> None:
+    assert tier_level(LEVELS, 1, "f") == "example.com/rack"
+    assert tier_level(LEVELS, 2, "f") == "example.com/block"
+    assert tier_level(LEVELS, 9, "f") == "example.com/block"
+    with pytest.raises(ValueError, match="f: must be at least 1"):
+        tier_level(LEVELS, 0, "f")
+
+
+def test_needed_out_of_range_is_refused() -> None:
+    with pytest.raises(ValueError, match="needed"):
+        build_gang("g", [pod("a")], needed=2, policy=GangPolicy(), levels=LEVELS)
