@@ -1,0 +1,1 @@
+"""crdkit.scheduling: topology-aware gang scheduling on a live cluster."""
