@@ -171,25 +171,24 @@ def _aggregate(
     try:
         total: dict[str, int] = {}
         for key, i, requests, _ in containers:
-            at = (key, i)
-            for name, value in _quantities(requests):
-                total[name] = total.get(name, 0) + value
+            if requests:
+                at = (key, i)
+                _add(total, requests)
 
         if inits:
             sidecars: dict[str, int] = {}  # the sidecars started so far
             init_peak: dict[str, int] = {}  # the most any init container needs while it runs
             for key, i, requests, sidecar in inits:
                 at = (key, i)
-                own = _quantities(requests)
                 if sidecar:
-                    for name, value in own:
-                        total[name] = total.get(name, 0) + value
-                        sidecars[name] = sidecars.get(name, 0) + value
+                    if requests:
+                        _add(total, requests)
+                        _add(sidecars, requests)
                     needs = sidecars
                 else:
                     needs = dict(sidecars)
-                    for name, value in own:
-                        needs[name] = needs.get(name, 0) + value
+                    if requests:
+                        _add(needs, requests)
                 for name, value in needs.items():
                     if name not in init_peak or value > init_peak[name]:
                         init_peak[name] = value
@@ -199,14 +198,15 @@ def _aggregate(
 
         if pod_level:
             at = "resources.requests"
-            for name, value in _quantities(pod_level):
+            replaced: dict[str, int] = {}
+            _add(replaced, pod_level)
+            for name, value in replaced.items():
                 if name in _POD_LEVEL or name.startswith(_HUGEPAGES):
                     total[name] = value
 
         if overhead:
             at = "overhead"
-            for name, value in _quantities(overhead):
-                total[name] = total.get(name, 0) + value
+            _add(total, overhead)
     except _Refused as refused:
         path = (
             f"{prefix}{at}"
@@ -219,13 +219,10 @@ def _aggregate(
     return total
 
 
-def _quantities(requests: Any) -> list[tuple[str, int]]:
-    """``requests`` as (name, milli-units) pairs; ``_Refused`` says what is wrong, not where."""
-    if not requests:
-        return []
+def _add(total: dict[str, int], requests: Any) -> None:
+    """Add ``requests`` into ``total``; ``_Refused`` says what is wrong, not where."""
     if type(requests) is not dict and not isinstance(requests, Mapping):
         raise _Refused(None, f"expected an object, got {type(requests).__name__}")
-    pairs = []
     for name, text in requests.items():
         value = _PARSED.get(text) if type(text) is str else None
         if value is None:
@@ -235,5 +232,4 @@ def _quantities(requests: Any) -> list[tuple[str, int]]:
                 raise _Refused(name, str(err)) from None
             if type(text) is str and len(_PARSED) < _PARSED_MAX:
                 _PARSED[text] = value
-        pairs.append((name, value))
-    return pairs
+        total[name] = total.get(name, 0) + value
