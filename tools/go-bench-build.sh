@@ -1,8 +1,9 @@
 # Sourced by the build.sh of a Go peer of the benchmarks (benches/kueue_tas,
-# benches/controller_runtime_peer) after it sets `here` (the Go module's folder) and `peer` (the
-# binary's name): builds that module's main package into
-# ${CRDKIT_BENCH_BIN:-$HOME/.cache/crdkit/bench-bin}/$peer and prints the binary's path on the
-# last line of stdout (everything else goes to stderr). The benches run the build.sh themselves.
+# benches/controller_runtime_peer) or of a test's Go reference (tools/podrequests) after it sets
+# `here` (the Go module's folder) and `peer` (the binary's name): builds that module's main
+# package into ${CRDKIT_BENCH_BIN:-$HOME/.cache/crdkit/bench-bin}/$peer and prints the binary's
+# path on the last line of stdout (everything else goes to stderr). The benches and that test run
+# the build.sh themselves.
 #
 # Pinned by the module's go.mod/go.sum (GOFLAGS=-mod=readonly: the build never edits them) with
 # the local Go toolchain (GOTOOLCHAIN=local), both from tools/go-toolchain.sh. The build is
