@@ -77,7 +77,8 @@ def pod_requests(pod: Pod | PodSpec | Mapping[str, Any]) -> dict[str, int]:
     if isinstance(pod, PodSpec):
         return _from_model(pod, "")
     if isinstance(pod, Mapping):
-        if "spec" in pod or ("containers" not in pod and "initContainers" not in pod):
+        # A Pod has these keys and a PodSpec none of them.
+        if "spec" in pod or "metadata" in pod or "kind" in pod or "apiVersion" in pod:
             spec = pod.get("spec")
             if spec is None:
                 spec = {}

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pod_strategies import pods
 
 from crdkit.scheduling.requests import pod_requests
@@ -90,3 +91,26 @@ def test_pod_requests_agree_with_component_helpers(
     reference: Reference, body: dict[str, Any]
 ) -> None:
     assert pod_requests(body) == reference.requests(body)
+
+
+_sub_milli = st.one_of(
+    st.integers(1, 5000).map(lambda n: f"{n}u"),
+    st.integers(1, 5_000_000).map(lambda n: f"{n}n"),
+    st.integers(1, 999).map(lambda n: f"0.{n:03d}5m"),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["cpu", "memory"]), _sub_milli), max_size=4))
+def test_sub_milli_quantities_are_only_ever_overstated(
+    reference: Reference, requests: list[dict[str, str]]
+) -> None:
+    # Upstream adds exact quantities and rounds the total up to a milli-unit; pod_requests
+    # rounds each quantity first (see crdkit.scheduling.requests), so it may ask for a little
+    # more than upstream, never for less.
+    containers = [{"name": f"c{i}", "resources": {"requests": r}} for i, r in enumerate(requests)]
+    body = {"spec": {"containers": containers}}
+    ours, theirs = pod_requests(body), reference.requests(body)
+    assert ours.keys() == theirs.keys()
+    for name, value in ours.items():
+        assert theirs[name] <= value <= theirs[name] + len(containers)

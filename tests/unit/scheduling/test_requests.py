@@ -235,6 +235,11 @@ def test_a_pod_spec_error_is_relative_to_the_spec() -> None:
         pod_requests(model.spec)
 
 
+def test_a_pod_spec_without_containers_is_still_a_spec() -> None:
+    assert pod_requests({"overhead": {"cpu": "250m"}}) == {"cpu": 250}
+    assert pod_requests({"metadata": {"name": "p"}}) == {}
+
+
 def test_other_types_are_refused() -> None:
     with pytest.raises(TypeError, match="expected a Pod, a PodSpec or a mapping"):
         pod_requests([])  # type: ignore[arg-type]
