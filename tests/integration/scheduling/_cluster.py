@@ -1,0 +1,179 @@
+"""What the scheduling tests build on the apiserver: simulated nodes in racks, pods made the
+way Kubeflow's training-operator makes a PyTorchJob's, and a running scheduler."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from crdkit.client import Client
+from crdkit.resources import Node, Pod
+from crdkit.runtime import Manager
+from crdkit.scheduling import GangScheduler
+from crdkit.scheduling.podgroups import CoschedulingPodGroup, VolcanoPodGroup
+
+BLOCK, RACK = "example.com/block", "example.com/rack"
+LEVELS = [BLOCK, RACK]
+POOL = "crdkit.io/test-pool"
+
+
+def new_pool() -> str:
+    return f"p{uuid.uuid4().hex[:8]}"
+
+
+async def make_nodes(
+    client: Client, pool: str, racks: dict[str, int], *, gpus: int = 8, cpus: int = 32
+) -> list[str]:
+    """Ready, untainted nodes, ``racks[rack]`` of them in each rack (all in block b1),
+    labelled with the pool; their names."""
+    names = []
+    for rack, count in racks.items():
+        for index in range(count):
+            name = f"{pool}-{rack}-n{index}"
+            names.append(name)
+            node = Node.model_validate(
+                {
+                    "metadata": {
+                        "name": name,
+                        "labels": {
+                            POOL: pool,
+                            BLOCK: "b1",
+                            RACK: f"{pool}-{rack}",
+                            "kubernetes.io/hostname": name,
+                        },
+                    },
+                    "status": {
+                        "allocatable": {
+                            "cpu": str(cpus),
+                            "memory": "256Gi",
+                            "nvidia.com/gpu": str(gpus),
+                            "pods": "110",
+                        },
+                        "conditions": [{"type": "Ready", "status": "True", "reason": "Sim"}],
+                    },
+                }
+            )
+            await client.create(node)
+            # The apiserver's TaintNodesByCondition admission taints every new Node not-ready;
+            # the node lifecycle controller that would lift it once Ready does not run here.
+            await client.patch(Node, name, {"spec": {"taints": None}})
+    return names
+
+
+def pytorchjob_pods(
+    job: str,
+    namespace: str,
+    workers: int,
+    *,
+    scheduler: str,
+    group: str,
+    gpus: int = 8,
+) -> list[Pod]:
+    """A PyTorchJob's pods as training-operator v1 creates them: one master and ``workers``
+    workers, with its labels, and the gang membership of ``group`` (``volcano``: the
+    ``scheduling.k8s.io/group-name`` annotation, ``coscheduling``: the pod-group label)."""
+    pods = []
+    for role, count in (("master", 1), ("worker", workers)):
+        for index in range(count):
+            labels = {
+                "training.kubeflow.org/job-name": job,
+                "training.kubeflow.org/operator-name": "pytorchjob-controller",
+                "training.kubeflow.org/replica-type": role,
+                "training.kubeflow.org/replica-index": str(index),
+            }
+            annotations = {}
+            if group == "volcano":
+                annotations["scheduling.k8s.io/group-name"] = job
+            elif group == "coscheduling":
+                labels["scheduling.x-k8s.io/pod-group"] = job
+            pods.append(
+                Pod.model_validate(
+                    {
+                        "metadata": {
+                            "name": f"{job}-{role}-{index}",
+                            "namespace": namespace,
+                            "labels": labels,
+                            "annotations": annotations,
+                        },
+                        "spec": {
+                            "schedulerName": scheduler,
+                            "restartPolicy": "OnFailure",
+                            "containers": [
+                                {
+                                    "name": "pytorch",
+                                    "image": "docker.io/kubeflowkatib/pytorch-mnist:v1",
+                                    "resources": {
+                                        "requests": {"cpu": "4", "nvidia.com/gpu": str(gpus)},
+                                        "limits": {"nvidia.com/gpu": str(gpus)},
+                                    },
+                                }
+                            ],
+                        },
+                    }
+                )
+            )
+    return pods
+
+
+def volcano_podgroup(
+    name: str, namespace: str, min_member: int, *, tier: int | None = None
+) -> VolcanoPodGroup:
+    spec: dict[str, Any] = {"minMember": min_member, "queue": "default"}
+    if tier is not None:
+        spec["networkTopology"] = {"mode": "hard", "highestTierAllowed": tier}
+    return VolcanoPodGroup.model_validate(
+        {"metadata": {"name": name, "namespace": namespace}, "spec": spec}
+    )
+
+
+def coscheduling_podgroup(name: str, namespace: str, min_member: int) -> CoschedulingPodGroup:
+    return CoschedulingPodGroup.model_validate(
+        {
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"minMember": min_member, "scheduleTimeoutSeconds": 60},
+        }
+    )
+
+
+async def create_all(client: Client, objects: Sequence[Any]) -> None:
+    for obj in objects:
+        await client.create(obj)
+
+
+async def pods_of(client: Client, namespace: str, prefix: str = "") -> list[Pod]:
+    pods = await client.list(Pod, namespace=namespace)
+    return sorted(
+        (p for p in pods.items if (p.metadata.name or "").startswith(prefix)),
+        key=lambda p: p.metadata.name or "",
+    )
+
+
+async def bound_nodes(client: Client, namespace: str, prefix: str = "") -> list[str | None]:
+    return [p.spec.node_name for p in await pods_of(client, namespace, prefix)]
+
+
+@contextlib.asynccontextmanager
+async def running_scheduler(
+    client: Client, pool: str, name: str, **options: Any
+) -> AsyncIterator[GangScheduler]:
+    """A Manager running a `GangScheduler` named ``name`` on the pool's nodes."""
+    scheduler = GangScheduler(name, LEVELS, node_selector=f"{POOL}={pool}", **options)
+    manager = Manager(
+        client,
+        metrics_bind_address="0",
+        health_probe_bind_address="0",
+        registry=CollectorRegistry(),
+    )
+    manager.add_runnable(scheduler)
+    task = asyncio.create_task(manager.run())
+    try:
+        await manager.wait_ready()
+        yield scheduler
+    finally:
+        manager.stop()
+        await task

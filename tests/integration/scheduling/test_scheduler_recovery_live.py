@@ -1,0 +1,121 @@
+"""The gang scheduler when things go wrong: a bind refused mid-gang, and a restart that finds a
+gang half bound (what a scheduler killed mid-bind leaves behind)."""
+
+from __future__ import annotations
+
+import pytest
+from _cluster import (
+    create_all,
+    make_nodes,
+    new_pool,
+    pods_of,
+    pytorchjob_pods,
+    running_scheduler,
+    volcano_podgroup,
+)
+
+from crdkit.client import Client
+from crdkit.resources import Event, Pod
+from crdkit.testing import ControlPlane, HttpFaultProxy, eventually
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+
+
+async def bound(client: Client, namespace: str, prefix: str) -> dict[str, str]:
+    return {
+        p.metadata.name or "": p.spec.node_name
+        for p in await pods_of(client, namespace, prefix)
+        if p.spec.node_name
+    }
+
+
+async def recreate_missing(client: Client, namespace: str, wanted: list[Pod]) -> None:
+    """What the pods' controller does: make again any pod that is gone."""
+    have = {p.metadata.name for p in await pods_of(client, namespace)}
+    await create_all(client, [p for p in wanted if p.metadata.name not in have])
+
+
+async def test_a_bind_refused_mid_gang_rolls_the_gang_back_and_a_retry_binds_it_whole(
+    scheduling_plane: ControlPlane,
+) -> None:
+    pool = new_pool()
+    async with Client.from_control_plane(scheduling_plane) as admin:
+        await scheduling_plane.create_namespace(pool)
+        await make_nodes(admin, pool, {"a": 4})
+        name = f"sched-{pool}"
+        wanted = pytorchjob_pods("job", pool, 3, scheduler=name, group="volcano")
+        await create_all(admin, [volcano_podgroup("job", pool, 4, tier=1), *wanted])
+        async with HttpFaultProxy.for_control_plane(scheduling_plane) as proxy:
+            refused = proxy.fail(
+                500, methods=["POST"], path=r"/pods/job-worker-1/binding$", times=1
+            )
+            async with (
+                Client(proxy.client_config()) as client,
+                running_scheduler(client, pool, name),
+            ):
+
+                async def rolled_back() -> bool:
+                    events = await admin.list(Event, namespace=pool)
+                    return any("binding rejected" in (e.note or "") for e in events.items)
+
+                await eventually(rolled_back, what="the rollback reported")
+                assert refused.hits == 1
+                # Whatever the failed attempt bound is gone, never left bound alone.
+                after = await bound(admin, pool, "job")
+                assert len(after) in (0, 4)
+                # The training operator makes its deleted pods again; the retry binds all.
+                for _ in range(2):
+                    await recreate_missing(admin, pool, wanted)
+                await eventually(
+                    lambda: _bound_count(admin, pool, "job", 4), what="the gang bound whole"
+                )
+
+
+async def _bound_count(client: Client, namespace: str, prefix: str, count: int) -> bool:
+    return len(await bound(client, namespace, prefix)) == count
+
+
+async def test_a_half_bound_gang_is_adopted_when_the_rest_fits_beside_it(
+    scheduling_plane: ControlPlane,
+) -> None:
+    pool = new_pool()
+    async with Client.from_control_plane(scheduling_plane) as client:
+        await scheduling_plane.create_namespace(pool)
+        nodes = await make_nodes(client, pool, {"a": 4, "b": 4})
+        name = f"sched-{pool}"
+        pods = pytorchjob_pods("half", pool, 3, scheduler=name, group="volcano")
+        await create_all(client, [volcano_podgroup("half", pool, 4, tier=1), *pods])
+        # A scheduler bound two pods to rack a, then died.
+        await client.bind("half-master-0", nodes[0], namespace=pool)
+        await client.bind("half-worker-0", nodes[1], namespace=pool)
+        async with running_scheduler(client, pool, name):
+            await eventually(lambda: _bound_count(client, pool, "half", 4), what="adopted")
+            placed = await bound(client, pool, "half")
+            assert placed["half-master-0"] == nodes[0]  # the bound pods were kept
+            assert all(f"{pool}-a-" in node for node in placed.values())
+
+
+async def test_a_half_bound_gang_whose_rest_cannot_fit_beside_it_is_rolled_back(
+    scheduling_plane: ControlPlane,
+) -> None:
+    pool = new_pool()
+    async with Client.from_control_plane(scheduling_plane) as client:
+        await scheduling_plane.create_namespace(pool)
+        nodes = await make_nodes(client, pool, {"a": 2, "b": 4})
+        name = f"sched-{pool}"
+        pods = pytorchjob_pods("stuck", pool, 3, scheduler=name, group="volcano")
+        await create_all(client, [volcano_podgroup("stuck", pool, 4, tier=1), *pods])
+        await client.bind("stuck-master-0", nodes[0], namespace=pool)
+        await client.bind("stuck-worker-0", nodes[1], namespace=pool)
+        async with running_scheduler(client, pool, name):
+
+            async def bound_ones_deleted() -> bool:
+                names = {p.metadata.name for p in await pods_of(client, pool, "stuck")}
+                return "stuck-master-0" not in names and "stuck-worker-0" not in names
+
+            await eventually(bound_ones_deleted, what="the half-bound pods deleted")
+            await recreate_missing(client, pool, pods)
+            await eventually(lambda: _bound_count(client, pool, "stuck", 4), what="placed afresh")
+            assert all(
+                f"{pool}-b-" in node for node in (await bound(client, pool, "stuck")).values()
+            )
