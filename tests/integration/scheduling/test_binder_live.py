@@ -7,7 +7,7 @@ from _cluster import LEVELS, create_all, make_nodes, new_pool, pods_of, pytorchj
 
 from crdkit.client import Client, NotFound
 from crdkit.resources import Node, Pod
-from crdkit.scheduling import BindError, Binder, ClusterMirror, PodBinding, pod_requests
+from crdkit.scheduling import Binder, BindError, ClusterMirror, PodBinding, pod_requests
 from crdkit.testing import ControlPlane
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]

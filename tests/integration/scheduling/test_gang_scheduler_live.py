@@ -62,7 +62,8 @@ async def test_a_pytorchjob_gang_lands_under_one_rack(scheduling_plane: ControlP
             group = await client.get(VolcanoPodGroup, "llama", namespace=ns)
             assert group.status is not None
             scheduled = [c for c in group.status.conditions or [] if c.type == "Scheduled"]
-            assert scheduled and scheduled[0].status == "True"
+            assert scheduled
+            assert scheduled[0].status == "True"
             await eventually(
                 lambda: _has_event(client, ns, "llama-master-0", "Scheduled"),
                 what="a Scheduled event",
@@ -123,7 +124,8 @@ async def test_two_gangs_that_together_exceed_capacity_never_end_partly_bound(
             ]
             assert any("not now" in note for note in notes), notes
             group = await client.get(CoschedulingPodGroup, waiting, namespace=ns)
-            assert group.status is not None and group.status.phase == "Pending"
+            assert group.status is not None
+            assert group.status.phase == "Pending"
             # Still no partial binding after the scheduler had every chance.
             assert await bound_count(client, ns, waiting) == 0
 
