@@ -37,7 +37,7 @@ from crdkit.client.codec import (
     paused_gc,
 )
 from crdkit.client.discovery import GroupVersionKind
-from crdkit.client.errors import ApiError, Gone, KubernetesError, RequestTimeout
+from crdkit.client.errors import ApiError, Forbidden, Gone, KubernetesError, RequestTimeout
 from crdkit.client.objects import object_key, resource_version_of
 from crdkit.client.retry import Backoff
 from crdkit.client.watch import ADDED, BOOKMARK, DELETED, MODIFIED
@@ -65,6 +65,8 @@ T = TypeVar("T")
 
 DEFAULT_RESYNC = 10 * 3600.0
 DEFAULT_PAGE_SIZE = 500
+FORBIDDEN_LOG_INTERVAL = 30.0
+"""Seconds between repeats of the same 403 warning (a new message is logged at once)."""
 
 
 def strip_managed_fields(obj: T) -> T:
@@ -157,8 +159,10 @@ class Informer(Generic[T]):
         self.list_count = 0
         #: How many watch connections were opened.
         self.watch_count = 0
-        #: The last error the loop recovered from, if any.
+        #: The last error the loop recovered from, if any (the manager's cache-sync timeout
+        #: names it: often a 403 that says which right the role lacks).
         self.last_error: BaseException | None = None
+        self._forbidden_logged: tuple[str, float] | None = None  # (message, loop time)
 
     @classmethod
     def for_metadata(
@@ -325,6 +329,11 @@ class Informer(Generic[T]):
                 if self._resource_version is None:  # the list itself failed: do not spin
                     await asyncio.sleep(self.backoff.next())
                 self._resource_version = None
+            except Forbidden as exc:
+                self.last_error = exc
+                delay = self.backoff.next()
+                self._log_forbidden(exc, delay)
+                await asyncio.sleep(delay)
             except KubernetesError as exc:
                 self.last_error = exc
                 delay = self.backoff.next()
@@ -339,6 +348,41 @@ class Informer(Generic[T]):
                 delay = self.backoff.next()
                 log.exception("informer %s failed; retrying in %.1fs", self.description, delay)
                 await asyncio.sleep(delay)
+
+    def _log_forbidden(self, exc: Forbidden, delay: float) -> None:
+        """A 403 will not fix itself: say which right is missing and where to look, once per
+        distinct message and then every ``FORBIDDEN_LOG_INTERVAL`` seconds, not on every retry.
+        """
+        verb = "list" if self._resource_version is None else "watch"
+        resource = self._target.info.plural if self._target is not None else self.description
+        group = self._target.info.group if self._target is not None else "?"
+        where = f"namespace {self.namespace}" if self.namespace else "all namespaces"
+        message = str(exc)
+        now = asyncio.get_running_loop().time()
+        last = self._forbidden_logged
+        if last is not None and last[0] == message and now - last[1] < FORBIDDEN_LOG_INTERVAL:
+            log.debug("informer %s: still forbidden; retrying in %.1fs", self.description, delay)
+            return
+        self._forbidden_logged = (message, now)
+        log.warning(
+            'informer %s: forbidden to %s %s (group "%s") in %s: %s; check the operator\'s role '
+            "(crdkit gen-rbac ... --check ROLE.yaml); retrying in %.1fs",
+            self.description,
+            verb,
+            resource,
+            group,
+            where,
+            message,
+            delay,
+            extra={
+                "fields": {
+                    "resource": resource,
+                    "group": group,
+                    "namespace": self.namespace,
+                    "verb": verb,
+                }
+            },
+        )
 
     async def _list(self, target: ResolvedResource[T]) -> None:
         """List page by page into the store, then drop what the list no longer has.

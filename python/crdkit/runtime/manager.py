@@ -291,8 +291,10 @@ class Manager:
                     wait.cancel()
                 await asyncio.gather(*waits, return_exceptions=True)
         if not self.ready:
-            if self._ended.is_set():
+            if self._ended.is_set() and not self._synced:
                 raise RuntimeError("the manager's run() ended before it was ready")
+            if self._ended.is_set():
+                raise RuntimeError("the manager's run() has ended: it is no longer ready")
             raise RuntimeError("the manager is stopping: it will not become ready")
 
     def stop(self) -> None:

@@ -10,12 +10,12 @@
 
 Values are converted by the constructor's annotations: ``str``, ``int``, ``float``, ``bool``
 (true/false/1/0/yes/no), ``list[str]`` (comma-separated on the command line, a YAML list in the
-file) and ``X | None`` of these; any other annotation gets the text (or the YAML value). The
-config file is a mapping of the same keys (``Class.key`` or a ``Class:`` section for one class
-only); ``--option`` overrides it. With several classes, ``Class.key=value`` is for one class,
-and an unqualified key goes to every class that takes it (an error if none does). Dashes in
-keys read as underscores. Every problem is an :class:`OptionError`: one line that names the
-option and the class.
+file) and ``X | None`` of these (``none`` or ``null`` gives ``None``); any other annotation gets
+the text (or the YAML value). The config file is a mapping of the same keys (``Class.key`` or a
+``Class:`` section for one class only); ``--option`` overrides it. With several classes,
+``Class.key=value`` is for one class, and an unqualified key goes to every class that takes it
+(an error if none does). Dashes in keys read as underscores. Every problem is an
+:class:`OptionError`: one line that names the option and the class.
 """
 
 from __future__ import annotations

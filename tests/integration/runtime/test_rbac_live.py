@@ -30,6 +30,7 @@ from crdkit.client import Client, Forbidden, GroupVersionKind, NotFound
 from crdkit.resources import ConfigMap, Lease, LeaseSpec, ObjectMeta
 from crdkit.runtime import is_condition_true
 from crdkit.testing import ControlPlane
+from crdkit.testing.users import service_account_token, token_kubeconfig
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -43,57 +44,6 @@ def generated_rbac(*args: str) -> list[dict[str, Any]]:
     )
     assert result.exit_code == 0, result.output
     return list(yaml.safe_load_all(result.output))
-
-
-async def service_account_token(client: Client, namespace: str) -> str:
-    """A ServiceAccount in ``namespace`` and a token for it from the TokenRequest API."""
-    await client.create(
-        {
-            "apiVersion": "v1",
-            "kind": "ServiceAccount",
-            "metadata": {"name": SERVICE_ACCOUNT, "namespace": namespace},
-        }
-    )
-    request = {
-        "apiVersion": "authentication.k8s.io/v1",
-        "kind": "TokenRequest",
-        "spec": {"expirationSeconds": 3600},
-    }
-    answer = await client.transport.request(
-        "POST",
-        f"/api/v1/namespaces/{namespace}/serviceaccounts/{SERVICE_ACCOUNT}/token",
-        body=json.dumps(request).encode(),
-        content_type="application/json",
-    )
-    token: str = json.loads(answer)["status"]["token"]
-    return token
-
-
-def token_kubeconfig(path: Path, control_plane: ControlPlane, token: str, namespace: str) -> Path:
-    """A kubeconfig that authenticates with ``token`` only (no client certificate)."""
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": "local",
-                "cluster": {
-                    "server": control_plane.server_url,
-                    "certificate-authority": str(control_plane.ca_file),
-                },
-            }
-        ],
-        "users": [{"name": SERVICE_ACCOUNT, "user": {"token": token}}],
-        "contexts": [
-            {
-                "name": SERVICE_ACCOUNT,
-                "context": {"cluster": "local", "user": SERVICE_ACCOUNT, "namespace": namespace},
-            }
-        ],
-        "current-context": SERVICE_ACCOUNT,
-    }
-    path.write_text(yaml.safe_dump(config))
-    return path
 
 
 async def apply_all(client: Client, documents: list[dict[str, Any]]) -> None:
@@ -201,8 +151,10 @@ async def test_namespaced_operator_runs_with_generated_roles_only(
     )
     assert {d["kind"] for d in documents} == {"Role", "RoleBinding"}
     await apply_all(crdkit_client, documents)
-    token = await service_account_token(crdkit_client, namespace)
-    kubeconfig = token_kubeconfig(tmp_path / "kubeconfig", control_plane, token, namespace)
+    token = await service_account_token(crdkit_client, namespace, SERVICE_ACCOUNT)
+    kubeconfig = token_kubeconfig(
+        tmp_path / "kubeconfig", control_plane, token, user=SERVICE_ACCOUNT, namespace=namespace
+    )
     log = tmp_path / "operator.stderr"
     async with run_operator(kubeconfig, log, "--namespace", namespace) as process:
         await greets(crdkit_client, namespace)
@@ -264,8 +216,10 @@ async def test_cluster_wide_operator_keeps_its_lease_in_its_namespace(
     )
     await apply_all(crdkit_client, documents)
     try:
-        token = await service_account_token(crdkit_client, namespace)
-        kubeconfig = token_kubeconfig(tmp_path / "kubeconfig", control_plane, token, namespace)
+        token = await service_account_token(crdkit_client, namespace, SERVICE_ACCOUNT)
+        kubeconfig = token_kubeconfig(
+            tmp_path / "kubeconfig", control_plane, token, user=SERVICE_ACCOUNT, namespace=namespace
+        )
         log = tmp_path / "operator.stderr"
         # In a pod the manager finds its namespace in the service account's files; here it
         # is given, as it is to gen-rbac (through --service-account-namespace).

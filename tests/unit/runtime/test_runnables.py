@@ -130,6 +130,47 @@ def test_without_leader_election_all_start_after_sync_and_stop_before_the_inform
     run_on_virtual_clock(main())
 
 
+class JournalingController:
+    """Stands in for a started controller: its stop journals the grace it was given."""
+
+    name = "fake"
+
+    def __init__(self, journal: list[str]) -> None:
+        self.journal = journal
+        self.started = False
+
+    def start(self) -> None:
+        self.started = True
+        self.journal.append("controller started")
+
+    async def stop(self, grace: float = 30.0) -> bool:
+        await asyncio.sleep(0)  # a drain that takes a turn of the loop
+        self.journal.append(f"controller stopped, grace {grace:g}")
+        self.started = False
+        return True
+
+
+def test_runnables_are_cancelled_after_the_controllers_had_their_grace() -> None:
+    async def main() -> None:
+        journal: list[str] = []
+        manager = new_manager(graceful_shutdown_timeout=7)
+        manager.controllers.append(JournalingController(journal))  # type: ignore[arg-type]
+        runnable = Recording("runnable", journal)
+        manager.add_runnable(runnable)
+        task = asyncio.create_task(manager.run())
+        await runnable.started.wait()
+        manager.stop()
+        await task
+        assert journal == [
+            "controller started",
+            "start runnable",
+            "controller stopped, grace 7",
+            "cancel runnable",
+        ]
+
+    run_on_virtual_clock(main())
+
+
 def test_with_leader_election_only_followers_run_until_the_lease_is_held() -> None:
     async def main() -> None:
         journal: list[str] = []
