@@ -37,12 +37,25 @@ def loaded_after(statement: str) -> tuple[set[str], set[str]]:
         ("import crdkit.crd", {"crd", "resources"}),
         ("import crdkit.placer", {"placer", "_placer"}),
         ("from crdkit import ObjectMeta", {"resources"}),
+        ("import crdkit.scheduling", {"scheduling"}),
+        # What an operator needs to size its pods: no client, no runtime.
+        (
+            "from crdkit.scheduling import pod_requests",
+            {"scheduling", "resources", "placer", "_placer"},
+        ),
     ],
 )
 def test_a_layer_loads_only_what_it_needs(statement: str, layers: set[str]) -> None:
     found, heavy = loaded_after(statement)
     assert found == layers
     assert heavy == set()
+
+
+def test_every_scheduling_name_resolves() -> None:
+    import crdkit.scheduling
+
+    for name in crdkit.scheduling.__all__:
+        assert getattr(crdkit.scheduling, name) is not None
 
 
 def test_the_client_layer_does_not_load_the_runtime() -> None:
