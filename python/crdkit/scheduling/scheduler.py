@@ -135,6 +135,7 @@ class GangScheduler(Runnable):
         retry_backoff: tuple[float, float] = (1.0, 60.0),
         clock: Callable[[], float] = time.monotonic,
         mirror: ClusterMirror | None = None,
+        shutdown_grace: float = 10.0,
     ) -> None:
         if not name:
             raise ValueError("name: the scheduler needs the name pods give in spec.schedulerName")
@@ -154,6 +155,8 @@ class GangScheduler(Runnable):
         self._bind_concurrency = bind_concurrency
         self._backoff = retry_backoff
         self._clock = clock
+        self.shutdown_grace = shutdown_grace
+        """Seconds binds and writes in flight get to finish when the scheduler stops."""
         self._dirty: set[GroupRef] = set()
         self._waiting: set[GroupRef] = set()
         self._binding: set[GroupRef] = set()
@@ -253,9 +256,13 @@ class GangScheduler(Runnable):
                 self._wake.clear()
                 await self.schedule_pass()
         finally:
-            for task in list(self._tasks):
-                task.cancel()
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+            # Binds and status writes in flight are short: let them end rather than cut a
+            # gang's bind in the middle (which would roll it back) or a request mid-stream.
+            if self._tasks:
+                _, late = await asyncio.wait(set(self._tasks), timeout=self.shutdown_grace)
+                for task in late:
+                    task.cancel()
+                await asyncio.gather(*late, return_exceptions=True)
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.ensure_future(work)

@@ -29,7 +29,6 @@ from crdkit.scheduling.podgroups import (
     VolcanoSubGroupPolicy,
 )
 from crdkit.testing import ControlPlane
-from crdkit.testing.crds import load_crds
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
@@ -43,12 +42,11 @@ WHEN = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def client() -> AsyncIterator[Client]:
-    async with ControlPlane() as plane:
-        await plane.install_crds(load_crds(UPSTREAM))
-        await plane.create_namespace(NAMESPACE)
-        async with Client.from_control_plane(plane) as api:
-            yield api
+async def client(scheduling_plane: ControlPlane) -> AsyncIterator[Client]:
+    # The folder's control plane has both upstream CRDs installed (see conftest.py).
+    await scheduling_plane.create_namespace(NAMESPACE)
+    async with Client.from_control_plane(scheduling_plane) as api:
+        yield api
 
 
 async def test_a_coscheduling_pod_group(client: Client) -> None:

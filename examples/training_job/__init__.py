@@ -1,0 +1,1 @@
+"""A TrainingJob operator that gang-places its master and workers with crdkit.scheduling."""
