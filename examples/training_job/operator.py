@@ -57,11 +57,10 @@ class TrainingJobReconciler(Reconciler[TrainingJob]):
         manager.add_runnable(scheduler)  # gang
 
     async def reconcile(self, ctx: Context, obj: TrainingJob) -> None:
-        name, namespace = obj.metadata.name or "", obj.metadata.namespace
         roles = [("master", 0)] + [("worker", i) for i in range(obj.spec.workers)]
-        await ctx.apply(  # gang: all pods or none, inside one domain of rack_level
+        await ctx.apply(  # gang: all pods or none
             CoschedulingPodGroup(
-                metadata=ObjectMeta(name=name, namespace=namespace),
+                metadata=ObjectMeta(name=obj.metadata.name, namespace=obj.metadata.namespace),
                 spec=CoschedulingPodGroupSpec(min_member=len(roles)),
             )
         )
