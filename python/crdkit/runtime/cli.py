@@ -12,59 +12,21 @@
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from crdkit.client.errors import ConfigError
-from crdkit.client.exec_plugin import DEFAULT_EXEC_TIMEOUT
-from crdkit.runtime.leader import LeaderElectionLost
+from crdkit.runtime.cli_common import connection_options, fail, manager_options, run_manager
 from crdkit.runtime.loader import load_reconciler_classes
 from crdkit.runtime.logs import configure_logging
-from crdkit.runtime.manager import CacheSyncTimeout, Manager
+from crdkit.runtime.manager import Manager
 from crdkit.runtime.options import OptionError, build_reconcilers
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from crdkit.runtime.reconciler import Reconciler
+    from crdkit.client import Client
 
 __all__ = ["run"]
-
-log = logging.getLogger("crdkit.run")
-
-
-async def _run(
-    reconcilers: Sequence[Reconciler[Any]],
-    kubeconfig: Path | None,
-    connection: dict[str, Any],
-    options: dict[str, Any],
-) -> None:
-    from crdkit.client import Client, ClientConfig
-
-    if kubeconfig is None:
-        config = await ClientConfig.load(**connection)
-    else:
-        config = await ClientConfig.from_kubeconfig(kubeconfig, **connection)
-    # Fetch the first credential now: an exec plugin that fails or hangs is a configuration
-    # problem to report in one line before anything starts, not a retry loop in the logs.
-    await config.credentials.authorization()
-    async with Client(config) as client:
-        manager = Manager(client, **options)
-        for reconciler in reconcilers:
-            manager.add(reconciler)
-        manager.install_signal_handlers()
-        await manager.run()
-
-
-def _fail(message: str, status: int = 2) -> NoReturn:
-    # One line on stderr, whatever the log format: this is for the person at the terminal.
-    click.echo(f"crdkit run: {' '.join(message.split())}", err=True)
-    sys.exit(status)
 
 
 @click.command("run")
@@ -89,38 +51,8 @@ def _fail(message: str, status: int = 2) -> NoReturn:
     "values, for the reconcilers' constructors.",
 )
 @click.option("--namespace", "-n", default=None, help="Watch only this namespace (default: all).")
-@click.option(
-    "--kubeconfig",
-    # Not checked by click: the loader's one-line message names the file and what is wrong.
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Kubeconfig file (default: in-cluster config, else $KUBECONFIG or ~/.kube/config).",
-)
-@click.option("--context", default=None, help="Kubeconfig context (default: the current one).")
-@click.option(
-    "--exec-timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=DEFAULT_EXEC_TIMEOUT,
-    show_default=True,
-    help="Seconds an exec credential plugin (or auth provider) may take to give a token.",
-)
-@click.option("--leader-elect", is_flag=True, help="Run controllers only while holding a Lease.")
-@click.option("--leader-election-id", default=None, help="Name of the Lease.")
-@click.option(
-    "--leader-election-namespace", default=None, help="Namespace of the Lease (default: own)."
-)
-@click.option(
-    "--metrics-bind-address",
-    default=":8080",
-    show_default=True,
-    help="Address of /metrics; '0' turns it off.",
-)
-@click.option(
-    "--health-probe-bind-address",
-    default=":8081",
-    show_default=True,
-    help="Address of /healthz and /readyz; '0' turns it off.",
-)
+@connection_options
+@manager_options
 @click.option(
     "--max-concurrent-reconciles",
     type=click.IntRange(min=1),
@@ -134,23 +66,6 @@ def _fail(message: str, status: int = 2) -> NoReturn:
     default=30.0,
     show_default=True,
     help="Seconds in-flight reconciles get to finish on SIGTERM/SIGINT.",
-)
-@click.option(
-    "--cache-sync-timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=120.0,
-    show_default=True,
-    help="Seconds the caches may take to list everything before crdkit run gives up (a role "
-    "that lacks list or watch is the usual reason: see crdkit gen-rbac --check).",
-)
-@click.option(
-    "--log-level",
-    type=click.Choice(["debug", "info", "warning", "error"]),
-    default="info",
-    show_default=True,
-)
-@click.option(
-    "--log-format", type=click.Choice(["json", "text"]), default="json", show_default=True
 )
 def run(
     reconcilers: tuple[str, ...],
@@ -181,7 +96,7 @@ def run(
     try:
         built = build_reconcilers(classes, reconciler_options, config_file)
     except OptionError as error:
-        _fail(str(error))
+        fail("run", str(error))
     options: dict[str, Any] = {
         "namespace": namespace,
         "leader_election": leader_elect,
@@ -194,14 +109,11 @@ def run(
         "cache_sync_timeout": cache_sync_timeout,
     }
     connection = {"context": context, "exec_timeout": exec_timeout}
-    try:
-        asyncio.run(_run(built, kubeconfig, connection, options))
-    except CacheSyncTimeout as error:
-        _fail(f"{error}; check the operator's role (crdkit gen-rbac ... --check ROLE.yaml)", 1)
-    except LeaderElectionLost as error:
-        log.error("leader election lost, exiting: %s", error)
-        sys.exit(1)
-    except ConfigError as error:
-        _fail(str(error))
-    except ValueError as error:
-        raise click.UsageError(str(error)) from None
+
+    async def build(client: Client) -> Manager:
+        manager = Manager(client, **options)
+        for reconciler in built:
+            manager.add(reconciler)
+        return manager
+
+    run_manager("run", kubeconfig, connection, build)

@@ -12,23 +12,22 @@ Volcano PodGroup). The PodGroup APIs watched are those whose CRDs the cluster se
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from crdkit.client.errors import ConfigError
-from crdkit.client.exec_plugin import DEFAULT_EXEC_TIMEOUT
-from crdkit.runtime.leader import LeaderElectionLost
+from crdkit.runtime.cli_common import connection_options, manager_options, run_manager
 from crdkit.runtime.logs import configure_logging
 
 if TYPE_CHECKING:
-    from crdkit.client import Client
+    from pathlib import Path
 
-__all__ = ["parse_topology", "scheduler_command"]
+    from crdkit.client import Client
+    from crdkit.runtime.manager import Manager
+
+__all__ = ["parse_topology", "scheduler_command", "served_pod_group_apis"]
 
 log = logging.getLogger("crdkit.scheduler")
 
@@ -71,44 +70,17 @@ async def served_pod_group_apis(client: Client) -> list[str]:
     return served
 
 
-async def _run(
-    kubeconfig: Path | None,
-    connection: dict[str, Any],
-    scheduler_options: dict[str, Any],
-    manager_options: dict[str, Any],
-    wanted: list[str] | None,
-) -> None:
-    from crdkit.client import Client, ClientConfig
-    from crdkit.runtime.manager import Manager
-    from crdkit.scheduling.scheduler import GangScheduler
-
-    if kubeconfig is None:
-        config = await ClientConfig.load(**connection)
-    else:
-        config = await ClientConfig.from_kubeconfig(kubeconfig, **connection)
-    await config.credentials.authorization()
-    async with Client(config) as client:
-        served = await served_pod_group_apis(client)
-        if wanted is None:
-            apis = served
-        else:
-            missing = [api for api in wanted if api not in served]
-            if missing:
-                raise ConfigError(
-                    f"--pod-groups: the cluster does not serve the {missing[0]} PodGroup API "
-                    f"({'/'.join(_APIS[missing[0]])}); install its CRD or leave it out"
-                )
-            apis = wanted
-        log.info("watching PodGroups", extra={"fields": {"apis": apis}})
-        manager = Manager(client, **manager_options)
-        manager.add_runnable(GangScheduler(pod_groups=apis, **scheduler_options))  # type: ignore[arg-type]
-        manager.install_signal_handlers()
-        await manager.run()
-
-
-def _fail(message: str) -> NoReturn:
-    click.echo(f"crdkit scheduler: {' '.join(message.split())}", err=True)
-    sys.exit(2)
+async def _pod_group_apis(client: Client, wanted: list[str] | None) -> list[str]:
+    served = await served_pod_group_apis(client)
+    if wanted is None:
+        return served
+    missing = [api for api in wanted if api not in served]
+    if missing:
+        raise ConfigError(
+            f"--pod-groups: the cluster does not serve the {missing[0]} PodGroup API "
+            f"({'/'.join(_APIS[missing[0]])}); install its CRD or leave it out"
+        )
+    return wanted
 
 
 @click.command("scheduler")
@@ -142,28 +114,8 @@ def _fail(message: str) -> NoReturn:
     show_default=True,
     help="Seconds a bound pod's assumption waits for the pod to show up bound.",
 )
-@click.option("--kubeconfig", type=click.Path(path_type=Path), default=None)
-@click.option("--context", default=None, help="Kubeconfig context (default: the current one).")
-@click.option(
-    "--exec-timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=DEFAULT_EXEC_TIMEOUT,
-    show_default=True,
-)
-@click.option("--leader-elect", is_flag=True, help="Schedule only while holding a Lease.")
-@click.option("--leader-election-id", default=None, help="Lease name (default: NAME).")
-@click.option("--leader-election-namespace", default=None, help="Lease namespace.")
-@click.option("--metrics-bind-address", default=":8080", show_default=True)
-@click.option("--health-probe-bind-address", default=":8081", show_default=True)
-@click.option(
-    "--log-level",
-    type=click.Choice(["debug", "info", "warning", "error"]),
-    default="info",
-    show_default=True,
-)
-@click.option(
-    "--log-format", type=click.Choice(["json", "text"]), default="json", show_default=True
-)
+@connection_options
+@manager_options
 def scheduler_command(
     name: str,
     levels: str,
@@ -180,10 +132,16 @@ def scheduler_command(
     leader_election_namespace: str | None,
     metrics_bind_address: str,
     health_probe_bind_address: str,
+    cache_sync_timeout: float,
     log_level: str,
     log_format: str,
 ) -> None:
-    """Run a secondary gang scheduler for pods whose spec.schedulerName is NAME."""
+    """Run a secondary gang scheduler for pods whose spec.schedulerName is NAME.
+
+    With --leader-elect the Lease is NAME-leader unless --leader-election-id names another
+    (give gen-rbac the same: crdkit gen-rbac crdkit.scheduling:GangScheduler
+    --leader-election-id NAME-leader).
+    """
     configure_logging(log_level, log_format)
     level_list = [level.strip() for level in levels.split(",") if level.strip()]
     try:
@@ -198,28 +156,33 @@ def scheduler_command(
             raise click.UsageError(
                 f"--pod-groups: unknown API {unknown[0]!r} (coscheduling, volcano)"
             )
-    scheduler_options: dict[str, Any] = {
-        "name": name,
-        "levels": level_list,
-        "default_topology": default_topology,
-        "node_selector": node_selector,
-        "policy": policy,
-        "assume_ttl": assume_ttl,
-    }
-    manager_options: dict[str, Any] = {
+    manager_settings: dict[str, Any] = {
         "leader_election": leader_elect,
         "leader_election_id": leader_election_id or f"{name}-leader",
         "leader_election_namespace": leader_election_namespace,
         "metrics_bind_address": metrics_bind_address,
         "health_probe_bind_address": health_probe_bind_address,
+        "cache_sync_timeout": cache_sync_timeout,
     }
-    connection = {"context": context, "exec_timeout": exec_timeout}
-    try:
-        asyncio.run(_run(kubeconfig, connection, scheduler_options, manager_options, wanted))
-    except LeaderElectionLost as error:
-        log.error("leader election lost, exiting: %s", error)
-        sys.exit(1)
-    except ConfigError as error:
-        _fail(str(error))
-    except ValueError as error:
-        raise click.UsageError(str(error)) from None
+
+    async def build(client: Client) -> Manager:
+        from crdkit.runtime.manager import Manager
+        from crdkit.scheduling.scheduler import GangScheduler
+
+        apis = await _pod_group_apis(client, wanted)
+        log.info("watching PodGroups", extra={"fields": {"apis": apis}})
+        manager = Manager(client, **manager_settings)
+        manager.add_runnable(
+            GangScheduler(
+                name,
+                level_list,
+                default_topology=default_topology,
+                pod_groups=apis,  # type: ignore[arg-type]
+                node_selector=node_selector,
+                policy=policy,  # type: ignore[arg-type]
+                assume_ttl=assume_ttl,
+            )
+        )
+        return manager
+
+    run_manager("scheduler", kubeconfig, {"context": context, "exec_timeout": exec_timeout}, build)
