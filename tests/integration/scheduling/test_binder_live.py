@@ -30,17 +30,26 @@ def binding(pod: Pod, node: str, uid: str | None = None) -> PodBinding:
     )
 
 
+async def pending_gang(
+    client: Client, plane: ControlPlane, nodes: int, job: str
+) -> tuple[str, list[str], list[Pod], ClusterMirror, Binder]:
+    """A namespace (the pool's name), ``nodes`` nodes, a pending gang of one master and
+    ``nodes - 1`` workers that no scheduler places, and a Binder over a mirror of the nodes."""
+    pool = new_pool()
+    await plane.create_namespace(pool)
+    names = await make_nodes(client, pool, {"a": nodes})
+    await create_all(
+        client, pytorchjob_pods(job, pool, nodes - 1, scheduler="nobody", group="none")
+    )
+    mirror = await mirror_of(client, pool)
+    return pool, names, await pods_of(client, pool, job), mirror, Binder(client, mirror)
+
+
 async def test_a_bind_that_fails_mid_gang_deletes_what_it_bound_and_frees_the_room(
     scheduling_plane: ControlPlane,
 ) -> None:
-    pool = new_pool()
     async with Client.from_control_plane(scheduling_plane) as client:
-        await scheduling_plane.create_namespace(pool)
-        nodes = await make_nodes(client, pool, {"a": 3})
-        await create_all(client, pytorchjob_pods("job", pool, 2, scheduler="nobody", group="none"))
-        pods = await pods_of(client, pool, "job")
-        mirror = await mirror_of(client, pool)
-        binder = Binder(client, mirror)
+        pool, nodes, pods, mirror, binder = await pending_gang(client, scheduling_plane, 3, "job")
         # The last pod's uid is stale (the name now holds another pod): its bind is refused.
         plan = [
             binding(pods[0], nodes[0]),
@@ -66,14 +75,8 @@ async def test_a_bind_that_fails_mid_gang_deletes_what_it_bound_and_frees_the_ro
 async def test_a_bind_that_succeeds_binds_every_pod_and_keeps_the_assumptions(
     scheduling_plane: ControlPlane,
 ) -> None:
-    pool = new_pool()
     async with Client.from_control_plane(scheduling_plane) as client:
-        await scheduling_plane.create_namespace(pool)
-        nodes = await make_nodes(client, pool, {"a": 2})
-        await create_all(client, pytorchjob_pods("ok", pool, 1, scheduler="nobody", group="none"))
-        pods = await pods_of(client, pool, "ok")
-        mirror = await mirror_of(client, pool)
-        binder = Binder(client, mirror)
+        pool, nodes, pods, mirror, binder = await pending_gang(client, scheduling_plane, 2, "ok")
         plan = [binding(pod, node) for pod, node in zip(pods, nodes, strict=True)]
         await binder.bind(binder.reserve(plan))
         assert [p.spec.node_name for p in await pods_of(client, pool, "ok")] == nodes
