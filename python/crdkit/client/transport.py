@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -161,6 +162,7 @@ class Transport:
         self._max_connections = max_connections
         self._session: aiohttp.ClientSession | None = None
         self._user_agent = _user_agent()
+        self._dropped_streams: weakref.WeakSet[asyncio.Transport] = weakref.WeakSet()
 
     async def open(self) -> None:
         if self._session is None:
@@ -177,6 +179,17 @@ class Transport:
         if self._session is not None:
             session, self._session = self._session, None
             await session.close()
+            # A watch dropped mid-stream leaves its connection in a graceful TLS shutdown
+            # that nothing awaits; if the event loop ends first, the socket is left open
+            # (and reported unclosed when collected). The client is done with them: cut them.
+            for transport in list(self._dropped_streams):
+                transport.abort()
+            self._dropped_streams.clear()
+
+    @property
+    def is_open(self) -> bool:
+        """Whether ``open`` was called (and ``close`` not since)."""
+        return self._session is not None
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -349,6 +362,9 @@ class Transport:
         try:
             yield response.content
         finally:
+            connection = response.connection
+            if connection is not None and connection.transport is not None:
+                self._dropped_streams.add(connection.transport)
             response.close()
 
 

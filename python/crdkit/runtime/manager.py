@@ -325,6 +325,12 @@ class Manager:
                 "nothing to run: add a reconciler with manager.add(...) or a runnable with "
                 "manager.add_runnable(...)"
             )
+        if not self.client.transport.is_open:
+            # Otherwise every informer would retry its list against a closed client forever.
+            raise RuntimeError(
+                "the manager's client is not open: use it inside `async with Client(...)` "
+                "around manager.run()"
+            )
         self._started = True
         lost = False
         try:

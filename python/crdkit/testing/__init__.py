@@ -13,7 +13,8 @@ The binaries come from ``make envtest`` (built from pinned Go modules into ``.en
 :mod:`crdkit.testing.faults` puts a proxy between a client and the apiserver that blackholes,
 drops, refuses, resets or delays connections, answers chosen requests with 429 or 5xx, and
 cuts watches, on demand: ``TcpFaultProxy`` and ``HttpFaultProxy``. ``eventually`` polls a
-condition on the live cluster until it holds.
+condition on the live cluster until it holds. ``simulated_node`` and ``create_nodes`` register
+Nodes as a kubelet would (Ready, without the not-ready taint the apiserver adds).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from crdkit.testing.faults import (
     RecordedRequest,
     TcpFaultProxy,
 )
+from crdkit.testing.nodes import create_nodes, simulated_node
 
 __all__ = [
     "Binaries",
@@ -43,7 +45,9 @@ __all__ = [
     "RecordedRequest",
     "TcpFaultProxy",
     "candidate_folders",
+    "create_nodes",
     "eventually",
     "find_binaries",
     "load_crds",
+    "simulated_node",
 ]

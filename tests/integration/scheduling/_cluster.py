@@ -12,10 +12,11 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from crdkit.client import Client
-from crdkit.resources import Node, Pod
+from crdkit.resources import Pod
 from crdkit.runtime import Manager
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.podgroups import CoschedulingPodGroup, VolcanoPodGroup
+from crdkit.testing import create_nodes, simulated_node
 
 BLOCK, RACK = "example.com/block", "example.com/rack"
 LEVELS = [BLOCK, RACK]
@@ -31,38 +32,16 @@ async def make_nodes(
 ) -> list[str]:
     """Ready, untainted nodes, ``racks[rack]`` of them in each rack (all in block b1),
     labelled with the pool; their names."""
-    names = []
-    for rack, count in racks.items():
-        for index in range(count):
-            name = f"{pool}-{rack}-n{index}"
-            names.append(name)
-            node = Node.model_validate(
-                {
-                    "metadata": {
-                        "name": name,
-                        "labels": {
-                            POOL: pool,
-                            BLOCK: "b1",
-                            RACK: f"{pool}-{rack}",
-                            "kubernetes.io/hostname": name,
-                        },
-                    },
-                    "status": {
-                        "allocatable": {
-                            "cpu": str(cpus),
-                            "memory": "256Gi",
-                            "nvidia.com/gpu": str(gpus),
-                            "pods": "110",
-                        },
-                        "conditions": [{"type": "Ready", "status": "True", "reason": "Sim"}],
-                    },
-                }
-            )
-            await client.create(node)
-            # The apiserver's TaintNodesByCondition admission taints every new Node not-ready;
-            # the node lifecycle controller that would lift it once Ready does not run here.
-            await client.patch(Node, name, {"spec": {"taints": None}})
-    return names
+    nodes = [
+        simulated_node(
+            f"{pool}-{rack}-n{index}",
+            labels={POOL: pool, BLOCK: "b1", RACK: f"{pool}-{rack}"},
+            allocatable={"cpu": cpus, "memory": "256Gi", "nvidia.com/gpu": gpus, "pods": 110},
+        )
+        for rack, count in racks.items()
+        for index in range(count)
+    ]
+    return [node.metadata.name or "" for node in await create_nodes(client, nodes)]
 
 
 def pytorchjob_pods(

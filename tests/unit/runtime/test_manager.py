@@ -47,6 +47,15 @@ async def test_run_with_nothing_to_run_is_an_error() -> None:
         await manager().run()
 
 
+async def test_run_with_a_client_never_opened_fails_at_once() -> None:
+    from crdkit.client import Client, ClientConfig
+
+    mgr = Manager(Client(ClientConfig(server="https://127.0.0.1:1")), registry=CollectorRegistry())
+    mgr.add(HelloReconciler())
+    with pytest.raises(RuntimeError, match=r"client is not open: use it inside `async with"):
+        await mgr.run()
+
+
 @pytest.mark.parametrize(
     ("timings", "field"),
     [
