@@ -56,7 +56,9 @@ last bound), the scheduler's passes and the setup times. With ``--e2e-nodes 1000
 nodes alone takes minutes on a 2-core machine (20,000 API calls) and the scheduler's initial
 list of 10,000 nodes adds to it, so the default stays at 1,024.
 
-``loadavg`` (start and end) and ``cpus`` say how busy the machine was.
+``loadavg`` (start and end) and ``cpus`` say how busy the machine was. ``--profile`` prints a
+cProfile of one pass of the mirror's events at the largest size to stderr (it slows that pass,
+which is not one of the timed ones).
 """
 
 from __future__ import annotations
@@ -64,9 +66,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import cProfile
 import gc
+import io
 import json
 import os
+import pstats
 import random
 import statistics
 import sys
@@ -242,8 +247,17 @@ def per_event_us(handler: Callable[[Any], None], items: Sequence[Any]) -> float:
     return (time.perf_counter() - started) / len(items) * 1e6
 
 
-def mirror_events(state: ClusterState) -> dict[str, float]:
-    """One fresh mirror taken through every kind of event, once per node or pod."""
+@dataclass
+class Updates:
+    """The later events of a cluster's objects: a heartbeat and a label per node, the phase
+    Running per pod."""
+
+    heartbeats: list[Node]
+    changed: list[Node]
+    running: list[Pod]
+
+
+def updates(state: ClusterState) -> Updates:
     count = len(state.nodes)
     heartbeats = [
         Node.model_validate(
@@ -258,14 +272,19 @@ def mirror_events(state: ClusterState) -> dict[str, float]:
         for i in range(count)
     ]
     running = [with_phase(pod, "Running") for pod in state.pods]
+    return Updates(heartbeats, changed, running)
+
+
+def mirror_events(state: ClusterState, later: Updates) -> dict[str, float]:
+    """One fresh mirror taken through every kind of event, once per node or pod."""
     mirror = ClusterMirror(LEVELS)
     result = {
         "node_added": per_event_us(mirror.set_node, state.nodes),
         "pod_bound": per_event_us(mirror.set_pod, state.pods),
-        "node_heartbeat": per_event_us(mirror.set_node, heartbeats),
-        "node_changed": per_event_us(mirror.set_node, changed),
-        "pod_status": per_event_us(mirror.set_pod, running),
-        "pod_deleted": per_event_us(mirror.remove_pod, running),
+        "node_heartbeat": per_event_us(mirror.set_node, later.heartbeats),
+        "node_changed": per_event_us(mirror.set_node, later.changed),
+        "pod_status": per_event_us(mirror.set_pod, later.running),
+        "pod_deleted": per_event_us(mirror.remove_pod, later.running),
     }
     if any(mirror.used(name) for name in mirror.node_names()):
         raise AssertionError("mirror: usage left after every pod was deleted")
@@ -274,12 +293,24 @@ def mirror_events(state: ClusterState) -> dict[str, float]:
 
 def measure_mirror(state: ClusterState, repeats: int) -> dict[str, Any]:
     """Median per-event µs over ``repeats`` fresh mirrors."""
-    runs = [mirror_events(state) for _ in range(repeats)]
+    later = updates(state)
+    runs = [mirror_events(state, later) for _ in range(repeats)]
     result: dict[str, Any] = {"nodes": len(state.nodes), "pods": len(state.pods)}
     for event in EVENTS:
         result[f"{event}_us"] = round(statistics.median(run[event] for run in runs), 2)
     result["repeats"] = repeats
     return result
+
+
+def profile_mirror(state: ClusterState, top: int = 15) -> str:
+    """cProfile of one `mirror_events` pass (the handlers only), the ``top`` entries by own
+    time: what the per-event cost is made of."""
+    later = updates(state)
+    profile = cProfile.Profile()
+    profile.runcall(mirror_events, state, later)
+    text = io.StringIO()
+    pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(top)
+    return text.getvalue()
 
 
 def build_mirror(state: ClusterState) -> ClusterMirror:
@@ -673,8 +704,10 @@ def loadavg() -> list[float]:
     return [round(value, 2) for value in os.getloadavg()]
 
 
-def in_memory(sizes: Sequence[int], decisions: int, repeats: int) -> dict[str, Any]:
-    """Parts 1 and 2, and the memory of the largest mirror."""
+def in_memory(
+    sizes: Sequence[int], decisions: int, repeats: int, *, profile: bool = False
+) -> dict[str, Any]:
+    """Parts 1 and 2, and the memory of the largest mirror (and its profile to stderr)."""
     mirror: dict[str, Any] = {}
     decided: dict[str, Any] = {}
     memory: dict[str, Any] = {}
@@ -686,6 +719,8 @@ def in_memory(sizes: Sequence[int], decisions: int, repeats: int) -> dict[str, A
         }
         if count == max(sizes):
             memory = measure_memory(state)
+            if profile:
+                print(profile_mirror(state), file=sys.stderr)
         del state
         gc.collect()
     return {"mirror": mirror, "memory": memory, "decisions": decided}
@@ -706,6 +741,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--decisions", type=int, default=24, help="gangs per decision workload")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-e2e", action="store_true")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="print a cProfile of the mirror's events at the largest size to stderr",
+    )
     parser.add_argument("--e2e-concurrency", type=int, default=16, help="gangs created at once")
     parser.add_argument("--node-concurrency", type=int, default=32, help="node creates at once")
     parser.add_argument("--wait", type=float, default=300.0, help="seconds to wait for binding")
@@ -719,7 +759,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "loadavg_start": loadavg(),
     }
-    result.update(in_memory(args.nodes, args.decisions, args.repeats))
+    result.update(in_memory(args.nodes, args.decisions, args.repeats, profile=args.profile))
     result["e2e"] = (
         None
         if args.skip_e2e

@@ -76,3 +76,9 @@ def test_the_e2e_gangs_are_pytorchjob_pods_of_a_volcano_podgroup(bench: ModuleTy
     assert group["spec"]["minMember"] == 4
     assert group["spec"]["networkTopology"] == {"mode": "hard", "highestTierAllowed": 1}
     assert all(size in bench.E2E_SIZES for size in bench.e2e_gang_sizes(50))
+
+
+def test_the_profile_names_the_mirror_handlers(bench: ModuleType) -> None:
+    text = bench.profile_mirror(bench.cluster_state(16), top=40)
+    assert "set_pod" in text
+    assert "set_node" in text
