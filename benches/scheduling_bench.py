@@ -52,7 +52,9 @@ training-operator creates a PyTorchJob's (a master and workers, the
 fixed seed: about a third of a 1,024-node cluster, so no gang waits for capacity). Timed per
 gang: from its last pod's create call returning to a separate pod informer having seen all its
 pods bound. Reported: p50/p99/max ms, gangs bound per second over the burst (first create to
-last bound), the scheduler's passes and the setup times. With ``--e2e-nodes 10000`` creating the
+last bound), the scheduler's passes, the Events in the gangs' namespace a second after the last
+bind (the scheduler's ``Scheduled`` and ``FailedScheduling``: API writes competing with the
+binds) and the setup times. With ``--e2e-nodes 10000`` creating the
 nodes alone takes minutes on a 2-core machine (20,000 API calls) and the scheduler's initial
 list of 10,000 nodes adds to it, so the default stays at 1,024.
 
@@ -601,6 +603,7 @@ async def measure_e2e(
     from prometheus_client import CollectorRegistry
 
     from crdkit.client import Client
+    from crdkit.resources import Event
     from crdkit.runtime import Informer, Manager
     from crdkit.scheduling import GangScheduler
     from crdkit.testing import ControlPlane
@@ -673,6 +676,8 @@ async def measure_e2e(
                 await asyncio.wait_for(done.wait(), wait_s)
             finished = max(bound.values(), default=time.perf_counter())
             passes = scheduler.passes - passes_before
+            await asyncio.sleep(1.0)  # the Events of the last binds
+            events = len((await client.list(Event, namespace=GANG_NS)).items)
         finally:
             manager.stop()
             await running
@@ -690,6 +695,7 @@ async def measure_e2e(
         "gangs_per_s": round(len(bound) / (finished - started), 1) if bound else 0.0,
         "burst_s": round(finished - started, 2),
         "scheduler_passes": passes,
+        "events": events,
         "create_concurrency": concurrency,
         "control_plane_s": round(plane_s, 1),
         "create_nodes_s": round(nodes_s, 1),
