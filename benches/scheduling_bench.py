@@ -1,7 +1,7 @@
 """Benchmark of crdkit.scheduling: the mirror's per-event cost, decisions, and binding end to end.
 
     python benches/scheduling_bench.py [--nodes 1024,10000] [--e2e-nodes 1024] [--gangs 100]
-        [--decisions 24] [--skip-e2e] [--repeats 3]
+        [--decisions 32] [--skip-e2e] [--repeats 3]
 
 Prints one JSON object with three parts, all measured in the same run:
 
@@ -38,7 +38,7 @@ The cluster: ``--nodes`` nodes of 8 GPUs, 96 CPUs, 1536Gi and 110 pods, racks of
 blocks of 8 racks; 8 pods bound to every node. A rack is empty with probability 3/8 (seed 7);
 in the others 8 to 16 nodes (uniform) are busy, with 8 pods of one GPU each. The other nodes
 run 8 CPU-only pods. About 47 % of the GPUs are used; a 16-pod gang fits only in an empty rack,
-so at 1,024 nodes (about 24 empty racks) the last gangs of ``rack16`` find no room, and a
+so at 1,024 nodes (26 empty racks of 64) the last 6 of the 32 ``rack16`` gangs find no room: a
 decision that finds none is timed as well.
 
 ``e2e``: a local control plane (kube-apiserver and etcd, `crdkit.testing.ControlPlane`) with
@@ -744,7 +744,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=node_counts, default=[1024, 10000])
     parser.add_argument("--e2e-nodes", type=int, default=1024)
     parser.add_argument("--gangs", type=int, default=100, help="gangs submitted end to end")
-    parser.add_argument("--decisions", type=int, default=24, help="gangs per decision workload")
+    parser.add_argument("--decisions", type=int, default=32, help="gangs per decision workload")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-e2e", action="store_true")
     parser.add_argument(
