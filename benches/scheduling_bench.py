@@ -15,9 +15,11 @@ they are what an informer hands its handlers. ``memory``: a mirror of the larges
 its pods (10,000 nodes and 80,000 pods by default): the Python heap it allocates (tracemalloc
 peak; the Rust state is outside it) and the process's RSS growth (both).
 
-``decisions``: per cluster size, two workloads of ``--decisions`` gangs each, ``required`` under
-one rack: ``rack16`` (16 pods of 8 GPUs) and ``mix`` (1 to 16 such pods, fixed seed). Each gang
-is decided two ways on the same starting state:
+``decisions``: per cluster size, three workloads of ``--decisions`` gangs each, ``required``
+under one rack: ``rack16`` (16 pods of 8 GPUs), ``mix`` (1 to 16 such pods, fixed seed) and
+``pytorchjob`` (the same sizes as ``mix``, each gang of two tasks as `build_gang` makes a
+PyTorchJob's pods: a master and the workers). Each gang is decided two ways on the same
+starting state:
 
 - ``incremental``: what `GangScheduler` does: ``mirror.place(gang)``, then ``assume_pod`` for
   each pod of the placement (what `Binder.reserve` does), then each pod's bound event
@@ -54,9 +56,11 @@ gang: from its last pod's create call returning to a separate pod informer havin
 pods bound. Reported: p50/p99/max ms, gangs bound per second over the burst (first create to
 last bound), the scheduler's passes, the Events in the gangs' namespace a second after the last
 bind (the scheduler's ``Scheduled`` and ``FailedScheduling``: API writes competing with the
-binds) and the setup times. With ``--e2e-nodes 10000`` creating the
-nodes alone takes minutes on a 2-core machine (20,000 API calls) and the scheduler's initial
-list of 10,000 nodes adds to it, so the default stays at 1,024.
+binds) and the setup times. With ``--e2e-nodes 10000`` creating the nodes alone takes 1 to 2
+minutes on a 2-core machine (20,000 API calls), and binding is slow there: a gang of a master
+and one worker (two tasks of one pod) costs the placer about 350 ms at 10,000 nodes (18 ms at
+1,024; other shapes take well under 1 ms), and a pass places its whole batch in one call, so
+p50 was 7 to 13 s in our runs. The default stays at 1,024.
 
 ``loadavg`` (start and end) and ``cpus`` say how busy the machine was. ``--profile`` prints a
 cProfile of one pass of the mirror's events at the largest size to stderr (it slows that pass,
@@ -362,23 +366,29 @@ def measure_memory(state: ClusterState) -> dict[str, Any]:
 GANG_MILLI = pod_requests(Pod.model_validate(pod_manifest("sample", GANG_NS, GANG_POD)))
 
 
+WORKLOADS = ("rack16", "mix", "pytorchjob")
+
+
 def gang_sizes(workload: str, count: int, seed: int = 11) -> list[int]:
-    """The pods of each gang of ``workload`` (``rack16`` or ``mix``)."""
+    """The pods of each gang of ``workload`` (one of `WORKLOADS`)."""
     if workload == "rack16":
         return [16] * count
     rng = random.Random(seed)
     return [rng.randint(1, 16) for _ in range(count)]
 
 
-def gang_document(name: str, size: int) -> dict[str, Any]:
-    """The placer's gang: ``size`` pods of 8 GPUs, all under one rack."""
-    return {
-        "name": name,
-        "tasks": [
-            {"name": "worker", "replicas": size, "requests": requests_as_quantities(GANG_MILLI)}
-        ],
-        "topology": {"mode": "required", "level": RACK},
-    }
+def gang_document(name: str, size: int, *, master: bool = False) -> dict[str, Any]:
+    """The placer's gang: ``size`` pods of 8 GPUs, all under one rack; with ``master``, as
+    `build_gang` makes it of a PyTorchJob's pods: a task ``master`` of one pod and a task
+    ``worker`` of the others."""
+    requests = requests_as_quantities(GANG_MILLI)
+    if master:
+        tasks = [{"name": "master", "replicas": 1, "requests": requests}]
+        if size > 1:
+            tasks.append({"name": "worker", "replicas": size - 1, "requests": requests})
+    else:
+        tasks = [{"name": "worker", "replicas": size, "requests": requests}]
+    return {"name": name, "tasks": tasks, "topology": {"mode": "required", "level": RACK}}
 
 
 @dataclass
@@ -393,7 +403,7 @@ def workload(kind: str, count: int) -> Workload:
     gangs, pods = [], {}
     for index, size in enumerate(gang_sizes(kind, count)):
         name = f"{kind}-{index:03d}"
-        gangs.append(gang_document(name, size))
+        gangs.append(gang_document(name, size, master=kind == "pytorchjob"))
         pods[name] = [
             Pod.model_validate(pod_manifest(f"{name}-{i}", GANG_NS, GANG_POD)) for i in range(size)
         ]
@@ -721,7 +731,7 @@ def in_memory(
         state = cluster_state(count)
         mirror[str(count)] = measure_mirror(state, repeats)
         decided[str(count)] = {
-            kind: measure_decisions(state, kind, decisions, repeats) for kind in ("rack16", "mix")
+            kind: measure_decisions(state, kind, decisions, repeats) for kind in WORKLOADS
         }
         if count == max(sizes):
             memory = measure_memory(state)

@@ -41,7 +41,7 @@ def test_a_tiny_run_prints_every_part(
         assert events[f"{event}_us"] > 0
     assert result["memory"]["nodes"] == 48
     assert result["memory"]["tracemalloc_peak_mb"] > 0
-    for kind in ("rack16", "mix"):
+    for kind in bench.WORKLOADS:
         case = result["decisions"]["32"][kind]
         assert case["gangs"] == 4
         assert 0 <= case["placed"] <= 4
