@@ -99,6 +99,9 @@ class ClusterMirror:
         self._nodes: dict[str, dict[str, Any]] = {}
         self._pods: dict[str, _Counted] = {}
         self._on_node: dict[str, set[str]] = {}
+        self._expiring: dict[str, float] = {}
+        """The deadlines of the assumptions whose binding finished, by pod key: what
+        `expire_assumed` reads, so a decision does not scan every counted pod."""
         self._listeners: list[Callable[[], None]] = []
         self.version = 0
         """Grows whenever capacity may have grown (a node came or changed, a pod went): a
@@ -185,6 +188,7 @@ class ClusterMirror:
         milli = pod_requests(pod)
         if record is not None and record.node == node and record.milli == milli:
             record.assumed, record.deadline, record.uid = False, None, uid
+            self._expiring.pop(key, None)
             return
         self._drop(key, notify=False)
         self._count(key, _Counted(node, milli, uid, assumed=False))
@@ -207,6 +211,7 @@ class ClusterMirror:
         record = self._pods.pop(key, None)
         if record is None:
             return
+        self._expiring.pop(key, None)
         keys = self._on_node[record.node]
         keys.discard(key)
         if not keys:
@@ -233,7 +238,7 @@ class ClusterMirror:
         ``assume_ttl`` unless the pod shows up bound."""
         record = self._pods.get(key)
         if record is not None and record.assumed:
-            record.deadline = self._clock() + self.assume_ttl
+            record.deadline = self._expiring[key] = self._clock() + self.assume_ttl
 
     def forget_pod(self, key: str) -> None:
         """Take back an assumption whose bind did not happen (a pod seen bound stays)."""
@@ -244,11 +249,9 @@ class ClusterMirror:
     def expire_assumed(self) -> list[str]:
         """Drop the assumptions past their deadline; their keys, sorted."""
         now = self._clock()
-        expired = sorted(
-            key
-            for key, record in self._pods.items()
-            if record.assumed and record.deadline is not None and record.deadline <= now
-        )
+        if not self._expiring:
+            return []
+        expired = sorted(key for key, deadline in self._expiring.items() if deadline <= now)
         for key in expired:
             self._drop(key)
         return expired

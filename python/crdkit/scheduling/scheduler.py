@@ -161,7 +161,8 @@ class GangScheduler(Runnable):
         self._waiting: set[GroupRef] = set()
         self._binding: set[GroupRef] = set()
         self._retry_at: dict[GroupRef, tuple[float, float]] = {}
-        self._reported: dict[GroupRef, str] = {}
+        self._reported: dict[GroupRef, tuple[str, str]] = {}
+        """The last waiting report of each group: its topic and message."""
         self._status: dict[GroupRef, Any] = {}
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -397,6 +398,7 @@ class GangScheduler(Runnable):
                 group,
                 "WaitingForPods",
                 f"{have} of the {group.policy.min_member} pods of the gang exist",
+                topic=f"WaitingForPods/{group.policy.min_member}",
             )
             return None
         roles: dict[str, int] = {}
@@ -535,11 +537,21 @@ class GangScheduler(Runnable):
 
     # -- reporting -------------------------------------------------------------------------
 
-    def _wait(self, group: _Group, reason: str, message: str) -> None:
-        self._waiting.add(group.ref)
-        if self._reported.get(group.ref) == message:
+    def _wait(self, group: _Group, reason: str, message: str, *, topic: str | None = None) -> None:
+        """Record why ``group`` waits: an Event on each pending pod and the PodGroup's status,
+        once per ``topic`` (default: the message). A new message of the same topic (a gang
+        whose pods are being created, one more each pass) only rewrites the status, so a
+        controller creating a gang pod by pod causes no storm of Events."""
+        ref = group.ref
+        self._waiting.add(ref)
+        report = (message if topic is None else topic, message)
+        last = self._reported.get(ref)
+        if last == report:
             return  # already said: no event storm on every pass
-        self._reported[group.ref] = message
+        self._reported[ref] = report
+        if last is not None and last[0] == report[0]:
+            self._spawn(self._write_status(group, (reason, message)))
+            return
         self._spawn(self._report_waiting(group, reason, message))
 
     async def _report_waiting(self, group: _Group, reason: str, message: str) -> None:

@@ -1,0 +1,796 @@
+"""Benchmark of crdkit.scheduling: the mirror's per-event cost, decisions, and binding end to end.
+
+    python benches/scheduling_bench.py [--nodes 1024,10000] [--e2e-nodes 1024] [--gangs 100]
+        [--decisions 32] [--skip-e2e] [--repeats 3]
+
+Prints one JSON object with three parts, all measured in the same run:
+
+``mirror``: per cluster size, the `ClusterMirror`'s cost of one informer event, in µs (the
+median over ``--repeats`` fresh mirrors of the mean over every node or pod of the cluster):
+``node_added``; ``node_heartbeat`` (a new ``lastHeartbeatTime`` and resourceVersion, nothing the
+placer reads: the most common event of a real cluster); ``node_changed`` (a label added);
+``pod_bound`` (a pod added with ``spec.nodeName``); ``pod_status`` (phase Pending to Running,
+same requests); ``pod_deleted``. The Node and Pod objects are built before the clock starts:
+they are what an informer hands its handlers. ``memory``: a mirror of the largest size with all
+its pods (10,000 nodes and 80,000 pods by default): the Python heap it allocates (tracemalloc
+peak; the Rust state is outside it) and the process's RSS growth (both).
+
+``decisions``: per cluster size, three workloads of ``--decisions`` gangs each, ``required``
+under one rack: ``rack16`` (16 pods of 8 GPUs), ``mix`` (1 to 16 such pods, fixed seed) and
+``pytorchjob`` (the same sizes as ``mix``, each gang of two tasks as `build_gang` makes a
+PyTorchJob's pods: a master and the workers). Each gang is decided two ways on the same
+starting state:
+
+- ``incremental``: what `GangScheduler` does: ``mirror.place(gang)``, then ``assume_pod`` for
+  each pod of the placement (what `Binder.reserve` does), then each pod's bound event
+  (``set_pod`` with ``spec.nodeName``) confirming the assumption;
+- ``rebuild``: the baseline of rebuilding per decision, as a scheduler without a mirror does:
+  every pod's requests summed per node in Python (`pod_requests`), then a fresh placer `Cluster`
+  from every node's entry plus that usage, then ``place``. The node entries are computed once
+  (the baseline is not charged for converting Node objects); the pods of earlier decisions are
+  added to its pod list untimed.
+
+Both must give the same placement status for every gang (asserted). Reported: ms per decision
+(median and mean), decisions per second (1 / mean), the ratio of the rebuild's mean to the
+incremental mean, and how many gangs were placed. The incremental side runs ``--repeats``
+times on fresh mirrors (median of the per-run means), the rebuild once, its cost being the
+point.
+
+The cluster: ``--nodes`` nodes of 8 GPUs, 96 CPUs, 1536Gi and 110 pods, racks of 16 nodes,
+blocks of 8 racks; 8 pods bound to every node. A rack is empty with probability 3/8 (seed 7);
+in the others 8 to 16 nodes (uniform) are busy, with 8 pods of one GPU each. The other nodes
+run 8 CPU-only pods. About 47 % of the GPUs are used; a 16-pod gang fits only in an empty rack,
+so at 1,024 nodes (26 empty racks of 64) the last 6 of the 32 ``rack16`` gangs find no room: a
+decision that finds none is timed as well.
+
+``e2e``: a local control plane (kube-apiserver and etcd, `crdkit.testing.ControlPlane`) with
+the Volcano and scheduler-plugins PodGroup CRDs, ``--e2e-nodes`` simulated nodes (created with
+bounded concurrency, their ``not-ready`` taint patched away as no node controller runs) and a
+`GangScheduler` on a `Manager` in this process. ``--gangs`` gangs are submitted in a burst
+(``--e2e-concurrency`` gangs being created at once), each a Volcano PodGroup (``minMember``,
+``networkTopology: hard``, tier 1: one rack) and its pods, created as Kubeflow's
+training-operator creates a PyTorchJob's (a master and workers, the
+``scheduling.k8s.io/group-name`` annotation), 1, 2, 4, 8 or 16 pods of 8 GPUs (35/30/20/10/5 %,
+fixed seed: about a third of a 1,024-node cluster, so no gang waits for capacity). Timed per
+gang: from its last pod's create call returning to a separate pod informer having seen all its
+pods bound. Reported: p50/p99/max ms, gangs bound per second over the burst (first create to
+last bound), the scheduler's passes, the Events in the gangs' namespace a second after the last
+bind (the scheduler's ``Scheduled`` and ``FailedScheduling``: API writes competing with the
+binds) and the setup times. With ``--e2e-nodes 10000`` creating the nodes alone takes 1 to 2
+minutes on a 2-core machine (20,000 API calls), and binding is slow there: a gang of a master
+and one worker (two tasks of one pod) costs the placer about 350 ms at 10,000 nodes (18 ms at
+1,024; other shapes take well under 1 ms), and a pass places its whole batch in one call, so
+p50 was 7 to 13 s in our runs. The default stays at 1,024.
+
+``loadavg`` (start and end) and ``cpus`` say how busy the machine was. ``--profile`` prints a
+cProfile of one pass of the mirror's events at the largest size to stderr (it slows that pass,
+which is not one of the timed ones).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import cProfile
+import gc
+import io
+import json
+import os
+import pstats
+import random
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from crdkit.placer import Cluster, Placement
+from crdkit.resources import Node, Pod
+from crdkit.scheduling import ClusterMirror, node_entry, pod_key, pod_requests
+from crdkit.scheduling.mirror import pod_holds_capacity
+from crdkit.scheduling.requests import format_quantity, requests_as_quantities
+
+BLOCK = "bench.crdkit.io/block"
+RACK = "bench.crdkit.io/rack"
+POOL = "bench.crdkit.io/pool"
+LEVELS = [BLOCK, RACK]
+RACK_NODES = 16
+BLOCK_RACKS = 8
+PODS_PER_NODE = 8
+EMPTY_RACKS = 0.375
+"""The share of racks with no busy node; the others have 8 to 16 busy nodes of 16."""
+GPU = "nvidia.com/gpu"
+SCHEDULER = "crdkit-bench-scheduler"
+BACKGROUND_NS = "bench-bg"
+GANG_NS = "bench"
+CRDS = Path(__file__).resolve().parents[1] / "tests" / "data" / "crds"
+PODGROUP_CRDS = [
+    CRDS / "volcano_scheduling.volcano.sh_podgroups.yaml",
+    CRDS / "scheduler-plugins_scheduling.x-k8s.io_podgroups.yaml",
+]
+E2E_SIZES = (1, 2, 4, 8, 16)
+E2E_WEIGHTS = (35, 30, 20, 10, 5)
+EVENTS = (
+    "node_added",
+    "pod_bound",
+    "node_heartbeat",
+    "node_changed",
+    "pod_status",
+    "pod_deleted",
+)
+
+
+# -- objects as an informer hands them over ----------------------------------------------------
+
+
+def node_name(index: int) -> str:
+    return f"node-{index:05d}"
+
+
+def node_manifest(
+    index: int,
+    *,
+    pool: str = "bench",
+    heartbeat: str = "2026-01-01T00:00:00Z",
+    resource_version: str = "1",
+    extra_labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A Ready GPU node in its rack and block, as the apiserver stores it."""
+    name = node_name(index)
+    rack = index // RACK_NODES
+    labels = {
+        POOL: pool,
+        BLOCK: f"b{rack // BLOCK_RACKS:03d}",
+        RACK: f"r{rack:04d}",
+        "kubernetes.io/hostname": name,
+        **(extra_labels or {}),
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels, "resourceVersion": resource_version},
+        "status": {
+            "allocatable": {"cpu": "96", "memory": "1536Gi", GPU: "8", "pods": "110"},
+            "capacity": {"cpu": "96", "memory": "1536Gi", GPU: "8", "pods": "110"},
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "lastHeartbeatTime": heartbeat,
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                }
+            ],
+        },
+    }
+
+
+def pod_manifest(
+    name: str,
+    namespace: str,
+    requests: dict[str, str],
+    *,
+    node: str | None = None,
+    phase: str = "Pending",
+    uid: str | None = None,
+) -> dict[str, Any]:
+    """A one-container pod, bound to ``node`` when given."""
+    spec: dict[str, Any] = {
+        "schedulerName": SCHEDULER,
+        "containers": [{"name": "main", "image": "bench", "resources": {"requests": requests}}],
+    }
+    if node is not None:
+        spec["nodeName"] = node
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "uid": uid or f"uid-{name}"},
+        "spec": spec,
+        "status": {"phase": phase},
+    }
+
+
+GPU_POD = {"cpu": "1", "memory": "8Gi", GPU: "1"}
+CPU_POD = {"cpu": "1", "memory": "8Gi"}
+GANG_POD = {"cpu": "4", "memory": "64Gi", GPU: "8"}
+
+
+@dataclass
+class ClusterState:
+    """A cluster's Node objects and the Pod objects bound to them (see the module docstring)."""
+
+    nodes: list[Node]
+    pods: list[Pod]
+
+
+def cluster_state(count: int, seed: int = 7) -> ClusterState:
+    """``count`` nodes (a multiple of 16 is not needed) with 8 pods bound on each."""
+    rng = random.Random(seed)
+    nodes = [Node.model_validate(node_manifest(i)) for i in range(count)]
+    busy: set[int] = set()
+    for start in range(0, count, RACK_NODES):
+        members = list(range(start, min(start + RACK_NODES, count)))
+        if rng.random() >= EMPTY_RACKS:
+            busy.update(rng.sample(members, rng.randint(len(members) // 2, len(members))))
+    pods = []
+    for index in range(count):
+        requests = GPU_POD if index in busy else CPU_POD
+        for slot in range(PODS_PER_NODE):
+            name = f"bg-{index:05d}-{slot}"
+            pods.append(
+                Pod.model_validate(
+                    pod_manifest(name, BACKGROUND_NS, requests, node=node_name(index))
+                )
+            )
+    return ClusterState(nodes, pods)
+
+
+def bound_copy(pod: Pod, node: str, phase: str | None = None) -> Pod:
+    """``pod`` as its next event shows it: bound to ``node`` (and in ``phase``)."""
+    update: dict[str, Any] = {"spec": pod.spec.model_copy(update={"node_name": node})}
+    if phase is not None and pod.status is not None:
+        update["status"] = pod.status.model_copy(update={"phase": phase})
+    return pod.model_copy(update=update)
+
+
+def with_phase(pod: Pod, phase: str) -> Pod:
+    assert pod.status is not None
+    return pod.model_copy(update={"status": pod.status.model_copy(update={"phase": phase})})
+
+
+# -- part 1: the mirror's per-event cost -------------------------------------------------------
+
+
+def per_event_us(handler: Callable[[Any], None], items: Sequence[Any]) -> float:
+    """Mean µs of ``handler`` over ``items``, one call each."""
+    started = time.perf_counter()
+    for item in items:
+        handler(item)
+    return (time.perf_counter() - started) / len(items) * 1e6
+
+
+@dataclass
+class Updates:
+    """The later events of a cluster's objects: a heartbeat and a label per node, the phase
+    Running per pod."""
+
+    heartbeats: list[Node]
+    changed: list[Node]
+    running: list[Pod]
+
+
+def updates(state: ClusterState) -> Updates:
+    count = len(state.nodes)
+    heartbeats = [
+        Node.model_validate(
+            node_manifest(i, heartbeat="2026-01-01T00:00:10Z", resource_version="2")
+        )
+        for i in range(count)
+    ]
+    changed = [
+        Node.model_validate(
+            node_manifest(i, resource_version="3", extra_labels={"bench.crdkit.io/drain": "soon"})
+        )
+        for i in range(count)
+    ]
+    running = [with_phase(pod, "Running") for pod in state.pods]
+    return Updates(heartbeats, changed, running)
+
+
+def mirror_events(state: ClusterState, later: Updates) -> dict[str, float]:
+    """One fresh mirror taken through every kind of event, once per node or pod."""
+    mirror = ClusterMirror(LEVELS)
+    result = {
+        "node_added": per_event_us(mirror.set_node, state.nodes),
+        "pod_bound": per_event_us(mirror.set_pod, state.pods),
+        "node_heartbeat": per_event_us(mirror.set_node, later.heartbeats),
+        "node_changed": per_event_us(mirror.set_node, later.changed),
+        "pod_status": per_event_us(mirror.set_pod, later.running),
+        "pod_deleted": per_event_us(mirror.remove_pod, later.running),
+    }
+    if any(mirror.used(name) for name in mirror.node_names()):
+        raise AssertionError("mirror: usage left after every pod was deleted")
+    return result
+
+
+def measure_mirror(state: ClusterState, repeats: int) -> dict[str, Any]:
+    """Median per-event µs over ``repeats`` fresh mirrors."""
+    later = updates(state)
+    runs = [mirror_events(state, later) for _ in range(repeats)]
+    result: dict[str, Any] = {"nodes": len(state.nodes), "pods": len(state.pods)}
+    for event in EVENTS:
+        result[f"{event}_us"] = round(statistics.median(run[event] for run in runs), 2)
+    result["repeats"] = repeats
+    return result
+
+
+def profile_mirror(state: ClusterState, top: int = 15) -> str:
+    """cProfile of one `mirror_events` pass (the handlers only), the ``top`` entries by own
+    time: what the per-event cost is made of."""
+    later = updates(state)
+    profile = cProfile.Profile()
+    profile.runcall(mirror_events, state, later)
+    text = io.StringIO()
+    pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(top)
+    return text.getvalue()
+
+
+def build_mirror(state: ClusterState) -> ClusterMirror:
+    mirror = ClusterMirror(LEVELS)
+    for node in state.nodes:
+        mirror.set_node(node)
+    for pod in state.pods:
+        mirror.set_pod(pod)
+    return mirror
+
+
+def rss_mb() -> float:
+    """This process's resident set, MiB (Linux)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def measure_memory(state: ClusterState) -> dict[str, Any]:
+    """What a mirror holding ``state`` costs: RSS growth, then the traced Python heap."""
+    gc.collect()
+    before = rss_mb()
+    mirror = build_mirror(state)
+    gc.collect()
+    rss_delta = rss_mb() - before
+    del mirror
+    gc.collect()
+    tracemalloc.start()
+    mirror = build_mirror(state)
+    _, peak = tracemalloc.get_traced_memory()
+    current, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    del mirror
+    return {
+        "nodes": len(state.nodes),
+        "pods": len(state.pods),
+        "rss_delta_mb": round(rss_delta, 1),
+        "tracemalloc_peak_mb": round(peak / 2**20, 1),
+        "tracemalloc_held_mb": round(current / 2**20, 1),
+    }
+
+
+# -- part 2: decisions, incremental against rebuild-per-decision -------------------------------
+
+GANG_MILLI = pod_requests(Pod.model_validate(pod_manifest("sample", GANG_NS, GANG_POD)))
+
+
+WORKLOADS = ("rack16", "mix", "pytorchjob")
+
+
+def gang_sizes(workload: str, count: int, seed: int = 11) -> list[int]:
+    """The pods of each gang of ``workload`` (one of `WORKLOADS`)."""
+    if workload == "rack16":
+        return [16] * count
+    rng = random.Random(seed)
+    return [rng.randint(1, 16) for _ in range(count)]
+
+
+def gang_document(name: str, size: int, *, master: bool = False) -> dict[str, Any]:
+    """The placer's gang: ``size`` pods of 8 GPUs, all under one rack; with ``master``, as
+    `build_gang` makes it of a PyTorchJob's pods: a task ``master`` of one pod and a task
+    ``worker`` of the others."""
+    requests = requests_as_quantities(GANG_MILLI)
+    if master:
+        tasks = [{"name": "master", "replicas": 1, "requests": requests}]
+        if size > 1:
+            tasks.append({"name": "worker", "replicas": size - 1, "requests": requests})
+    else:
+        tasks = [{"name": "worker", "replicas": size, "requests": requests}]
+    return {"name": name, "tasks": tasks, "topology": {"mode": "required", "level": RACK}}
+
+
+@dataclass
+class Workload:
+    """Gangs and their not yet bound pods (pod ``i`` of a gang is ``<gang>-<i>``)."""
+
+    gangs: list[dict[str, Any]]
+    pods: dict[str, list[Pod]]
+
+
+def workload(kind: str, count: int) -> Workload:
+    gangs, pods = [], {}
+    for index, size in enumerate(gang_sizes(kind, count)):
+        name = f"{kind}-{index:03d}"
+        gangs.append(gang_document(name, size, master=kind == "pytorchjob"))
+        pods[name] = [
+            Pod.model_validate(pod_manifest(f"{name}-{i}", GANG_NS, GANG_POD)) for i in range(size)
+        ]
+    return Workload(gangs, pods)
+
+
+def placed_pods(placement: Placement, pending: Sequence[Pod]) -> list[tuple[Pod, str]]:
+    """The gang's pods paired with their nodes, in assignment order."""
+    nodes = [a.node for a in placement.assignments for _ in range(a.count)]
+    return list(zip(pending, nodes, strict=False))
+
+
+@dataclass
+class Run:
+    """One pass of a workload: each gang's status and the seconds each decision took."""
+
+    statuses: list[str]
+    seconds: list[float]
+
+
+def run_incremental(state: ClusterState, work: Workload) -> Run:
+    """place, assume each pod, confirm each pod's bound event: timed per gang."""
+    mirror = build_mirror(state)
+    statuses, seconds = [], []
+    for gang in work.gangs:
+        pending = work.pods[gang["name"]]
+        started = time.perf_counter()
+        placement = mirror.place(gang)
+        pairs = [] if placement.status == "unschedulable" else placed_pods(placement, pending)
+        for pod, node in pairs:
+            key = pod_key(pod.metadata.namespace, pod.metadata.name)
+            mirror.assume_pod(key, node, GANG_MILLI, uid=pod.metadata.uid)
+        decided = time.perf_counter()
+        events = [bound_copy(pod, node) for pod, node in pairs]  # the informer's work
+        confirming = time.perf_counter()
+        for event in events:
+            mirror.set_pod(event)
+        seconds.append(decided - started + time.perf_counter() - confirming)
+        statuses.append(placement.status)
+    return Run(statuses, seconds)
+
+
+def rebuilt_cluster(entries: Sequence[dict[str, Any]], pods: Iterable[Pod]) -> Cluster:
+    """A placer `Cluster` from scratch: every pod's requests summed per node, in Python."""
+    used: dict[str, dict[str, int]] = {}
+    for pod in pods:
+        if not pod_holds_capacity(pod):
+            continue
+        total = used.setdefault(pod.spec.node_name or "", {"pods": 0})
+        for resource, milli in pod_requests(pod).items():
+            total[resource] = total.get(resource, 0) + milli
+        total["pods"] += 1000
+    nodes = [
+        {
+            **entry,
+            "used": {r: format_quantity(v) for r, v in used.get(entry["name"], {}).items()},
+        }
+        for entry in entries
+    ]
+    return Cluster(LEVELS, nodes)
+
+
+def run_rebuild(state: ClusterState, work: Workload) -> Run:
+    """Rebuild usage and the Cluster, then place: timed per gang."""
+    entries = [node_entry(node) for node in state.nodes]
+    pods = list(state.pods)
+    statuses, seconds = [], []
+    for gang in work.gangs:
+        started = time.perf_counter()
+        placement = rebuilt_cluster(entries, pods).place(gang)
+        seconds.append(time.perf_counter() - started)
+        statuses.append(placement.status)
+        if placement.status != "unschedulable":
+            pending = work.pods[gang["name"]]
+            pods.extend(bound_copy(pod, node) for pod, node in placed_pods(placement, pending))
+    return Run(statuses, seconds)
+
+
+def decision_figures(runs: Sequence[Run]) -> dict[str, Any]:
+    means = [statistics.fmean(run.seconds) for run in runs]
+    medians = [statistics.median(run.seconds) for run in runs]
+    mean = statistics.median(means)
+    return {
+        "ms_per_decision_median": round(statistics.median(medians) * 1000, 3),
+        "ms_per_decision_mean": round(mean * 1000, 3),
+        "decisions_per_s": round(1 / mean, 1),
+        "runs": len(runs),
+    }
+
+
+def measure_decisions(state: ClusterState, kind: str, count: int, repeats: int) -> dict[str, Any]:
+    """Both ways of deciding the same gangs on the same state; see the module docstring."""
+    work = workload(kind, count)
+    incremental = [run_incremental(state, work) for _ in range(repeats)]
+    rebuild = run_rebuild(state, work)
+    for run in incremental:
+        if run.statuses != rebuild.statuses:
+            diff = next(
+                i
+                for i, (a, b) in enumerate(zip(run.statuses, rebuild.statuses, strict=True))
+                if a != b
+            )
+            raise AssertionError(
+                f"{kind}: gang {diff} is {run.statuses[diff]} incrementally "
+                f"but {rebuild.statuses[diff]} rebuilt"
+            )
+    fast, slow = decision_figures(incremental), decision_figures([rebuild])
+    return {
+        "gangs": count,
+        "pods": sum(len(p) for p in work.pods.values()),
+        "placed": sum(status != "unschedulable" for status in rebuild.statuses),
+        "incremental": fast,
+        "rebuild": slow,
+        "rebuild_over_incremental": round(
+            slow["ms_per_decision_mean"] / fast["ms_per_decision_mean"], 1
+        ),
+    }
+
+
+# -- part 3: end to end on a local control plane ----------------------------------------------
+
+
+def e2e_gang_sizes(count: int, seed: int = 7) -> list[int]:
+    rng = random.Random(seed)
+    return [rng.choices(E2E_SIZES, E2E_WEIGHTS)[0] for _ in range(count)]
+
+
+def podgroup_manifest(name: str, size: int) -> dict[str, Any]:
+    """A Volcano PodGroup: all ``size`` pods at once, inside one tier-1 domain (a rack)."""
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": GANG_NS},
+        "spec": {
+            "minMember": size,
+            "queue": "default",
+            "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+        },
+    }
+
+
+def pytorchjob_pod(job: str, role: str, index: int) -> dict[str, Any]:
+    """A PyTorchJob pod as Kubeflow's training-operator v1 creates it, in a Volcano gang."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{job}-{role}-{index}",
+            "namespace": GANG_NS,
+            "labels": {
+                "training.kubeflow.org/job-name": job,
+                "training.kubeflow.org/operator-name": "pytorchjob-controller",
+                "training.kubeflow.org/replica-type": role,
+                "training.kubeflow.org/replica-index": str(index),
+            },
+            "annotations": {"scheduling.k8s.io/group-name": job},
+        },
+        "spec": {
+            "schedulerName": SCHEDULER,
+            "restartPolicy": "OnFailure",
+            "containers": [
+                {
+                    "name": "pytorch",
+                    "image": "docker.io/kubeflowkatib/pytorch-mnist:v1",
+                    "resources": {"requests": GANG_POD, "limits": {GPU: GANG_POD[GPU]}},
+                }
+            ],
+        },
+    }
+
+
+def pytorchjob_pods(job: str, size: int) -> list[dict[str, Any]]:
+    """A master and ``size - 1`` workers."""
+    return [pytorchjob_pod(job, "master", 0)] + [
+        pytorchjob_pod(job, "worker", i) for i in range(size - 1)
+    ]
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), round(fraction * len(ordered) + 0.5)))
+    return ordered[rank - 1]
+
+
+async def create_nodes(client: Any, count: int, pool: str, concurrency: int) -> None:
+    """``count`` nodes, ``concurrency`` at a time, each created then untainted (the apiserver
+    taints a new Node not-ready and no node controller runs here to lift it)."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(index: int) -> None:
+        async with gate:
+            manifest = node_manifest(index, pool=pool)
+            del manifest["metadata"]["resourceVersion"]
+            node = await client.create(Node.model_validate(manifest))
+            await client.patch(Node, node.metadata.name, {"spec": {"taints": None}})
+
+    async with asyncio.TaskGroup() as group:
+        for index in range(count):
+            group.create_task(one(index))
+
+
+async def measure_e2e(
+    nodes: int, gangs: int, concurrency: int, node_concurrency: int, wait_s: float
+) -> dict[str, Any]:
+    """See the module docstring's ``e2e``."""
+    from prometheus_client import CollectorRegistry
+
+    from crdkit.client import Client
+    from crdkit.resources import Event
+    from crdkit.runtime import Informer, Manager
+    from crdkit.scheduling import GangScheduler
+    from crdkit.testing import ControlPlane
+
+    sizes = {f"job-{i:04d}": size for i, size in enumerate(e2e_gang_sizes(gangs))}
+    pool = "e2e"
+    setup_started = time.perf_counter()
+    async with ControlPlane() as plane, Client.from_control_plane(plane) as client:
+        await plane.install_crds(PODGROUP_CRDS)
+        await plane.create_namespace(GANG_NS)
+        plane_s = time.perf_counter() - setup_started
+        await create_nodes(client, nodes, pool, node_concurrency)
+        nodes_s = time.perf_counter() - setup_started - plane_s
+
+        complete: dict[str, float] = {}
+        bound: dict[str, float] = {}
+        seen: dict[str, set[str]] = {}
+        done = asyncio.Event()
+
+        def on_pod(pod: Pod) -> None:
+            job = (pod.metadata.annotations or {}).get("scheduling.k8s.io/group-name", "")
+            if not pod.spec.node_name or job not in sizes or job in bound:
+                return
+            seen.setdefault(job, set()).add(pod.metadata.name or "")
+            if len(seen[job]) == sizes[job]:
+                bound[job] = time.perf_counter()
+                if len(bound) == len(sizes):
+                    done.set()
+
+        watch: Informer[Pod] = Informer(client, Pod, namespace=GANG_NS)
+        watch.add_event_handler(on_pod, lambda _old, new: on_pod(new), None)
+        await watch.start()
+        await watch.wait_for_sync()
+
+        scheduler = GangScheduler(
+            SCHEDULER, LEVELS, pod_groups=("volcano",), node_selector=f"{POOL}={pool}"
+        )
+        manager = Manager(
+            client,
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            registry=CollectorRegistry(),
+        )
+        manager.add_runnable(scheduler)
+        synced = asyncio.Event()  # the scheduler's mirror has every node
+        scheduler.mirror.on_capacity_freed(
+            lambda: synced.set() if len(scheduler.mirror) >= nodes else None
+        )
+        running = asyncio.create_task(manager.run())
+        try:
+            await manager.wait_ready()
+            if len(scheduler.mirror) < nodes:
+                await asyncio.wait_for(synced.wait(), wait_s)
+            ready_s = time.perf_counter() - setup_started - plane_s - nodes_s
+            passes_before = scheduler.passes
+            gate = asyncio.Semaphore(concurrency)
+
+            async def submit(job: str, size: int) -> None:
+                async with gate:
+                    await client.create(podgroup_manifest(job, size))
+                    for pod in pytorchjob_pods(job, size):
+                        await client.create(Pod.model_validate(pod))
+                    complete[job] = time.perf_counter()
+
+            started = time.perf_counter()
+            async with asyncio.TaskGroup() as group:
+                for job, size in sizes.items():
+                    group.create_task(submit(job, size))
+            with contextlib.suppress(TimeoutError):  # reported as fewer gangs bound
+                await asyncio.wait_for(done.wait(), wait_s)
+            finished = max(bound.values(), default=time.perf_counter())
+            passes = scheduler.passes - passes_before
+            await asyncio.sleep(1.0)  # the Events of the last binds
+            events = len((await client.list(Event, namespace=GANG_NS)).items)
+        finally:
+            manager.stop()
+            await running
+            await watch.stop()
+
+    latencies = [(bound[job] - complete[job]) * 1000 for job in bound if job in complete]
+    return {
+        "nodes": nodes,
+        "gangs": gangs,
+        "pods": sum(sizes.values()),
+        "bound_gangs": len(bound),
+        "bind_p50_ms": round(statistics.median(latencies), 1) if latencies else None,
+        "bind_p99_ms": round(percentile(latencies, 0.99), 1) if latencies else None,
+        "bind_max_ms": round(max(latencies), 1) if latencies else None,
+        "gangs_per_s": round(len(bound) / (finished - started), 1) if bound else 0.0,
+        "burst_s": round(finished - started, 2),
+        "scheduler_passes": passes,
+        "events": events,
+        "create_concurrency": concurrency,
+        "control_plane_s": round(plane_s, 1),
+        "create_nodes_s": round(nodes_s, 1),
+        "scheduler_ready_s": round(ready_s, 1),
+    }
+
+
+# -- the run -----------------------------------------------------------------------------------
+
+
+def loadavg() -> list[float]:
+    return [round(value, 2) for value in os.getloadavg()]
+
+
+def in_memory(
+    sizes: Sequence[int], decisions: int, repeats: int, *, profile: bool = False
+) -> dict[str, Any]:
+    """Parts 1 and 2, and the memory of the largest mirror (and its profile to stderr)."""
+    mirror: dict[str, Any] = {}
+    decided: dict[str, Any] = {}
+    memory: dict[str, Any] = {}
+    for count in sizes:
+        state = cluster_state(count)
+        mirror[str(count)] = measure_mirror(state, repeats)
+        decided[str(count)] = {
+            kind: measure_decisions(state, kind, decisions, repeats) for kind in WORKLOADS
+        }
+        if count == max(sizes):
+            memory = measure_memory(state)
+            if profile:
+                print(profile_mirror(state), file=sys.stderr)
+        del state
+        gc.collect()
+    return {"mirror": mirror, "memory": memory, "decisions": decided}
+
+
+def node_counts(text: str) -> list[int]:
+    values = [int(part) for part in text.split(",") if part.strip()]
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError("expected positive node counts, comma-separated")
+    return values
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--nodes", type=node_counts, default=[1024, 10000])
+    parser.add_argument("--e2e-nodes", type=int, default=1024)
+    parser.add_argument("--gangs", type=int, default=100, help="gangs submitted end to end")
+    parser.add_argument("--decisions", type=int, default=32, help="gangs per decision workload")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--skip-e2e", action="store_true")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="print a cProfile of the mirror's events at the largest size to stderr",
+    )
+    parser.add_argument("--e2e-concurrency", type=int, default=16, help="gangs created at once")
+    parser.add_argument("--node-concurrency", type=int, default=32, help="node creates at once")
+    parser.add_argument("--wait", type=float, default=300.0, help="seconds to wait for binding")
+    args = parser.parse_args(argv)
+    if args.repeats < 1 or args.decisions < 1 or args.gangs < 1 or args.e2e_nodes < 1:
+        parser.error("--repeats, --decisions, --gangs and --e2e-nodes must be positive")
+    started = time.perf_counter()
+    result: dict[str, Any] = {
+        "bench": "scheduling",
+        "argv": sys.argv[1:] if argv is None else list(argv),
+        "cpus": os.cpu_count(),
+        "loadavg_start": loadavg(),
+    }
+    result.update(in_memory(args.nodes, args.decisions, args.repeats, profile=args.profile))
+    result["e2e"] = (
+        None
+        if args.skip_e2e
+        else asyncio.run(
+            measure_e2e(
+                args.e2e_nodes, args.gangs, args.e2e_concurrency, args.node_concurrency, args.wait
+            )
+        )
+    )
+    result["loadavg_end"] = loadavg()
+    result["wall_s"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(result, indent=2))
+    e2e = result["e2e"]
+    return 0 if e2e is None or e2e["bound_gangs"] == e2e["gangs"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
