@@ -233,6 +233,26 @@ class _Capacities:
     loose_rank: dict[str, int] = field(default_factory=dict)
 
 
+def _alike_asks(asks: list[_Ask]) -> list[tuple[int, int]]:
+    """Asks of plain pods that want the same thing (requests, selector, tolerations, loose
+    nodes) compete for one room: an entry holds them all only if it holds the sum of their
+    counts. Per group of two or more: its first ask's index and that sum. A necessary
+    condition, the same as the Rust core's, so both prune (and count steps) alike."""
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for index, ask in enumerate(asks):
+        if ask.k != 1:
+            continue
+        task = ask.task
+        requests = tuple(sorted((r, m) for r, m in task.requests.items() if m > 0 and r != "pods"))
+        key = (requests, task.node_selector, task.tolerations, ask.loose_ok)
+        groups.setdefault(key, []).append(index)
+    return [
+        (members[0], sum(asks[i].count for i in members))
+        for members in groups.values()
+        if len(members) > 1
+    ]
+
+
 class ReferenceEngine:
     """Cluster state and the placement rules, in pure Python."""
 
@@ -517,6 +537,8 @@ class ReferenceEngine:
         for child in sorted(chosen, key=lambda c: (c[4], c[2], c[3])):
             share = min(child[1], left)
             left -= share
+            if share == 0:
+                continue  # the fewest children already hold it all: nothing goes here
             if child[2] == 1:  # a loose node
                 plain = ask.plain() if ask.k > 1 else ask
                 self._assign(child[3][0], plain, share * ask.k, out)
@@ -540,12 +562,15 @@ class ReferenceEngine:
     ) -> list[Path]:
         """The entries at `depth` inside `within` that hold every task alone, best fit first."""
         nodes_depth = len(self.levels)
+        alike = _alike_asks(asks)
         candidates = []
         for path in all_caps[0].units[depth]:
             if path[: len(within)] != within:
                 continue
             units = [caps.units[depth].get(path, 0) for caps in all_caps]
-            if all(u >= ask.count for u, ask in zip(units, asks, strict=True)):
+            if all(u >= ask.count for u, ask in zip(units, asks, strict=True)) and all(
+                units[first] >= total for first, total in alike
+            ):
                 penalty = (
                     max(caps.penalty.get(path, 0) for caps in all_caps)
                     if depth == nodes_depth

@@ -353,10 +353,14 @@ impl Search<'_> {
         all_caps: &[Arc<Capacities>],
         within: Option<Entry>,
     ) -> (usize, Vec<Vec<Entry>>) {
+        let alike = alike_asks(asks);
         let fits_all = |search: &Self, e: Entry| {
             asks.iter()
                 .zip(all_caps)
                 .all(|(a, c)| search.units(e, a, c) >= a.count)
+                && alike
+                    .iter()
+                    .all(|&(i, total)| search.units(e, &asks[i], &all_caps[i]) >= total)
         };
         let (start, mut layer) = match within {
             None => (
@@ -775,6 +779,44 @@ impl ClusterState {
             fit: failure.fit,
         }
     }
+}
+
+/// Asks of plain pods that want the same thing (requests, selector, tolerations, loose
+/// nodes) compete for the same room: an entry holds them all only if it holds the sum of
+/// their counts of that one shape. Returns, per group of two or more, the index of its first
+/// ask and that sum. A necessary condition only, so it prunes entries that could never take
+/// the group (a master and a worker of one pod each, each pod filling a node, would otherwise
+/// send every single node to the exact search) without changing any answer.
+fn alike_asks(asks: &[Ask<'_>]) -> Vec<(usize, u64)> {
+    let shape = |a: &Ask<'_>| {
+        let mut requests = a.requests.to_vec();
+        requests.sort_unstable();
+        let mut selector = a.task.node_selector.clone();
+        selector.sort();
+        (requests, selector, a.loose_ok)
+    };
+    let mut groups: Vec<(usize, u64, usize)> = Vec::new();
+    for (index, ask) in asks.iter().enumerate() {
+        if ask.k != 1 {
+            continue;
+        }
+        let found = groups.iter_mut().find(|(first, _, _)| {
+            let other = &asks[*first];
+            shape(other) == shape(ask) && other.task.tolerations == ask.task.tolerations
+        });
+        match found {
+            Some(group) => {
+                group.1 += ask.count;
+                group.2 += 1;
+            }
+            None => groups.push((index, ask.count, 1)),
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|&(_, _, members)| members > 1)
+        .map(|(first, total, _)| (first, total))
+        .collect()
 }
 
 #[cfg(test)]
