@@ -2,11 +2,12 @@
 
     python benches/gang_e2e_bench.py --nodes 1024 --jobs 200 --json
 
-Starts kube-apiserver and etcd, installs the Job CRD, registers ``--nodes`` simulated GPU nodes
-(8 GPUs each, leaves of 16 nodes, four leaves per spine, four spines per zone), runs the gang
-scheduler operator in this process, then submits ``--jobs`` Volcano Jobs, all at once
-(``--concurrency`` creates in flight) or ``--rate`` per second, and waits until every pod of
-every job is bound.
+Starts kube-apiserver and etcd, installs the Job and PodGroup CRDs, registers ``--nodes``
+simulated GPU nodes (8 GPUs each, leaves of 16 nodes, four leaves per spine, four spines per
+zone), runs the example operator in this process (its Job controller makes each Job's PodGroup
+and unbound pods; crdkit.scheduling's GangScheduler binds them), then submits ``--jobs``
+Volcano Jobs, all at once (``--concurrency`` creates in flight) or ``--rate`` per second, and
+waits until every pod of every job is bound.
 
 Jobs (fixed seed): 1, 2, 4, 8 or 16 pods of 8 GPUs (35/30/20/10/5 %), jobs of 8 and more pods
 with ``networkTopology: hard, highestTierAllowed: 1`` (one leaf), smaller ones ``soft``. The mix
@@ -37,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the examples pac
 
 from examples.gang_scheduler.cluster_setup import (
     create_simulated_cluster,
-    install_job_crd,
+    install_crds,
 )
 from examples.gang_scheduler.job_stream import JobShape, TaskShape, manifest
 from examples.gang_scheduler.pods import JOB_NAME_LABEL
@@ -88,7 +89,7 @@ async def measure(
         m["metadata"]["name"]: sum(t["replicas"] for t in m["spec"]["tasks"]) for m in manifests
     }
     async with ControlPlane() as plane, Client.from_control_plane(plane) as client:
-        await install_job_crd(client)
+        await install_crds(client)
         await plane.create_namespace(NAMESPACE)
         await create_simulated_cluster(client, shape, topology)
 

@@ -2,8 +2,10 @@
 
     python -m examples.demo [--out DIR] [--timeout SECONDS] [--tier-label KEY ...] [shape flags]
 
-1. starts kube-apiserver and etcd, installs the Job CRD, registers the simulated nodes;
-2. runs the gang-scheduler operator on crdkit's Manager, and the simulated kubelets;
+1. starts kube-apiserver and etcd, installs the Job and PodGroup CRDs, registers the nodes;
+2. runs the operator on crdkit's Manager (the Job controller, which turns each Job into a
+   PodGroup and pods, and crdkit.scheduling's GangScheduler, which binds them as gangs), and
+   the simulated kubelets;
 3. submits the job stream on its schedule and prints every phase change as the API reports it;
 4. once the stream has settled, prints the summary table and draws the topology picture (each
    job's GPUs coloured) from the pods the API holds, then stops everything.
@@ -22,13 +24,13 @@ from pathlib import Path
 from crdkit.client import Client
 from crdkit.resources import Pod
 from crdkit.runtime import Informer
+from crdkit.scheduling import pod_requests
 from crdkit.testing import ControlPlane
 from examples.gang_scheduler.cluster_setup import (
     create_simulated_cluster,
-    install_job_crd,
+    install_crds,
     read_picture_data,
 )
-from examples.gang_scheduler.gang_request import pod_requests
 from examples.gang_scheduler.job_stream import StreamEntry, demo_stream
 from examples.gang_scheduler.kubelet_sim import SimulatedKubelets
 from examples.gang_scheduler.models import Job
@@ -57,7 +59,8 @@ class Progress:
 
 
 class JobWatch:
-    """Follows the Jobs through an informer: prints phase changes, remembers when each was bound."""
+    """Follows the Jobs through an informer: prints phase changes, remembers when each was bound
+    (when its status first records a placement: its minAvailable pods are bound)."""
 
     def __init__(self, client: Client, progress: Progress) -> None:
         self.progress = progress
@@ -79,8 +82,8 @@ class JobWatch:
             self.bound[name] = time.monotonic()
         if phase == "Pending":
             detail = next((c.message for c in status.conditions if c.type == "Scheduled"), "")
-        elif phase == "Running":
-            pods = status.pending + status.running
+        elif phase == "Running" and status.placement is not None:
+            pods = sum(len(task.nodes) for task in status.placement.tasks)
             detail = f"{pods} pod{'s' if pods != 1 else ''} bound, domain {domain_text(job)}"
         if self._said.get(name) != phase:
             # Only phase changes are printed; the reason a job waits is in the closing table.
@@ -197,8 +200,8 @@ async def run(args: argparse.Namespace) -> int:
     stream = demo_stream()
     progress.say("starting the local control plane (etcd + kube-apiserver)")
     async with ControlPlane() as plane, Client.from_control_plane(plane) as client:
-        await install_job_crd(client)
-        progress.say(f"control plane ready at {plane.server_url}; Job CRD installed")
+        await install_crds(client)
+        progress.say(f"control plane ready at {plane.server_url}; Job and PodGroup CRDs installed")
         await plane.create_namespace(NAMESPACE)
         created = await create_simulated_cluster(client, shape, topology)
         progress.say(

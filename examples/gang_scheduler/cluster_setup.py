@@ -1,5 +1,7 @@
 """Putting the simulated cluster into an apiserver, and reading its picture back out of it.
 
+:func:`install_crds` installs the Job CRD (generated from `models.py`) and Volcano's PodGroup
+CRD (a copy of upstream's, see ``config/crd/``).
 :func:`create_simulated_cluster` registers the Node objects (as kubelets would) and the
 PriorityClasses the demo's jobs name. :func:`read_picture_data` reads nodes and pods back from the
 API, so the topology picture shows what the apiserver holds.
@@ -17,10 +19,9 @@ import yaml
 
 from crdkit.client import AlreadyExists, Client, GroupVersionKind, NotFound
 from crdkit.resources import Node, Pod
-from examples.gang_scheduler.gang_request import pod_requests
+from crdkit.scheduling import VolcanoPodGroup, pod_holds_capacity, pod_requests
 from examples.gang_scheduler.job_stream import PRIORITY_CLASSES
 from examples.gang_scheduler.models import Job
-from examples.gang_scheduler.node_usage import pod_takes_capacity
 from examples.gang_scheduler.picture import JobUsage, NodeCell
 from examples.gang_scheduler.pods import JOB_NAME_LABEL
 from examples.gang_scheduler.simulated_cluster import (
@@ -54,14 +55,31 @@ async def create_all(client: Client, objects: Sequence[dict[str, Any]]) -> None:
             group.create_task(one(obj))
 
 
-JOB_CRD_PATH = Path(__file__).parent / "config" / "crd" / "batch.volcano.sh_jobs.yaml"
+CRD_DIR = Path(__file__).parent / "config" / "crd"
+JOB_CRD_PATH = CRD_DIR / "batch.volcano.sh_jobs.yaml"
+PODGROUP_CRD_PATH = CRD_DIR / "scheduling.volcano.sh_podgroups.yaml"
 CRD_KIND = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 
 
 async def install_job_crd(client: Client, wait_s: float = 30.0) -> None:
     """Create the Job CRD (from the checked-in YAML) unless it exists, and wait until Jobs can
     be listed: the CRD is then Established and its REST endpoint served."""
-    crd = yaml.safe_load(JOB_CRD_PATH.read_text())
+    await install_crd(client, JOB_CRD_PATH, Job, wait_s)
+
+
+async def install_crds(client: Client, wait_s: float = 30.0) -> None:
+    """The Job CRD and Volcano's PodGroup CRD, each installed and served."""
+    await install_job_crd(client, wait_s)
+    await install_crd(client, PODGROUP_CRD_PATH, VolcanoPodGroup, wait_s)
+
+
+def _load(path: Path) -> Any:
+    return yaml.safe_load(path.read_text())
+
+
+async def install_crd(client: Client, path: Path, kind: type[Any], wait_s: float = 30.0) -> None:
+    """Create the CRD in ``path`` unless it exists; wait until ``kind`` can be listed."""
+    crd = _load(path)
     with contextlib.suppress(AlreadyExists):
         await client.create(crd)
     async with asyncio.timeout(wait_s):
@@ -73,7 +91,7 @@ async def install_job_crd(client: Client, wait_s: float = 30.0) -> None:
             )
             if established:
                 try:
-                    await client.list(Job, page_size=1)
+                    await client.list(kind, page_size=1)
                     return
                 except NotFound:
                     pass  # discovery has not caught up with the new endpoint yet
@@ -147,10 +165,10 @@ def gpu_usage(pods: Sequence[Pod]) -> dict[str, list[JobUsage]]:
     """GPUs held per node and job, from pods that are bound and not finished."""
     held: dict[str, dict[str, int]] = {}
     for pod in pods:
-        if not pod_takes_capacity(pod):
+        if not pod_holds_capacity(pod):
             continue
         job = pod.metadata.labels.get(JOB_NAME_LABEL, pod.metadata.name or "?")
-        gpus = pod_requests(pod.spec, f"pod {pod.metadata.name}").get(GPU_RESOURCE, 0) // 1000
+        gpus = pod_requests(pod).get(GPU_RESOURCE, 0) // 1000
         node = pod.spec.node_name or ""
         held.setdefault(node, {})
         held[node][job] = held[node].get(job, 0) + gpus

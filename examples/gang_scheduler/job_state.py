@@ -1,4 +1,4 @@
-"""What a job's pods say about the job, and the order pending jobs are placed in.
+"""What a job's pods say about the job: its phase, its counts, and where it was placed.
 
 Phase rules (Volcano's, reduced to the four phases this scheduler uses):
 
@@ -7,21 +7,23 @@ Phase rules (Volcano's, reduced to the four phases this scheduler uses):
 - ``Running``: at least ``minAvailable`` pods are bound to nodes or already succeeded;
 - ``Pending``: anything else, including a job with no pods yet.
 
-The counts follow the pods' own phases: a bound pod that no kubelet has started yet is
-``pending``.
+The counts follow the pods' own phases: a pod not started yet (bound or not) is ``pending``.
+
+The placement is read off the bound pods: the narrowest tier whose label all their nodes share
+is the job's domain (none when they span the widest tier), and each task lists its pods' nodes
+in pod index order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from crdkit.resources import Pod
 from examples.gang_scheduler.gang_request import task_minimums
-from examples.gang_scheduler.models import Job, JobPhase
-
-_EPOCH = datetime.min.replace(tzinfo=UTC)
+from examples.gang_scheduler.models import Job, JobPhase, JobPlacement, TaskPlacement
+from examples.gang_scheduler.pods import TASK_INDEX_ANNOTATION, TASK_LABEL
+from examples.gang_scheduler.topology import TopologyConfig
 
 
 @dataclass(frozen=True)
@@ -75,13 +77,38 @@ def derive_phase(job: Job, counts: PodCounts) -> JobPhase:
     return "Pending"
 
 
-def placement_order(jobs: Sequence[tuple[Job, int]]) -> list[Job]:
-    """Jobs with their priorities, in the order to place them: higher priority, then older, then
-    by namespace and name so that the order is total."""
+def placement_of(
+    job: Job,
+    bound: Sequence[Pod],
+    node_labels: Mapping[str, Mapping[str, str]],
+    topology: TopologyConfig,
+) -> JobPlacement:
+    """Where ``bound`` (the job's pods that have a node) are, with ``node_labels`` by node name
+    (a node missing there has no labels); see the module docstring."""
 
-    def key(entry: tuple[Job, int]) -> tuple[int, datetime, str, str]:
-        job, priority = entry
-        meta = job.metadata
-        return (-priority, meta.creation_timestamp or _EPOCH, meta.namespace or "", meta.name or "")
+    def order(pod: Pod) -> tuple[str, int, str]:
+        index = pod.metadata.annotations.get(TASK_INDEX_ANNOTATION, "")
+        return (
+            pod.metadata.labels.get(TASK_LABEL, ""),
+            int(index) if index.isdigit() else -1,
+            pod.metadata.name or "",
+        )
 
-    return [job for job, _ in sorted(jobs, key=key)]
+    by_task: dict[str, list[str]] = {}
+    for pod in sorted(bound, key=order):
+        by_task.setdefault(pod.metadata.labels.get(TASK_LABEL, ""), []).append(
+            pod.spec.node_name or ""
+        )
+    names = [task.name for task in job.spec.tasks if task.name in by_task]
+    names += sorted(set(by_task) - set(names))
+    record = JobPlacement(tasks=[TaskPlacement(name=n, nodes=by_task[n]) for n in names])
+    nodes = {node for task in record.tasks for node in task.nodes}
+    for tier, label in enumerate(topology.tier_labels, start=1):
+        values = {node_labels.get(node, {}).get(label) for node in nodes}
+        if len(values) == 1 and None not in values:
+            first = node_labels[next(iter(nodes))]
+            record.tier = tier
+            record.domain_name = first[label]
+            record.domain = {key: first[key] for key in topology.tier_labels[tier - 1 :]}
+            break
+    return record

@@ -10,7 +10,7 @@ x 8 GPUs, RDMA on every other leaf) and tells a story:
 - ``llama3-70b-sft`` (a spine) and ``qwen2-7b-dpo`` (an RDMA leaf) must wait for capacity;
   each is placed once finishing jobs free a domain it fits in.
 - ``gpt-neox-20b`` asks for 32 whole nodes under one leaf of 16: it can never fit, and stays
-  Pending with the placer's reason.
+  Pending with the scheduler's reason.
 
 Nothing runs containers in the local control plane, so a job's run time is played by the demo:
 after ``run_for_s`` seconds of Running it marks the job's pods Succeeded, as a kubelet would.

@@ -6,8 +6,8 @@ unchanged: ``minAvailable``, ``schedulerName``, ``queue``, ``priorityClassName``
 ``template`` is a full PodTemplateSpec kept as the user wrote it (the CRD preserves every field
 of it), with :meth:`TaskSpec.pod_template` giving a typed view for reading.
 
-The status keeps Volcano's ``state.phase`` and pod counts, plus what this scheduler adds:
-``metav1.Condition`` entries (``Scheduled`` with the placer's reason when a job cannot be placed)
+The status keeps Volcano's ``state.phase`` and pod counts, plus what the Job controller adds:
+``metav1.Condition`` entries (``Scheduled``, with the PodGroup's reason while the gang waits)
 and the ``placement`` (the topology domain and the nodes of every task).
 """
 

@@ -1,18 +1,18 @@
-"""The pods of a placed job: one per placed replica, bound to the node the placer chose.
+"""The pods of a Job: one per replica of every task, unbound, for the gang scheduler to place.
 
-Pods are named as Volcano names them (``<job>-<task>-<index>``), carry Volcano's labels so
-tools that know Volcano find them, and have the Job as their controlling owner. They are created
-with ``spec.nodeName`` already set: that binds each in the request that creates it, so no pod of
-a placed job is ever seen unbound, and no other scheduler can take it meanwhile.
+Pods are named as Volcano names them (``<job>-<task>-<index>``), carry Volcano's labels and
+annotations (the task in ``volcano.sh/task-spec``, the PodGroup in ``scheduling.k8s.io/group-name``)
+so that `crdkit.scheduling.GangScheduler` groups them into the Job's gang and tells its tasks
+apart, and have the Job as their controlling owner. ``spec.schedulerName`` names that scheduler:
+no other scheduler takes them, and it binds them all together or none.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from typing import Any
 
-from crdkit.placer.models import Placement
+from crdkit.scheduling.podgroups import VOLCANO_GROUP_NAME_ANNOTATION
 from examples.gang_scheduler.models import GROUP, VERSION, Job
 
 JOB_NAME_LABEL = "volcano.sh/job-name"
@@ -21,43 +21,14 @@ TASK_LABEL = "volcano.sh/task-spec"
 TASK_INDEX_ANNOTATION = "volcano.sh/task-index"
 
 
-@dataclass(frozen=True)
-class PodPlan:
-    """One pod the placement asks for: its task, index within the task, and node."""
-
-    task: str
-    index: int
-    node: str
-
-    def name(self, job: str) -> str:
-        """Volcano's pod name."""
-        return f"{job}-{self.task}-{self.index}"
+def pod_name(job: str, task: str, index: int) -> str:
+    """Volcano's pod name."""
+    return f"{job}-{task}-{index}"
 
 
-def plan_pods(placement: Placement) -> list[PodPlan]:
-    """Every pod of a placed gang, task by task, indices counting up across its nodes."""
-    if placement.status == "unschedulable":
-        raise ValueError(
-            f"placement of {placement.gang}: unschedulable, there are no pods to create"
-        )
-    next_index: dict[str, int] = {}
-    plans: list[PodPlan] = []
-    for assignment in placement.assignments:
-        for _ in range(assignment.count):
-            index = next_index.get(assignment.task, 0)
-            next_index[assignment.task] = index + 1
-            plans.append(PodPlan(assignment.task, index, assignment.node))
-    for task, count in placement.placed.items():
-        if next_index.get(task, 0) != count:
-            raise ValueError(
-                f"placement of {placement.gang}: placed.{task} is {count} "
-                f"but the assignments hold {next_index.get(task, 0)}"
-            )
-    return plans
-
-
-def pod_manifest(job: Job, plan: PodPlan, scheduler_name: str) -> dict[str, Any]:
-    """The Pod for ``plan``: the task's template, kept intact, plus identity and binding.
+def pod_manifest(job: Job, task_name: str, index: int, scheduler_name: str) -> dict[str, Any]:
+    """Pod ``index`` of task ``task_name``: the task's template, kept intact, plus identity,
+    gang membership and the scheduler's name (no ``nodeName``: the scheduler binds it).
 
     The job's ``priorityClassName`` goes to the pod unless its template names one; the numeric
     priority is left to the apiserver's Priority admission, which refuses a pod that states it.
@@ -66,17 +37,23 @@ def pod_manifest(job: Job, plan: PodPlan, scheduler_name: str) -> dict[str, Any]
     namespace = job.metadata.namespace
     if not name or not namespace or not job.metadata.uid:
         raise ValueError("job metadata: name, namespace and uid are needed to own pods")
-    task = next((t for t in job.spec.tasks if t.name == plan.task), None)
+    task = next((t for t in job.spec.tasks if t.name == task_name), None)
     if task is None:
-        raise ValueError(f"placement task {plan.task!r}: the job has no such task")
+        raise ValueError(f"task {task_name!r}: the job has no such task")
     template = copy.deepcopy(task.template)
     metadata = template.get("metadata") or {}
     spec = template.get("spec") or {}
     labels = dict(metadata.get("labels") or {})
-    labels.update({JOB_NAME_LABEL: name, JOB_NAMESPACE_LABEL: namespace, TASK_LABEL: plan.task})
+    labels.update({JOB_NAME_LABEL: name, JOB_NAMESPACE_LABEL: namespace, TASK_LABEL: task_name})
     annotations = dict(metadata.get("annotations") or {})
-    annotations[TASK_INDEX_ANNOTATION] = str(plan.index)
-    spec["nodeName"] = plan.node
+    annotations.update(
+        {
+            TASK_INDEX_ANNOTATION: str(index),
+            TASK_LABEL: task_name,
+            VOLCANO_GROUP_NAME_ANNOTATION: name,
+        }
+    )
+    spec.pop("nodeName", None)
     spec["schedulerName"] = scheduler_name
     if job.spec.priority_class_name and "priorityClassName" not in spec:
         spec["priorityClassName"] = job.spec.priority_class_name
@@ -84,7 +61,7 @@ def pod_manifest(job: Job, plan: PodPlan, scheduler_name: str) -> dict[str, Any]
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            "name": plan.name(name),
+            "name": pod_name(name, task_name, index),
             "namespace": namespace,
             "labels": labels,
             "annotations": annotations,
@@ -101,3 +78,12 @@ def pod_manifest(job: Job, plan: PodPlan, scheduler_name: str) -> dict[str, Any]
         },
         "spec": spec,
     }
+
+
+def pod_manifests(job: Job, scheduler_name: str) -> list[dict[str, Any]]:
+    """Every pod of the job, task by task, indices counting up from 0."""
+    return [
+        pod_manifest(job, task.name, index, scheduler_name)
+        for task in job.spec.tasks
+        for index in range(task.replicas)
+    ]

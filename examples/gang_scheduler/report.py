@@ -56,7 +56,8 @@ class JobRow:
     gpus: int
     pods_bound: int
     wait_s: float | None
-    """Seconds from submission until every pod was bound; None if that never happened."""
+    """Seconds from submission until its status recorded a placement (its minAvailable pods
+    bound); None if that never happened."""
 
     def cells(self) -> list[str]:
         status = self.job.status

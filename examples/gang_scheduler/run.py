@@ -1,8 +1,9 @@
-"""Running the gang scheduler: in-process for demos and tests, or as a command.
+"""Running the operator (the Job controller and its gang scheduler): in-process, or as a command.
 
-:func:`running_operator` starts a Manager with the scheduler attached and returns once its caches
-have synced; leaving the block stops it gracefully. :func:`load_topology` reads the tier labels
-from flags or from a ConfigMap in the cluster.
+:func:`running_operator` starts a Manager with the Job reconciler added (which adds the
+`crdkit.scheduling.GangScheduler`) and returns once its caches have synced; leaving the block
+stops it gracefully. :func:`load_topology` reads the tier labels from flags or from a ConfigMap
+in the cluster.
 
 As a command (``python -m examples.gang_scheduler``)::
 
@@ -22,10 +23,8 @@ from collections.abc import AsyncIterator, Sequence
 from crdkit.client import Client
 from crdkit.resources import ConfigMap
 from crdkit.runtime import Manager
-from examples.gang_scheduler.operator import GangScheduler
+from examples.gang_scheduler.operator import POD_SCHEDULER_NAME, VolcanoJobReconciler
 from examples.gang_scheduler.topology import TopologyConfig
-
-READY_POLL_S = 0.05
 
 
 async def load_topology(
@@ -50,23 +49,30 @@ async def running_operator(
     *,
     namespace: str | None = None,
     node_selector: str | None = None,
+    pod_scheduler_name: str = POD_SCHEDULER_NAME,
     sync_timeout_s: float = 60.0,
-) -> AsyncIterator[GangScheduler]:
-    """A Manager running the scheduler (no metrics or probe servers) until the block ends."""
+) -> AsyncIterator[VolcanoJobReconciler]:
+    """A Manager running the operator (no metrics or probe servers) until the block ends; the
+    reconciler's ``scheduler`` is the running `GangScheduler`. It places the pods of every
+    namespace that name ``pod_scheduler_name``: operators sharing an apiserver (tests) each
+    need a name of their own."""
     manager = Manager(
         client, namespace=namespace, metrics_bind_address="0", health_probe_bind_address="0"
     )
-    scheduler = GangScheduler(topology, node_selector=node_selector)
-    scheduler.attach(manager)
+    reconciler = VolcanoJobReconciler(
+        topology, node_selector=node_selector, pod_scheduler_name=pod_scheduler_name
+    )
+    manager.add(reconciler)
     task = asyncio.create_task(manager.run())
     try:
         async with asyncio.timeout(sync_timeout_s):
-            while not manager.ready:
+            try:
+                await manager.wait_ready()
+            except RuntimeError:
                 if task.done():
                     task.result()  # raises what stopped it
-                    raise RuntimeError("the manager stopped before its caches synced")
-                await asyncio.sleep(READY_POLL_S)
-        yield scheduler
+                raise
+        yield reconciler
     finally:
         manager.stop()
         with contextlib.suppress(asyncio.CancelledError):
@@ -76,7 +82,7 @@ async def running_operator(
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m examples.gang_scheduler",
-        description="Run the gang scheduler for Volcano Jobs against a cluster.",
+        description="Run the Volcano Job controller and its gang scheduler against a cluster.",
     )
     parser.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster or ~/.kube)")
     parser.add_argument("--namespace", help="only Jobs of this namespace (default: all)")
@@ -101,7 +107,7 @@ async def serve(args: argparse.Namespace) -> None:
             metrics_bind_address=args.metrics_bind_address,
             health_probe_bind_address=args.health_probe_bind_address,
         )
-        GangScheduler(topology, node_selector=args.node_selector).attach(manager)
+        manager.add(VolcanoJobReconciler(topology, node_selector=args.node_selector))
         manager.install_signal_handlers()
         await manager.run()
 

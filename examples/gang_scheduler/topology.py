@@ -2,8 +2,9 @@
 
 Volcano numbers network tiers from the nodes upwards: tier 1 is the domain whose members talk
 fastest (the leaf switch), tier 2 the spine above it, tier 3 the zone. A job's
-``networkTopology.highestTierAllowed`` names the widest tier its pods may spread over. The placer
-wants the same labels the other way round (widest first), so this module owns that translation.
+``networkTopology.highestTierAllowed`` names the widest tier its pods may spread over. The gang
+scheduler wants the same labels the other way round (widest first) as its ``levels``; this
+module owns that translation.
 
 The ConfigMap form keeps one label key per tier::
 
@@ -57,7 +58,7 @@ class TopologyConfig:
 
     @property
     def placer_levels(self) -> list[str]:
-        """The labels widest first, the order the placer's ``levels`` use."""
+        """The labels widest first, the order of the scheduler's (and placer's) ``levels``."""
         return list(reversed(self.tier_labels))
 
     def label_for_tier(self, tier: int, field: str = "highestTierAllowed") -> str:

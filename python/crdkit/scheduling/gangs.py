@@ -47,6 +47,7 @@ __all__ = [
     "GangRequest",
     "build_gang",
     "kueue_topology",
+    "pod_role",
     "tier_level",
 ]
 
@@ -132,7 +133,8 @@ def _known_level(level: str, levels: Sequence[str], key: str) -> str:
     return level
 
 
-def _role(pod: Pod) -> str:
+def pod_role(pod: Pod) -> str:
+    """The role (task) a pod plays in its gang, by `TASK_KEYS`; ``pods`` without one."""
     for key in TASK_KEYS:
         value = pod.metadata.labels.get(key) or pod.metadata.annotations.get(key)
         if value:
@@ -188,7 +190,7 @@ def _task_entry(pod: Pod, levels: Sequence[str]) -> tuple[tuple[Any, ...], dict[
     if slice_ is not None:
         entry["slice"] = slice_
     key = (
-        _role(pod),
+        pod_role(pod),
         tuple(sorted(requests.items())),
         tuple(sorted(selector.items())),
         tuple(tuple(sorted(t.items())) for t in tolerations),

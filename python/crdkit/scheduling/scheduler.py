@@ -23,7 +23,8 @@ pending pods and:
 A group whose pods are partly bound but short of ``minMember`` with none running (what a
 scheduler that crashed mid-bind leaves) is adopted when its missing pods can be placed beside
 the bound ones (inside the same domain of a ``required`` level), and rolled back (its bound
-pods deleted, for their controller to make again) when they cannot.
+pods deleted, for their controller to make again) when they cannot, or when the bound pods
+already span several domains of that level.
 
 Use it as a Manager component (``manager.add_runnable(GangScheduler(...))``) or run it with
 ``crdkit scheduler --name NAME --levels ...``.
@@ -32,20 +33,19 @@ Use it as a Manager component (``manager.add_runnable(GangScheduler(...))``) or 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from crdkit.client import KubernetesError, NotFound, PatchType
+from crdkit.client import Conflict, KubernetesError, NotFound, PatchType, Preconditions
 from crdkit.resources import Pod
 from crdkit.runtime.events import EventRecorder
 from crdkit.runtime.runnable import Runnable
 from crdkit.scheduling.binder import Binder, BindError, PodBinding, Reservation
 from crdkit.scheduling.explain import explain
-from crdkit.scheduling.gangs import GangPolicy, GangRequest, build_gang, tier_level
+from crdkit.scheduling.gangs import GangPolicy, GangRequest, build_gang, pod_role, tier_level
 from crdkit.scheduling.group_status import GroupCounts, coscheduling_phase, volcano_phase
 from crdkit.scheduling.mirror import ClusterMirror, pod_key
 from crdkit.scheduling.podgroups import CoschedulingPodGroup, VolcanoPodGroup, pod_group_of
@@ -402,6 +402,9 @@ class GangScheduler(Runnable):
             )
             return None
         roles: dict[str, int] = {}
+        for pod in group.bound:  # minTaskMember counts the bound pods of each task too
+            role = pod_role(pod)
+            roles[role] = roles.get(role, 0) + 1
         try:
             request = build_gang(
                 str(ref),
@@ -416,16 +419,27 @@ class GangScheduler(Runnable):
         except ValueError as error:
             self._wait(group, "InvalidPod", str(error))
             return None
-        if group.bound and needed > 0:
-            self._stay_beside(request, group.bound)
+        if group.bound and needed > 0 and not self._stay_beside(request, group.bound):
+            # Its bound pods already span several domains of the level the gang must keep to:
+            # no placement of the rest can make it whole there.
+            if self._torn(group):
+                self._spawn(self._roll_back(group))
+            else:
+                level = (request.gang.get("topology") or {}).get("level")
+                self._wait(
+                    group,
+                    "Unschedulable",
+                    f"the gang's {len(group.bound)} bound pods span several {level} domains",
+                )
+            return None
         return request
 
-    def _stay_beside(self, request: GangRequest, bound: Sequence[Pod]) -> None:
+    def _stay_beside(self, request: GangRequest, bound: Sequence[Pod]) -> bool:
         """Keep a partly bound gang's missing pods inside the domain its bound pods share at
-        the gang's ``required`` level."""
+        the gang's ``required`` level; False when they are in two domains or more of it."""
         topology = request.gang.get("topology") or {}
         if topology.get("mode") != "required":
-            return
+            return True
         level = topology["level"]
         values = set()
         for pod in bound:
@@ -439,14 +453,27 @@ class GangScheduler(Runnable):
             (value,) = values
             for task in request.gang["tasks"]:
                 task["nodeSelector"] = {**task.get("nodeSelector", {}), level: value}
+        return len(values - {None}) <= 1  # a node it does not know is no evidence of a split
 
     def _unschedulable(self, group: _Group, request: GangRequest, placement: Placement) -> None:
-        if group.bound and not group.counts.running and not self._in_flight(group):
+        if self._torn(group):
             # Left partly bound (a crash mid-bind) and the rest does not fit beside it.
             self._spawn(self._roll_back(group))
             return
         why = explain(self.mirror, request.gang, placement)
         self._wait(group, "Unschedulable", why.message)
+
+    def _torn(self, group: _Group) -> bool:
+        """Partly bound, short of ``minMember``, none running and no bind of it under way:
+        what a scheduler stopped mid-bind leaves. (A gang bound at its minimum whose further
+        pods do not fit is whole: those pods just wait.)"""
+        counts = group.counts
+        return (
+            bool(group.bound)
+            and counts.bound + counts.succeeded < group.policy.min_member
+            and not counts.running
+            and not self._in_flight(group)
+        )
 
     def _in_flight(self, group: _Group) -> bool:
         return any(
@@ -523,16 +550,19 @@ class GangScheduler(Runnable):
         log.warning("%s: %s", group.ref, message)
         for pod in group.bound:
             await self._event(pod, "Warning", "GangRolledBack", message)
-            with contextlib.suppress(NotFound):
-                try:
-                    await self._manager.client.delete(
-                        Pod,
-                        pod.metadata.name or "",
-                        namespace=pod.metadata.namespace,
-                        grace_period_seconds=0,
-                    )
-                except KubernetesError as error:
-                    log.warning("%s: could not delete %s: %s", group.ref, pod.metadata.name, error)
+            try:
+                # Only the pod seen bound: its controller may have made a new one of that name.
+                await self._manager.client.delete(
+                    Pod,
+                    pod.metadata.name or "",
+                    namespace=pod.metadata.namespace,
+                    grace_period_seconds=0,
+                    preconditions=Preconditions(uid=pod.metadata.uid),
+                )
+            except (NotFound, Conflict):
+                pass  # gone already, or already replaced
+            except KubernetesError as error:
+                log.warning("%s: could not delete %s: %s", group.ref, pod.metadata.name, error)
             self.mirror.remove_pod(pod_key(pod.metadata.namespace, pod.metadata.name))
 
     # -- reporting -------------------------------------------------------------------------

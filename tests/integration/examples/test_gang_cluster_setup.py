@@ -8,15 +8,14 @@ import pytest
 from examples.gang_scheduler.cluster_setup import create_simulated_cluster, read_picture_data
 from examples.gang_scheduler.job_stream import LLAMA3_8B_FINETUNE, manifest
 from examples.gang_scheduler.models import Job
-from examples.gang_scheduler.node_usage import NodeUsage
 from examples.gang_scheduler.picture import JobUsage
-from examples.gang_scheduler.pods import JOB_NAME_LABEL, plan_pods, pod_manifest
+from examples.gang_scheduler.pods import JOB_NAME_LABEL, pod_manifest
 from examples.gang_scheduler.simulated_cluster import SIMULATED_LABEL, ClusterShape
 from examples.gang_scheduler.topology import TopologyConfig
 
 from crdkit.client import Client
-from crdkit.placer.models import Placement
 from crdkit.resources import Node, Pod
+from crdkit.scheduling import node_entry
 from crdkit.testing import ControlPlane
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -45,10 +44,7 @@ async def test_simulated_nodes_are_stored_with_status_and_read_back(
             await client.list(Node, label_selector=f"{SIMULATED_LABEL}={shape.name_prefix}")
         ).items
         assert len(nodes) == 4
-        usage = NodeUsage()
-        for node in nodes:
-            usage.set_node(node)
-        snapshot = usage.snapshots()[0]
+        snapshot = node_entry(sorted(nodes, key=lambda n: n.metadata.name or "")[0])
         assert snapshot["allocatable"]["nvidia.com/gpu"] == "8"
         assert snapshot["ready"] is True
         assert snapshot["labels"]["topology.crdkit.io/leaf"].endswith("-l0")
@@ -57,7 +53,7 @@ async def test_simulated_nodes_are_stored_with_status_and_read_back(
         assert held == {}
 
 
-async def test_pods_of_a_placement_are_accepted_bound_and_owned(
+async def test_the_pods_of_a_job_are_accepted_owned_and_counted_once_bound(
     control_plane: ControlPlane, namespace: str
 ) -> None:
     shape, topology = _shape(), TopologyConfig()
@@ -68,21 +64,10 @@ async def test_pods_of_a_placement_are_accepted_bound_and_owned(
         # The Job kind is not installed here: only its identity matters for owning pods.
         data["metadata"].update({"namespace": namespace, "uid": str(uuid.uuid4())})
         job = Job.model_validate(data)
-        placement = Placement.model_validate(
-            {
-                "gang": f"{namespace}/llama3-8b-finetune",
-                "status": "placed",
-                "level": "topology.crdkit.io/leaf",
-                "domain": {"topology.crdkit.io/leaf": "z0-s0-l0"},
-                "placed": {"master": 1, "worker": 1},
-                "assignments": [
-                    {"task": "master", "node": nodes[0], "count": 1},
-                    {"task": "worker", "node": nodes[1], "count": 1},
-                ],
-            }
-        )
-        for plan in plan_pods(placement):
-            await client.create(pod_manifest(job, plan, "crdkit-gang-scheduler"))
+        for task, node in (("master", nodes[0]), ("worker", nodes[1])):
+            pod = pod_manifest(job, task, 0, "crdkit-gang-scheduler")
+            pod["spec"]["nodeName"] = node  # as the scheduler's binding would set it
+            await client.create(pod)
         pods = (
             await client.list(
                 Pod, namespace=namespace, label_selector=f"{JOB_NAME_LABEL}=llama3-8b-finetune"

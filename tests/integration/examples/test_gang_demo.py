@@ -22,7 +22,10 @@ def test_demo_runs_the_stream_and_draws_the_picture(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=280,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        },
         check=False,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

@@ -1,5 +1,7 @@
-"""The gang scheduler end to end on the real apiserver: the demo scenario, waiting jobs that are
-placed when capacity frees up, and an operator restart that neither loses nor double-places."""
+"""The gang-scheduler operator end to end on the real apiserver: the Job controller makes each
+Job's PodGroup and pods, crdkit.scheduling's GangScheduler binds them. The demo scenario, waiting
+jobs that say why and are placed when capacity frees up, priority order, deletion, and an
+operator restart that neither loses nor double-places."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import asyncio
 import time
 import uuid
 from collections import Counter, defaultdict
+from contextlib import AbstractAsyncContextManager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -14,16 +17,11 @@ from typing import Any
 import pytest
 import yaml
 from examples.gang_scheduler.cluster_setup import create_simulated_cluster
-from examples.gang_scheduler.job_stream import (
-    JobShape,
-    TaskShape,
-    demo_stream,
-    manifest,
-)
+from examples.gang_scheduler.job_stream import JobShape, TaskShape, demo_stream, manifest
 from examples.gang_scheduler.kubelet_sim import SimulatedKubelets
 from examples.gang_scheduler.models import Job
-from examples.gang_scheduler.operator import GangScheduler
-from examples.gang_scheduler.pods import JOB_NAME_LABEL, PodPlan, pod_manifest
+from examples.gang_scheduler.operator import VolcanoJobReconciler
+from examples.gang_scheduler.pods import JOB_NAME_LABEL, pod_manifest
 from examples.gang_scheduler.run import running_operator
 from examples.gang_scheduler.simulated_cluster import (
     GPU_RESOURCE,
@@ -36,6 +34,7 @@ from examples.gang_scheduler.topology import TopologyConfig
 
 from crdkit.client import Client, NotFound
 from crdkit.resources import Event, Node, Pod
+from crdkit.scheduling import VolcanoPodGroup
 from crdkit.testing import ControlPlane, eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(240)]
@@ -48,6 +47,28 @@ def _prefix() -> str:
     return f"e{uuid.uuid4().hex[:7]}"
 
 
+def _small(**shape: int) -> ClusterShape:
+    return ClusterShape(**{"zones": 1, "spines_per_zone": 1, **shape}, name_prefix=_prefix())
+
+
+def _scheduler_name(shape: ClusterShape) -> str:
+    return f"gang-{shape.name_prefix}"
+
+
+def _operator(
+    client: Client, namespace: str, shape: ClusterShape
+) -> AbstractAsyncContextManager[VolcanoJobReconciler]:
+    """The operator on the shape's nodes, its scheduler named for them: the tests share one
+    apiserver, and a scheduler places the pods naming it in every namespace."""
+    return running_operator(
+        client,
+        TOPOLOGY,
+        namespace=namespace,
+        node_selector=f"{SIMULATED_LABEL}={shape.name_prefix}",
+        pod_scheduler_name=_scheduler_name(shape),
+    )
+
+
 async def _job(client: Client, name: str, namespace: str) -> Job:
     return await client.get(Job, name, namespace=namespace)
 
@@ -55,6 +76,10 @@ async def _job(client: Client, name: str, namespace: str) -> Job:
 async def _pods(client: Client, namespace: str, job: str | None = None) -> list[Pod]:
     selector = f"{JOB_NAME_LABEL}={job}" if job else JOB_NAME_LABEL
     return (await client.list(Pod, namespace=namespace, label_selector=selector)).items
+
+
+async def _bound(client: Client, namespace: str, job: str | None = None) -> list[Pod]:
+    return [pod for pod in await _pods(client, namespace, job) if pod.spec.node_name]
 
 
 async def _submit(client: Client, namespace: str, data: dict[str, Any]) -> None:
@@ -73,19 +98,37 @@ async def _phase(client: Client, name: str, namespace: str) -> str | None:
     return job.status.state.phase if job.status else None
 
 
-def _placed_nodes(scheduler: GangScheduler, key: str) -> Counter[tuple[str, str]]:
-    """(task, node) -> pod count, as the placer decided for job ``key``."""
-    decisions = [placement for job, placement in scheduler.decisions if job == key]
-    assert len(decisions) == 1, f"{key} was placed {len(decisions)} times"
-    counts: Counter[tuple[str, str]] = Counter()
-    for assignment in decisions[0].assignments:
-        counts[(assignment.task, assignment.node)] += assignment.count
-    return counts
+async def _is(client: Client, name: str, namespace: str, phase: str) -> bool:
+    return await _phase(client, name, namespace) == phase
+
+
+async def _any_running(client: Client, names: tuple[str, ...], namespace: str) -> bool:
+    return any([await _is(client, name, namespace, "Running") for name in names])
+
+
+async def _gone(client: Client, name: str, namespace: str) -> bool:
+    if await _phase(client, name, namespace) is not None or await _pods(client, namespace, name):
+        return False
+    try:
+        await client.get(VolcanoPodGroup, name, namespace=namespace)
+    except NotFound:
+        return True
+    return False
+
+
+def _recorded(job: Job) -> Counter[tuple[str, str]]:
+    """(task, node) -> pod count, as the Job's status records its placement."""
+    assert job.status is not None
+    assert job.status.placement is not None
+    return Counter((t.name, node) for t in job.status.placement.tasks for node in t.nodes)
 
 
 def _pod_nodes(pods: list[Pod]) -> Counter[tuple[str, str]]:
+    """(task, node) -> count of the bound pods."""
     return Counter(
-        (pod.metadata.labels["volcano.sh/task-spec"], pod.spec.node_name or "") for pod in pods
+        (pod.metadata.labels["volcano.sh/task-spec"], pod.spec.node_name or "")
+        for pod in pods
+        if pod.spec.node_name
     )
 
 
@@ -100,12 +143,13 @@ async def _gpus_per_node(client: Client, namespace: str) -> dict[str, int]:
     return held
 
 
-async def test_demo_scenario_every_job_lands_where_the_placer_said(
-    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+async def test_demo_scenario_every_job_lands_whole_inside_its_domain(
+    gang_plane: ControlPlane, gang_namespace: str
 ) -> None:
+    namespace = gang_namespace
     shape = ClusterShape(name_prefix=_prefix())
     stream = demo_stream()
-    async with Client.from_control_plane(control_plane) as client:
+    async with Client.from_control_plane(gang_plane) as client:
         await create_simulated_cluster(client, shape, TOPOLOGY)
         nodes = {
             node.metadata.name: node.metadata.labels
@@ -115,12 +159,7 @@ async def test_demo_scenario_every_job_lands_where_the_placer_said(
         }
         run_for = {entry.name: entry.run_for_s for entry in stream}
         async with (
-            running_operator(
-                client,
-                TOPOLOGY,
-                namespace=namespace,
-                node_selector=f"{SIMULATED_LABEL}={shape.name_prefix}",
-            ) as scheduler,
+            _operator(client, namespace, shape),
             SimulatedKubelets(client, namespace, run_for),
         ):
             started = time.monotonic()
@@ -143,25 +182,24 @@ async def test_demo_scenario_every_job_lands_where_the_placer_said(
                 job = await _job(client, entry.name, namespace)
                 assert job.status is not None
                 pods = await _pods(client, namespace, entry.name)
+                replicas = sum(task["replicas"] for task in entry.manifest["spec"]["tasks"])
+                assert len(pods) == replicas  # one pod per replica, made by the controller
                 if entry.name == "gpt-neox-20b":
-                    # It can never fit: still Pending, with the placer's reason, and no pods.
+                    # It can never fit: still Pending with the scheduler's reason, none bound.
                     assert job.status.state.phase == "Pending"
                     scheduled = next(c for c in job.status.conditions if c.type == "Scheduled")
                     assert scheduled.status == "False"
                     assert scheduled.reason == "Unschedulable"
-                    assert scheduled.message.startswith(f"required {LEAF}: the best leaf fits")
-                    assert pods == []
+                    assert scheduled.message.startswith("never fits this cluster: ")
+                    assert f"required {LEAF}: the best leaf fits" in scheduled.message
+                    assert _pod_nodes(pods) == Counter()
+                    assert job.status.placement is None
                     continue
-                key = f"{namespace}/{entry.name}"
-                # Exactly where the placer's decision put them, one pod per replica.
-                assert _pod_nodes(pods) == _placed_nodes(scheduler, key)
-                assert len(pods) == sum(
-                    task["replicas"] for task in entry.manifest["spec"]["tasks"]
-                )
+                # Every pod bound, and the status records exactly where.
+                assert sum(_pod_nodes(pods).values()) == replicas
+                assert _pod_nodes(pods) == _recorded(job)
                 placement = job.status.placement
                 assert placement is not None
-                recorded = Counter((t.name, node) for t in placement.tasks for node in t.nodes)
-                assert recorded == _placed_nodes(scheduler, key)
                 network = entry.manifest["spec"].get("networkTopology")
                 if network and network["mode"] == "hard":
                     label = TOPOLOGY.label_for_tier(network["highestTierAllowed"])
@@ -187,17 +225,13 @@ async def test_demo_scenario_every_job_lands_where_the_placer_said(
 
 
 async def test_a_job_that_does_not_fit_waits_and_is_placed_when_another_is_deleted(
-    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+    gang_plane: ControlPlane, gang_namespace: str
 ) -> None:
-    shape = ClusterShape(
-        zones=1, spines_per_zone=1, leaves_per_spine=2, nodes_per_leaf=4, name_prefix=_prefix()
-    )
-    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
-    async with Client.from_control_plane(control_plane) as client:
+    namespace = gang_namespace
+    shape = _small(leaves_per_spine=2, nodes_per_leaf=4)
+    async with Client.from_control_plane(gang_plane) as client:
         await create_simulated_cluster(client, shape, TOPOLOGY)
-        async with running_operator(
-            client, TOPOLOGY, namespace=namespace, node_selector=selector
-        ) as scheduler:
+        async with _operator(client, namespace, shape):
             await _submit(client, namespace, _gang("first", 4))
             await _submit(client, namespace, _gang("second", 4))
             await eventually(lambda: _is(client, "first", namespace, "Running"))
@@ -207,55 +241,56 @@ async def test_a_job_that_does_not_fit_waits_and_is_placed_when_another_is_delet
             async def waiting_with_reason() -> bool:
                 job = await _job(client, "third", namespace)
                 conditions = job.status.conditions if job.status else []
-                return any(c.type == "Scheduled" and c.status == "False" for c in conditions)
+                return any(
+                    c.type == "Scheduled" and c.status == "False" and c.reason == "Unschedulable"
+                    for c in conditions
+                )
 
             await eventually(waiting_with_reason)
             third = await _job(client, "third", namespace)
             assert third.status is not None
             assert third.status.state.phase == "Pending"
             assert third.status.conditions[0].message.startswith(
-                f"required {LEAF}: the best leaf fits 0 of 4"
+                f"not now: required {LEAF}: the best leaf fits 0 of 4"
             )
-            assert await _pods(client, namespace, "third") == []
-            await asyncio.sleep(1.0)  # no polling: nothing changes while nothing frees up
-            assert await _pods(client, namespace, "third") == []
+            assert await _bound(client, namespace, "third") == []
+            await asyncio.sleep(1.0)  # nothing changes while nothing frees up
+            assert await _bound(client, namespace, "third") == []
 
             first_leaf = {pod.spec.node_name for pod in await _pods(client, namespace, "first")}
             await client.delete(Job, "first", namespace=namespace)
-            # The finalizer deletes the pods, then the job goes; the freed leaf takes "third".
+            # The finalizer deletes the pods and the PodGroup, then the job goes; the freed
+            # leaf takes "third".
             await eventually(lambda: _gone(client, "first", namespace))
             await eventually(lambda: _is(client, "third", namespace, "Running"))
-            third_nodes = {pod.spec.node_name for pod in await _pods(client, namespace, "third")}
-            assert third_nodes == first_leaf
-            assert await _pods(client, namespace, "first") == []
-            assert _pod_nodes(await _pods(client, namespace, "third")) == _placed_nodes(
-                scheduler, f"{namespace}/third"
-            )
+            third = await _job(client, "third", namespace)
+            pods = await _pods(client, namespace, "third")
+            assert {pod.spec.node_name for pod in pods} == first_leaf
+            assert _pod_nodes(pods) == _recorded(third)
 
             async def both_events() -> bool:
                 events = (await client.list(Event, namespace=namespace)).items
                 seen = {(e.regarding.name if e.regarding else None, e.reason) for e in events}
                 return {("third", "FailedScheduling"), ("third", "Scheduled")} <= seen
 
-            # Like kube-scheduler, each decision is an Event on the job.
+            # Each change of the Scheduled condition is an Event on the job.
             await eventually(both_events, within=60)
 
 
 async def test_a_waiting_job_is_placed_when_a_node_is_added(
-    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+    gang_plane: ControlPlane, gang_namespace: str
 ) -> None:
-    shape = ClusterShape(
-        zones=1, spines_per_zone=1, leaves_per_spine=1, nodes_per_leaf=2, name_prefix=_prefix()
-    )
-    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
-    async with Client.from_control_plane(control_plane) as client:
+    namespace = gang_namespace
+    shape = _small(leaves_per_spine=1, nodes_per_leaf=2)
+    async with Client.from_control_plane(gang_plane) as client:
         await create_simulated_cluster(client, shape, TOPOLOGY)
-        async with running_operator(client, TOPOLOGY, namespace=namespace, node_selector=selector):
+        async with _operator(client, namespace, shape):
             await _submit(client, namespace, _gang("wide", 3))
 
             async def unschedulable() -> bool:
                 job = await _job(client, "wide", namespace)
-                return bool(job.status and job.status.conditions)
+                conditions = job.status.conditions if job.status else []
+                return any(c.reason == "Unschedulable" for c in conditions)
 
             await eventually(unschedulable)
             # A third node joins the same leaf (as a kubelet registering would).
@@ -275,27 +310,23 @@ async def test_a_waiting_job_is_placed_when_a_node_is_added(
 
 
 async def test_restarting_the_operator_neither_loses_nor_double_places(
-    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+    gang_plane: ControlPlane, gang_namespace: str
 ) -> None:
-    shape = ClusterShape(
-        zones=1, spines_per_zone=1, leaves_per_spine=2, nodes_per_leaf=4, name_prefix=_prefix()
-    )
-    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
-    async with Client.from_control_plane(control_plane) as client:
+    namespace = gang_namespace
+    shape = _small(leaves_per_spine=2, nodes_per_leaf=4)
+    async with Client.from_control_plane(gang_plane) as client:
         await create_simulated_cluster(client, shape, TOPOLOGY)
-        async with running_operator(client, TOPOLOGY, namespace=namespace, node_selector=selector):
+        async with _operator(client, namespace, shape):
             await _submit(client, namespace, _gang("before", 4))
             await eventually(lambda: _is(client, "before", namespace, "Running"))
         before = {
             (p.metadata.name, p.metadata.uid, p.spec.node_name)
             for p in await _pods(client, namespace, "before")
         }
-        # Submitted while no operator runs: one fits the free leaf, one does not fit at all.
+        # Submitted while no operator runs: one fits the free leaf, the other then cannot.
         await _submit(client, namespace, _gang("during", 4))
         await _submit(client, namespace, _gang("later", 4))
-        async with running_operator(
-            client, TOPOLOGY, namespace=namespace, node_selector=selector
-        ) as second:
+        async with _operator(client, namespace, shape) as second:
             await eventually(lambda: _any_running(client, ("during", "later"), namespace))
             await asyncio.sleep(1.0)  # let any wrong second placement show itself
             after = {
@@ -303,88 +334,91 @@ async def test_restarting_the_operator_neither_loses_nor_double_places(
                 for p in await _pods(client, namespace, "before")
             }
             assert after == before  # the placed job was recognised, not placed again
-            assert [key for key, _ in second.decisions] in (
-                [f"{namespace}/during"],
-                [f"{namespace}/later"],
-            )
-            (placed_key,) = [key for key, _ in second.decisions]
+            assert second.scheduler.bound_gangs == 1
             placed, waiting = (
-                ("during", "later") if placed_key.endswith("/during") else ("later", "during")
+                ("during", "later")
+                if await _is(client, "during", namespace, "Running")
+                else ("later", "during")
             )
-            all_pods = await _pods(client, namespace)
-            assert len(all_pods) == 8
+            assert len(await _bound(client, namespace)) == 8
             assert max((await _gpus_per_node(client, namespace)).values()) <= shape.gpus_per_node
             placed_nodes = {pod.spec.node_name for pod in await _pods(client, namespace, placed)}
             assert placed_nodes.isdisjoint(node for _, _, node in before)
             assert await _is(client, waiting, namespace, "Pending")
-            assert await _pods(client, namespace, waiting) == []
+            assert await _bound(client, namespace, waiting) == []
 
 
-async def _is(client: Client, name: str, namespace: str, phase: str) -> bool:
-    return await _phase(client, name, namespace) == phase
-
-
-async def _any_running(client: Client, names: tuple[str, ...], namespace: str) -> bool:
-    return any([await _is(client, name, namespace, "Running") for name in names])
-
-
-async def _gone(client: Client, name: str, namespace: str) -> bool:
-    return await _phase(client, name, namespace) is None and not await _pods(
-        client, namespace, name
-    )
-
-
-async def _leave_pods(client: Client, namespace: str, job_name: str, nodes: list[str]) -> None:
-    """Create pods for ``job_name`` as an operator that stopped mid-bind would have left them."""
+async def _leave_pods(
+    client: Client, namespace: str, job_name: str, nodes: list[str], shape: ClusterShape
+) -> None:
+    """Create bound pods for ``job_name`` as a scheduler that stopped mid-gang would leave them."""
     job = await _job(client, job_name, namespace)
     for index, node in enumerate(nodes):
-        await client.create(
-            pod_manifest(job, PodPlan("worker", index, node), "crdkit-gang-scheduler")
-        )
+        pod = pod_manifest(job, "worker", index, _scheduler_name(shape))
+        pod["spec"]["nodeName"] = node
+        await client.create(pod)
 
 
-async def test_a_gang_left_incomplete_by_a_stopped_operator_is_rolled_back_and_placed_again(
-    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+async def test_a_gang_left_half_bound_is_rolled_back_and_placed_whole_again(
+    gang_plane: ControlPlane, gang_namespace: str
 ) -> None:
-    shape = ClusterShape(
-        zones=1, spines_per_zone=1, leaves_per_spine=2, nodes_per_leaf=4, name_prefix=_prefix()
-    )
-    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
-    async with Client.from_control_plane(control_plane) as client:
+    namespace = gang_namespace
+    shape = _small(leaves_per_spine=2, nodes_per_leaf=4)
+    async with Client.from_control_plane(gang_plane) as client:
         await create_simulated_cluster(client, shape, TOPOLOGY)
         await _submit(client, namespace, _gang("torn", 4))
+        await _submit(client, namespace, _gang("filler", 2))
         names = [node.name for node in layout(shape)]
-        # Two of four pods exist, on two different leaves: not a gang anyone would have chosen.
-        await _leave_pods(client, namespace, "torn", [names[0], names[4]])
-        async with running_operator(
-            client, TOPOLOGY, namespace=namespace, node_selector=selector
-        ) as scheduler:
+        # Two of four pods exist, bound in leaf l0, and "filler" is about to take the rest of
+        # it: the missing two cannot join them there, so the gang is rolled back.
+        await _leave_pods(client, namespace, "torn", names[0:2], shape)
+        await _leave_pods(client, namespace, "filler", names[2:4], shape)
+        old = {p.metadata.uid for p in await _pods(client, namespace, "torn")}
+        async with _operator(client, namespace, shape):
             await eventually(lambda: _is(client, "torn", namespace, "Running"))
+            job = await _job(client, "torn", namespace)
             pods = await _pods(client, namespace, "torn")
             assert len(pods) == 4
-            assert _pod_nodes(pods) == _placed_nodes(scheduler, f"{namespace}/torn")
+            assert old.isdisjoint(p.metadata.uid for p in pods)  # the half-bound ones went
+            assert {pod.spec.node_name for pod in pods} == set(names[4:8])
+            assert _pod_nodes(pods) == _recorded(job)
+
+
+async def test_a_gang_left_incomplete_across_two_leaves_is_rolled_back_and_placed_again(
+    gang_plane: ControlPlane, gang_namespace: str
+) -> None:
+    namespace = gang_namespace
+    shape = _small(leaves_per_spine=2, nodes_per_leaf=4)
+    async with Client.from_control_plane(gang_plane) as client:
+        await create_simulated_cluster(client, shape, TOPOLOGY)
+        await _submit(client, namespace, _gang("split", 4))
+        names = [node.name for node in layout(shape)]
+        # Two of four pods exist, on two different leaves: not a gang anyone would have chosen.
+        await _leave_pods(client, namespace, "split", [names[0], names[4]], shape)
+        async with _operator(client, namespace, shape):
+            await eventually(lambda: _is(client, "split", namespace, "Running"))
+            job = await _job(client, "split", namespace)
+            pods = await _pods(client, namespace, "split")
+            assert len(pods) == 4
             nodes = {node.name: node.leaf for node in layout(shape)}
             assert len({nodes[pod.spec.node_name or ""] for pod in pods}) == 1
+            assert _pod_nodes(pods) == _recorded(job)
 
 
 async def test_a_complete_gang_without_a_recorded_placement_is_adopted_not_placed_again(
-    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+    gang_plane: ControlPlane, gang_namespace: str
 ) -> None:
-    shape = ClusterShape(
-        zones=1, spines_per_zone=1, leaves_per_spine=2, nodes_per_leaf=4, name_prefix=_prefix()
-    )
-    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
-    async with Client.from_control_plane(control_plane) as client:
+    namespace = gang_namespace
+    shape = _small(leaves_per_spine=2, nodes_per_leaf=4)
+    async with Client.from_control_plane(gang_plane) as client:
         await create_simulated_cluster(client, shape, TOPOLOGY)
         await _submit(client, namespace, _gang("whole", 4))
         leaf = [node.name for node in layout(shape)][4:8]
-        await _leave_pods(client, namespace, "whole", leaf)
+        await _leave_pods(client, namespace, "whole", leaf, shape)
         before = {
             (p.metadata.name, p.metadata.uid) for p in await _pods(client, namespace, "whole")
         }
-        async with running_operator(
-            client, TOPOLOGY, namespace=namespace, node_selector=selector
-        ) as scheduler:
+        async with _operator(client, namespace, shape) as operator:
 
             async def recorded() -> bool:
                 job = await _job(client, "whole", namespace)
@@ -394,69 +428,36 @@ async def test_a_complete_gang_without_a_recorded_placement_is_adopted_not_place
             job = await _job(client, "whole", namespace)
             assert job.status is not None
             assert job.status.placement is not None
+            assert job.status.state.phase == "Running"
             assert job.status.placement.tier == 1
             assert job.status.placement.domain_name == "z0-s0-l1"
             assert job.status.placement.tasks[0].nodes == leaf
+            await eventually(partial(_podgroup_exists, client, namespace, "whole"))
             after = {
                 (p.metadata.name, p.metadata.uid) for p in await _pods(client, namespace, "whole")
             }
             assert after == before
-            assert scheduler.decisions == []
+            assert operator.scheduler.bound_gangs == 0
 
 
-async def test_a_failed_pod_create_rolls_the_whole_gang_back_then_retries(
-    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
-) -> None:
-    shape = ClusterShape(
-        zones=1, spines_per_zone=1, leaves_per_spine=1, nodes_per_leaf=4, name_prefix=_prefix()
-    )
-    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
-    async with Client.from_control_plane(control_plane) as client:
-        await create_simulated_cluster(client, shape, TOPOLOGY)
-        # Someone else's pod already has the name of the gang's third pod: that create fails.
-        squatter = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": "blocked-worker-2", "namespace": namespace},
-            "spec": {"containers": [{"name": "c", "image": "busybox"}]},
-        }
-        await client.create(squatter)
-        await _submit(client, namespace, _gang("blocked", 4))
-        async with running_operator(
-            client, TOPOLOGY, namespace=namespace, node_selector=selector
-        ) as scheduler:
-            deadline = time.monotonic() + 2.0
-            while time.monotonic() < deadline:
-                # Pods come and go while the operator retries, but the job never runs partly.
-                assert await _phase(client, "blocked", namespace) != "Running"
-                await asyncio.sleep(0.05)
-            assert scheduler.decisions == []
-            await eventually(lambda: _no_owned_pods(client, namespace, "blocked"))
-            # The rollback deleted only what the operator had created.
-            assert (await client.get(Pod, "blocked-worker-2", namespace=namespace)).metadata.uid
-            await client.delete(
-                Pod, "blocked-worker-2", namespace=namespace, grace_period_seconds=0
-            )
-            await eventually(lambda: _is(client, "blocked", namespace, "Running"), within=90)
-            pods = await _pods(client, namespace, "blocked")
-            assert len(pods) == 4
-            assert _pod_nodes(pods) == _placed_nodes(scheduler, f"{namespace}/blocked")
-
-
-async def _no_owned_pods(client: Client, namespace: str, job: str) -> bool:
-    return not [p for p in await _pods(client, namespace, job) if p.metadata.owner_references]
+async def _podgroup_exists(client: Client, namespace: str, name: str) -> bool:
+    try:
+        podgroup = await client.get(VolcanoPodGroup, name, namespace=namespace)
+    except NotFound:
+        return False
+    assert podgroup.spec.min_member == 4
+    assert podgroup.metadata.owner_references[0].name == name
+    return True
 
 
 async def test_freed_capacity_goes_to_the_higher_priority_job_first(
-    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+    gang_plane: ControlPlane, gang_namespace: str
 ) -> None:
-    shape = ClusterShape(
-        zones=1, spines_per_zone=1, leaves_per_spine=1, nodes_per_leaf=4, name_prefix=_prefix()
-    )
-    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
-    async with Client.from_control_plane(control_plane) as client:
+    namespace = gang_namespace
+    shape = _small(leaves_per_spine=1, nodes_per_leaf=4)
+    async with Client.from_control_plane(gang_plane) as client:
         await create_simulated_cluster(client, shape, TOPOLOGY)
-        async with running_operator(client, TOPOLOGY, namespace=namespace, node_selector=selector):
+        async with _operator(client, namespace, shape):
             await _submit(client, namespace, _gang("fill", 4))
             await eventually(lambda: _is(client, "fill", namespace, "Running"))
             low = manifest(JobShape("low", (TaskShape("worker", 4),), tier=1))
@@ -469,58 +470,62 @@ async def test_freed_capacity_goes_to_the_higher_priority_job_first(
 
             async def both_waiting() -> bool:
                 jobs = [await _job(client, name, namespace) for name in ("low", "high")]
-                return all(job.status is not None and job.status.conditions for job in jobs)
+                return all(
+                    job.status is not None
+                    and any(c.reason == "Unschedulable" for c in job.status.conditions)
+                    for job in jobs
+                )
 
             await eventually(both_waiting)
             await client.delete(Job, "fill", namespace=namespace)
             await eventually(lambda: _is(client, "high", namespace, "Running"))
             await asyncio.sleep(0.5)
             assert await _is(client, "low", namespace, "Pending")
-            assert await _pods(client, namespace, "low") == []
+            assert await _bound(client, namespace, "low") == []
 
 
 async def test_a_gang_that_fits_only_at_its_minimum_starts_with_min_available_pods(
-    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+    gang_plane: ControlPlane, gang_namespace: str
 ) -> None:
-    shape = ClusterShape(
-        zones=1, spines_per_zone=1, leaves_per_spine=1, nodes_per_leaf=4, name_prefix=_prefix()
-    )
-    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
+    namespace = gang_namespace
+    shape = _small(leaves_per_spine=1, nodes_per_leaf=4)
     elastic = _gang("elastic", 6)
     elastic["spec"]["minAvailable"] = 3
     elastic["spec"]["tasks"][0]["minAvailable"] = 3
-    async with Client.from_control_plane(control_plane) as client:
+    async with Client.from_control_plane(gang_plane) as client:
         await create_simulated_cluster(client, shape, TOPOLOGY)
-        async with running_operator(
-            client, TOPOLOGY, namespace=namespace, node_selector=selector
-        ) as scheduler:
+        async with _operator(client, namespace, shape):
             await _submit(client, namespace, elastic)
             await eventually(lambda: _is(client, "elastic", namespace, "Running"))
+            # Six 8-GPU pods do not fit four 8-GPU nodes: the gang starts with its minimum of
+            # three bound together, and the pods beyond it are bound as room allows (one more).
+            await eventually(lambda: _bound_count(client, namespace, "elastic", 4))
+            await asyncio.sleep(0.5)
             pods = await _pods(client, namespace, "elastic")
-            # Six do not fit on four 8-GPU nodes; the placer never places a count in between,
-            # so the gang starts at its minimum of three.
-            assert len(pods) == 3
-            ((_, decision),) = scheduler.decisions
-            assert decision.status == "minimal"
-            assert _pod_nodes(pods) == _placed_nodes(scheduler, f"{namespace}/elastic")
+            assert len(pods) == 6
+            assert sum(_pod_nodes(pods).values()) == 4
+            job = await _job(client, "elastic", namespace)
+            assert job.status is not None
+            assert job.status.min_available == 3
+            assert _pod_nodes(pods) == _recorded(job)
+
+
+async def _bound_count(client: Client, namespace: str, job: str, count: int) -> bool:
+    return len(await _bound(client, namespace, job)) == count
 
 
 async def test_volcanos_own_example_jobs_are_scheduled(
-    control_plane: ControlPlane, volcano_job_crd: str, namespace: str
+    gang_plane: ControlPlane, gang_namespace: str
 ) -> None:
-    shape = ClusterShape(
-        zones=1, spines_per_zone=1, leaves_per_spine=1, nodes_per_leaf=4, name_prefix=_prefix()
-    )
-    selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
+    namespace = gang_namespace
+    shape = _small(leaves_per_spine=1, nodes_per_leaf=4)
     manifests = Path(__file__).parents[3] / "examples" / "gang_scheduler" / "manifests"
-    async with Client.from_control_plane(control_plane) as client:
+    async with Client.from_control_plane(gang_plane) as client:
         await create_simulated_cluster(client, shape, TOPOLOGY)
-        async with running_operator(client, TOPOLOGY, namespace=namespace, node_selector=selector):
+        async with _operator(client, namespace, shape):
             for name, pods in (("volcano-basic-job.yaml", 6), ("volcano-mpi-job.yaml", 3)):
                 data = yaml.safe_load((manifests / name).read_text())
                 await _submit(client, namespace, data)
                 job: str = data["metadata"]["name"]
                 await eventually(partial(_is, client, job, namespace, "Running"))
-                bound = await _pods(client, namespace, job)
-                assert len(bound) == pods
-                assert all(pod.spec.node_name for pod in bound)
+                await eventually(partial(_bound_count, client, namespace, job, pods))

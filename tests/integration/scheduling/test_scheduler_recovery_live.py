@@ -3,6 +3,8 @@ gang half bound (what a scheduler killed mid-bind leaves behind)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from _cluster import (
     create_all,
@@ -119,3 +121,54 @@ async def test_a_half_bound_gang_whose_rest_cannot_fit_beside_it_is_rolled_back(
             assert all(
                 f"{pool}-b-" in node for node in (await bound(client, pool, "stuck")).values()
             )
+
+
+async def test_a_half_bound_gang_split_across_racks_is_rolled_back_and_placed_whole(
+    scheduling_plane: ControlPlane,
+) -> None:
+    pool = new_pool()
+    async with Client.from_control_plane(scheduling_plane) as client:
+        await scheduling_plane.create_namespace(pool)
+        nodes = await make_nodes(client, pool, {"a": 4, "b": 4})
+        name = f"sched-{pool}"
+        pods = pytorchjob_pods("split", pool, 3, scheduler=name, group="volcano")
+        await create_all(client, [volcano_podgroup("split", pool, 4, tier=1), *pods])
+        # Bound in two racks, though the gang must keep to one: the rest fits beside neither.
+        await client.bind("split-master-0", nodes[0], namespace=pool)
+        await client.bind("split-worker-0", nodes[4], namespace=pool)
+        async with running_scheduler(client, pool, name) as scheduler:
+
+            async def bound_ones_deleted() -> bool:
+                names = {p.metadata.name for p in await pods_of(client, pool, "split")}
+                return "split-master-0" not in names and "split-worker-0" not in names
+
+            await eventually(bound_ones_deleted, what="the split pods deleted")
+            await recreate_missing(client, pool, pods)
+            await eventually(lambda: _bound_count(client, pool, "split", 4), what="placed whole")
+            racks = {node.split("-")[1] for node in (await bound(client, pool, "split")).values()}
+            assert len(racks) == 1
+            assert scheduler.bound_gangs == 1
+
+
+async def test_a_gang_bound_at_its_minimum_is_kept_and_grows_as_room_allows(
+    scheduling_plane: ControlPlane,
+) -> None:
+    pool = new_pool()
+    async with Client.from_control_plane(scheduling_plane) as client:
+        await scheduling_plane.create_namespace(pool)
+        await make_nodes(client, pool, {"a": 4})
+        name = f"sched-{pool}"
+        # A master and 5 workers of 8 GPUs on four 8-GPU nodes: the gang (minMember 3, at least
+        # 2 workers) starts at its minimum, then one more worker fits; none of it is undone.
+        pods = pytorchjob_pods("grow", pool, 5, scheduler=name, group="volcano")
+        group = volcano_podgroup("grow", pool, 3, tier=1)
+        group.spec.min_task_member = {"worker": 2}
+        await create_all(client, [group, *pods])
+        async with running_scheduler(client, pool, name):
+            await eventually(lambda: _bound_count(client, pool, "grow", 4), what="4 bound")
+            first = {p.metadata.name: p.metadata.uid for p in await pods_of(client, pool, "grow")}
+            await asyncio.sleep(1.0)  # no rollback, no more binds: the other two wait
+            now = {p.metadata.name: p.metadata.uid for p in await pods_of(client, pool, "grow")}
+            assert now == first
+            assert len(await bound(client, pool, "grow")) == 4
+            assert "grow-master-0" in await bound(client, pool, "grow")

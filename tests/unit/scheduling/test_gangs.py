@@ -16,6 +16,7 @@ from crdkit.scheduling.gangs import (
     GangPolicy,
     build_gang,
     kueue_topology,
+    pod_role,
     tier_level,
 )
 
@@ -166,3 +167,15 @@ def test_volcano_tiers_count_from_the_narrowest_level() -> None:
 def test_needed_out_of_range_is_refused() -> None:
     with pytest.raises(ValueError, match="needed"):
         build_gang("g", [pod("a")], needed=2, policy=GangPolicy(), levels=LEVELS)
+
+
+def test_pod_role_reads_the_task_keys_in_order() -> None:
+    volcano = Pod.model_validate(
+        {"metadata": {"name": "p", "annotations": {"volcano.sh/task-spec": "Worker"}}}
+    )
+    assert pod_role(volcano) == "worker"
+    lws = Pod.model_validate(
+        {"metadata": {"name": "p", "labels": {"leaderworkerset.sigs.k8s.io/worker-index": "0"}}}
+    )
+    assert pod_role(lws) == "leader"
+    assert pod_role(Pod.model_validate({"metadata": {"name": "p"}})) == "pods"

@@ -8,11 +8,10 @@ from examples.gang_scheduler.job_state import (
     count_pods,
     derive_phase,
     min_available,
-    placement_order,
+    placement_of,
 )
 from examples.gang_scheduler.models import Job
-from hypothesis import given
-from hypothesis import strategies as st
+from examples.gang_scheduler.topology import TopologyConfig
 
 from crdkit.resources import Pod
 
@@ -72,30 +71,55 @@ def test_with_a_lower_minimum_a_partial_gang_runs_and_one_failure_is_tolerated()
     assert derive_phase(job, PodCounts(failed=2, running=2, bound=2)) == "Failed"
 
 
-def test_placement_order_is_priority_then_age_then_name() -> None:
-    old = _job("b", "2026-01-01T00:00:00Z")
-    new = _job("a", "2026-01-02T00:00:00Z")
-    same_time = _job("c", "2026-01-01T00:00:00Z")
-    urgent = _job("z", "2026-01-03T00:00:00Z")
-    order = placement_order([(new, 0), (same_time, 0), (urgent, 10), (old, 0)])
-    assert [job.metadata.name for job in order] == ["z", "b", "c", "a"]
+TOPOLOGY = TopologyConfig()
+LEAF, SPINE, ZONE = TOPOLOGY.tier_labels
 
 
-@given(
-    st.lists(
-        st.tuples(st.integers(-5, 5), st.integers(0, 3), st.text("abc", min_size=1, max_size=3)),
-        unique_by=lambda t: t[2],
-        max_size=12,
+def _bound(task: str, index: int, node: str) -> Pod:
+    return Pod.model_validate(
+        {
+            "metadata": {
+                "name": f"j-{task}-{index}",
+                "labels": {"volcano.sh/task-spec": task},
+                "annotations": {"volcano.sh/task-index": str(index)},
+            },
+            "spec": {"nodeName": node},
+        }
     )
-)
-def test_placement_order_is_a_total_order_independent_of_input_order(
-    entries: list[tuple[int, int, str]],
-) -> None:
-    jobs = [
-        (_job(name, f"2026-01-0{day + 1}T00:00:00Z"), priority) for priority, day, name in entries
-    ]
-    forward = [job.metadata.name or "" for job in placement_order(jobs)]
-    backward = [job.metadata.name or "" for job in placement_order(list(reversed(jobs)))]
-    assert forward == backward
-    priorities = {name: priority for priority, _, name in entries}
-    assert [priorities[name] for name in forward] == sorted(priorities.values(), reverse=True)
+
+
+def _labels(leaf: str, spine: str = "s0", zone: str = "z0") -> dict[str, str]:
+    return {LEAF: leaf, SPINE: spine, ZONE: zone}
+
+
+def _two_task_job() -> Job:
+    return Job.model_validate(
+        {
+            "metadata": {"name": "j", "namespace": "ns"},
+            "spec": {"tasks": [{"name": "master", "replicas": 1}, {"name": "w", "replicas": 11}]},
+        }
+    )
+
+
+def test_a_placement_under_one_leaf_is_tier_one_with_every_task_in_index_order() -> None:
+    nodes = {"n1": _labels("l1"), "n2": _labels("l1")}
+    # Index 10 sorts after 2: pods are ordered by their index, not their name.
+    pods = [_bound("w", 10, "n2"), _bound("w", 2, "n1"), _bound("master", 0, "n1")]
+    record = placement_of(_two_task_job(), pods, nodes, TOPOLOGY)
+    assert (record.tier, record.domain_name) == (1, "l1")
+    assert record.domain == {LEAF: "l1", SPINE: "s0", ZONE: "z0"}
+    assert [(t.name, t.nodes) for t in record.tasks] == [("master", ["n1"]), ("w", ["n1", "n2"])]
+
+
+def test_a_placement_across_leaves_names_the_spine_and_across_zones_no_tier() -> None:
+    nodes = {"a": _labels("l0"), "b": _labels("l1"), "c": _labels("l9", "s9", "z9")}
+    spine = placement_of(_job(), [_bound("w", 0, "a"), _bound("w", 1, "b")], nodes, TOPOLOGY)
+    assert (spine.tier, spine.domain_name, spine.domain) == (2, "s0", {SPINE: "s0", ZONE: "z0"})
+    wide = placement_of(_job(), [_bound("w", 0, "a"), _bound("w", 1, "c")], nodes, TOPOLOGY)
+    assert (wide.tier, wide.domain_name, wide.domain) == (None, None, {})
+
+
+def test_a_node_without_labels_leaves_the_domain_unknown() -> None:
+    record = placement_of(_job(), [_bound("w", 0, "gone")], {}, TOPOLOGY)
+    assert (record.tier, record.domain) == (None, {})
+    assert record.tasks[0].nodes == ["gone"]

@@ -1,6 +1,6 @@
-"""The gang scheduler's pure parts: which jobs wait, how a decision is recorded, and how node
-usage reaches the Rust placer incrementally. (The whole loop is tested on the real apiserver in
-tests/integration/examples.)"""
+"""The Job controller's pure parts: the PodGroup it asks for, which jobs are its own, and that
+a Job's tier means the same label to the controller and to crdkit's scheduler. (The whole loop
+runs on the real apiserver in tests/integration/examples.)"""
 
 from __future__ import annotations
 
@@ -9,119 +9,105 @@ from typing import Any
 import pytest
 from examples.gang_scheduler.job_stream import LLAMA3_8B_FINETUNE, manifest
 from examples.gang_scheduler.models import Job
-from examples.gang_scheduler.operator import GangScheduler
-from examples.gang_scheduler.pods import plan_pods
-from examples.gang_scheduler.simulated_cluster import ClusterShape, layout, node_manifest
+from examples.gang_scheduler.operator import (
+    POD_SCHEDULER_NAME,
+    VolcanoJobReconciler,
+    check_tiers,
+    podgroup_spec,
+)
 from examples.gang_scheduler.topology import TopologyConfig
 
-from crdkit.placer import Placement
-from crdkit.resources import Node
+from crdkit.runtime.rbac import rbac_rules
+from crdkit.scheduling import GangScheduler, VolcanoPodGroup
+from crdkit.scheduling.gangs import tier_level
 
 TOPOLOGY = TopologyConfig()
 LEAF, SPINE, ZONE = TOPOLOGY.tier_labels
-FINALIZER = "batch.volcano.sh/gang-scheduler"
 
 
-def _job(**changes: Any) -> Job:
+def _job(**spec: Any) -> Job:
     data = manifest(LLAMA3_8B_FINETUNE)
-    data["metadata"] = {"name": "j", "namespace": "ns", "finalizers": [FINALIZER]}
-    data.update(changes)
+    data["metadata"] = {"name": "j", "namespace": "ns", "uid": "u1"}
+    data["spec"].update(spec)
     return Job.model_validate(data)
 
 
 def test_the_finalizer_name_is_domain_qualified() -> None:
-    assert GangScheduler.finalizer_name() == FINALIZER
+    assert VolcanoJobReconciler.finalizer_name() == "batch.volcano.sh/gang-scheduler"
 
 
-@pytest.mark.parametrize(
-    ("changes", "waits"),
-    [
-        ({}, True),
-        ({"metadata": {"name": "j", "namespace": "ns"}}, False),  # no finalizer yet
-        (
-            {
-                "metadata": {
-                    "name": "j",
-                    "namespace": "ns",
-                    "finalizers": [FINALIZER],
-                    "deletionTimestamp": "2026-01-01T00:00:00Z",
-                }
-            },
-            False,
-        ),
-        ({"status": {"state": {"phase": "Completed"}}}, False),
-        ({"status": {"state": {"phase": "Pending"}, "placement": {"tier": 1}}}, False),
-        ({"status": {"state": {"phase": "Pending"}}}, True),
-    ],
-)
-def test_which_jobs_are_candidates(changes: dict[str, Any], waits: bool) -> None:
-    assert GangScheduler(TOPOLOGY)._candidate(_job(**changes)) is waits
+def test_the_podgroup_carries_the_jobs_gang_rules() -> None:
+    spec = podgroup_spec(_job())
+    assert spec == {
+        "minMember": 16,
+        "minTaskMember": {"master": 1, "worker": 15},
+        "queue": "default",
+        "priorityClassName": "training-high",
+        "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+    }
+    VolcanoPodGroup.model_validate({"metadata": {"name": "j"}, "spec": spec})  # a valid one
+
+
+def test_the_job_minimum_and_a_soft_topology_reach_the_podgroup() -> None:
+    spec = podgroup_spec(
+        _job(minAvailable=4, networkTopology={"mode": "soft"}, queue=None, priorityClassName=None)
+    )
+    assert spec["minMember"] == 4
+    assert spec["networkTopology"] == {"mode": "soft"}
+    assert "queue" not in spec
+    assert "priorityClassName" not in spec
+    no_topology = dict(manifest(LLAMA3_8B_FINETUNE)["spec"])
+    del no_topology["networkTopology"]
+    assert "networkTopology" not in podgroup_spec(
+        Job.model_validate({"metadata": {"name": "j"}, "spec": no_topology})
+    )
+
+
+@pytest.mark.parametrize("tier", [1, 2, 3])
+def test_a_jobs_tier_is_the_same_label_for_the_controller_and_the_scheduler(tier: int) -> None:
+    reconciler = VolcanoJobReconciler(TOPOLOGY)
+    assert reconciler.scheduler.levels == [ZONE, SPINE, LEAF]  # widest first
+    assert tier_level(reconciler.scheduler.levels, tier, "t") == TOPOLOGY.label_for_tier(tier)
+
+
+def test_a_tier_numbering_the_scheduler_would_read_differently_is_refused() -> None:
+    # The scheduler leaves the hostname out of its tiers; the example would count it as tier 1.
+    odd = TopologyConfig(("kubernetes.io/hostname", "example.com/rack"))
+    with pytest.raises(ValueError, match=r"tier 1: the scheduler reads it as 'example\.com/rack'"):
+        check_tiers(odd, odd.placer_levels)
+
+
+def test_the_scheduler_is_in_process_and_named_in_every_pod() -> None:
+    reconciler = VolcanoJobReconciler(TOPOLOGY, node_selector="pool=a")
+    assert isinstance(reconciler.scheduler, GangScheduler)
+    assert reconciler.scheduler.name == POD_SCHEDULER_NAME
+    assert reconciler.scheduler.pod_groups == ("volcano",)
+    assert reconciler.scheduler.node_selector == "pool=a"
+    assert VolcanoJobReconciler.runnables == (GangScheduler,)
 
 
 def test_jobs_of_other_schedulers_are_left_alone() -> None:
-    job = _job()
-    job.spec.scheduler_name = "default-scheduler"
-    assert not GangScheduler(TOPOLOGY)._candidate(job)
-    assert GangScheduler(TOPOLOGY, scheduler_names=["default-scheduler"])._candidate(job)
+    reconciler = VolcanoJobReconciler(TOPOLOGY)
+    assert reconciler._ours(_job())
+    assert reconciler._ours(_job(schedulerName=None))  # Volcano's default
+    assert not reconciler._ours(_job(schedulerName="default-scheduler"))
 
 
-def _placement(level: str | None, domain: dict[str, str], nodes: list[str]) -> Placement:
-    return Placement.model_validate(
-        {
-            "gang": "ns/j",
-            "status": "placed",
-            "level": level,
-            "domain": domain,
-            "placed": {"worker": len(nodes)},
-            "assignments": [{"task": "worker", "node": node, "count": 1} for node in nodes],
-        }
-    )
+def test_a_tier_the_cluster_lacks_names_the_field() -> None:
+    job = _job(networkTopology={"mode": "hard", "highestTierAllowed": 4})
+    with pytest.raises(
+        ValueError, match=r"spec\.networkTopology\.highestTierAllowed: tier 4 does not exist"
+    ):
+        VolcanoJobReconciler(TOPOLOGY)._validate(job)
 
 
-def test_a_leaf_placement_is_recorded_as_tier_one_with_the_leaf_name() -> None:
-    placement = _placement(LEAF, {ZONE: "z0", SPINE: "z0-s0", LEAF: "z0-s0-l1"}, ["n1", "n2"])
-    record = GangScheduler(TOPOLOGY)._placement_status(placement, plan_pods(placement))
-    assert (record.tier, record.domain_name) == (1, "z0-s0-l1")
-    assert record.domain == {ZONE: "z0", SPINE: "z0-s0", LEAF: "z0-s0-l1"}
-    assert [(t.name, t.nodes) for t in record.tasks] == [("worker", ["n1", "n2"])]
-
-
-def test_a_single_node_placement_keeps_its_leaf_and_a_spread_one_has_no_tier() -> None:
-    one_node = _placement(
-        "kubernetes.io/hostname",
-        {ZONE: "z1", SPINE: "z1-s0", LEAF: "z1-s0-l0", "kubernetes.io/hostname": "n9"},
-        ["n9"],
-    )
-    record = GangScheduler(TOPOLOGY)._placement_status(one_node, plan_pods(one_node))
-    assert (record.tier, record.domain_name) == (1, "z1-s0-l0")
-    assert "kubernetes.io/hostname" not in record.domain
-    spread = _placement(None, {}, ["a", "b"])
-    record = GangScheduler(TOPOLOGY)._placement_status(spread, plan_pods(spread))
-    assert (record.tier, record.domain_name, record.domain) == (None, None, {})
-
-
-def test_node_usage_reaches_the_placer_incrementally() -> None:
-    shape = ClusterShape(zones=1, spines_per_zone=1, leaves_per_spine=2, nodes_per_leaf=2)
-    scheduler = GangScheduler(TOPOLOGY)
-    nodes = [Node.model_validate(node_manifest(n, shape, TOPOLOGY)) for n in layout(shape)]
-    for node in nodes:
-        scheduler.usage.set_node(node)
-    scheduler._sync_cluster()
-    assert len(scheduler.cluster) == 4
-    first = nodes[0].metadata.name or ""
-    scheduler.usage.assume("ns/p", first, {"nvidia.com/gpu": 8000})
-    scheduler._sync_cluster()
-    assert scheduler.cluster.used()[first]["nvidia.com/gpu"] == 8000
-    scheduler.usage.remove_node(nodes[3].metadata.name or "")
-    scheduler._sync_cluster()
-    assert len(scheduler.cluster) == 3
-    gang = {
-        "name": "ns/g",
-        "topology": {"mode": "required", "level": LEAF},
-        "tasks": [{"name": "w", "replicas": 2, "requests": {"nvidia.com/gpu": 8}}],
-    }
-    # Leaf l0 has one free node, leaf l1 has one node left: no leaf holds two 8-GPU pods.
-    assert scheduler.cluster.place(gang).status == "unschedulable"
-    scheduler.usage.remove_pod("ns/p")
-    scheduler._sync_cluster()
-    assert scheduler.cluster.place(gang).domain[LEAF] == "z0-s0-l0"
+def test_gen_rbac_grants_what_the_controller_and_its_scheduler_do() -> None:
+    granted: dict[tuple[str, str], set[str]] = {}
+    for rule in rbac_rules([VolcanoJobReconciler])[""]:
+        for group in rule["apiGroups"]:
+            for resource in rule["resources"]:
+                granted.setdefault((group, resource), set()).update(rule["verbs"])
+    assert {"create", "delete", "watch"} <= granted[("", "pods")]
+    assert "create" in granted[("", "pods/binding")]
+    assert {"create", "patch", "delete", "watch"} <= granted[("scheduling.volcano.sh", "podgroups")]
+    assert "update" in granted[("batch.volcano.sh", "jobs/status")]
