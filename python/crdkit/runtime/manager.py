@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
+from crdkit.client.client import Client
 from crdkit.resources import KubernetesObject, resource_info
 from crdkit.runtime.cache import CacheReader
 from crdkit.runtime.controller import Controller
@@ -61,7 +62,6 @@ if TYPE_CHECKING:
 
     from prometheus_client import CollectorRegistry
 
-    from crdkit.client import Client
     from crdkit.runtime.informer import Informer
     from crdkit.runtime.reconciler import Reconciler
     from crdkit.runtime.result import Request
@@ -325,7 +325,7 @@ class Manager:
                 "nothing to run: add a reconciler with manager.add(...) or a runnable with "
                 "manager.add_runnable(...)"
             )
-        if not self.client.transport.is_open:
+        if isinstance(self.client, Client) and not self.client.transport.is_open:
             # Otherwise every informer would retry its list against a closed client forever.
             raise RuntimeError(
                 "the manager's client is not open: use it inside `async with Client(...)` "
