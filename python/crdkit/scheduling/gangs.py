@@ -21,6 +21,11 @@ A gang needs ``needed`` pods (its PodGroup's ``minMember`` less the pods already
 more pods pending than that, each task's ``minAvailable`` is set so that the tasks' minimums add
 up to ``needed`` (Volcano's ``minTaskMember`` first, the rest in task order, each at least one),
 and the placer places every pod if it can, else exactly those minimums.
+
+What the placer cannot honour is refused, naming the field, rather than placed against the
+pod's own rule: required node affinity richer than a label match, required inter-pod
+(anti-)affinity, and spread constraints with ``whenUnsatisfiable: DoNotSchedule``. The gang then
+waits with that reason. Preferred terms are preferences and are left out of the decision.
 """
 
 from __future__ import annotations
@@ -144,10 +149,34 @@ def pod_role(pod: Pod) -> str:
     return "pods"
 
 
+def _refuse_pod_rules(pod: Pod) -> None:
+    """Hard rules about other pods (inter-pod affinity, anti-affinity, spread constraints that
+    refuse to schedule) are not something the placer knows: refuse the pod with the field
+    named rather than place it against its own rule. Preferred ones are only preferences, and
+    are left out of the decision."""
+    affinity = pod.spec.affinity or {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        if (affinity.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution"):
+            raise ValueError(
+                f"spec.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution: "
+                "inter-pod rules are not supported by crdkit's gang scheduler; use the "
+                "gang's topology (PodGroup networkTopology or Kueue's annotations) instead"
+            )
+    extra = pod.spec.model_extra or {}
+    for index, spread in enumerate(extra.get("topologySpreadConstraints") or []):
+        if spread.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule":
+            raise ValueError(
+                f"spec.topologySpreadConstraints[{index}]: whenUnsatisfiable DoNotSchedule is "
+                "not supported by crdkit's gang scheduler (ScheduleAnyway is, as a preference "
+                "left out)"
+            )
+
+
 def _affinity_selector(pod: Pod) -> dict[str, str]:
     """Required node affinity that is a plain label match (one term, ``In`` one value), as a
     node selector; anything richer raises ``ValueError``: placing the pod while ignoring it
     would break the pod's own rule."""
+    _refuse_pod_rules(pod)
     affinity = pod.spec.affinity
     if not affinity:
         return {}

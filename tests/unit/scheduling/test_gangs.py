@@ -179,3 +179,43 @@ def test_pod_role_reads_the_task_keys_in_order() -> None:
     )
     assert pod_role(lws) == "leader"
     assert pod_role(Pod.model_validate({"metadata": {"name": "p"}})) == "pods"
+
+
+@pytest.mark.parametrize(
+    ("spec", "field"),
+    [
+        (
+            {
+                "affinity": {
+                    "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{}]}
+                }
+            },
+            "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+        ),
+        (
+            {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{}]}}},
+            "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+        ),
+        (
+            {"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "rack"}]},
+            r"spec.topologySpreadConstraints\[0\]",
+        ),
+    ],
+)
+def test_hard_inter_pod_rules_are_refused_with_the_field_named(
+    spec: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(ValueError, match=field):
+        build_gang("g", [pod("a", **spec)], needed=1, policy=GangPolicy(), levels=LEVELS)
+
+
+def test_soft_inter_pod_rules_are_left_out() -> None:
+    soft = pod(
+        "a",
+        affinity={"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{}]}},
+        topologySpreadConstraints=[
+            {"maxSkew": 1, "topologyKey": "rack", "whenUnsatisfiable": "ScheduleAnyway"}
+        ],
+    )
+    request = build_gang("g", [soft], needed=1, policy=GangPolicy(), levels=LEVELS)
+    assert request.gang["tasks"][0]["replicas"] == 1
