@@ -14,7 +14,8 @@ The binaries come from ``make envtest`` (built from pinned Go modules into ``.en
 drops, refuses, resets or delays connections, answers chosen requests with 429 or 5xx, and
 cuts watches, on demand: ``TcpFaultProxy`` and ``HttpFaultProxy``. ``eventually`` polls a
 condition on the live cluster until it holds. ``simulated_node`` and ``create_nodes`` register
-Nodes as a kubelet would (Ready, without the not-ready taint the apiserver adds).
+Nodes as a kubelet would (Ready, without the not-ready taint the apiserver adds), and
+``SimulatedKubelet`` moves the pods bound to them to Running, then Succeeded or Failed.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from crdkit.testing.faults import (
     RecordedRequest,
     TcpFaultProxy,
 )
+from crdkit.testing.kubelet import SimulatedKubelet
 from crdkit.testing.nodes import create_nodes, simulated_node
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "HttpFaultProxy",
     "InjectedFault",
     "RecordedRequest",
+    "SimulatedKubelet",
     "TcpFaultProxy",
     "candidate_folders",
     "create_nodes",

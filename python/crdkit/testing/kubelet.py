@@ -1,0 +1,172 @@
+"""``SimulatedKubelet``: the kubelets of simulated nodes, played just far enough for tests.
+
+Nothing runs a kubelet next to the local control plane, so a bound pod stays ``Pending``
+forever and no workload ever ends. This plays the status changes a kubelet makes, through the
+pods' status subresource as a kubelet does (so a scheduler or controller under test sees only
+their effect in the API):
+
+- a pod bound to one of its nodes is reported ``Running`` (its containers started at once);
+- `finish` reports pods ``Succeeded`` or ``Failed``, when the test says so, so that tests
+  drive phases by order and never by waiting;
+- ``run_for`` (optional) finishes each started pod after that many seconds, for demos.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from crdkit.client import KubernetesError, NotFound
+from crdkit.resources import Pod
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine, Iterable
+
+    from crdkit.client import Client
+
+__all__ = ["SimulatedKubelet", "running_status", "terminated_status"]
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def running_status() -> dict[str, Any]:
+    """The status patch a kubelet sends once a pod's containers run."""
+    now = _now()
+    return {
+        "status": {
+            "phase": "Running",
+            "startTime": now,
+            "conditions": [
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
+                {"type": "Ready", "status": "True", "lastTransitionTime": now},
+            ],
+        }
+    }
+
+
+def terminated_status(phase: Literal["Succeeded", "Failed"]) -> dict[str, Any]:
+    """The status patch a kubelet sends once every container exited (0 for ``Succeeded``)."""
+    reason = "PodCompleted" if phase == "Succeeded" else "PodFailed"
+    return {
+        "status": {
+            "phase": phase,
+            "conditions": [
+                {"type": "Ready", "status": "False", "reason": reason, "lastTransitionTime": _now()}
+            ],
+        }
+    }
+
+
+class SimulatedKubelet:
+    """Starts the pods bound to the nodes it plays; see the module docstring.
+
+    ``nodes`` (a predicate on the node name; default: every node) says which nodes are
+    simulated, ``namespace`` limits the pods it watches, ``run_for(pod)`` gives a started pod's
+    run time in seconds (None: until `finish`), ``on_start(pod)`` is told of every pod it
+    starts. Use it as an async context manager.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        namespace: str | None = None,
+        nodes: Callable[[str], bool] | None = None,
+        label_selector: str | None = None,
+        run_for: Callable[[Pod], float | None] | None = None,
+        on_start: Callable[[Pod], None] | None = None,
+    ) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self._nodes = nodes
+        self._run_for = run_for
+        self._on_start = on_start
+        self._started: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._watching: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> SimulatedKubelet:
+        version = await self._list()
+        self._watching = asyncio.create_task(self._watch(version))
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        tasks = [*self._tasks, *([self._watching] if self._watching else [])]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _list(self) -> str | None:
+        listing = await self.client.list(
+            Pod, namespace=self.namespace, label_selector=self.label_selector
+        )
+        for pod in listing.items:
+            self._seen(pod)
+        return listing.resource_version
+
+    async def _watch(self, version: str | None) -> None:
+        # A plain list and watch (a test kit stays below the runtime): any error relists.
+        while True:
+            try:
+                async for event in self.client.watch(
+                    Pod,
+                    namespace=self.namespace,
+                    label_selector=self.label_selector,
+                    resource_version=version,
+                ):
+                    version = event.resource_version or version
+                    if event.type in ("ADDED", "MODIFIED") and event.object is not None:
+                        self._seen(event.object)
+            except KubernetesError:
+                await asyncio.sleep(0.5)
+                version = await self._list()
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _seen(self, pod: Pod) -> None:
+        node = pod.spec.node_name
+        phase = pod.status.phase if pod.status else None
+        key = f"{pod.metadata.namespace}/{pod.metadata.name}/{pod.metadata.uid}"
+        if (
+            not node
+            or phase not in (None, "Pending")
+            or pod.metadata.deletion_timestamp is not None
+            or key in self._started
+            or (self._nodes is not None and not self._nodes(node))
+        ):
+            return
+        self._started.add(key)
+        self._spawn(self._patch(pod, running_status()))
+        if self._on_start is not None:
+            self._on_start(pod)
+        seconds = self._run_for(pod) if self._run_for is not None else None
+        if seconds is not None:
+            self._spawn(self._finish_later(pod, seconds))
+
+    async def _finish_later(self, pod: Pod, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+        await self._patch(pod, terminated_status("Succeeded"))
+
+    async def _patch(self, pod: Pod, body: dict[str, Any]) -> None:
+        with contextlib.suppress(NotFound):  # deleted meanwhile: nothing to report on
+            await self.client.patch(
+                Pod,
+                pod.metadata.name or "",
+                body,
+                namespace=pod.metadata.namespace,
+                subresource="status",
+            )
+
+    async def finish(
+        self, pods: Iterable[Pod], phase: Literal["Succeeded", "Failed"] = "Succeeded"
+    ) -> None:
+        """Report ``pods`` ended in ``phase`` (all their containers exited)."""
+        await asyncio.gather(*(self._patch(pod, terminated_status(phase)) for pod in pods))
