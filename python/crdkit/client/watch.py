@@ -149,7 +149,8 @@ class WatchParser(Generic[T]):
                 silent = f" for {idle_timeout:g}s" if idle_timeout else ""
                 raise RequestTimeout(
                     f"watch idle timeout: no bytes from the server{silent}, not even a "
-                    f"bookmark (a dead connection); resume from {self.resource_version}"
+                    f"bookmark (a dead connection, or a quiet resource the apiserver sent no "
+                    f"bookmark for); resume from {self.resource_version}"
                 ) from exc
             except aiohttp.ClientError as exc:
                 raise TransportError(f"watch connection broke: {exc}") from exc

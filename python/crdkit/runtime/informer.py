@@ -11,11 +11,12 @@ The loop, as client-go's reflector runs it::
                  connection lost / idle timeout: back off 0.8..30 s ◀────┘ and watch from RV
 
 The failure operators suffer from most, a watch that silently stops, cannot persist here. Each
-watch asks for bookmarks, which the apiserver sends about once a minute even when nothing
-changes, so a healthy watch is never silent for long; one silent for the idle timeout
-(``Timeouts.watch_idle``, 90 s by default) is a dead connection (a blackholed path, an expired
-NAT entry) and is dropped, logged, and watched again from the last resourceVersion: nothing is
-missed and nothing is relisted unless that version is gone (410). Nothing but ``stop()`` ends
+watch asks for bookmarks, which the apiserver sends about once a minute once its watch cache
+has progressed, so a healthy watch is seldom silent for long; one silent for the idle timeout
+(``Timeouts.watch_idle``, 90 s by default) is most likely a dead connection (a blackholed path,
+an expired NAT entry), or a quiet resource the apiserver sent no bookmark for. Either way it is
+dropped, logged, and watched again from the last resourceVersion: nothing is missed and
+nothing is relisted unless that version is gone (410). Nothing but ``stop()`` ends
 the loop; errors are logged, counted and retried with backoff, never sooner than a
 ``Retry-After`` the server asked for.
 """

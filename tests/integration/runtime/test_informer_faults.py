@@ -198,18 +198,24 @@ async def test_a_cut_watch_resumes_without_a_relist(
 
 
 @pytest.mark.slow
-async def test_a_quiet_healthy_watch_outlives_the_default_idle_timeout(
+async def test_a_quiet_watch_past_the_default_idle_timeout_is_never_relisted(
     crdkit_client: Client, namespace: str
 ) -> None:
-    """The default idle timeout (90 s) sits above the apiserver's bookmark interval (about
-    60 s): a watch on which nothing happens is kept alive by bookmarks, never reconnected."""
+    """A watch on which nothing happens for longer than the default idle timeout (90 s) is
+    either kept alive by the apiserver's bookmarks (about once a minute, when its watch cache
+    has progressed) or, when none came, watched again from its resourceVersion: never relisted,
+    and the next change still arrives. Which of the two happens is the apiserver's business
+    (a run of CI saw no bookmark within 90 s), so only what holds in both is asserted."""
     assert Timeouts().watch_idle == 90.0
     informer = Informer(crdkit_client, ConfigMap, namespace=namespace)
+    seen = Recorder()
+    informer.add_event_handler(seen.on_add, seen.on_update, seen.on_delete)
     async with informer:
         assert await informer.wait_for_sync(timeout=30)
-        listed_at = informer.resource_version
         await asyncio.sleep(Timeouts().watch_idle + 10)
-        assert informer.watch_count == 1, "the quiet watch was dropped: no bookmark came"
-        assert informer.last_error is None
-        # Nothing changed in the namespace; only a bookmark can have moved the version on.
-        assert informer.resource_version != listed_at
+        assert informer.list_count == 1, "a quiet watch must resume, not relist"
+        await crdkit_client.create(configmap(namespace, "after-the-quiet"))
+        await eventually(store_matches(informer, crdkit_client, namespace))
+        await informer.drain()
+        assert informer.list_count == 1
+        assert seen.added == [f"{namespace}/after-the-quiet"]
