@@ -77,19 +77,31 @@ async def _bound_count(client: Client, namespace: str, prefix: str, count: int) 
     return len(await bound(client, namespace, prefix)) == count
 
 
+async def half_bound_gang(
+    client: Client, plane: ControlPlane, racks: dict[str, int], job: str, bound_on: tuple[int, int]
+) -> tuple[str, str, list[str], list[Pod]]:
+    """A master and 3 workers in one Volcano gang (minMember 4, one rack), and what a scheduler
+    killed mid-bind leaves: the master and the first worker bound to the nodes at ``bound_on``.
+    Returns the pool (also the namespace), the scheduler's name, the nodes and the pods."""
+    pool = new_pool()
+    await plane.create_namespace(pool)
+    nodes = await make_nodes(client, pool, racks)
+    name = f"sched-{pool}"
+    pods = pytorchjob_pods(job, pool, 3, scheduler=name, group="volcano")
+    await create_all(client, [volcano_podgroup(job, pool, 4, tier=1), *pods])
+    await client.bind(f"{job}-master-0", nodes[bound_on[0]], namespace=pool)
+    await client.bind(f"{job}-worker-0", nodes[bound_on[1]], namespace=pool)
+    return pool, name, nodes, pods
+
+
 async def test_a_half_bound_gang_is_adopted_when_the_rest_fits_beside_it(
     scheduling_plane: ControlPlane,
 ) -> None:
-    pool = new_pool()
     async with Client.from_control_plane(scheduling_plane) as client:
-        await scheduling_plane.create_namespace(pool)
-        nodes = await make_nodes(client, pool, {"a": 4, "b": 4})
-        name = f"sched-{pool}"
-        pods = pytorchjob_pods("half", pool, 3, scheduler=name, group="volcano")
-        await create_all(client, [volcano_podgroup("half", pool, 4, tier=1), *pods])
         # A scheduler bound two pods to rack a, then died.
-        await client.bind("half-master-0", nodes[0], namespace=pool)
-        await client.bind("half-worker-0", nodes[1], namespace=pool)
+        pool, name, nodes, _ = await half_bound_gang(
+            client, scheduling_plane, {"a": 4, "b": 4}, "half", (0, 1)
+        )
         async with running_scheduler(client, pool, name):
             await eventually(lambda: _bound_count(client, pool, "half", 4), what="adopted")
             placed = await bound(client, pool, "half")
@@ -100,15 +112,11 @@ async def test_a_half_bound_gang_is_adopted_when_the_rest_fits_beside_it(
 async def test_a_half_bound_gang_whose_rest_cannot_fit_beside_it_is_rolled_back(
     scheduling_plane: ControlPlane,
 ) -> None:
-    pool = new_pool()
     async with Client.from_control_plane(scheduling_plane) as client:
-        await scheduling_plane.create_namespace(pool)
-        nodes = await make_nodes(client, pool, {"a": 2, "b": 4})
-        name = f"sched-{pool}"
-        pods = pytorchjob_pods("stuck", pool, 3, scheduler=name, group="volcano")
-        await create_all(client, [volcano_podgroup("stuck", pool, 4, tier=1), *pods])
-        await client.bind("stuck-master-0", nodes[0], namespace=pool)
-        await client.bind("stuck-worker-0", nodes[1], namespace=pool)
+        # Both bound pods fill rack a: the other two cannot join them there.
+        pool, name, _, pods = await half_bound_gang(
+            client, scheduling_plane, {"a": 2, "b": 4}, "stuck", (0, 1)
+        )
         async with running_scheduler(client, pool, name):
 
             async def bound_ones_deleted() -> bool:
@@ -126,16 +134,11 @@ async def test_a_half_bound_gang_whose_rest_cannot_fit_beside_it_is_rolled_back(
 async def test_a_half_bound_gang_split_across_racks_is_rolled_back_and_placed_whole(
     scheduling_plane: ControlPlane,
 ) -> None:
-    pool = new_pool()
     async with Client.from_control_plane(scheduling_plane) as client:
-        await scheduling_plane.create_namespace(pool)
-        nodes = await make_nodes(client, pool, {"a": 4, "b": 4})
-        name = f"sched-{pool}"
-        pods = pytorchjob_pods("split", pool, 3, scheduler=name, group="volcano")
-        await create_all(client, [volcano_podgroup("split", pool, 4, tier=1), *pods])
         # Bound in two racks, though the gang must keep to one: the rest fits beside neither.
-        await client.bind("split-master-0", nodes[0], namespace=pool)
-        await client.bind("split-worker-0", nodes[4], namespace=pool)
+        pool, name, _, pods = await half_bound_gang(
+            client, scheduling_plane, {"a": 4, "b": 4}, "split", (0, 4)
+        )
         async with running_scheduler(client, pool, name) as scheduler:
 
             async def bound_ones_deleted() -> bool:
