@@ -18,8 +18,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from crdkit.client.errors import ConfigError
+from crdkit.placer.models import HOSTNAME_LEVEL
 from crdkit.runtime.cli_common import connection_options, manager_options, run_manager
 from crdkit.runtime.logs import configure_logging
+from crdkit.scheduling.podgroups import (
+    COSCHEDULING_GROUP,
+    COSCHEDULING_VERSION,
+    VOLCANO_GROUP,
+    VOLCANO_VERSION,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -32,8 +39,8 @@ __all__ = ["parse_topology", "scheduler_command", "served_pod_group_apis"]
 log = logging.getLogger("crdkit.scheduler")
 
 _APIS = {
-    "coscheduling": ("scheduling.x-k8s.io", "v1alpha1"),
-    "volcano": ("scheduling.volcano.sh", "v1beta1"),
+    "coscheduling": (COSCHEDULING_GROUP, COSCHEDULING_VERSION),
+    "volcano": (VOLCANO_GROUP, VOLCANO_VERSION),
 }
 
 
@@ -49,7 +56,7 @@ def parse_topology(text: str | None, levels: list[str]) -> dict[str, Any] | None
         raise ValueError(
             f"--topology: expected required:LEVEL, preferred:LEVEL or unconstrained, got {text!r}"
         )
-    if level not in levels and level != "kubernetes.io/hostname":
+    if level not in levels and level != HOSTNAME_LEVEL:
         raise ValueError(
             f"--topology: level {level!r} is not one of --levels ({', '.join(levels)})"
         )

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from crdkit.placer import parse_quantity
-from crdkit.placer.models import reference_gang
+from crdkit.placer.models import HOSTNAME_LEVEL, reference_gang
 from crdkit.placer.taints import tolerates
 from crdkit.scheduling.nodes import UNSCHEDULABLE_TAINT
 
@@ -160,4 +160,4 @@ def _topology_labels(
     modes = {gang_topology[0], (task.topology or gang_topology)[0]}
     if modes == {"unconstrained"} and task.slice is None:
         return []
-    return [label for label in levels if label != "kubernetes.io/hostname"]
+    return [label for label in levels if label != HOSTNAME_LEVEL]

@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from crdkit.placer.models import HOSTNAME_LEVEL
 from crdkit.scheduling.requests import pod_requests, requests_as_quantities
 
 if TYPE_CHECKING:
@@ -56,7 +57,8 @@ __all__ = [
     "tier_level",
 ]
 
-HOSTNAME = "kubernetes.io/hostname"
+HOSTNAME = HOSTNAME_LEVEL
+"""The per-node level (the placer's), which every Node carries as a label."""
 KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 KUEUE_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 KUEUE_UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
