@@ -12,6 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from crdkit.crd.errors import AssemblyError, StructuralError
+from crdkit.crd.paths import resolve_path
 from crdkit.crd.schema import crd_schema
 from crdkit.crd.structural import schema_violations
 
@@ -190,8 +191,32 @@ def _version(
         }
         if options.scale.label_selector_path is not None:
             scale["labelSelectorPath"] = options.scale.label_selector_path
-        for path in (options.scale.spec_replicas_path, options.scale.status_replicas_path):
-            _require_path(schema, path, options, "scale subresource", ("integer",))
+        _require_path(
+            schema,
+            options.scale.spec_replicas_path,
+            options,
+            "scale subresource specReplicasPath",
+            ("integer",),
+            under=(".spec.",),
+        )
+        _require_path(
+            schema,
+            options.scale.status_replicas_path,
+            options,
+            "scale subresource statusReplicasPath",
+            ("integer",),
+            under=(".status.",),
+        )
+        if options.scale.label_selector_path is not None:
+            # A serialised label selector (``a=b,c``), as HorizontalPodAutoscaler reads it.
+            _require_path(
+                schema,
+                options.scale.label_selector_path,
+                options,
+                "scale subresource labelSelectorPath",
+                ("string",),
+                under=(".spec.", ".status."),
+            )
         subresources["scale"] = scale
     if subresources:
         version["subresources"] = subresources
@@ -226,12 +251,29 @@ def _require_path(
     options: CustomResourceOptions,
     what: str,
     types: tuple[str, ...],
+    *,
+    under: tuple[str, ...] = (),
 ) -> None:
-    node: dict[str, Any] | None = schema
-    for part in path.strip(".").split("."):
-        node = (node or {}).get("properties", {}).get(part)
-    where = f"{options.kind} ({options.group}/{options.version})"
-    if node is None:
-        raise AssemblyError(f"{where}: {what} {path} is not a field of the schema")
-    if node.get("type") not in types:
-        raise AssemblyError(f"{where}: {what} {path} must be of type {' or '.join(types)}")
+    """Refuse a path the apiserver refuses, or one that names no field of ``types``.
+
+    The apiserver itself checks a scale path only for where it starts; a path that names no
+    integer field would make every GET of ``/scale`` fail, so it is refused here too. Past a
+    preserve-unknown-fields object the type cannot be known: a scale path is taken there (the
+    subresource reads what is stored), a selectable field is not (the apiserver refuses it).
+    """
+    where = f"{options.kind} ({options.group}/{options.version}): {what} {path}"
+    if under and not any(path.startswith(prefix) and len(path) > len(prefix) for prefix in under):
+        places = " or ".join(prefix.rstrip(".") for prefix in under)
+        raise AssemblyError(f"{where} must be a field path under {places}")
+    target = resolve_path(schema, path)
+    if target.problem is not None:
+        raise AssemblyError(f"{where} {target.problem}")
+    if target.unknown:
+        if under:
+            return
+        raise AssemblyError(
+            f"{where} goes into a preserve-unknown-fields object, whose fields the apiserver "
+            "cannot select on"
+        )
+    if target.schema is not None and target.schema.get("type") not in types:
+        raise AssemblyError(f"{where} must be of type {' or '.join(types)}")

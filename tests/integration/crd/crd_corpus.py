@@ -569,6 +569,40 @@ class GpuPool(
     status: ClusterStatus | None = None
 
 
+class ReplicaSpec(ApiModel):
+    replicas: Annotated[int, Minimum(0)] = 1
+    image: str = "trainer"
+
+
+class ReplicaStatus(ApiModel):
+    active: int = 0
+
+
+class ReplicatedSpec(ApiModel):
+    replica_specs: dict[str, ReplicaSpec] = {}
+
+
+class ReplicatedStatus(ApiModel):
+    replica_statuses: dict[str, ReplicaStatus] = {}
+    selector: str = ""
+
+
+class Replicated(
+    CustomResource,
+    group=GROUP,
+    version="v1",
+    # PyTorchJob's shape: the scale and selectable-field paths go through a map at one key.
+    scale=ScaleSubresource(
+        spec_replicas_path=".spec.replicaSpecs.Worker.replicas",
+        status_replicas_path=".status.replicaStatuses.Worker.active",
+        label_selector_path=".status.selector",
+    ),
+    selectable_fields=[".spec.replicaSpecs.Worker.image"],
+):
+    spec: ReplicatedSpec
+    status: ReplicatedStatus | None = None
+
+
 class StatusSpec(ApiModel):
     wanted: int = 1
 
@@ -662,6 +696,7 @@ CORPUS: list[type[CustomResource]] = [
     Documented,
     ReservedWord,
     GpuPool,
+    Replicated,
     NoStatusSubresource,
     Model,
     ModelV1Beta1,

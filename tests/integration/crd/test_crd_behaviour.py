@@ -17,6 +17,7 @@ from crd_corpus import (
     Model,
     ModelV1,
     Ratchet,
+    Replicated,
     Schedule,
 )
 from pydantic import ValidationError
@@ -128,6 +129,32 @@ def test_selectable_field_scale_and_columns(api: BlockingApi) -> None:
     finally:
         for name in names:
             api.request("DELETE", info.path(name=name))
+
+
+def test_scale_and_selectable_fields_through_a_map(api: BlockingApi) -> None:
+    ns = api.new_namespace()
+    info = resource_info(Replicated)
+    specs = {"Master": {"replicas": 1, "image": "m"}, "Worker": {"replicas": 3, "image": "w"}}
+    stored = create(api, Replicated.model_validate({"spec": {"replicaSpecs": specs}}), ns)
+    name = stored["metadata"]["name"]
+    create(api, Replicated.model_validate({"spec": {"replicaSpecs": {"Worker": {}}}}), ns)
+
+    scale_path = info.path(namespace=ns, name=name, subresource="scale")
+    status, scale = api.request("GET", scale_path)
+    assert status == 200, scale
+    assert scale["spec"]["replicas"] == 3
+    scale["spec"]["replicas"] = 7
+    assert api.request("PUT", scale_path, scale)[0] == 200
+    status, body = api.request("GET", info.path(namespace=ns, name=name))
+    read = Replicated.model_validate(body)
+    assert read.spec.replica_specs["Worker"].replicas == 7
+    assert read.spec.replica_specs["Master"].replicas == 1
+
+    status, listed = api.request(
+        "GET", info.path(namespace=ns) + "?fieldSelector=spec.replicaSpecs.Worker.image%3Dw"
+    )
+    assert status == 200, listed
+    assert [item["metadata"]["name"] for item in listed["items"]] == [name]
 
 
 def test_times_with_an_offset_are_stored_and_read_back(api: BlockingApi) -> None:

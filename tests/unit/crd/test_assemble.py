@@ -1,4 +1,5 @@
 import pytest
+from pydantic import Field
 
 from crdkit.crd import AssemblyError, build_crd, build_crds
 from crdkit.crd.assemble import version_priority
@@ -141,3 +142,112 @@ def test_version_priority_orders_like_kubernetes() -> None:
     assert sorted(versions, key=version_priority) == [
         "v10", "v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "foo"
     ]  # fmt: skip
+
+
+class Replica(ApiModel):
+    replicas: int = 1
+    image: str = ""
+
+
+class MapSpec(ApiModel):
+    replica_specs: dict[str, Replica] = Field(default_factory=dict)
+    items: list[Replica] = Field(default_factory=list)
+    free: dict[str, object] = Field(default_factory=dict)
+
+
+class MapStatus(ApiModel):
+    active: dict[str, int] = Field(default_factory=dict)
+    selector: str = ""
+
+
+def _mapped(scale: ScaleSubresource, selectable: tuple[str, ...] = ()) -> type[CustomResource]:
+    class Mapped(
+        CustomResource,
+        group="map.example.com",
+        version="v1",
+        scale=scale,
+        selectable_fields=list(selectable),
+    ):
+        spec: MapSpec
+        status: MapStatus | None = None
+
+    return Mapped
+
+
+def test_scale_and_selectable_paths_go_through_maps() -> None:
+    resource = _mapped(
+        ScaleSubresource(
+            ".spec.replicaSpecs.Worker.replicas", ".status.active.Worker", ".status.selector"
+        ),
+        (".spec.replicaSpecs.Worker.image",),
+    )
+    version = build_crd([resource])["spec"]["versions"][0]
+    assert version["subresources"]["scale"] == {
+        "specReplicasPath": ".spec.replicaSpecs.Worker.replicas",
+        "statusReplicasPath": ".status.active.Worker",
+        "labelSelectorPath": ".status.selector",
+    }
+    assert version["selectableFields"] == [{"jsonPath": ".spec.replicaSpecs.Worker.image"}]
+
+
+def test_a_scale_path_into_free_form_data_is_taken_unchecked() -> None:
+    build_crd([_mapped(ScaleSubresource(".spec.free.n", ".status.active.x"))])
+
+
+@pytest.mark.parametrize(
+    ("scale", "selectable", "message"),
+    [
+        (
+            ScaleSubresource(".status.active.a", ".status.active.a"),
+            (),
+            r"specReplicasPath \.status\.active\.a must be a field path under \.spec$",
+        ),
+        (
+            ScaleSubresource(".spec.replicaSpecs.W.replicas", ".spec.replicaSpecs.W.replicas"),
+            (),
+            r"statusReplicasPath \.spec\.replicaSpecs\.W\.replicas must be a field path under "
+            r"\.status$",
+        ),
+        (
+            ScaleSubresource(".spec.replicaSpecs.W.image", ".status.active.a"),
+            (),
+            r"specReplicasPath \.spec\.replicaSpecs\.W\.image must be of type integer",
+        ),
+        (
+            ScaleSubresource(".spec.items.replicas", ".status.active.a"),
+            (),
+            r"goes into the list \.spec\.items, which it cannot index",
+        ),
+        (
+            ScaleSubresource(".spec.replicaSpecs.W.replicas", ".status.active.a", ".metadata.x"),
+            (),
+            r"labelSelectorPath \.metadata\.x must be a field path under \.spec or \.status",
+        ),
+        (
+            ScaleSubresource(".spec.replicaSpecs.W.replicas", ".status.active.a", ".spec.free"),
+            (),
+            r"labelSelectorPath \.spec\.free must be of type string",
+        ),
+        (
+            None,
+            (".spec.free.a",),
+            r"selectable field \.spec\.free\.a goes into a preserve-unknown-fields object",
+        ),
+        (None, (".spec.nope",), r"selectable field \.spec\.nope is not a field of the schema"),
+    ],
+)
+def test_paths_the_apiserver_or_the_subresource_would_refuse(
+    scale: ScaleSubresource | None, selectable: tuple[str, ...], message: str
+) -> None:
+    class Refused(
+        CustomResource,
+        group="map.example.com",
+        version="v1",
+        scale=scale,
+        selectable_fields=list(selectable),
+    ):
+        spec: MapSpec
+        status: MapStatus | None = None
+
+    with pytest.raises(AssemblyError, match=message):
+        build_crd([Refused])
