@@ -21,13 +21,14 @@ export HYPOTHESIS_PROFILE ?= $(if $(CI),ci,dev)
 RUST_SOURCES := Cargo.toml $(wildcard Cargo.lock) rust/placer/Cargo.toml $(shell find rust -name '*.rs' 2>/dev/null)
 PY_SOURCES := $(shell find python -name '*.py' -o -name '*.pyi' 2>/dev/null)
 
-.PHONY: help dev ext envtest lint typecheck rust-check pytest wheel-check test test-under-load demo clean
+.PHONY: help dev ext envtest lint typecheck rust-check pytest wheel-check test test-under-load demo wheels clean
 
 help:
 	@echo "make test   - install everything into .venv, build, lint, type-check and run every test"
 	@echo "make demo   - run the gang-scheduling example on a simulated GPU cluster"
 	@echo "make test-under-load - make test with two CPU-bound processes running beside it"
 	@echo "make dev    - only create .venv with the package (editable) and the dev tools"
+	@echo "make wheels - abi3 wheels for Linux x86_64 and aarch64 and the sdist, into dist/wheels"
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "crdkit needs Python 3.11 or newer"'
@@ -51,10 +52,10 @@ envtest:
 	bash tools/envtest/build.sh
 
 lint: dev
-	$(BIN)/ruff check python tests benches examples
+	$(BIN)/ruff check python tests benches examples tools
 
 typecheck: dev
-	$(BIN)/mypy --strict python/crdkit
+	$(BIN)/mypy --strict python/crdkit tools/check_wheels.py
 	$(PY) -m mypy.stubtest crdkit._placer
 
 rust-check: dev
@@ -71,6 +72,29 @@ $(VENV)/.stamp-wheel: pyproject.toml $(RUST_SOURCES) $(PY_SOURCES) | $(PY)
 	touch $@
 
 wheel-check: $(VENV)/.stamp-wheel
+
+# Wheels users install without a Rust toolchain: one abi3 wheel per architecture serves every
+# CPython >= 3.11. zig (from PyPI) is the cross linker and pins glibc to manylinux2014, so the
+# wheels also run on distributions older than the build machine.
+WHEEL_TARGETS ?= x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu
+WHEEL_DIR ?= dist/wheels
+wheels: dev
+	$(BIN)/pip install -q 'ziglang>=0.13'
+	rm -rf $(WHEEL_DIR)
+	for target in $(WHEEL_TARGETS); do \
+	  rustup target add "$$target" >/dev/null 2>&1 || rustup target list --installed | grep -qx "$$target"; \
+	  PATH="$(abspath $(BIN)):$$PATH" $(BIN)/maturin build -q --release --strip --zig \
+	    --compatibility manylinux2014 --target "$$target" --out $(WHEEL_DIR); \
+	done
+	$(BIN)/maturin sdist --out $(WHEEL_DIR)
+	$(PY) tools/check_wheels.py $(WHEEL_DIR) $(foreach t,$(WHEEL_TARGETS),--expect $(firstword $(subst -, ,$(t))))
+	# The wheel of this machine's architecture must install into a fresh venv and import.
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(PYTHON) -m venv "$$tmp/venv" && \
+	"$$tmp/venv/bin/pip" install -q --no-index --find-links $(WHEEL_DIR) --only-binary :all: \
+	  --no-deps crdkit && \
+	"$$tmp/venv/bin/pip" install -q crdkit && \
+	(cd "$$tmp" && "$$tmp/venv/bin/python" -c 'import crdkit._placer, crdkit.placer; print("wheel imports:", crdkit.__version__, crdkit._placer.__file__)')
 
 pytest: dev envtest
 	$(BIN)/pytest
