@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field
 
 from crdkit.resources._model import OpenModel, RawObject, Time
+from crdkit.resources.meta import ObjectMeta
 from crdkit.resources.object import KubernetesObject
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "PodCondition",
     "PodSpec",
     "PodStatus",
+    "PodTemplateSpec",
     "Quantity",
     "ResourceRequirements",
     "Secret",
@@ -115,6 +117,13 @@ class PodStatus(OpenModel):
 class Pod(KubernetesObject, group="", version="v1", kind="Pod", plural="pods"):
     spec: PodSpec = Field(default_factory=PodSpec)
     status: PodStatus | None = None
+
+
+class PodTemplateSpec(OpenModel):
+    """The pod a workload (Deployment, StatefulSet, Job, ...) makes, as its ``template``."""
+
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: PodSpec = Field(default_factory=PodSpec)
 
 
 class Taint(OpenModel):

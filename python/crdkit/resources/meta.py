@@ -6,7 +6,7 @@ from pydantic import Field
 
 from crdkit.resources._model import OpenModel, RawObject, Time
 
-__all__ = ["ListMeta", "ObjectMeta", "OwnerReference"]
+__all__ = ["LabelSelector", "LabelSelectorRequirement", "ListMeta", "ObjectMeta", "OwnerReference"]
 
 
 class OwnerReference(OpenModel):
@@ -49,3 +49,18 @@ class ListMeta(OpenModel):
     resource_version: str | None = None
     continue_: str | None = Field(default=None, alias="continue")
     remaining_item_count: int | None = None
+
+
+class LabelSelectorRequirement(OpenModel):
+    """One ``matchExpressions`` term: ``key`` ``In``/``NotIn``/``Exists``/``DoesNotExist``."""
+
+    key: str
+    operator: str
+    values: list[str] = Field(default_factory=list)
+
+
+class LabelSelector(OpenModel):
+    """``metav1.LabelSelector``: both parts must match; an empty selector matches everything."""
+
+    match_labels: dict[str, str] = Field(default_factory=dict)
+    match_expressions: list[LabelSelectorRequirement] = Field(default_factory=list)
