@@ -22,6 +22,7 @@ from crdkit._version import VERSION
 COMMANDS = {
     "envtest": ("crdkit.testing.cli", "envtest"),
     "gen-crd": ("crdkit.crd.cli", "gen_crd"),
+    "gen-manifests": ("crdkit.deploy.cli", "gen_manifests"),
     "gen-rbac": ("crdkit.runtime.rbac_cli", "gen_rbac"),
     "place": ("crdkit.placer.cli", "place_command"),
     "run": ("crdkit.runtime.cli", "run"),

@@ -31,16 +31,23 @@ __all__ = ["restricted_kubeconfig", "service_account_token", "token_kubeconfig"]
 
 
 async def service_account_token(
-    client: Client, namespace: str, name: str, *, expiration_seconds: int = 3600
+    client: Client,
+    namespace: str,
+    name: str,
+    *,
+    expiration_seconds: int = 3600,
+    create: bool = True,
 ) -> str:
-    """Create the ServiceAccount ``namespace/name`` and return a fresh token for it."""
-    await client.create(
-        {
-            "apiVersion": "v1",
-            "kind": "ServiceAccount",
-            "metadata": {"name": name, "namespace": namespace},
-        }
-    )
+    """Create the ServiceAccount ``namespace/name`` (unless ``create=False``: it exists, e.g.
+    from an operator's manifests) and return a fresh token for it."""
+    if create:
+        await client.create(
+            {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {"name": name, "namespace": namespace},
+            }
+        )
     request = {
         "apiVersion": "authentication.k8s.io/v1",
         "kind": "TokenRequest",

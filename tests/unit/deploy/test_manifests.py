@@ -1,0 +1,131 @@
+from __future__ import annotations
+
+from typing import Any
+
+from examples.hello.operator import Hello, HelloReconciler
+
+from crdkit.deploy import ManifestOptions, crd_classes, operator_manifests, run_arguments
+from crdkit.resources import ApiModel, ConfigMap, CustomResource
+from crdkit.runtime import Context, Reconciler
+
+
+class PoolSpec(ApiModel):
+    size: int = 1
+
+
+class Pool(CustomResource, group="deploy.example.com", version="v1alpha1"):
+    spec: PoolSpec
+
+
+class PoolV1(Pool, version="v1", storage=True):
+    pass
+
+
+class Unrelated(CustomResource, group="deploy.example.com", version="v1"):
+    spec: PoolSpec
+
+
+class PoolReconciler(Reconciler[PoolV1]):
+    owns = (ConfigMap, Hello)
+
+    async def reconcile(self, ctx: Context, obj: PoolV1) -> None:
+        return None
+
+
+def options(**changes: Any) -> ManifestOptions:
+    return ManifestOptions(
+        name="pool", image="example.com/pool:1", references=("m:PoolReconciler",), **changes
+    )
+
+
+def test_the_crds_are_every_version_of_the_custom_kinds_used() -> None:
+    assert crd_classes([PoolReconciler]) == sorted(
+        [Hello, Pool, PoolV1], key=lambda c: (c.__module__, c.__qualname__)
+    )
+    assert crd_classes([HelloReconciler]) == [Hello]
+
+
+def test_the_manager_runs_with_the_options_the_roles_were_made_for() -> None:
+    assert run_arguments(options()) == [
+        "crdkit",
+        "run",
+        "m:PoolReconciler",
+        "--leader-elect",
+        "--leader-election-id",
+        "pool-leader",
+        "--leader-election-namespace",
+        "pool-system",
+        "--metrics-bind-address",
+        ":8080",
+        "--health-probe-bind-address",
+        ":8081",
+    ]
+    watched = run_arguments(
+        options(watch_namespace="ml", leader_elect=False, run_options=("size=3",))
+    )
+    assert watched[3:5] == ["--namespace", "ml"]
+    assert "--leader-elect" not in watched
+    assert watched[-2:] == ["--option", "size=3"]
+
+
+def test_the_layout_is_kubebuilders() -> None:
+    files = operator_manifests([PoolReconciler], options())
+    assert sorted(files) == [
+        "crd/bases/deploy.example.com_pools.yaml",
+        "crd/bases/hello.example.com_hellos.yaml",
+        "crd/kustomization.yaml",
+        "default/kustomization.yaml",
+        "manager/kustomization.yaml",
+        "manager/manager.yaml",
+        "metrics/kustomization.yaml",
+        "metrics/service.yaml",
+        "rbac/kustomization.yaml",
+        "rbac/leader_election_role.yaml",
+        "rbac/role.yaml",
+        "rbac/service_account.yaml",
+    ]
+    [pools] = files["crd/bases/deploy.example.com_pools.yaml"]
+    assert [v["name"] for v in pools["spec"]["versions"]] == ["v1", "v1alpha1"]
+    assert files["crd/kustomization.yaml"][0]["resources"] == [
+        "bases/deploy.example.com_pools.yaml",
+        "bases/hello.example.com_hellos.yaml",
+    ]
+    election = files["rbac/leader_election_role.yaml"]
+    assert [(d["kind"], d["metadata"]["namespace"]) for d in election] == [
+        ("Role", "pool-system"),
+        ("RoleBinding", "pool-system"),
+    ]
+    assert election[1]["subjects"] == [
+        {"kind": "ServiceAccount", "name": "pool-controller-manager", "namespace": "pool-system"}
+    ]
+
+
+def test_the_manager_pod_meets_the_restricted_pod_security_standard() -> None:
+    namespace, deployment = operator_manifests([PoolReconciler], options())["manager/manager.yaml"]
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 65532,
+        "runAsGroup": 65532,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    [container] = pod["containers"]
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert set(container["resources"]) == {"requests", "limits"}
+    assert container["command"] == run_arguments(options())
+
+
+def test_without_leader_election_there_is_no_lease_role() -> None:
+    files = operator_manifests([PoolReconciler], options(leader_elect=False))
+    assert "rbac/leader_election_role.yaml" not in files
+    assert files["rbac/kustomization.yaml"][0]["resources"] == [
+        "service_account.yaml",
+        "role.yaml",
+    ]
