@@ -44,11 +44,12 @@ from crdkit.crd.markers import (
 from crdkit.crd.output import render, render_all
 from crdkit.crd.schema import crd_schema, structural_schema
 from crdkit.crd.structural import schema_violations
-from crdkit.crd.types import Duration, IntOrString
+from crdkit.crd.types import Bytes, Duration, Int32, Int64, IntOrString
 
 __all__ = [
     "AssemblyError",
     "AtMostOneOf",
+    "Bytes",
     "CrdError",
     "Duration",
     "EmbeddedResource",
@@ -56,6 +57,8 @@ __all__ = [
     "ExclusiveMaximum",
     "ExclusiveMinimum",
     "Format",
+    "Int32",
+    "Int64",
     "IntOrString",
     "ListMapKeys",
     "ListType",

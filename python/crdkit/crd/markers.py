@@ -25,6 +25,7 @@ from pydantic_core import core_schema
 
 from crdkit.crd.cel import cel_field
 from crdkit.crd.formats import FORMAT_CHECKS, KNOWN_FORMATS
+from crdkit.resources.scalars import INTEGER_FORMAT_RANGES, integer_format_problem
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
@@ -346,7 +347,9 @@ class MapType(_SchemaMarker):
 class Format(_SchemaMarker):
     """A string format the apiserver checks (``+kubebuilder:validation:Format``).
 
-    hostname, ipv4, ipv6, cidr, uuid and mac are checked in Python too.
+    hostname, ipv4, ipv6, cidr, uuid, mac, byte and duration are checked in Python too, and
+    so is the range of ``int32``/``int64`` on an integer (the apiserver refuses values beyond
+    it); ``crdkit.resources.Int32``/``Int64`` are the same as types.
     """
 
     name: str
@@ -361,10 +364,20 @@ class Format(_SchemaMarker):
         return {"format": self.name}
 
     def python_check(self) -> Callable[[Any], Any] | None:
-        check = FORMAT_CHECKS.get(self.name)
+        name = self.name
+        if name in INTEGER_FORMAT_RANGES:
+
+            def in_range(value: Any) -> Any:
+                if isinstance(value, int) and not isinstance(value, bool):
+                    problem = integer_format_problem(value, name)
+                    if problem is not None:
+                        raise ValueError(problem)
+                return value
+
+            return in_range
+        check = FORMAT_CHECKS.get(name)
         if check is None:
             return None
-        name = self.name
 
         def run(value: Any) -> Any:
             if isinstance(value, str) and not check(value):

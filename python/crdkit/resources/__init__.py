@@ -53,12 +53,14 @@ from crdkit.resources.options import (
 )
 from crdkit.resources.partial import METADATA_ACCEPT, METADATA_LIST_ACCEPT, PartialObjectMetadata
 from crdkit.resources.plural import pluralize
+from crdkit.resources.scalars import Bytes, Int32, Int64
 
 __all__ = [
     "METADATA_ACCEPT",
     "METADATA_LIST_ACCEPT",
     "ApiModel",
     "Binding",
+    "Bytes",
     "ConfigMap",
     "Container",
     "CustomResource",
@@ -66,6 +68,8 @@ __all__ = [
     "Duration",
     "Event",
     "EventSeries",
+    "Int32",
+    "Int64",
     "IntOrString",
     "KubernetesObject",
     "Lease",
