@@ -45,6 +45,7 @@ from crdkit.crd.output import render, render_all
 from crdkit.crd.schema import crd_schema, structural_schema
 from crdkit.crd.structural import schema_violations
 from crdkit.crd.types import Bytes, Duration, Int32, Int64, IntOrString
+from crdkit.crd.validators import python_only, unmirrored_validators
 
 __all__ = [
     "AssemblyError",
@@ -83,8 +84,10 @@ __all__ = [
     "build_crds",
     "crd_schema",
     "immutable",
+    "python_only",
     "render",
     "render_all",
     "schema_violations",
     "structural_schema",
+    "unmirrored_validators",
 ]
