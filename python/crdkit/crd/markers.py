@@ -25,6 +25,7 @@ from pydantic_core import core_schema
 
 from crdkit.crd.cel import cel_field
 from crdkit.crd.formats import FORMAT_CHECKS, KNOWN_FORMATS
+from crdkit.resources.durations import DURATION_KEY
 from crdkit.resources.scalars import INTEGER_FORMAT_RANGES, integer_format_problem
 
 if TYPE_CHECKING:
@@ -159,6 +160,12 @@ class XValidation(_SchemaMarker):
     def schema_keywords(self) -> dict[str, Any]:
         return {VALIDATIONS_KEY: [self.to_schema()]}
 
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        checked = super().__get_pydantic_core_schema__(source, handler)
+        return core_schema.no_info_wrap_validator_function(_no_float_under_a_rule, checked)
+
     def python_check(self) -> Callable[[Any], Any] | None:
         predicate = self.check
         if predicate is None:
@@ -171,6 +178,21 @@ class XValidation(_SchemaMarker):
             return value
 
         return run
+
+
+def _no_float_under_a_rule(value: Any, handler: core_schema.ValidatorFunctionWrapHandler) -> Any:
+    """Refuse a float the field turns into an integer or text (``4.0`` → ``4``, ``"4"``).
+
+    Without a rule the apiserver takes ``4.0`` for an integer or int-or-string too, but a CEL
+    rule on the field refuses it ("expected int, got float64"), so pydantic must as well.
+    """
+    result = handler(value)
+    if isinstance(value, float) and result is not None and not isinstance(result, float):
+        raise ValueError(
+            f"{value!r} is a float: a field with a CEL rule must be sent a whole number as an "
+            f"integer ({int(value) if value.is_integer() else value!r})"
+        )
+    return result
 
 
 def _present_count(value: Any, fields: tuple[str, ...]) -> int:
@@ -361,6 +383,10 @@ class Format(_SchemaMarker):
             )
 
     def schema_keywords(self) -> dict[str, Any]:
+        if self.name == "duration":
+            # Text checked as the apiserver checks it (FORMAT_CHECKS), not a timedelta
+            # written as ISO 8601, which the converter refuses.
+            return {"format": self.name, DURATION_KEY: True}
         return {"format": self.name}
 
     def python_check(self) -> Callable[[Any], Any] | None:

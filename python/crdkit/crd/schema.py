@@ -7,7 +7,8 @@ apiserver accepts:
 * ``$ref``/``$defs`` are inlined; a model met again inside itself is a recursion → error;
 * ``X | None`` is ``X``, ``nullable`` unless its default is ``None`` (then absent already reads
   back as None) — see ``_Converter._union``; ``Nullable()`` makes any field nullable;
-* ``Literal``/``Enum``/``const`` → ``enum``; ``int | str`` → ``x-kubernetes-int-or-string``;
+* ``Literal``/``Enum``/``const`` → ``enum``; ``int | str`` → ``x-kubernetes-int-or-string``
+  (with controller-gen's ``anyOf: [{type: integer}, {type: string}]``);
 * ``dict[str, X]`` → ``additionalProperties``; ``Any``, ``dict[str, Any]`` and models with
   ``extra="allow"`` → ``x-kubernetes-preserve-unknown-fields``;
 * unions of models → one object holding every variant's fields, the tag's values merged into
@@ -249,9 +250,15 @@ class _Converter:
         return out
 
     def _int_or_string(self, node: Schema, path: str) -> Schema:
+        # Spelled as controller-gen spells it, with the anyOf: without it the apiserver takes
+        # 4.0000000001 for an integer (and stores that float), with it only whole numbers.
         # CEL rules (and other x-kubernetes- keys) are kept: the apiserver runs them on an
         # int-or-string value (``type(self) == int ? ... : ...``), as pydantic runs ``check``.
-        out: Schema = {"x-kubernetes-int-or-string": True, **self._values(node, path)}
+        out: Schema = {
+            "x-kubernetes-int-or-string": True,
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+            **self._values(node, path),
+        }
         for key, value in node.items():
             if key.startswith("x-kubernetes-") and key not in out:
                 out[key] = value

@@ -234,8 +234,21 @@ def is_duration_core_schema(schema: dict[str, Any]) -> bool:
     return isinstance(function, dict) and function.get("function") is _to_timedelta
 
 
+def _whole_number(value: Any) -> Any:
+    # The apiserver takes 4.0 for an integer (and stores 4), but no float from 2**53 on and
+    # no integer beyond int64 (it decodes those as floats).
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        raise ValueError(f"{value} is beyond int64, which the apiserver refuses")
+    return value
+
+
 IntOrString = Annotated[
     StrictInt | str,
+    BeforeValidator(_whole_number),
     WithJsonSchema({"x-kubernetes-int-or-string": True}),
 ]
-"""An integer or a string (``x-kubernetes-int-or-string``), kept as whichever it was."""
+"""An integer or a string (``x-kubernetes-int-or-string``), kept as whichever it was.
+
+A whole-number float (``4.0``) is the integer 4, as the apiserver reads it."""

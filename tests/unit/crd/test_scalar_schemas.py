@@ -28,9 +28,11 @@ def field_schema(annotation: Any, **field: Any) -> dict[str, Any]:
 
 
 def test_quantity_is_int_or_string_with_the_quantity_pattern() -> None:
+    # controller-gen's schema for resource.Quantity, key for key.
     assert field_schema(Quantity) == {
-        "x-kubernetes-int-or-string": True,
+        "anyOf": [{"type": "integer"}, {"type": "string"}],
         "pattern": QUANTITY_PATTERN,
+        "x-kubernetes-int-or-string": True,
     }
     assert field_schema(dict[str, Quantity])["additionalProperties"]["pattern"] == QUANTITY_PATTERN
 
@@ -70,11 +72,26 @@ def test_a_duration_default_is_written_as_go_writes_it() -> None:
 def test_cel_rules_on_int_or_string_are_kept() -> None:
     rule = XValidation("type(self) == int ? self > 0 : self.endsWith('%')", message="m")
     expected = [{"rule": rule.rule, "message": "m"}]
+    either = {"anyOf": [{"type": "integer"}, {"type": "string"}]}
     assert field_schema(Annotated[IntOrString, rule]) == {
         "x-kubernetes-int-or-string": True,
+        **either,
         "x-kubernetes-validations": expected,
     }
     assert field_schema(Annotated[int | str, rule]) == {
         "x-kubernetes-int-or-string": True,
+        **either,
         "x-kubernetes-validations": expected,
     }
+
+
+def test_a_field_with_a_cel_rule_refuses_whole_floats() -> None:
+    # The apiserver takes 4.0 for an integer, except where a CEL rule must see the value.
+    ruled = Annotated[IntOrString, XValidation("type(self) == int ? self > 0 : true")]
+    model = type("M", (ApiModel,), {"__annotations__": {"x": ruled}})
+    model.model_validate({"x": 4})
+    with pytest.raises(ValidationError, match="a field with a CEL rule must be sent a whole"):
+        model.model_validate({"x": 4.0})
+    number = Annotated[float, XValidation("self > 0.0")]
+    floats = type("F", (ApiModel,), {"__annotations__": {"x": number}})
+    assert floats.model_validate({"x": 4.0}).x == 4.0  # a number field keeps its floats
