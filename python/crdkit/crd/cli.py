@@ -55,9 +55,9 @@ def gen_crd(targets: tuple[str, ...], output_dir: Path | None, check_dir: Path |
     unmirrored = unmirrored_validators(resources)
     for validator in unmirrored:
         click.echo(
-            f"crdkit gen-crd: warning: validator {validator} has no CEL rule in the CRD, so the "
-            "apiserver accepts objects pydantic refuses; write it as XValidation(rule, "
-            "check=...) or mark it @python_only",
+            f"crdkit gen-crd: warning: validator {validator} has no CEL rule in the CRD, so "
+            "the apiserver and pydantic disagree where it refuses (or rewrites) a value; write "
+            "it as XValidation(rule, check=...) or mark it @python_only",
             err=True,
         )
     if check_dir is not None:
