@@ -44,11 +44,13 @@ from crdkit.crd.markers import (
 from crdkit.crd.output import render, render_all
 from crdkit.crd.schema import crd_schema, structural_schema
 from crdkit.crd.structural import schema_violations
-from crdkit.crd.types import Duration, IntOrString
+from crdkit.crd.types import Bytes, Duration, Int32, Int64, IntOrString
+from crdkit.crd.validators import python_only, unmirrored_validators
 
 __all__ = [
     "AssemblyError",
     "AtMostOneOf",
+    "Bytes",
     "CrdError",
     "Duration",
     "EmbeddedResource",
@@ -56,6 +58,8 @@ __all__ = [
     "ExclusiveMaximum",
     "ExclusiveMinimum",
     "Format",
+    "Int32",
+    "Int64",
     "IntOrString",
     "ListMapKeys",
     "ListType",
@@ -80,8 +84,10 @@ __all__ = [
     "build_crds",
     "crd_schema",
     "immutable",
+    "python_only",
     "render",
     "render_all",
     "schema_violations",
     "structural_schema",
+    "unmirrored_validators",
 ]

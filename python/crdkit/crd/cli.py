@@ -1,6 +1,10 @@
 """``crdkit gen-crd``: write the CRDs of custom resource classes.
 
-Exit status: 0 done; 1 ``--check`` found files out of date (the diff is printed); 2 bad input
+A pydantic validator with no CEL twin (``crdkit.crd.validators``) is a warning on stderr,
+and makes ``--check`` fail.
+
+Exit status: 0 done; 1 ``--check`` found files out of date (the diff is printed) or
+validators the CRD does not mirror; 2 bad input
 (nothing found, a class without group, two storage versions, a field with no structural
 form), reported as one line on stderr.
 """
@@ -17,6 +21,7 @@ from crdkit.crd.assemble import build_crds
 from crdkit.crd.discover import find_resources
 from crdkit.crd.errors import CrdError
 from crdkit.crd.output import drift, render_all, write_all
+from crdkit.crd.validators import unmirrored_validators
 
 __all__ = ["gen_crd"]
 
@@ -43,9 +48,18 @@ def gen_crd(targets: tuple[str, ...], output_dir: Path | None, check_dir: Path |
     if output_dir is not None and check_dir is not None:
         _fail("-o and --check cannot be used together")
     try:
-        crds = build_crds(find_resources(targets))
+        resources = find_resources(targets)
+        crds = build_crds(resources)
     except CrdError as error:
         _fail(str(error))
+    unmirrored = unmirrored_validators(resources)
+    for validator in unmirrored:
+        click.echo(
+            f"crdkit gen-crd: warning: validator {validator} has no CEL rule in the CRD, so "
+            "the apiserver and pydantic disagree where it refuses (or rewrites) a value; write "
+            "it as XValidation(rule, check=...) or mark it @python_only",
+            err=True,
+        )
     if check_dir is not None:
         try:
             diff = drift(crds, check_dir)
@@ -58,6 +72,13 @@ def gen_crd(targets: tuple[str, ...], output_dir: Path | None, check_dir: Path |
                 f"crdkit gen-crd {' '.join(targets)} -o {check_dir}",
                 err=True,
             )
+        if unmirrored:
+            click.echo(
+                f"crdkit gen-crd: --check: {len(unmirrored)} validator(s) without a CEL twin "
+                "(see the warnings above)",
+                err=True,
+            )
+        if diff or unmirrored:
             sys.exit(1)
         return
     if output_dir is not None:

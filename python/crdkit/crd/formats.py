@@ -2,7 +2,7 @@
 
 The apiserver checks formats with go-openapi's strfmt. The checks here follow its rules for
 the formats operators commonly use, in ASCII only, so Python is at most stricter than the
-apiserver, never laxer.
+apiserver, never laxer; ``byte`` and ``duration`` follow it exactly.
 """
 
 from __future__ import annotations
@@ -11,6 +11,9 @@ import ipaddress
 import re
 import uuid
 from typing import TYPE_CHECKING
+
+from crdkit.resources.durations import apiserver_parse_duration
+from crdkit.resources.scalars import is_base64
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -58,6 +61,9 @@ FORMAT_CHECKS: dict[str, Callable[[str], bool]] = {
         and _parses(uuid.UUID)(v)
     ),
     "mac": lambda v: bool(re.fullmatch(r"([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}", v)),
+    # These two follow go-openapi exactly (see crdkit.resources.scalars and .durations).
+    "byte": is_base64,
+    "duration": lambda v: apiserver_parse_duration(v) is not None,
 }
 
 KNOWN_FORMATS = frozenset(

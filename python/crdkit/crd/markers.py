@@ -25,6 +25,8 @@ from pydantic_core import core_schema
 
 from crdkit.crd.cel import cel_field
 from crdkit.crd.formats import FORMAT_CHECKS, KNOWN_FORMATS
+from crdkit.resources.durations import DURATION_KEY
+from crdkit.resources.scalars import INTEGER_FORMAT_RANGES, integer_format_problem
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
@@ -158,6 +160,12 @@ class XValidation(_SchemaMarker):
     def schema_keywords(self) -> dict[str, Any]:
         return {VALIDATIONS_KEY: [self.to_schema()]}
 
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        checked = super().__get_pydantic_core_schema__(source, handler)
+        return core_schema.no_info_wrap_validator_function(_no_float_under_a_rule, checked)
+
     def python_check(self) -> Callable[[Any], Any] | None:
         predicate = self.check
         if predicate is None:
@@ -170,6 +178,21 @@ class XValidation(_SchemaMarker):
             return value
 
         return run
+
+
+def _no_float_under_a_rule(value: Any, handler: core_schema.ValidatorFunctionWrapHandler) -> Any:
+    """Refuse a float the field turns into an integer or text (``4.0`` → ``4``, ``"4"``).
+
+    Without a rule the apiserver takes ``4.0`` for an integer or int-or-string too, but a CEL
+    rule on the field refuses it ("expected int, got float64"), so pydantic must as well.
+    """
+    result = handler(value)
+    if isinstance(value, float) and result is not None and not isinstance(result, float):
+        raise ValueError(
+            f"{value!r} is a float: a field with a CEL rule must be sent a whole number as an "
+            f"integer ({int(value) if value.is_integer() else value!r})"
+        )
+    return result
 
 
 def _present_count(value: Any, fields: tuple[str, ...]) -> int:
@@ -346,7 +369,9 @@ class MapType(_SchemaMarker):
 class Format(_SchemaMarker):
     """A string format the apiserver checks (``+kubebuilder:validation:Format``).
 
-    hostname, ipv4, ipv6, cidr, uuid and mac are checked in Python too.
+    hostname, ipv4, ipv6, cidr, uuid, mac, byte and duration are checked in Python too, and
+    so is the range of ``int32``/``int64`` on an integer (the apiserver refuses values beyond
+    it); ``crdkit.resources.Int32``/``Int64`` are the same as types.
     """
 
     name: str
@@ -358,13 +383,27 @@ class Format(_SchemaMarker):
             )
 
     def schema_keywords(self) -> dict[str, Any]:
+        if self.name == "duration":
+            # Text checked as the apiserver checks it (FORMAT_CHECKS), not a timedelta
+            # written as ISO 8601, which the converter refuses.
+            return {"format": self.name, DURATION_KEY: True}
         return {"format": self.name}
 
     def python_check(self) -> Callable[[Any], Any] | None:
-        check = FORMAT_CHECKS.get(self.name)
+        name = self.name
+        if name in INTEGER_FORMAT_RANGES:
+
+            def in_range(value: Any) -> Any:
+                if isinstance(value, int) and not isinstance(value, bool):
+                    problem = integer_format_problem(value, name)
+                    if problem is not None:
+                        raise ValueError(problem)
+                return value
+
+            return in_range
+        check = FORMAT_CHECKS.get(name)
         if check is None:
             return None
-        name = self.name
 
         def run(value: Any) -> Any:
             if isinstance(value, str) and not check(value):

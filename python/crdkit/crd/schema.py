@@ -7,7 +7,8 @@ apiserver accepts:
 * ``$ref``/``$defs`` are inlined; a model met again inside itself is a recursion → error;
 * ``X | None`` is ``X``, ``nullable`` unless its default is ``None`` (then absent already reads
   back as None) — see ``_Converter._union``; ``Nullable()`` makes any field nullable;
-* ``Literal``/``Enum``/``const`` → ``enum``; ``int | str`` → ``x-kubernetes-int-or-string``;
+* ``Literal``/``Enum``/``const`` → ``enum``; ``int | str`` → ``x-kubernetes-int-or-string``
+  (with controller-gen's ``anyOf: [{type: integer}, {type: string}]``);
 * ``dict[str, X]`` → ``additionalProperties``; ``Any``, ``dict[str, Any]`` and models with
   ``extra="allow"`` → ``x-kubernetes-preserve-unknown-fields``;
 * unions of models → one object holding every variant's fields, the tag's values merged into
@@ -30,7 +31,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from pydantic.json_schema import GenerateJsonSchema
-from pydantic_core import to_jsonable_python
+from pydantic_core import SchemaSerializer, to_jsonable_python
 
 from crdkit.crd.errors import SchemaError
 from crdkit.crd.formats import KNOWN_FORMATS
@@ -45,7 +46,7 @@ from crdkit.crd.limits import (
 from crdkit.crd.markers import SCHEMALESS_KEY
 from crdkit.crd.names import check_json_names
 from crdkit.crd.re2 import re2_problem
-from crdkit.crd.types import DURATION_KEY
+from crdkit.crd.types import BYTES_KEY, DURATION_KEY
 from crdkit.crd.unions import merge_variants
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ _DROPPED = frozenset(
 # Scalar type names in pydantic's JSON schema and in OpenAPI.
 _SCALARS = frozenset({"string", "integer", "number", "boolean"})
 # Formats pydantic writes that say nothing the apiserver checks (or checks differently).
-_DROPPED_FORMATS = frozenset({"binary", "path", "multi-host-uri", "json-string", "time"})
+_DROPPED_FORMATS = frozenset({"path", "multi-host-uri", "json-string", "time"})
 _ABSENT = object()
 
 
@@ -96,6 +97,26 @@ class _CrdJsonSchema(GenerateJsonSchema):
     a different default from the model's. Kept as they are, the converter sees them and
     refuses them with the field's path.
     """
+
+    def default_schema(self, schema: Any) -> Any:
+        """A default as the field itself writes it, not as its Python type would be written.
+
+        pydantic encodes a default by its Python type, so a ``Bytes`` default would be its
+        UTF-8 text and a ``Duration`` one ISO 8601: text the field's own serialiser never
+        writes, and the apiserver's format check may refuse. The field's serialiser decides.
+        """
+        json_schema = super().default_schema(schema)
+        if "default" not in json_schema:
+            return json_schema
+        default = self.get_default_value(schema)
+        try:
+            if non_finite(to_jsonable_python(default, inf_nan_mode="constants")) is not None:
+                return json_schema  # kept as it is, to be refused with the field's path
+            serializer = SchemaSerializer(schema["schema"])
+            json_schema["default"] = serializer.to_python(default, mode="json", by_alias=True)
+        except Exception:  # a schema that cannot be serialised on its own (a definition ref)
+            return json_schema
+        return json_schema
 
     def encode_default(self, dft: Any) -> Any:
         encoded = super().encode_default(dft)
@@ -188,9 +209,7 @@ class _Converter:
         if len(non_null) == 1:
             return self.convert(_merge_siblings(non_null[0], node), path, stack)
         if node.pop("x-kubernetes-int-or-string", False) or _is_int_or_string(non_null):
-            out = {"x-kubernetes-int-or-string": True}
-            out.update(self._values(node, path))
-            return out
+            return self._int_or_string(node, path)
         resolved = [self._resolve(b, stack)[0] for b in non_null]
         if all(r.get("type") == "object" and "properties" in r for r in resolved):
             return self._hoist(non_null, node, path, stack, discriminator)
@@ -230,6 +249,22 @@ class _Converter:
                 out[key] = value
         return out
 
+    def _int_or_string(self, node: Schema, path: str) -> Schema:
+        # Spelled as controller-gen spells it, with the anyOf: without it the apiserver takes
+        # 4.0000000001 for an integer (and stores that float), with it only whole numbers.
+        # CEL rules (and other x-kubernetes- keys) are kept: the apiserver runs them on an
+        # int-or-string value (``type(self) == int ? ... : ...``), as pydantic runs ``check``.
+        out: Schema = {
+            "x-kubernetes-int-or-string": True,
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+            **self._values(node, path),
+        }
+        for key, value in node.items():
+            if key.startswith("x-kubernetes-") and key not in out:
+                out[key] = value
+        self._reject_unknown(node, path)
+        return out
+
     # -- typed nodes ---------------------------------------------------------------------------
 
     def _typed(self, node: Schema, path: str, stack: tuple[str, ...]) -> Schema:
@@ -242,10 +277,7 @@ class _Converter:
                 if kind is None:
                     raise self.error(path, "an enum mixing value types has no structural form")
             elif node.get("x-kubernetes-int-or-string"):
-                return {
-                    "x-kubernetes-int-or-string": True,
-                    **self._values(node, path),
-                }
+                return self._int_or_string(node, path)
             else:  # Any: any JSON value, kept
                 return {
                     "x-kubernetes-preserve-unknown-fields": True,
@@ -363,6 +395,13 @@ class _Converter:
                         "the apiserver's duration format refuses; derive the model from "
                         "ApiModel or annotate the field as crdkit.crd.Duration",
                     )
+                if value == "binary":
+                    raise self.error(
+                        path,
+                        "bytes of a plain pydantic model are written as UTF-8 text, which a "
+                        "CRD cannot check; derive the model from ApiModel or annotate the field "
+                        "as crdkit.resources.Bytes (base64, format: byte)",
+                    )
                 if value in _DROPPED_FORMATS or value not in KNOWN_FORMATS:
                     continue
             if key == "pattern":
@@ -391,6 +430,7 @@ class _Converter:
             "uniqueItems",
             "const",
             DURATION_KEY,
+            BYTES_KEY,
             SCHEMALESS_KEY,
         }
         for key in node:

@@ -7,5 +7,16 @@ from crdkit.resources.durations import (
     format_duration,
     parse_duration,
 )
+from crdkit.resources.scalars import BYTES_KEY, Bytes, Int32, Int64
 
-__all__ = ["DURATION_KEY", "Duration", "IntOrString", "format_duration", "parse_duration"]
+__all__ = [
+    "BYTES_KEY",
+    "DURATION_KEY",
+    "Bytes",
+    "Duration",
+    "Int32",
+    "Int64",
+    "IntOrString",
+    "format_duration",
+    "parse_duration",
+]

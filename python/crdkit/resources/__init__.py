@@ -68,6 +68,7 @@ from crdkit.resources.options import (
 )
 from crdkit.resources.partial import METADATA_ACCEPT, METADATA_LIST_ACCEPT, PartialObjectMetadata
 from crdkit.resources.plural import pluralize
+from crdkit.resources.scalars import Bytes, Int32, Int64
 
 if TYPE_CHECKING:
     from crdkit.resources.apps import (
@@ -122,6 +123,7 @@ __all__ = [
     "METADATA_LIST_ACCEPT",
     "ApiModel",
     "Binding",
+    "Bytes",
     "ConfigMap",
     "Container",
     "CronJob",
@@ -139,6 +141,8 @@ __all__ = [
     "Duration",
     "Event",
     "EventSeries",
+    "Int32",
+    "Int64",
     "IntOrString",
     "Job",
     "JobCondition",

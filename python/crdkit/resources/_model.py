@@ -25,6 +25,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import core_schema
 
 from crdkit.resources.durations import duration_core_schema, is_duration_core_schema
+from crdkit.resources.scalars import bytes_core_schema, is_bytes_core_schema
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -59,7 +60,8 @@ def _use_kubernetes_wire_forms(schema: Any, owner: type) -> None:
 
     The apiserver's ``date-time`` format refuses a time without an offset, and its
     ``duration`` format refuses ISO 8601: so a ``datetime`` must be timezone-aware and a
-    ``timedelta`` is a Go duration (``Duration``). Fields of plain pydantic models nested
+    ``timedelta`` is a Go duration (``Duration``). ``bytes`` is base64 (``Bytes``), as the
+    apiserver's ``byte`` format wants. Fields of plain pydantic models nested
     inside are left as pydantic makes them.
     """
     if isinstance(schema, list):
@@ -79,7 +81,12 @@ def _use_kubernetes_wire_forms(schema: Any, owner: type) -> None:
         schema.clear()
         schema.update(duration_core_schema(inner))
         return
-    if is_duration_core_schema(schema):
+    if kind == "bytes":  # []byte: base64 on the wire (``Bytes``)
+        inner = dict(schema)
+        schema.clear()
+        schema.update(bytes_core_schema(inner))
+        return
+    if is_duration_core_schema(schema) or is_bytes_core_schema(schema):
         return
     for value in schema.values():
         _use_kubernetes_wire_forms(value, owner)

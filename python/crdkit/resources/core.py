@@ -6,13 +6,14 @@ reading a Pod and writing it back preserves everything the apiserver sent.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, Field, WithJsonSchema
 
 from crdkit.resources._model import OpenModel, RawObject, Time
 from crdkit.resources.meta import ObjectMeta
 from crdkit.resources.object import KubernetesObject
+from crdkit.resources.scalars import QUANTITY_PATTERN, quantity_text
 
 __all__ = [
     "Binding",
@@ -39,17 +40,17 @@ __all__ = [
 ]
 
 
-def _quantity_text(value: Any) -> Any:
-    # The apiserver always writes quantities as strings but accepts bare numbers; keep one type.
-    if isinstance(value, bool):
-        return value  # let str validation reject it with pydantic's message
-    if isinstance(value, int | float):
-        return str(value)
-    return value
+Quantity = Annotated[
+    str,
+    BeforeValidator(quantity_text),
+    WithJsonSchema({"x-kubernetes-int-or-string": True, "pattern": QUANTITY_PATTERN}),
+]
+"""A resource quantity (``"500m"``, ``"64Gi"``, or a number), held as text; see crdkit.placer.
 
-
-Quantity = Annotated[str, BeforeValidator(_quantity_text)]
-"""A resource quantity as written by the apiserver (``"500m"``, ``"64Gi"``); see crdkit.placer."""
+Its CRD schema is controller-gen's for ``resource.Quantity`` (int-or-string with the quantity
+pattern), and pydantic accepts exactly what that schema accepts: an int64, a whole-number
+float, or a string matching the pattern. Numbers are kept as their text (``4`` → ``"4"``).
+"""
 
 
 class ObjectReference(OpenModel):

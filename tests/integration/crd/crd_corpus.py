@@ -16,12 +16,15 @@ from pydantic import ConfigDict, Field
 
 from crdkit.crd import (
     AtMostOneOf,
+    Bytes,
     Duration,
     EmbeddedResource,
     ExactlyOneOf,
     ExclusiveMaximum,
     ExclusiveMinimum,
     Format,
+    Int32,
+    Int64,
     IntOrString,
     ListMapKeys,
     ListType,
@@ -46,6 +49,7 @@ from crdkit.resources import (
     CustomResource,
     ObjectMeta,
     PrinterColumn,
+    Quantity,
     ScaleSubresource,
     WebhookConversion,
 )
@@ -660,6 +664,106 @@ class ConvertedV2(Converted, version="v2", storage=False):
     pass
 
 
+# -- scalar types whose CRD form is more than a JSON type (issue 11, scalar parity) ----------------
+# Kept in one block: other corpus additions go elsewhere.
+
+
+class QuantitiesSpec(ApiModel):
+    memory: Quantity
+    limits: dict[str, Quantity] = {}
+    burst: Quantity | None = None
+
+
+class Quantities(CustomResource, group=GROUP, version="v1"):
+    spec: QuantitiesSpec
+
+
+class IntegersSpec(ApiModel):
+    small: Int32
+    large: Int64 = 0
+    marked: Annotated[int, Format("int32")] = 0
+    counts: list[Int32] = []
+
+
+class SizedInteger(CustomResource, group=GROUP, version="v1"):
+    spec: IntegersSpec
+
+
+class BlobSpec(ApiModel):
+    data: bytes
+    typed: Bytes | None = None
+    chunks: list[bytes] = []
+    text: Annotated[str, Format("byte")] | None = None
+
+
+class Blob(CustomResource, group=GROUP, version="v1"):
+    spec: BlobSpec
+
+
+class DurationsSpec(ApiModel):
+    every: Duration
+    grace: timedelta = timedelta(seconds=30)
+    loose: Annotated[str, Format("duration")] | None = None
+
+
+class Cadence(CustomResource, group=GROUP, version="v1"):
+    spec: DurationsSpec
+
+
+def _positive_or_percent(value: int | str) -> bool:
+    return value > 0 if isinstance(value, int) else value.endswith("%")
+
+
+_SURGE_RULE = XValidation(
+    "type(self) == int ? self > 0 : self.endsWith('%')",
+    message="a positive count or a percentage",
+    check=_positive_or_percent,
+)
+
+
+class SurgeSpec(ApiModel):
+    max_surge: Annotated[IntOrString, _SURGE_RULE] = 1
+    port: Annotated[
+        int | str,
+        XValidation(
+            "type(self) == string || self < 65536",
+            message="a port number below 65536",
+            check=lambda value: isinstance(value, str) or value < 65536,
+        ),
+    ] = 80
+
+
+class Surge(CustomResource, group=GROUP, version="v1"):
+    spec: SurgeSpec
+
+
+class ScalarEdgesSpec(ApiModel):
+    """One optional field per scalar type, for test_scalar_parity's table of edge values."""
+
+    memory: Quantity | None = None
+    small: Int32 | None = None
+    marked: Annotated[int, Format("int32")] | None = None
+    large: Int64 | None = None
+    data: Bytes | None = None
+    every: Duration | None = None
+    surge: Annotated[IntOrString, _SURGE_RULE] | None = None
+    positive: Annotated[int, XValidation("self > 0", check=lambda v: v > 0)] | None = None
+
+
+class ScalarEdges(CustomResource, group=GROUP, version="v1", scope="Cluster"):
+    spec: ScalarEdgesSpec = ScalarEdgesSpec()
+
+
+SCALAR_PARITY: list[type[CustomResource]] = [
+    Quantities,
+    SizedInteger,
+    Blob,
+    Cadence,
+    Surge,
+    ScalarEdges,
+]
+
+
 # Every class of the corpus; the versions of one kind appear together.
 CORPUS: list[type[CustomResource]] = [
     Scalar,
@@ -703,4 +807,5 @@ CORPUS: list[type[CustomResource]] = [
     ModelV1,
     Converted,
     ConvertedV2,
+    *SCALAR_PARITY,
 ]

@@ -9,6 +9,7 @@ apiserver the same question.
 
 from __future__ import annotations
 
+import base64
 import re
 import string
 from datetime import UTC, timedelta
@@ -51,8 +52,61 @@ def _formatted(name: str) -> st.SearchStrategy[str] | None:
     if name == "date":
         return st.dates().map(lambda d: d.isoformat())
     if name == "duration":
-        return st.timedeltas(min_value=-_DAY * 30, max_value=_DAY * 30).map(format_duration)
+        return duration_strings()
+    if name == "byte":
+        return base64_strings()
     return None
+
+
+# -- scalar formats: strings around what the apiserver accepts, valid or not ----------------
+
+# Unit words the apiserver's duration fallback knows (and near misses it refuses).
+_UNIT_WORDS = (
+    "ns", "us", "µs", "μs", "ms", "s", "m", "h", "d", "w", "D", "H", "Ms", "nano", "nanos",
+    "micro", "microseconds", "milli", "millis", "sec", "secs", "seconds", "min", "mins",
+    "minutes", "hr", "hour", "Hours", "day", "days", "wk", "week", "weeks",
+    "hrs", "wks", "mi", "x", "µsec",
+)  # fmt: skip
+_DURATION_EDGES = (
+    "", "0", "-0", "3", "1.5.5s", ".5h", "-.5h", "3\vs", "3\td", "9" * 20 + "d",
+    "1000000000d", "2562047h47m16.854775807s", "2562048h", "PT1H30M", "P1D", "1h30x",
+)  # fmt: skip
+
+
+def duration_strings() -> st.SearchStrategy[str]:
+    """Go durations, the looser forms the apiserver's duration format accepts, and strings
+    it refuses."""
+    go = st.timedeltas(min_value=-_DAY * 30, max_value=_DAY * 30).map(format_duration)
+    go_syntax = st.from_regex(
+        r"\A[-+]?([0-9]{1,5}(\.[0-9]{0,3})?(ns|us|µs|ms|s|m|h)){1,3}\Z", fullmatch=True
+    )
+    part = st.tuples(
+        st.integers(0, 10**6).map(str) | st.just("9999999999"),
+        st.sampled_from(["", " ", "\t"]),
+        st.sampled_from(_UNIT_WORDS),
+    ).map("".join)
+    loose = st.tuples(
+        st.sampled_from(["", "-", "+", "abc ", "1."]),
+        st.lists(part, min_size=1, max_size=3).map(" ".join),
+        st.sampled_from(["", "x", " foo", "5"]),
+    ).map("".join)
+    return go | go_syntax | loose | st.sampled_from(_DURATION_EDGES)
+
+
+_BASE64_EDGES = (
+    "", "=", "====", "YQ", "YQ=", "YQ==", "YWI=", "aGVsbB==", "aGVsbG8", "aGVs\nbG8=",
+    "aGVs bG8=", "aGVsbG-_", "aGVsbG8=\r\n", "aGVsbA==aGVs", "\taGVs",
+)  # fmt: skip
+
+
+def base64_strings() -> st.SearchStrategy[str]:
+    """Standard padded base64 of some bytes, and strings near it."""
+    encoded = st.binary(min_size=1, max_size=12).map(lambda b: base64.b64encode(b).decode())
+    url_safe = st.binary(min_size=1, max_size=12).map(
+        lambda b: base64.urlsafe_b64encode(b).decode()
+    )
+    unpadded = encoded.map(lambda text: text.rstrip("="))
+    return encoded | url_safe | unpadded | st.sampled_from(_BASE64_EDGES)
 
 
 def _string(schema: Schema, hints: tuple[str, ...]) -> st.SearchStrategy[str]:
@@ -95,9 +149,16 @@ def cel_literals(schema: Schema) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+# The integer formats' ranges, which the apiserver enforces.
+_FORMAT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
 def _number(schema: Schema, integer: bool) -> st.SearchStrategy[Any]:
     low = schema.get("minimum", -1_000_000)
     high = schema.get("maximum", 1_000_000)
+    if integer and schema.get("format") in _FORMAT_RANGES and "minimum" not in schema:
+        low, high = _FORMAT_RANGES[schema["format"]]
+        return st.integers(low, high) | st.sampled_from([low, high, 0, 4.0])
     if integer:
         low = int(low) + (1 if schema.get("exclusiveMinimum") else 0)
         high = int(high) - (1 if schema.get("exclusiveMaximum") else 0)
@@ -126,7 +187,7 @@ def _non_null_values(schema: Schema, hints: tuple[str, ...]) -> st.SearchStrateg
     if "enum" in schema:
         return st.sampled_from(schema["enum"])
     if schema.get("x-kubernetes-int-or-string"):
-        return st.integers(-1000, 1000) | st.text(alphabet=string.ascii_letters, min_size=1)
+        return _int_or_string(schema, hints)
     if schema.get("x-kubernetes-embedded-resource"):
         return _embedded(schema)
     kind = schema.get("type")
@@ -141,6 +202,18 @@ def _non_null_values(schema: Schema, hints: tuple[str, ...]) -> st.SearchStrateg
     if kind == "array":
         return _array(schema, hints)
     return _object(schema, hints)
+
+
+def _int_or_string(schema: Schema, hints: tuple[str, ...]) -> st.SearchStrategy[Any]:
+    # Whole-number floats are integers to the apiserver (it stores 4.0 as 4); from 2**53 on
+    # they are not.
+    numbers = st.integers(-(10**6), 10**6) | st.sampled_from([4.0, -2.0, 0.0])
+    if "pattern" in schema:  # a quantity: its strings must match
+        return numbers | st.from_regex(schema["pattern"], fullmatch=True)
+    text = st.text(alphabet=string.ascii_letters, min_size=1)
+    if hints:  # CEL literals at either end, so rules such as endsWith('%') pass now and then
+        text = text | st.tuples(_TEXT, st.sampled_from(hints)).map("".join)
+    return numbers | text
 
 
 def _array(schema: Schema, hints: tuple[str, ...]) -> st.SearchStrategy[list[Any]]:
@@ -204,6 +277,17 @@ def _breakers(schema: Schema, value: Any) -> list[Any]:
     if "enum" in schema:
         sample = schema["enum"][0]
         out.append("not-in-enum" if isinstance(sample, str) else 987654)
+    if schema.get("x-kubernetes-int-or-string"):
+        out.extend([4.5, True, 2.0**53])
+        if "pattern" in schema:
+            out.extend([2**63, "4XB", " 4"])
+    if schema.get("format") in _FORMAT_RANGES and isinstance(value, int):
+        low, high = _FORMAT_RANGES[schema["format"]]
+        out.extend([low - 1, high + 1])
+    if schema.get("format") == "byte" and isinstance(value, str):
+        out.extend(["aGVsbG8", "aGVsbG-_", ""])
+    if schema.get("format") == "duration" and isinstance(value, str):
+        out.extend(["3hrs", "3", "3\vs"])
     if isinstance(value, int | float) and not isinstance(value, bool):
         if "minimum" in schema:
             out.append(schema["minimum"] - (0 if schema.get("exclusiveMinimum") else 1))

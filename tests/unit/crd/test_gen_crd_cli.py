@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from pydantic import field_validator
 
 from crdkit.cli import main
+from crdkit.crd import python_only, unmirrored_validators
+from crdkit.resources import ApiModel
 
 MODELS = textwrap.dedent(
     """
@@ -158,4 +161,96 @@ def test_a_check_folder_with_a_file_that_is_not_text_is_one_line(models: Path) -
     assert err.splitlines() == [
         "crdkit gen-crd: --check crds: cannot read the CRDs there: a file is not UTF-8 text "
         "(invalid start byte)"
+    ]
+
+
+VALIDATED = textwrap.dedent(
+    """
+    from typing import Self
+
+    from pydantic import field_validator, model_validator
+
+    from crdkit.crd import XValidation, python_only
+    from crdkit.resources import ApiModel, CustomResource
+
+    ORDERED = XValidation("self.low <= self.high", check=lambda r: r.low <= r.high)
+
+    class Range(ApiModel, validations=[ORDERED]):
+        low: int = 0
+        high: int = 0
+
+        @model_validator(mode="after")
+        def _not_both_zero(self) -> Self:
+            if self.low == self.high == 0:
+                raise ValueError("empty range")
+            return self
+
+        @field_validator("high")
+        @classmethod
+        def _small(cls, value: int) -> int:
+            return value
+
+        @python_only
+        @model_validator(mode="before")
+        @classmethod
+        def _tidy(cls, data: object) -> object:
+            return data
+
+    class Spec(ApiModel):
+        ranges: list[Range] = []
+
+    class Ranged(CustomResource, group="w.example.com", version="v1"):
+        spec: Spec
+    """
+)
+
+
+@pytest.fixture
+def validated(models: Path) -> Iterator[Path]:
+    (models / "gen_validated.py").write_text(VALIDATED)
+    yield models
+    sys.modules.pop("gen_validated", None)
+
+
+def test_validators_without_cel_twin_are_warned_about(validated: Path) -> None:
+    code, out, err = run("gen_validated")
+    assert code == 0
+    assert yaml.safe_load(out)["metadata"]["name"] == "rangeds.w.example.com"
+    warnings = [line for line in err.splitlines() if "warning" in line]
+    # The model validator and the field validator, named; not the @python_only one, nor the
+    # type rule crdkit made from XValidation(check=...).
+    assert len(warnings) == 2
+    assert "validator Range._not_both_zero (model_validator) has no CEL rule" in warnings[0]
+    assert "validator Range._small (field_validator) has no CEL rule" in warnings[1]
+
+
+def test_check_fails_on_validators_without_cel_twin(validated: Path) -> None:
+    out_dir = validated / "crds"
+    assert run("gen_validated", "-o", str(out_dir))[0] == 0
+    code, out, err = run("gen_validated", "--check", str(out_dir))
+    assert code == 1
+    assert out == ""  # the files are up to date: the validators alone fail the check
+    assert "2 validator(s) without a CEL twin" in err
+
+
+def test_python_only_marks_the_function_below_the_decorators() -> None:
+    class Named(ApiModel):
+        name: str = ""
+
+        @python_only
+        @field_validator("name")
+        @classmethod
+        def _lower(cls, value: str) -> str:
+            return value.lower()
+
+    class Unmarked(Named):
+        @field_validator("name")
+        @classmethod
+        def _strip(cls, value: str) -> str:
+            return value.strip()
+
+    assert unmirrored_validators([Named]) == []
+    assert unmirrored_validators([Unmarked]) == [
+        "test_python_only_marks_the_function_below_the_decorators.<locals>.Unmarked._strip "
+        "(field_validator)"
     ]
