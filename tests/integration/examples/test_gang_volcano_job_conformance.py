@@ -29,7 +29,7 @@ from examples.gang_scheduler.cluster_setup import JOB_CRD_PATH
 from crdkit.client import ApiError, Client
 from crdkit.testing import ControlPlane
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(300)]
 
 ROOT = Path(__file__).parents[3]
 VOLCANO_CRD = ROOT / "tests" / "data" / "crds" / "volcano_batch.volcano.sh_jobs.yaml"
