@@ -81,7 +81,7 @@ class JobWatch:
         if status.placement is not None and name not in self.bound:
             self.bound[name] = time.monotonic()
         if phase == "Pending":
-            detail = next((c.message for c in status.conditions if c.type == "Scheduled"), "")
+            detail = next((c.message or "" for c in status.conditions if c.type == "Scheduled"), "")
         elif phase == "Running" and status.placement is not None:
             pods = sum(len(task.nodes) for task in status.placement.tasks)
             detail = f"{pods} pod{'s' if pods != 1 else ''} bound, domain {domain_text(job)}"

@@ -11,7 +11,9 @@ For each Job it owns (``spec.schedulerName`` one of ``scheduler_names``, or none
 - reports the Job's status from its pods and PodGroup (`job_state.py`): phase and counts, the
   ``Scheduled`` condition (the PodGroup's ``Unschedulable`` reason while the gang waits) and,
   once ``minAvailable`` pods are bound, the ``placement``: domain and each task's nodes, read
-  from the pods' nodes and the nodes' labels in the manager's shared cache.
+  from the pods' nodes and the nodes' labels in the manager's shared cache;
+- names, in the Job's ``Honored`` condition (``reason: NotHonored``), every field the Job sets
+  that this controller does not act on (`honored.py`): they are kept, not acted on.
 
 `setup` adds the `GangScheduler` (levels: the tier labels widest first, so that a Job's tier 1
 is the same label for both) to the manager. It keeps the cluster's usage, places gangs in
@@ -34,11 +36,12 @@ from typing import TYPE_CHECKING, Any
 
 from crdkit.client import AlreadyExists, KubernetesError, NotFound
 from crdkit.resources import Node, Pod
-from crdkit.runtime import Condition, Reconciler, Result, Watch, set_condition, update_status
-from crdkit.runtime.conditions import find_condition
+from crdkit.runtime import Condition, Reconciler, Result, Watch, update_status
 from crdkit.scheduling import GangScheduler, VolcanoPodGroup
 from crdkit.scheduling.gangs import tier_level
 from examples.gang_scheduler.gang_request import task_minimums
+from examples.gang_scheduler.honored import HONORED, NOT_HONORED, honored_message, not_honored
+from examples.gang_scheduler.job_conditions import find_job_condition, set_job_condition
 from examples.gang_scheduler.job_state import count_pods, derive_phase, min_available, placement_of
 from examples.gang_scheduler.models import Job, JobPhase, JobPlacement, JobState, JobStatus
 from examples.gang_scheduler.pods import JOB_NAME_LABEL, pod_manifests
@@ -77,6 +80,19 @@ def podgroup_spec(job: Job) -> dict[str, Any]:
             topology["highestTierAllowed"] = network.tier
         spec["networkTopology"] = topology
     return spec
+
+
+def honored_condition(job: Job) -> Condition:
+    """The ``Honored`` condition: ``False`` (``NotHonored``) naming the fields ``job`` sets
+    that this controller keeps but does not act on, else ``True``."""
+    ignored = not_honored(job)
+    return Condition(
+        type=HONORED,
+        status="False" if ignored else "True",
+        reason=NOT_HONORED if ignored else HONORED,
+        message=honored_message(ignored),
+        observed_generation=job.metadata.generation,
+    )
 
 
 def check_tiers(topology: TopologyConfig, levels: Sequence[str]) -> None:
@@ -156,6 +172,8 @@ class VolcanoJobReconciler(Reconciler[Job]):
         return None
 
     def _validate(self, job: Job) -> None:
+        if not job.spec.tasks:
+            raise ValueError("spec.tasks: the Job has no tasks; there is nothing to place")
         if not any(task.replicas for task in job.spec.tasks):
             raise ValueError("spec.tasks: every task has 0 replicas; there is nothing to place")
         network = job.spec.network_topology
@@ -241,6 +259,8 @@ class VolcanoJobReconciler(Reconciler[Job]):
         else:
             why = (phase, f"{counts.succeeded} succeeded, {counts.failed} failed")
 
+        honored = honored_condition(job)
+
         def change(latest: JobStatus) -> None:
             latest.min_available = needed
             latest.pending, latest.running = counts.pending, counts.running
@@ -248,9 +268,10 @@ class VolcanoJobReconciler(Reconciler[Job]):
             latest.placement = placement
             latest.observed_generation = job.metadata.generation
             _set_phase(latest, phase, *why)
-            set_condition(latest.conditions, scheduled)
+            set_job_condition(latest.conditions, scheduled)
+            set_job_condition(latest.conditions, honored)
 
-        before = find_condition(status.conditions, SCHEDULED)
+        before = find_job_condition(status.conditions, SCHEDULED)
         event: tuple[EventType, str, str] | None = None
         if before is None or (before.status, before.message) != (
             scheduled.status,
@@ -348,7 +369,7 @@ def _waiting_reason(podgroup: VolcanoPodGroup | None) -> tuple[str, str]:
 def _waiting(reason: str, message: str) -> Callable[[JobStatus], None]:
     def change(status: JobStatus) -> None:
         _set_phase(status, status.state.phase, reason, message)
-        set_condition(
+        set_job_condition(
             status.conditions,
             Condition(type=SCHEDULED, status="False", reason=reason, message=message[:32768]),
         )
@@ -359,7 +380,7 @@ def _waiting(reason: str, message: str) -> Callable[[JobStatus], None]:
 def _failed(reason: str, message: str) -> Callable[[JobStatus], None]:
     def change(status: JobStatus) -> None:
         _set_phase(status, "Failed", reason, message)
-        set_condition(
+        set_job_condition(
             status.conditions,
             Condition(type=SCHEDULED, status="False", reason=reason, message=message),
         )

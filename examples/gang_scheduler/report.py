@@ -65,7 +65,7 @@ class JobRow:
         pods = sum(task.replicas for task in self.job.spec.tasks)
         reason = ""
         if status is not None and phase == "Pending":
-            reason = next((c.message for c in status.conditions if c.type == "Scheduled"), "")
+            reason = next((c.message or "" for c in status.conditions if c.type == "Scheduled"), "")
         return [
             self.job.metadata.name or "?",
             f"{self.pods_bound}/{pods}",

@@ -523,9 +523,21 @@ async def test_volcanos_own_example_jobs_are_scheduled(
     async with Client.from_control_plane(gang_plane) as client:
         await create_simulated_cluster(client, shape, TOPOLOGY)
         async with _operator(client, namespace, shape):
+            # What each asks for that this controller does not do is named in Honored.
+            ignored = {
+                "volcano-basic-job.yaml": "spec.policies, spec.plugins, spec.maxRetry",
+                "volcano-mpi-job.yaml": "spec.plugins, spec.tasks[mpimaster].policies",
+            }
             for name, pods in (("volcano-basic-job.yaml", 6), ("volcano-mpi-job.yaml", 3)):
                 data = yaml.safe_load((manifests / name).read_text())
                 await _submit(client, namespace, data)
                 job: str = data["metadata"]["name"]
                 await eventually(partial(_is, client, job, namespace, "Running"))
                 await eventually(partial(_bound_count, client, namespace, job, pods))
+                stored = await _job(client, job, namespace)
+                assert stored.status is not None
+                honored = next(c for c in stored.status.conditions if c.type == "Honored")
+                assert (honored.status, honored.reason) == ("False", "NotHonored")
+                assert honored.message == (
+                    f"kept, but not acted on by this controller: {ignored[name]}"
+                )

@@ -13,6 +13,7 @@ from examples.gang_scheduler.operator import (
     POD_SCHEDULER_NAME,
     VolcanoJobReconciler,
     check_tiers,
+    honored_condition,
     podgroup_spec,
 )
 from examples.gang_scheduler.topology import TopologyConfig
@@ -50,11 +51,11 @@ def test_the_podgroup_carries_the_jobs_gang_rules() -> None:
 
 def test_the_job_minimum_and_a_soft_topology_reach_the_podgroup() -> None:
     spec = podgroup_spec(
-        _job(minAvailable=4, networkTopology={"mode": "soft"}, queue=None, priorityClassName=None)
+        _job(minAvailable=4, networkTopology={"mode": "soft"}, priorityClassName=None)
     )
     assert spec["minMember"] == 4
     assert spec["networkTopology"] == {"mode": "soft"}
-    assert "queue" not in spec
+    assert spec["queue"] == "default"  # the CRD's default, as on every stored Job
     assert "priorityClassName" not in spec
     no_topology = dict(manifest(LLAMA3_8B_FINETUNE)["spec"])
     del no_topology["networkTopology"]
@@ -98,6 +99,35 @@ def test_a_tier_the_cluster_lacks_names_the_field() -> None:
     with pytest.raises(
         ValueError, match=r"spec\.networkTopology\.highestTierAllowed: tier 4 does not exist"
     ):
+        VolcanoJobReconciler(TOPOLOGY)._validate(job)
+
+
+def test_a_job_asking_for_what_the_controller_does_not_do_is_told_so() -> None:
+    job = _job(
+        ttlSecondsAfterFinished=30, policies=[{"event": "PodEvicted", "action": "RestartJob"}]
+    )
+    job.metadata.generation = 2
+    condition = honored_condition(job)
+    assert (condition.type, condition.status, condition.reason) == (
+        "Honored",
+        "False",
+        "NotHonored",
+    )
+    assert condition.message == (
+        "kept, but not acted on by this controller: spec.policies, spec.ttlSecondsAfterFinished"
+    )
+    assert condition.observed_generation == 2
+
+
+def test_a_job_the_controller_fully_acts_on_is_honored() -> None:
+    condition = honored_condition(_job())
+    assert (condition.status, condition.reason) == ("True", "Honored")
+    assert condition.message == "every field set is acted on"
+
+
+def test_a_job_without_tasks_is_invalid_naming_the_field() -> None:
+    job = Job.model_validate({"metadata": {"name": "j"}, "spec": {}})
+    with pytest.raises(ValueError, match=r"spec\.tasks: the Job has no tasks"):
         VolcanoJobReconciler(TOPOLOGY)._validate(job)
 
 
