@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from crdkit.crd import Format
+from crdkit.crd import Format, python_only
 from crdkit.crd.types import parse_duration
 from crdkit.resources import (
     ApiModel,
@@ -203,6 +203,10 @@ class JobSpec(ApiModel):
     min_success: Int32 | None = Field(default=None, ge=1)
     network_topology: NetworkTopologySpec | None = None
 
+    # Volcano's admission webhook, not its CRD, refuses these (and names unnamed tasks), so
+    # the CRD stays as lax as Volcano's; a Job stored past them is kept out of the informer's
+    # store and reported as InvalidObject.
+    @python_only
     @model_validator(mode="after")
     def _consistent(self) -> JobSpec:
         for index, task in enumerate(self.tasks):

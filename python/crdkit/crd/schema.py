@@ -87,6 +87,17 @@ _SCALARS = frozenset({"string", "integer", "number", "boolean"})
 # Formats pydantic writes that say nothing the apiserver checks (or checks differently).
 _DROPPED_FORMATS = frozenset({"path", "multi-host-uri", "json-string", "time"})
 _ABSENT = object()
+# pydantic writes a Field constraint it could not fold into the type's schema (``Field(ge=0)``
+# on ``Int32 | None``, or on the items of a list of a validated type) under its own name.
+_PYDANTIC_CONSTRAINTS = {
+    "ge": "minimum",
+    "le": "maximum",
+    "gt": "exclusiveMinimum",
+    "lt": "exclusiveMaximum",
+    "multiple_of": "multipleOf",
+    "min_length": "minLength",
+    "max_length": "maxLength",
+}
 
 
 class _CrdJsonSchema(GenerateJsonSchema):
@@ -139,6 +150,11 @@ class _Converter:
 
     def convert(self, node: Schema, path: str, stack: tuple[str, ...]) -> Schema:
         node = dict(node)
+        for raw, keyword in _PYDANTIC_CONSTRAINTS.items():
+            if raw in node:
+                if keyword in node and node[keyword] != node[raw]:
+                    raise self.error(path, f"{raw}={node[raw]!r} disagrees with {keyword}")
+                node[keyword] = node.pop(raw)
         if node.get(SCHEMALESS_KEY):
             return _schemaless(node)
         if "$ref" in node:

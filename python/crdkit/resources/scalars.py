@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BeforeValidator, PlainSerializer, TypeAdapter, WithJsonSchema
 
 if TYPE_CHECKING:
+    from pydantic import GetJsonSchemaHandler
+    from pydantic.json_schema import JsonSchemaValue
     from pydantic_core import CoreSchema
 
 __all__ = [
@@ -90,18 +92,25 @@ def _in_range(name: str) -> Any:
     return check
 
 
-Int32 = Annotated[
-    int,
-    BeforeValidator(_in_range("int32")),
-    WithJsonSchema({"type": "integer", "format": "int32"}),
-]
+class _IntegerFormat:
+    """Adds ``format`` to the integer schema pydantic makes, keeping its bounds
+    (``Field(ge=0)``), which a whole replacement schema would silently drop."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        json_schema = handler(schema)
+        handler.resolve_ref_schema(json_schema)["format"] = self.name
+        return json_schema
+
+
+Int32 = Annotated[int, BeforeValidator(_in_range("int32")), _IntegerFormat("int32")]
 """An ``int32`` (``format: int32``): values beyond ±2**31 are refused, as the apiserver does."""
 
-Int64 = Annotated[
-    int,
-    BeforeValidator(_in_range("int64")),
-    WithJsonSchema({"type": "integer", "format": "int64"}),
-]
+Int64 = Annotated[int, BeforeValidator(_in_range("int64")), _IntegerFormat("int64")]
 """An ``int64`` (``format: int64``): values beyond ±2**63 are refused, as the apiserver does."""
 
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Annotated, Any
 
 import pytest
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from crdkit.crd import (
     Bytes,
@@ -16,9 +16,10 @@ from crdkit.crd import (
     IntOrString,
     SchemaError,
     XValidation,
+    crd_schema,
     structural_schema,
 )
-from crdkit.resources import ApiModel, Quantity
+from crdkit.resources import ApiModel, CustomResource, Quantity
 from crdkit.resources.scalars import QUANTITY_PATTERN
 
 
@@ -95,3 +96,34 @@ def test_a_field_with_a_cel_rule_refuses_whole_floats() -> None:
     number = Annotated[float, XValidation("self > 0.0")]
     floats = type("F", (ApiModel,), {"__annotations__": {"x": number}})
     assert floats.model_validate({"x": 4.0}).x == 4.0  # a number field keeps its floats
+
+
+class BoundedSizes(ApiModel):
+    optional: Int32 | None = Field(default=None, ge=0)
+    plain: Int64 = Field(default=1, ge=0, le=10)
+    formatted: Annotated[int, Format("int32")] | None = Field(default=None, ge=0)
+    items: list[Annotated[Int32, Field(gt=0)]] = Field(default_factory=list)
+
+
+class BoundedSizesResource(CustomResource, group="bounds.example.com", version="v1"):
+    spec: BoundedSizes
+
+
+def test_bounds_on_sized_integers_reach_the_crd() -> None:
+    # pydantic enforces these bounds; a CRD without them would be laxer than the model
+    properties = crd_schema(BoundedSizesResource)["properties"]["spec"]["properties"]
+    assert properties["optional"] == {"type": "integer", "format": "int32", "minimum": 0}
+    assert properties["plain"] == {
+        "type": "integer",
+        "format": "int64",
+        "default": 1,
+        "minimum": 0,
+        "maximum": 10,
+    }
+    assert properties["formatted"]["minimum"] == 0
+    assert properties["items"]["items"] == {
+        "type": "integer",
+        "format": "int32",
+        "minimum": 0,
+        "exclusiveMinimum": True,
+    }
