@@ -500,7 +500,8 @@ class Informer(Generic[T]):
         added = updated = 0
         transform = self.transform
         # Without a transform the key read from the JSON is the stored object's key.
-        peek = transform is None and (len(store) > 0 or len(invalid) > 0)
+        any_refused = len(invalid) > 0  # then a valid item may be one fixed: look it up
+        peek = transform is None and (len(store) > 0 or any_refused)
         stored: bytes | None
         for index, raw in enumerate(page.items):
             if peek:
@@ -510,7 +511,7 @@ class Informer(Generic[T]):
                     if current is not None and key in store and current == store.version_of(key):
                         seen.add(key)
                         continue
-                    if key in invalid and invalid.is_reported(key, current):
+                    if any_refused and invalid.is_reported(key, current):
                         refused.add(key)
                         continue
             obj = codec.try_decode(raw)
@@ -523,8 +524,8 @@ class Informer(Generic[T]):
                 stored = None  # the server's bytes are no longer this object
             key = object_key(obj)
             seen.add(key)
-            if key in invalid:
-                invalid.forget(key)  # fixed
+            if any_refused:
+                invalid.forget(key)  # fixed, if it was refused
             if key not in store:
                 store.upsert(obj, stored)
                 self._emit_add(obj)
