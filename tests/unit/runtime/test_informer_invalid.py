@@ -204,6 +204,23 @@ async def test_a_stored_object_whose_new_version_is_refused_leaves_the_store_as_
     assert informer.invalid["ns/a"].resource_version == "3"
 
 
+async def test_a_stored_object_refused_in_the_watch_leaves_the_store_at_once() -> None:
+    fake = ScriptedClient(
+        [page(cm("a", "1"))], [([event("MODIFIED", cm("a", "5", value=1))], HANG)]
+    )
+    informer, seen = informer_for(fake, CollectorRegistry())
+    async with informer:
+
+        async def watched() -> bool:
+            return informer.resource_version == "5"
+
+        await eventually(watched, 30, "the refused MODIFIED applied")
+        await informer.drain()
+        assert informer.store.keys() == []
+        assert seen.deleted == ["ns/a@1"]
+        assert list(informer.invalid) == ["ns/a"]
+
+
 async def test_a_refused_object_deleted_while_relisting_is_forgotten() -> None:
     fake = ScriptedClient(
         [page(cm("bad", "2", value=1)), page(cm("a", "4"))], [([], GONE), ([], HANG)]
