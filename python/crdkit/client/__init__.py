@@ -29,7 +29,7 @@ if TYPE_CHECKING:
         PropagationPolicy,
         ResolvedResource,
     )
-    from crdkit.client.codec import ListPage
+    from crdkit.client.codec import FieldIssue, InvalidObject, ListPage
     from crdkit.client.config import ClientConfig, Timeouts
     from crdkit.client.discovery import GroupVersionKind
     from crdkit.client.errors import (
@@ -78,7 +78,7 @@ _HOMES = {
         "PropagationPolicy",
         "ResolvedResource",
     ),
-    "crdkit.client.codec": ("ListPage",),
+    "crdkit.client.codec": ("FieldIssue", "InvalidObject", "ListPage"),
     "crdkit.client.config": (
         "ClientConfig",
         "Timeouts",
@@ -141,11 +141,13 @@ __all__ = [
     "Credentials",
     "DecodeError",
     "ExecCredentials",
+    "FieldIssue",
     "Forbidden",
     "Gone",
     "GroupVersionKind",
     "InternalError",
     "Invalid",
+    "InvalidObject",
     "KubernetesError",
     "ListPage",
     "MethodNotAllowed",

@@ -802,8 +802,13 @@ class Client:
         resource_version: str | None = None,
         timeout_seconds: int | None = None,
         idle_timeout: float | None = None,
+        lenient: bool = False,
     ) -> AsyncIterator[WatchEvent[T]]:
-        """``watch`` for an already resolved resource."""
+        """``watch`` for an already resolved resource.
+
+        ``lenient``: an object the resource's type refuses comes as an event with ``invalid``
+        set instead of failing the watch (see :class:`~crdkit.client.watch.WatchParser`).
+        """
         if namespace is not None and not target.info.namespaced:
             raise ValueError(f"namespace: {target.info.kind} is cluster-scoped")
         server_timeout = timeout_seconds or random.randint(300, 600)
@@ -815,7 +820,7 @@ class Client:
         ]
         if resource_version:
             params.append(("resourceVersion", resource_version))
-        parser = WatchParser(target.codec, resource_version)
+        parser = WatchParser(target.codec, resource_version, lenient=lenient)
         idle = idle_timeout or self.config.timeouts.watch_idle
         async with self.transport.stream(
             "GET",

@@ -10,6 +10,11 @@ item is validated on its own. Validating items one by one costs no more than val
 page at once, and it leaves the server's bytes of every object at hand: a compact store keeps
 them as they are instead of serialising each decoded object again, which cost half as much
 as decoding it. The watch-event envelope is a small pydantic model generated once per type.
+
+One stored object the model refuses (a CRD laxer than the model, a rule with no CEL twin) must
+not fail the page it is on: :meth:`Codec.try_decode` returns an :class:`InvalidObject` for it
+instead of raising, naming each refused field by its wire path, and leaves it to the caller
+(an informer keeps it out of its cache) what to do. It costs nothing on the valid path.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ if TYPE_CHECKING:
 __all__ = [
     "Codec",
     "DictCodec",
+    "FieldIssue",
+    "InvalidObject",
     "ListPage",
     "ModelCodec",
     "RawListPage",
@@ -38,6 +45,7 @@ __all__ = [
     "key_and_version",
     "paused_gc",
     "split_list",
+    "wire_path",
 ]
 
 T = TypeVar("T")
@@ -114,6 +122,77 @@ def key_and_version(raw: bytes) -> tuple[str, str | None] | None:
         return None
     key = f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
     return key, meta.resource_version
+
+
+@dataclass(frozen=True, slots=True)
+class FieldIssue:
+    """One reason an object was refused: the field's wire path (``spec.items[2].maxSize``,
+    empty for the whole object) and pydantic's message."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidObject:
+    """An object the apiserver stored but the codec's type refuses, with its JSON and why.
+
+    ``key`` and ``resource_version`` are read from the JSON without the model (``key`` is
+    ``None`` when even ``metadata.name`` is unusable), so a caller can still tell which object
+    it is, and which version of it, to report it once and to forget it when it is deleted.
+    """
+
+    raw: bytes
+    type_name: str
+    issues: tuple[FieldIssue, ...]
+    key: str | None
+    resource_version: str | None
+
+    @classmethod
+    def from_validation(cls, raw: bytes, type_name: str, error: ValidationError) -> InvalidObject:
+        issues = tuple(
+            FieldIssue(wire_path(detail["loc"]), detail["msg"])
+            for detail in error.errors(include_url=False, include_context=False)
+        )
+        identity = key_and_version(raw)
+        key, version = identity if identity is not None else (None, None)
+        return cls(raw, type_name, issues, key, version)
+
+    @classmethod
+    def from_error(cls, raw: bytes, type_name: str, message: str) -> InvalidObject:
+        """One that is refused as a whole (no field path), e.g. JSON that is not an object."""
+        identity = key_and_version(raw)
+        key, version = identity if identity is not None else (None, None)
+        return cls(raw, type_name, (FieldIssue("", message),), key, version)
+
+    @property
+    def paths(self) -> list[str]:
+        """The refused fields' wire paths, in pydantic's order."""
+        return [issue.path for issue in self.issues]
+
+    @property
+    def message(self) -> str:
+        """Every issue on one line: ``spec.size: Value error, ...; spec.name: ...``."""
+        return "; ".join(str(issue) for issue in self.issues) or "refused"
+
+    def error(self) -> DecodeError:
+        """What :meth:`Codec.decode` would have raised for it."""
+        return DecodeError(f"response is not a valid {self.type_name}: {self.message}")
+
+
+def wire_path(loc: tuple[int | str, ...]) -> str:
+    """pydantic's error location as a field path: ``("spec", "items", 2, "maxSize")`` is
+    ``spec.items[2].maxSize``. Models validate by alias, so the names are the wire names."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path
 
 
 def split_list(data: bytes) -> RawListPage:
@@ -193,6 +272,20 @@ class Codec(Generic[T]):
         except DecodeError as exc:
             raise DecodeError(f"list item {index}: {exc}") from exc
 
+    def try_decode(self, raw: bytes) -> T | InvalidObject:
+        """:meth:`decode` for one stored object that the type may refuse: an
+        :class:`InvalidObject` then, not an exception, so that one object cannot fail the list
+        page or the watch it came in. Test with ``isinstance(result, InvalidObject)``."""
+        try:
+            return self.decode(raw)
+        except DecodeError as exc:
+            return InvalidObject.from_error(raw, type(self).__name__, str(exc))
+
+    def iter_page_lenient(self, page: RawListPage) -> Iterator[tuple[bytes, T | InvalidObject]]:
+        """:meth:`iter_page` that reports each item the type refuses instead of raising."""
+        for raw in page.items:
+            yield raw, self.try_decode(raw)
+
     def decode_event(self, line: bytes) -> tuple[str, T]:
         """``(type, object)`` of one watch event line (not BOOKMARK or ERROR events)."""
         raise NotImplementedError
@@ -219,6 +312,12 @@ class ModelCodec(Codec[M]):
             return self.model.model_validate_json(data)
         except ValidationError as exc:
             raise DecodeError(f"response is not a valid {self.model.__name__}: {exc}") from exc
+
+    def try_decode(self, raw: bytes) -> M | InvalidObject:
+        try:
+            return self.model.model_validate_json(raw)
+        except ValidationError as exc:
+            return InvalidObject.from_validation(raw, self.model.__name__, exc)
 
     def decode_event(self, line: bytes) -> tuple[str, M]:
         try:

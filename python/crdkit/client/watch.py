@@ -14,6 +14,9 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+import msgspec
+
+from crdkit.client.codec import InvalidObject
 from crdkit.client.errors import (
     DecodeError,
     RequestTimeout,
@@ -48,13 +51,15 @@ class WatchEvent(Generic[T]):
     """One change: ``type`` is ADDED, MODIFIED, DELETED or BOOKMARK (``object`` then None).
 
     ``raw`` is the object's JSON exactly as the server sent it, when it could be cut out of
-    the event line; a compact store keeps it without re-encoding the object.
+    the event line; a compact store keeps it without re-encoding the object. ``invalid`` is
+    set (and ``object`` is None) when a lenient parser met an object its type refuses.
     """
 
     type: str
     object: T | None
     resource_version: str | None
     raw: bytes | None = None
+    invalid: InvalidObject | None = None
 
 
 class LineBuffer:
@@ -87,12 +92,28 @@ class _ChunkSource(Protocol):
     async def readany(self) -> bytes: ...
 
 
-class WatchParser(Generic[T]):
-    """Decodes event lines with a codec and tracks the newest resourceVersion seen."""
+class _RawEvent(msgspec.Struct):
+    type: str
+    object: msgspec.Raw
 
-    def __init__(self, codec: Codec[T], resource_version: str | None = None) -> None:
+
+_RAW_EVENT = msgspec.json.Decoder(_RawEvent)
+
+
+class WatchParser(Generic[T]):
+    """Decodes event lines with a codec and tracks the newest resourceVersion seen.
+
+    ``lenient``: an event whose object the codec's type refuses is yielded with ``invalid``
+    set (and no ``object``) instead of raising, so that the watch goes on past it; its
+    resourceVersion still counts as seen.
+    """
+
+    def __init__(
+        self, codec: Codec[T], resource_version: str | None = None, *, lenient: bool = False
+    ) -> None:
         self.codec = codec
         self.resource_version = resource_version
+        self.lenient = lenient
 
     def parse_line(self, line: bytes) -> WatchEvent[T]:
         head = line[:32].lstrip()
@@ -110,11 +131,30 @@ class WatchParser(Generic[T]):
                 return self._bookmark(value)
             if value.get("type") == ERROR:
                 raise self._error(value) from None
+            if self.lenient:
+                refused = self._refused(line)
+                if refused is not None:
+                    return refused
             raise
         version = resource_version_of(obj)
         if version:
             self.resource_version = version
         return WatchEvent(kind, obj, version, _object_bytes(line, kind))
+
+    def _refused(self, line: bytes) -> WatchEvent[T] | None:
+        """The event of an object the type refuses; ``None`` if the line is broken otherwise
+        (not an event, an object without a name): that still fails the watch."""
+        try:
+            envelope = _RAW_EVENT.decode(line)
+        except msgspec.MsgspecError:
+            return None
+        raw = bytes(envelope.object)
+        decoded = self.codec.try_decode(raw)
+        if not isinstance(decoded, InvalidObject) or decoded.key is None:
+            return None
+        if decoded.resource_version:
+            self.resource_version = decoded.resource_version
+        return WatchEvent(envelope.type, None, decoded.resource_version, raw, decoded)
 
     def _bookmark(self, value: dict[str, Any]) -> WatchEvent[T]:
         obj = value.get("object") or {}

@@ -23,9 +23,12 @@ from crdkit.runtime.store import NAMESPACE_INDEX, index_namespace
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from prometheus_client import CollectorRegistry
+
     from crdkit.client.client import Client
     from crdkit.client.discovery import GroupVersionKind
     from crdkit.resources import KubernetesObject, PartialObjectMetadata
+    from crdkit.runtime.events import EventRecorder
 
 __all__ = ["InformerKey", "SharedInformerFactory"]
 
@@ -44,7 +47,11 @@ class InformerKey:
 
 
 class SharedInformerFactory:
-    """Creates informers on demand, shares them by ``InformerKey``, starts and stops them."""
+    """Creates informers on demand, shares them by ``InformerKey``, starts and stops them.
+
+    Every informer it creates records Warning Events about objects its type refuses with
+    ``event_recorder`` (none: it only logs them) and counts them in ``registry``.
+    """
 
     def __init__(
         self,
@@ -53,9 +60,13 @@ class SharedInformerFactory:
         resync_period: float | None = DEFAULT_RESYNC,
         backoff_initial: float = 0.8,
         backoff_max: float = 30.0,
+        event_recorder: EventRecorder | None = None,
+        registry: CollectorRegistry | None = None,
     ) -> None:
         self.client = client
         self.resync_period = resync_period
+        self.event_recorder = event_recorder
+        self.registry = registry
         self._backoff = (backoff_initial, backoff_max)
         self._informers: dict[InformerKey, Informer[Any]] = {}
         self._started = False
@@ -119,6 +130,8 @@ class SharedInformerFactory:
                 "indexers": {NAMESPACE_INDEX: index_namespace},
                 "resync_period": self.resync_period,
                 "backoff": Backoff(*self._backoff),
+                "event_recorder": self.event_recorder,
+                "registry": self.registry,
             }
             if key.metadata_only:
                 informer = Informer.for_metadata(self.client, key.resource, **options)

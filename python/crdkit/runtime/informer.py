@@ -19,6 +19,14 @@ dropped, logged, and watched again from the last resourceVersion: nothing is mis
 nothing is relisted unless that version is gone (410). Nothing but ``stop()`` ends
 the loop; errors are logged, counted and retried with backoff, never sooner than a
 ``Retry-After`` the server asked for.
+
+Nor can one stored object the informer's type refuses stop it (a "poison" object: a CRD laxer
+than the model). It is kept out of the store, reported once per resourceVersion (see
+:mod:`.invalid_objects`) and skipped; every other object syncs as usual. If the store held a
+valid older version, that version is removed and handlers see a delete, as when an object
+stops matching the informer's label selector: the object left what this informer can
+represent, and a cache entry that stays at an old version while the server has moved on would
+be a lie the reconciler acts on. A later version that validates enters as an add.
 """
 
 from __future__ import annotations
@@ -32,13 +40,21 @@ from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 from crdkit.client.codec import (
     Codec,
     DictCodec,
+    InvalidObject,
     RawListPage,
     codec_for,
     key_and_version,
     paused_gc,
 )
 from crdkit.client.discovery import GroupVersionKind
-from crdkit.client.errors import ApiError, Forbidden, Gone, KubernetesError, RequestTimeout
+from crdkit.client.errors import (
+    ApiError,
+    DecodeError,
+    Forbidden,
+    Gone,
+    KubernetesError,
+    RequestTimeout,
+)
 from crdkit.client.objects import object_key, resource_version_of
 from crdkit.client.retry import Backoff
 from crdkit.client.watch import ADDED, BOOKMARK, DELETED, MODIFIED
@@ -49,14 +65,18 @@ from crdkit.runtime.informer_handlers import (
     HandlerRegistration,
     UpdateHandler,
 )
+from crdkit.runtime.invalid_objects import InvalidObjects
 from crdkit.runtime.store import IndexFunc, Store
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from types import TracebackType
 
+    from prometheus_client import CollectorRegistry
+
     from crdkit.client.client import Client, ResolvedResource
     from crdkit.resources import KubernetesObject
+    from crdkit.runtime.events import EventRecorder
 
 __all__ = ["Backoff", "Informer", "strip_managed_fields"]
 
@@ -103,6 +123,11 @@ class Informer(Generic[T]):
     ``watch_timeout`` is the range the server timeout of each watch is drawn from (5-10 min);
     ``idle_timeout`` is how long a watch may be silent before it counts as dead (default:
     the client's ``Timeouts.watch_idle``, 90 s, a little above the bookmark interval).
+
+    An object the type refuses is kept out of the store (``invalid`` lists them), logged and
+    counted in ``registry`` (default: the process-wide one) once per resourceVersion, and
+    recorded as a Warning Event ``InvalidObject`` on it when ``event_recorder`` is given (a
+    ``Manager`` gives its informers one).
     """
 
     def __init__(
@@ -121,6 +146,8 @@ class Informer(Generic[T]):
         backoff: Backoff | None = None,
         compact: bool = True,
         transform: Callable[[T], T] | None = None,
+        event_recorder: EventRecorder | None = None,
+        registry: CollectorRegistry | None = None,
         _metadata_only: bool = False,
     ) -> None:
         if resync_period is not None and resync_period <= 0:
@@ -164,6 +191,7 @@ class Informer(Generic[T]):
         #: names it: often a 403 that says which right the role lacks).
         self.last_error: BaseException | None = None
         self._forbidden_logged: tuple[str, float] | None = None  # (message, loop time)
+        self._invalid = InvalidObjects(self.description, recorder=event_recorder, registry=registry)
 
     @classmethod
     def for_metadata(
@@ -212,6 +240,16 @@ class Informer(Generic[T]):
         """The resourceVersion the next watch starts from (``None``: the next step is a list)."""
         return self._resource_version
 
+    @property
+    def event_recorder(self) -> EventRecorder | None:
+        """What records the Warning Events about refused objects (``None``: only logged)."""
+        return self._invalid.recorder
+
+    @property
+    def invalid(self) -> dict[str, InvalidObject]:
+        """The objects kept out of the store because the type refuses them, by key (a copy)."""
+        return self._invalid.snapshot()
+
     async def start(self) -> None:
         """Start the list/watch loop and the handlers' delivery (idempotent)."""
         if self._running:
@@ -219,6 +257,7 @@ class Informer(Generic[T]):
         self._running = True
         for handler in self._handlers:
             handler.start()
+        await self._invalid.start()
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._run(), name=f"informer {self.description}")]
         if self.resync_period is not None:
@@ -231,6 +270,7 @@ class Informer(Generic[T]):
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self._invalid.stop()
         for handler in self._handlers:
             await handler.stop()
 
@@ -310,6 +350,7 @@ class Informer(Generic[T]):
                 self.resource, metadata_only=self.metadata_only
             )
             self._target = resolved
+            self._invalid.identify(resolved.info)
         return self._target
 
     async def _run(self) -> None:
@@ -395,6 +436,7 @@ class Informer(Generic[T]):
         store = self.store
         wants_old = any(h.on_update is not None for h in self._handlers)
         seen: set[str] = set()
+        refused: set[str] = set()
         added = updated = 0
         version = ""
         async for page in self.client.list_raw_pages(
@@ -407,7 +449,9 @@ class Informer(Generic[T]):
             # One collector pause for decoding and storing the page: its objects are freed
             # (unless a handler holds them) before the collector could scan them.
             with paused_gc():
-                version, stored, changed = self._store_page(target.codec, page, seen, wants_old)
+                version, stored, changed = self._store_page(
+                    target.codec, page, seen, refused, wants_old
+                )
             del page
             added += stored
             updated += changed
@@ -418,6 +462,7 @@ class Informer(Generic[T]):
             gone = store.delete(key, return_old=wants_gone)
             if gone is not None:
                 self._emit_delete(gone)
+        self._invalid.retain(refused)  # the ones deleted meanwhile are forgotten
         self.list_count += 1
         self._resource_version = version
         self._synced.set()
@@ -432,7 +477,12 @@ class Informer(Generic[T]):
         )
 
     def _store_page(
-        self, codec: Codec[T], page: RawListPage, seen: set[str], wants_old: bool
+        self,
+        codec: Codec[T],
+        page: RawListPage,
+        seen: set[str],
+        refused: set[str],
+        wants_old: bool,
     ) -> tuple[str, int, int]:
         """Decode one list page into the store; ``(resourceVersion, added, updated)``.
 
@@ -441,14 +491,17 @@ class Informer(Generic[T]):
         time: an object no handler holds is freed before the next is built. On a relist,
         an item the store holds at the same resourceVersion is neither announced nor
         stored, so it is not decoded either: its key and version are read from its JSON
-        (a fraction of a decode). A function of its own so that all of it runs inside
-        the caller's collector pause.
+        (a fraction of a decode); nor is one already refused at the same version. An item
+        the type refuses is kept out (its key goes to ``refused``, not ``seen``). A function
+        of its own so that all of it runs inside the caller's collector pause.
         """
         store = self.store
+        invalid = self._invalid
         added = updated = 0
         transform = self.transform
         # Without a transform the key read from the JSON is the stored object's key.
-        peek = transform is None and len(store) > 0
+        any_refused = len(invalid) > 0  # then a valid item may be one fixed: look it up
+        peek = transform is None and (len(store) > 0 or any_refused)
         stored: bytes | None
         for index, raw in enumerate(page.items):
             if peek:
@@ -458,13 +511,21 @@ class Informer(Generic[T]):
                     if current is not None and key in store and current == store.version_of(key):
                         seen.add(key)
                         continue
-            obj = codec.decode_item(raw, index)
+                    if any_refused and invalid.is_reported(key, current):
+                        refused.add(key)
+                        continue
+            obj = codec.try_decode(raw)
+            if isinstance(obj, InvalidObject):
+                refused.add(self._refuse(obj, f"list item {index}"))
+                continue
             stored = raw
             if transform is not None:
                 obj = transform(obj)
                 stored = None  # the server's bytes are no longer this object
             key = object_key(obj)
             seen.add(key)
+            if any_refused:
+                invalid.forget(key)  # fixed, if it was refused
             if key not in store:
                 store.upsert(obj, stored)
                 self._emit_add(obj)
@@ -491,8 +552,12 @@ class Informer(Generic[T]):
                 resource_version=self._resource_version,
                 timeout_seconds=server_timeout,
                 idle_timeout=self.idle_timeout,
+                lenient=True,
             ):
-                self._apply(event.type, event.object, event.raw)
+                if event.invalid is not None:
+                    self._apply_invalid(event.type, event.invalid)
+                else:
+                    self._apply(event.type, event.object, event.raw)
                 if event.resource_version:
                     self._resource_version = event.resource_version
                 if time.monotonic() - started > 1.0:
@@ -519,6 +584,8 @@ class Informer(Generic[T]):
             raw = None  # the server's bytes are no longer this object
         if kind in (ADDED, MODIFIED):
             key = object_key(obj)
+            if key in self._invalid:
+                self._invalid.forget(key)  # fixed: it enters the store as an add
             existed = key in self.store
             # Decoding the previous version costs a validation in a compact store: only
             # pay it when some handler wants (old, new).
@@ -529,10 +596,43 @@ class Informer(Generic[T]):
             elif old is not None:
                 self._emit_update(old, obj)
         elif kind == DELETED:
-            self.store.delete(object_key(obj), return_old=False)
+            key = object_key(obj)
+            self._invalid.forget(key)
+            self.store.delete(key, return_old=False)
             self._emit_delete(obj)  # the final state the server sent
         else:
             log.warning("informer %s: ignoring watch event of type %r", self.description, kind)
+
+    def _apply_invalid(self, kind: str, invalid: InvalidObject) -> None:
+        """A watch event whose object the type refuses."""
+        if kind in (ADDED, MODIFIED):
+            self._refuse(invalid, "watch event")
+        elif kind == DELETED:
+            key = invalid.key
+            assert key is not None  # the parser yields only objects it could key
+            self._invalid.forget(key)
+            # Normally absent (refused before); only a valid version in the store is announced.
+            gone = self.store.delete(key, return_old=True)
+            if gone is not None:
+                self._emit_delete(gone)
+        else:
+            log.warning("informer %s: ignoring watch event of type %r", self.description, kind)
+
+    def _refuse(self, invalid: InvalidObject, where: str) -> str:
+        """Keep ``invalid`` out of the store and report it; its key.
+
+        A valid older version in the store is removed and announced as deleted (see the
+        module docstring): handlers, and so reconcilers, never see the refused version, and
+        nobody reads a version the server no longer has.
+        """
+        key = invalid.key
+        if key is None:  # not even metadata.name: nothing to keep it out under
+            raise DecodeError(f"{where}: {invalid.error()}")
+        gone = self.store.delete(key, return_old=True)
+        if gone is not None:
+            self._emit_delete(gone)
+        self._invalid.refuse(invalid)
+        return key
 
     async def _resync_loop(self) -> None:
         """Every resync period (±10 %), replay every stored object as an update.

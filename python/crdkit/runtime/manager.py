@@ -66,7 +66,15 @@ if TYPE_CHECKING:
     from crdkit.runtime.reconciler import Reconciler
     from crdkit.runtime.result import Request
 
-__all__ = ["CacheSyncTimeout", "Manager", "default_leader_election_id"]
+__all__ = [
+    "INFORMER_REPORTING_CONTROLLER",
+    "CacheSyncTimeout",
+    "Manager",
+    "default_leader_election_id",
+]
+
+INFORMER_REPORTING_CONTROLLER = "crdkit.io/informer"
+"""``reportingController`` of the Events a manager's informers record (``InvalidObject``)."""
 
 log = logging.getLogger("crdkit.runtime.manager")
 
@@ -161,7 +169,17 @@ class Manager:
             # Checked now so that bad timings fail at construction, not after the caches sync.
             LeaderElectionConfig("check", "check", "check", *self._timings)
         self.controllers: list[Controller[Any]] = []
-        self.informers = SharedInformerFactory(client)
+        # The informers report objects their types refuse as Events from the manager itself
+        # (they belong to no one controller: a cache is shared).
+        self.informers = SharedInformerFactory(
+            client,
+            event_recorder=EventRecorder(
+                client,
+                reporting_controller=INFORMER_REPORTING_CONTROLLER,
+                reporting_instance=self.identity,
+            ),
+            registry=self.registry,
+        )
         # Scoped like the controllers' informers, so that reads share them (and a namespaced
         # role suffices for them).
         self.cache = CacheReader(self.informers, namespace=namespace)

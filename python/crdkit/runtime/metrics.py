@@ -51,6 +51,7 @@ class RuntimeMetrics:
     max_concurrent_reconciles: Gauge
     active_workers: Gauge
     leader_election_master_status: Gauge
+    informer_decode_errors: Counter
 
 
 def _create(registry: CollectorRegistry) -> RuntimeMetrics:
@@ -137,6 +138,14 @@ def _create(registry: CollectorRegistry) -> RuntimeMetrics:
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
             "backup, 1 indicates master. 'name' is the string used to identify the lease.",
             ("name",),
+        ),
+        # crdkit's own (no controller-runtime twin: Go's types decode leniently).
+        informer_decode_errors=Counter(
+            "crdkit_informer_decode_errors_total",
+            "Stored objects an informer's type refused and kept out of its cache, counted once "
+            "per object and resourceVersion",
+            ("group", "kind"),
+            registry=registry,
         ),
     )
 

@@ -6,18 +6,23 @@ import gc
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import Field, field_validator, model_validator
 
 from crdkit.client.codec import (
     DictCodec,
+    InvalidObject,
     RawListPage,
     codec_for,
     key_and_version,
     paused_gc,
     split_list,
+    wire_path,
 )
 from crdkit.client.errors import DecodeError
 from crdkit.client.objects import object_key, resource_version_of
-from crdkit.resources import ConfigMap
+from crdkit.resources import ApiModel, ConfigMap, CustomResource
 
 LIST = json.dumps(
     {
@@ -165,3 +170,113 @@ def test_key_and_version_match_the_decoded_object(obj: dict[str, object]) -> Non
 )
 def test_key_and_version_without_a_name_is_none(raw: bytes) -> None:
     assert key_and_version(raw) is None
+
+
+# -- objects the type refuses, item by item --------------------------------------------------
+
+
+class Limit(ApiModel):
+    max_size: int = 0
+
+    @field_validator("max_size")
+    @classmethod
+    def _not_negative(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError("must not be negative")
+        return value
+
+
+class GadgetSpec(ApiModel):
+    size: int = 0
+    limits: list[Limit] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _not_thirteen(self) -> GadgetSpec:
+        # A rule with no CEL twin: the CRD lets 13 through, the model does not.
+        if self.size == 13:
+            raise ValueError("size 13 is not allowed")
+        return self
+
+
+class Gadget(CustomResource, group="codec.test.crdkit.io", version="v1", kind="Gadget"):
+    spec: GadgetSpec = Field(default_factory=GadgetSpec)
+
+
+def gadget(name: str, size: int = 1, version: str = "1", limits: list[int] | None = None) -> bytes:
+    spec: dict[str, object] = {"size": size}
+    if limits is not None:
+        spec["limits"] = [{"maxSize": value} for value in limits]
+    return json.dumps(
+        {
+            "apiVersion": "codec.test.crdkit.io/v1",
+            "kind": "Gadget",
+            "metadata": {"name": name, "namespace": "ns", "resourceVersion": version},
+            "spec": spec,
+        }
+    ).encode()
+
+
+def test_try_decode_of_a_valid_object_is_the_object() -> None:
+    codec = codec_for(Gadget)
+    assert codec.try_decode(gadget("a")) == codec.decode(gadget("a"))
+
+
+def test_try_decode_reports_a_model_level_refusal_with_the_objects_identity() -> None:
+    invalid = codec_for(Gadget).try_decode(gadget("bad", size=13, version="7"))
+    assert isinstance(invalid, InvalidObject)
+    assert (invalid.key, invalid.resource_version, invalid.type_name) == ("ns/bad", "7", "Gadget")
+    assert invalid.paths == ["spec"]
+    assert "size 13 is not allowed" in invalid.message
+    assert invalid.raw == gadget("bad", size=13, version="7")
+    with pytest.raises(DecodeError, match=r"not a valid Gadget: spec: .*size 13"):
+        raise invalid.error()
+
+
+def test_field_paths_are_wire_names_with_list_indices() -> None:
+    invalid = codec_for(Gadget).try_decode(gadget("bad", limits=[1, -1, -2]))
+    assert isinstance(invalid, InvalidObject)
+    assert invalid.paths == ["spec.limits[1].maxSize", "spec.limits[2].maxSize"]
+    assert invalid.message.startswith("spec.limits[1].maxSize: Value error, must not be negative")
+
+
+@pytest.mark.parametrize(
+    ("loc", "path"),
+    [((), ""), (("spec",), "spec"), (("spec", "items", 0, "name"), "spec.items[0].name")],
+)
+def test_wire_path(loc: tuple[int | str, ...], path: str) -> None:
+    assert wire_path(loc) == path
+
+
+def test_a_lenient_page_decodes_every_item_and_reports_the_refused_ones() -> None:
+    page = RawListPage([gadget("a"), gadget("bad", size=13), gadget("c")], "9", None)
+    codec = codec_for(Gadget)
+    results = [obj for _, obj in codec.iter_page_lenient(page)]
+    assert [type(obj) for obj in results] == [Gadget, InvalidObject, Gadget]
+    assert [raw for raw, _ in codec.iter_page_lenient(page)] == page.items
+    with pytest.raises(DecodeError, match="list item 1"):
+        codec.decode_page(page)  # the strict path is unchanged
+
+
+def test_dict_codec_refuses_an_item_that_is_not_an_object_as_a_whole() -> None:
+    invalid = DictCodec().try_decode(b"[1]")
+    assert isinstance(invalid, InvalidObject)
+    assert invalid.key is None
+    assert invalid.paths == [""]
+    assert DictCodec().try_decode(b'{"metadata":{"name":"a"}}') == {"metadata": {"name": "a"}}
+
+
+@given(sizes=st.lists(st.integers(min_value=0, max_value=20), max_size=30))
+def test_lenient_decoding_keeps_exactly_what_strict_decoding_accepts(sizes: list[int]) -> None:
+    page = RawListPage([gadget(f"g{i}", size) for i, size in enumerate(sizes)], "1", None)
+    codec = codec_for(Gadget)
+    kept: list[Gadget] = []
+    refused: list[str | None] = []
+    for _, obj in codec.iter_page_lenient(page):
+        if isinstance(obj, InvalidObject):
+            refused.append(obj.key)
+        else:
+            kept.append(obj)
+    assert refused == [f"ns/g{i}" for i, size in enumerate(sizes) if size == 13]
+    assert kept == [
+        codec.decode(raw) for raw, size in zip(page.items, sizes, strict=True) if size != 13
+    ]

@@ -107,6 +107,48 @@ def test_garbage_is_a_decode_error() -> None:
         WatchParser(DictCodec()).parse_line(b"not json")
 
 
+def refused_cm(name: str, version: str) -> dict[str, Any]:
+    """A ConfigMap whose ``data`` the ConfigMap model refuses (a value is not a string)."""
+    return {**cm(name, version), "data": {"k": 1}}
+
+
+def test_a_lenient_parser_yields_a_refused_object_and_advances_the_version() -> None:
+    parser = WatchParser(codec_for(ConfigMap), "1", lenient=True)
+    event = parser.parse_line(line("MODIFIED", refused_cm("bad", "8")))
+    assert (event.type, event.object, event.resource_version) == ("MODIFIED", None, "8")
+    assert parser.resource_version == "8"
+    assert event.invalid is not None
+    assert (event.invalid.key, event.invalid.paths) == ("ns/bad", ["data.k"])
+    assert event.raw is not None
+    assert json.loads(event.raw) == refused_cm("bad", "8")
+    # The watch goes on: the next line decodes as usual.
+    after = parser.parse_line(line("ADDED", cm("good", "9")))
+    assert isinstance(after.object, ConfigMap)
+    assert after.invalid is None
+
+
+def test_a_lenient_parser_reports_the_deletion_of_a_refused_object() -> None:
+    event = WatchParser(codec_for(ConfigMap), lenient=True).parse_line(
+        line("DELETED", refused_cm("bad", "10"))
+    )
+    assert event.type == "DELETED"
+    assert event.invalid is not None
+    assert event.invalid.key == "ns/bad"
+
+
+def test_a_strict_parser_still_raises_for_a_refused_object() -> None:
+    with pytest.raises(DecodeError, match="not a valid ConfigMap event"):
+        WatchParser(codec_for(ConfigMap)).parse_line(line("ADDED", refused_cm("bad", "8")))
+
+
+def test_a_lenient_parser_raises_for_lines_it_cannot_attribute_to_an_object() -> None:
+    parser = WatchParser(codec_for(ConfigMap), lenient=True)
+    with pytest.raises(DecodeError):  # no metadata.name: nothing to keep out
+        parser.parse_line(b'{"type":"ADDED","object":{"kind":"Pod","metadata":3}}')
+    with pytest.raises(DecodeError):
+        parser.parse_line(b'{"type":"ADDED"}')
+
+
 class Chunks:
     """A body delivered in fixed chunks, then optionally a failure."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from crdkit.client import Client, ClientConfig, GroupVersionKind
 from crdkit.resources import ConfigMap, Pod
+from crdkit.runtime.events import EventRecorder
 from crdkit.runtime.factory import SharedInformerFactory
 from crdkit.runtime.store import NAMESPACE_INDEX
 
@@ -30,3 +31,12 @@ def test_same_request_same_informer() -> None:
 
 def test_informers_come_with_a_namespace_index() -> None:
     assert NAMESPACE_INDEX in factory().informer(Pod).store.indexer_names
+
+
+def test_informers_report_refused_objects_with_the_factorys_recorder() -> None:
+    client = Client(ClientConfig(server="https://127.0.0.1:1"))
+    recorder = EventRecorder(client, reporting_controller="x.io/test", reporting_instance="me")
+    shared = SharedInformerFactory(client, event_recorder=recorder)
+    assert shared.informer(Pod).event_recorder is recorder
+    assert shared.metadata_informer(ConfigMap).event_recorder is recorder
+    assert factory().informer(Pod).event_recorder is None  # standalone: logs and counts only

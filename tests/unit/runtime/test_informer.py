@@ -20,8 +20,15 @@ from crdkit.client import (
     TooManyRequests,
     object_key,
 )
-from crdkit.client.codec import Codec, DictCodec, ModelCodec, RawListPage, codec_for
-from crdkit.resources import ConfigMap, PartialObjectMetadata
+from crdkit.client.codec import (
+    Codec,
+    DictCodec,
+    InvalidObject,
+    ModelCodec,
+    RawListPage,
+    codec_for,
+)
+from crdkit.resources import ConfigMap, PartialObjectMetadata, resource_info
 from crdkit.runtime.informer import Backoff, Informer, strip_managed_fields
 
 
@@ -90,7 +97,7 @@ class ListingClient:
     """Serves a fixed list, page by page, then a watch that stays quiet (no apiserver)."""
 
     def __init__(self, codec: Codec[Any], pages: list[RawListPage]) -> None:
-        self.target = SimpleNamespace(codec=codec)
+        self.target = SimpleNamespace(codec=codec, info=resource_info(ConfigMap))
         self.pages = pages
 
     async def resolve(self, resource: object, *, metadata_only: bool = False) -> object:
@@ -198,8 +205,9 @@ class DecodeCountingCodec(ModelCodec[ConfigMap]):
         super().__init__(ConfigMap)
         self.decoded: list[str] = []
 
-    def decode(self, data: bytes) -> ConfigMap:
-        obj = super().decode(data)
+    def try_decode(self, raw: bytes) -> ConfigMap | InvalidObject:
+        obj = super().try_decode(raw)
+        assert not isinstance(obj, InvalidObject)
         self.decoded.append(obj.metadata.name or "")
         return obj
 

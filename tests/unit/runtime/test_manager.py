@@ -9,6 +9,7 @@ from prometheus_client import CollectorRegistry
 
 from crdkit import Manager
 from crdkit.runtime.leader import LeaderElectionConfig
+from crdkit.runtime.manager import INFORMER_REPORTING_CONTROLLER
 
 
 def manager(**options: object) -> Manager:
@@ -40,6 +41,16 @@ def test_controllers_are_unique_and_added_before_run() -> None:
     # The primary kind in full and the owned kind metadata-only, one informer each.
     shapes = sorted((key.resource.__name__, key.metadata_only) for key in mgr.informers.informers)
     assert shapes == [("ConfigMap", True), ("Hello", False)]
+
+
+def test_the_managers_informers_record_events_about_objects_they_refuse() -> None:
+    mgr = manager(identity="pod-7")
+    mgr.add(HelloReconciler())
+    recorders = {informer.event_recorder for informer in mgr.informers.informers.values()}
+    [recorder] = recorders  # one, shared by every informer
+    assert recorder is not None
+    assert recorder.reporting_controller == INFORMER_REPORTING_CONTROLLER
+    assert recorder.reporting_instance == "pod-7"
 
 
 async def test_run_with_nothing_to_run_is_an_error() -> None:
