@@ -13,10 +13,14 @@ pytest-asyncio is absent: then the fixtures exist but fail with a clear message.
 
 from __future__ import annotations
 
+import re
 from importlib.util import find_spec
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
 
 __all__ = ["control_plane", "crdkit_client", "k8s_api_client", "namespace"]
 
@@ -43,3 +47,32 @@ else:  # pragma: no cover - exercised only without pytest-asyncio
     @pytest.fixture
     def crdkit_client() -> NoReturn:
         _needs_pytest_asyncio()
+
+
+# The function-scoped fixtures of crdkit's plugins, which a wider fixture cannot request.
+_PER_TEST = ("crdkit_client", "namespace", "k8s_api_client", "operator")
+_SCOPE_HINT = (
+    "crdkit: {fixture} is made anew for every test, so a {scope}-scoped fixture cannot use it. "
+    "Open what you need inside your fixture instead, e.g. "
+    "`async with Client.from_control_plane(control_plane) as client:` (control_plane is "
+    "session-scoped), and give the fixture a loop_scope as wide as its scope: "
+    '@pytest_asyncio.fixture(scope="{scope}", loop_scope="{scope}"). A client is bound to '
+    "its fixture's event loop, so tests that use it need that loop too: "
+    '@pytest.mark.asyncio(loop_scope="{scope}").'
+)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Say what to do when a wider fixture asks for one of crdkit's per-test fixtures
+    (pytest's own ScopeMismatch names the fixtures but not the way out)."""
+    report = yield
+    if call.when == "setup" and call.excinfo is not None:
+        message = str(call.excinfo.value)
+        found = re.search(r"access the function scoped fixture (\w+) with a (\w+) scoped", message)
+        if "ScopeMismatch" in message and found and found.group(1) in _PER_TEST:
+            hint = _SCOPE_HINT.format(fixture=found.group(1), scope=found.group(2))
+            report.sections.append(("crdkit hint", hint))
+    return report
