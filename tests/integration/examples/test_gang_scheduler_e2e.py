@@ -171,6 +171,10 @@ async def test_demo_scenario_every_job_lands_whole_inside_its_domain(
                 for entry in stream:
                     phase = await _phase(client, entry.name, namespace)
                     if entry.name == "gpt-neox-20b":
+                        # settled once the scheduler has said why: its first attempt may come
+                        # after the other jobs are running, depending on the queue's order
+                        if not await _scheduler_said_why(client, entry.name, namespace):
+                            return False
                         continue
                     if phase != ("Completed" if entry.run_for_s is not None else "Running"):
                         return False
@@ -541,3 +545,9 @@ async def test_volcanos_own_example_jobs_are_scheduled(
                 assert honored.message == (
                     f"kept, but not acted on by this controller: {ignored[name]}"
                 )
+
+
+async def _scheduler_said_why(client: Client, name: str, namespace: str) -> bool:
+    job = await _job(client, name, namespace)
+    conditions = job.status.conditions if job.status is not None else []
+    return any(c.type == "Scheduled" and c.reason == "Unschedulable" for c in conditions)
