@@ -48,6 +48,12 @@ BAD = {
     "from crdkit.resources import ApiModel, CustomResource\n"
     "class S(ApiModel):\n    foo_bar: int = 0\n    other: int = Field(0, alias='fooBar')\n"
     "class T(CustomResource, group='a.example.com', version='v1'):\n    spec: S\n",
+    "costly": "from crdkit.crd import XValidation\n"
+    "from crdkit.resources import ApiModel, CustomResource\n"
+    "class Port(ApiModel, validations=[XValidation(\"self.name.matches('^[a-z]+$')\")]):\n"
+    "    name: str\n"
+    "class S(ApiModel):\n    ports: list[Port] = []\n"
+    "class T(CustomResource, group='a.example.com', version='v1'):\n    spec: S\n",
     "unbuildable": "from crdkit.resources import CustomResource\n"
     "class Plain:\n    pass\n"
     "class T(CustomResource, group='a.example.com', version='v1'):\n"
@@ -115,6 +121,15 @@ def test_output_dir_and_drift_check(models: Path) -> None:
         ("gen_infinite", "T (a.example.com/v1): field .spec.limits: default {'cpu': inf} holds"),
         ("gen_unbounded", "T (a.example.com/v1): field .spec.size: maximum 9223372036854775807"),
         ("gen_clash", "field .spec.fooBar: fields foo_bar and other of S both have the JSON name"),
+        (
+            "gen_costly",
+            "ts.a.example.com v1: CEL cost over budget: .spec.ports[*]: "
+            "x-kubernetes-validations[0].rule: CEL rule \"self.name.matches('^[a-z]+$')\" has "
+            "an estimated cost of 152,240,603,892 (x241,979 times it may run), over the "
+            "apiserver's budget of 10,000,000 by more than 100x: bound the list/map around it "
+            "(.spec.ports) with MaxItems/MaxProperties; bound what it reads (self.name) with "
+            "MaxLength/MaxItems/MaxProperties",
+        ),
         ("gen_unbuildable", "importing 'gen_unbuildable' failed: PydanticSchemaGenerationError"),
         ("gen_missing", "cannot import module 'gen_missing'"),
         ("gen_models:Nope", "has no attribute 'Nope'"),

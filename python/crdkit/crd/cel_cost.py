@@ -1,0 +1,635 @@
+"""The apiserver's static cost estimate of a CEL rule, computed offline.
+
+When a CRD is created, the apiserver estimates the worst-case cost of every
+``x-kubernetes-validations`` rule with cel-go's ``checker.Cost`` and the Kubernetes library's
+``CostEstimator``, and refuses rules over budget (see ``crdkit.crd.budget``). This module
+reproduces that estimate (cel-go ``checker/cost.go``, k8s.io/apiserver
+``pkg/cel/library/cost.go`` and the apiextensions size estimator of Kubernetes 1.37) on the
+AST of ``crdkit.crd.cel_parse``, typed against ``crdkit.crd.cel_types``:
+
+* an identifier or a field selection costs 1 (a field of an object or map adds 1; the
+  apiserver counts ``has()`` itself as free), a literal 0, a list literal 10, a map literal 30;
+* a call costs its arguments plus its own price: 1 for most, a traversal (0.1 a character)
+  for string comparisons, equality, ``startsWith``, ``lowerAscii``..., the product of the
+  string's and the pattern's for ``matches`` and ``contains``; ``&&``/``||`` and ``?:`` cost
+  only their operands (the dearer branch);
+* a comprehension (``all``, ``exists``, ``map``...) costs its range, plus (condition + step)
+  times the range's largest size.
+
+Sizes come from the schema (``maxLength``, ``maxItems``...) through the same paths the
+apiserver follows, including its quirks (a size looked up along a path it cannot resolve
+falls back to the rule's own value). What is not modelled (unknown functions or variables,
+dynamic operands whose overload the type checker would pick at run time, macros the parser
+does not read) raises ``NotEstimated`` naming the reason, never a guess.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from crdkit.crd.cel_parse import ACCUMULATOR, CelSyntaxError, Node, parse
+from crdkit.crd.cel_types import Decl
+
+__all__ = ["Estimate", "NotEstimated", "estimate_rule"]
+
+U64 = 2**64 - 1
+Range = tuple[int, int]  # (min, max), as cel-go's SizeEstimate and CostEstimate
+_UNKNOWN: Range = (0, U64)
+_TRAVERSAL = 0.1  # common.StringTraversalCostFactor
+_REGEX = 0.25  # common.RegexStringLengthCostFactor
+_SCALAR_KINDS = {"bool", "double", "duration", "int", "timestamp", "uint"}
+_TYPE_NAMES = {"bool", "int", "uint", "double", "string", "bytes", "list", "map", "null_type",
+               "type", "duration", "timestamp", "dyn"}  # fmt: skip
+_CONVERSIONS = {"int": "int", "uint": "uint", "double": "double", "string": "string",
+                "bytes": "bytes", "bool": "bool", "duration": "duration",
+                "timestamp": "timestamp"}  # fmt: skip
+# k8s library constructors (quantity('1Gi'), url(...)...) and their nominal-cost accessors
+_K8S_PARSERS = {"quantity": "opaque:quantity", "url": "opaque:url", "ip": "opaque:ip",
+                "cidr": "opaque:cidr", "isQuantity": "bool", "isURL": "bool", "isIP": "bool",
+                "isCIDR": "bool"}  # fmt: skip
+_K8S_ACCESSORS = {"sign": "int", "asInteger": "int", "isInteger": "bool",
+                  "asApproximateFloat": "double", "isGreaterThan": "bool", "isLessThan": "bool",
+                  "compareTo": "int", "add": "opaque:quantity", "sub": "opaque:quantity",
+                  "getScheme": "string", "getHostname": "string", "getHost": "string",
+                  "getPort": "string", "getEscapedPath": "string", "getQuery": "map"}  # fmt: skip
+# calls whose estimate does not depend on the overload picked for a dynamic operand
+_DYN_SAFE = {"_==_", "_!=_", "_&&_", "_||_", "_?_:_", "!_", "@not_strictly_false", "size",
+             "type", *_CONVERSIONS}  # fmt: skip
+_TIME_ACCESSORS = {"getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDate",
+                   "getDayOfWeek", "getHours", "getMinutes", "getSeconds",
+                   "getMilliseconds"}  # fmt: skip
+
+
+class NotEstimated(ValueError):
+    """A rule whose cost this module does not know how the apiserver would estimate."""
+
+
+def _add(a: int, b: int) -> int:
+    return min(a + b, U64)
+
+
+def _mul(a: int, b: int) -> int:
+    return min(a * b, U64)
+
+
+def _factor(x: int, factor: float) -> int:
+    """cel-go's multiplyByCostFactor: float64 product, rounded up, saturated."""
+    product = float(x) * factor
+    if product >= 2.0**64:
+        return U64
+    return math.ceil(product)
+
+
+def _radd(a: Range, b: Range) -> Range:
+    return (_add(a[0], b[0]), _add(a[1], b[1]))
+
+
+def _rmul(a: Range, b: Range) -> Range:
+    return (_mul(a[0], b[0]), _mul(a[1], b[1]))
+
+
+def _rfactor(a: Range, factor: float) -> Range:
+    return (_factor(a[0], factor), _factor(a[1], factor))
+
+
+def _union(a: Range, b: Range) -> Range:
+    return (min(a[0], b[0]), max(a[1], b[1]))
+
+
+@dataclass
+class _Entry:
+    """The size of a literal container's keys and values (cel-go's entrySizeEstimate)."""
+
+    container: str
+    key: Range
+    val: Range
+
+    def union(self, other: _Entry | None) -> _Entry | None:
+        if other is None:
+            return None
+        return _Entry(self.container, _union(self.key, other.key), _union(self.val, other.val))
+
+
+@dataclass
+class _Local:
+    path: list[str]
+    type: Decl
+    size: Range | None
+    entry: _Entry | None
+
+
+@dataclass
+class _Arg:
+    """cel-go's AstNode: an argument's type, path and size as the call's estimator sees it."""
+
+    node: Node
+    type: Decl
+    path: list[str]
+    size: Range | None
+
+
+_DYN = Decl("dyn")
+_BOOL = Decl("bool")
+_INT = Decl("int")
+_STRING = Decl("string")
+
+
+class _Coster:
+    def __init__(self, root: Decl) -> None:
+        self.root = root
+        self.paths: dict[int, list[str]] = {}
+        self.types: dict[int, Decl] = {}
+        self.sizes: dict[int, Range] = {}
+        self.entries: dict[int, _Entry] = {}
+        self.locals: dict[str, list[_Local]] = {}
+        # values whose size came from the request limit, for the remedy: "self.a", "self.b[*]"
+        self.unbounded: list[str] = []
+
+    # sizes and paths, in cel-go's order of lookup
+    def estimate_path(self, path: list[str]) -> Range | None:
+        """apiextensions' sizeEstimator: the path walked from the rule's value (its first
+        element, whatever it names, stands for the rule's value)."""
+        if not path:
+            return None
+        node = self.root
+        for name in path[1:]:
+            if name in ("@items", "@values"):
+                if node.elem is None:
+                    return None
+                node = node.elem
+            elif name == "@keys":
+                if node.key is None:
+                    return None
+                node = node.key
+            elif name in node.fields:
+                node = node.fields[name]
+            else:
+                return None
+        if node.unbounded:
+            where = "self" + "".join(
+                "[*]" if n in ("@items", "@values") else "" if n == "@keys" else f".{n}"
+                for n in path[1:]
+            )
+            if where not in self.unbounded:
+                self.unbounded.append(where)
+        return (0, node.max_elements)
+
+    def local(self, name: str) -> _Local | None:
+        stack = self.locals.get(name)
+        return stack[-1] if stack else None
+
+    def path(self, e: Node) -> list[str]:
+        if e.kind == "ident":
+            var = self.local(e.name)
+            if var is not None:
+                return list(var.path)
+        return list(self.paths.get(id(e), []))
+
+    def size(self, e: Node) -> Range | None:
+        if id(e) in self.sizes:
+            return self.sizes[id(e)]
+        if e.kind == "literal":
+            if e.literal_type in ("string", "bytes"):
+                return (len(e.value), len(e.value))
+            return (1, 1)
+        if e.kind in ("list", "map"):
+            count = len(e.args) if e.kind == "list" else len(e.entries)
+            return (count, count)
+        estimated = self.estimate_path(self.path(e))
+        if estimated is not None:
+            self.sizes[id(e)] = estimated
+            return estimated
+        if self.types[id(e)].kind in _SCALAR_KINDS:
+            return (1, 1)
+        if e.kind == "ident":
+            var = self.local(e.name)
+            if var is not None and var.size is not None:
+                return var.size
+        return None
+
+    def size_or_unknown(self, e: Node) -> Range:
+        found = self.size(e)
+        return _UNKNOWN if found is None else found
+
+    def entry(self, e: Node) -> _Entry | None:
+        if id(e) in self.entries:
+            return self.entries[id(e)]
+        if e.kind == "ident":
+            var = self.local(e.name)
+            if var is not None:
+                return var.entry
+        return None
+
+    def arg(self, e: Node) -> _Arg:
+        path = self.path(e)
+        size = self.size(e)
+        if path and path[0] == ACCUMULATOR:
+            path = []
+        return _Arg(e, self.types[id(e)], path, size)
+
+    # costs
+    def cost(self, e: Node) -> Range:
+        if e.kind == "literal":
+            kind = {"null": "null"}.get(e.literal_type, e.literal_type)
+            self.types[id(e)] = Decl(kind)
+            return (0, 0)
+        if e.kind == "ident":
+            return self.cost_ident(e)
+        if e.kind == "select":
+            return self.cost_select(e)
+        if e.kind == "call":
+            return self.cost_call(e)
+        if e.kind == "list":
+            return self.cost_list(e)
+        if e.kind == "map":
+            return self.cost_map(e)
+        return self.cost_comprehension(e)
+
+    def cost_ident(self, e: Node) -> Range:
+        var = self.local(e.name)
+        if var is not None:
+            self.paths[id(e)] = list(var.path)
+            self.types[id(e)] = var.type
+        else:
+            self.paths[id(e)] = [e.name]
+            if e.name in ("self", "oldSelf"):
+                self.types[id(e)] = self.root
+            elif e.name in _TYPE_NAMES:
+                self.types[id(e)] = Decl("type")
+            else:
+                raise NotEstimated(f"unknown variable {e.name!r}")
+        return (1, 1)
+
+    def cost_select(self, e: Node) -> Range:
+        assert e.operand is not None
+        operand_cost = self.cost(e.operand)
+        operand = self.types[id(e.operand)]
+        if e.test_only:
+            # the apiserver sets PresenceTestHasCost(false): has() costs its operand only
+            self.types[id(e)] = _BOOL
+            return operand_cost
+        cost = operand_cost
+        if operand.kind in ("map", "object"):
+            cost = _radd(cost, (1, 1))
+        if operand.kind == "object":
+            if e.name not in operand.fields:
+                raise NotEstimated(f"no field {e.name!r} in the schema here")
+            self.types[id(e)] = operand.fields[e.name]
+        elif operand.kind == "map":
+            self.types[id(e)] = operand.elem or _DYN
+        elif operand.kind == "dyn":
+            self.types[id(e)] = _DYN
+        else:
+            raise NotEstimated(f"field {e.name!r} selected on a {operand.kind}")
+        self.paths[id(e)] = [*self.path(e.operand), e.name]
+        return cost
+
+    def cost_list(self, e: Node) -> Range:
+        total: Range = (0, 0)
+        item: Range = (U64, 0) if e.args else (0, 0)
+        elem: Decl | None = None
+        for element in e.args:
+            total = _radd(total, self.cost(element))
+            item = _union(item, self.size_or_unknown(element))
+            kind = self.types[id(element)]
+            elem = kind if elem is None or elem.kind == kind.kind else _DYN
+        self.entries[id(e)] = _Entry("list", (1, 1), item)
+        self.types[id(e)] = Decl("list", elem=elem or _DYN)
+        return _radd(total, (10, 10))
+
+    def cost_map(self, e: Node) -> Range:
+        total: Range = (0, 0)
+        keys: Range = (U64, 0) if e.entries else (0, 0)
+        vals: Range = (U64, 0) if e.entries else (0, 0)
+        elem: Decl | None = None
+        for key, value in e.entries:
+            total = _radd(_radd(total, self.cost(key)), self.cost(value))
+            keys = _union(keys, self.size_or_unknown(key))
+            vals = _union(vals, self.size_or_unknown(value))
+            kind = self.types[id(value)]
+            elem = kind if elem is None or elem.kind == kind.kind else _DYN
+        self.entries[id(e)] = _Entry("map", keys, vals)
+        key_type = self.types[id(e.entries[0][0])] if e.entries else _DYN
+        self.types[id(e)] = Decl("map", elem=elem or _DYN, key=key_type)
+        return _radd(total, (30, 30))
+
+    def cost_comprehension(self, e: Node) -> Range:
+        assert e.iter_range is not None
+        assert e.accu_init is not None
+        assert e.condition is not None
+        assert e.step is not None
+        assert e.result is not None
+        total = self.cost(e.iter_range)
+        total = _radd(total, self.cost(e.accu_init))
+        init = e.accu_init
+        self.locals.setdefault(e.accu_var, []).append(
+            _Local(self.path(init), self.types[id(init)], self.size(init), self.entry(init))
+        )
+        iterated = self.types[id(e.iter_range)]
+        entry = self.entry(e.iter_range)
+        container = entry.container if entry is not None else iterated.kind
+        if container == "list":
+            var_type = iterated.elem or _DYN
+            var_size = entry.val if entry is not None else None
+            sub = "@items"
+        elif container in ("map", "dyn"):
+            var_type = iterated.key or _DYN if container == "map" else _DYN
+            var_size = entry.key if entry is not None else None
+            sub = "@keys"
+        else:
+            raise NotEstimated(f"a macro over a {iterated.kind}")
+        var_path = [*self.path(e.iter_range), sub]
+        self.locals.setdefault(e.iter_var, []).append(_Local(var_path, var_type, var_size, None))
+        loop = self.cost(e.condition)
+        step = self.cost(e.step)
+        self.locals[e.iter_var].pop()
+        # the accumulator of map()/filter() is a list of what the step appends
+        self.locals[e.accu_var][-1].type = self.types[id(e.step)]
+        total = _radd(total, self.cost(e.result))
+        self.locals[e.accu_var].pop()
+        count = self.size_or_unknown(e.iter_range)
+        total = _radd(total, _rmul(count, _radd(step, loop)))
+        self.types[id(e)] = self.types[id(e.result)]
+        if init.kind == "literal":
+            literal_size = self.size(init)
+            if literal_size is not None:
+                self.sizes[id(e)] = literal_size
+        elif init.kind in ("list", "map"):
+            self.sizes[id(e)] = count
+            step_entry = self.entry(e.step)
+            if step_entry is not None:
+                self.entries[id(e)] = step_entry
+        return total
+
+    def cost_call(self, e: Node) -> Range:
+        if e.name == "dyn" and e.target is None and len(e.args) == 1:
+            cost = _radd((1, 1), self.cost(e.args[0]))
+            self.types[id(e)] = _DYN
+            size, entry = self.size(e.args[0]), self.entry(e.args[0])
+            if size is not None:
+                self.sizes[id(e)] = size
+            if entry is not None:
+                self.entries[id(e)] = entry
+            return cost
+        arg_costs = [self.cost(a) for a in e.args]
+        args = [self.arg(a) for a in e.args]
+        total: Range = (0, 0)
+        target: _Arg | None = None
+        if e.target is not None:
+            total = self.cost(e.target)
+            target = self.arg(e.target)
+        call, result_size = self.function_cost(e, target, args, arg_costs)
+        if result_size is None:
+            result_size = self.size(e)
+        if result_size is not None:
+            self.sizes[id(e)] = result_size
+        return _radd(total, call)
+
+    def function_cost(
+        self, e: Node, target: _Arg | None, args: list[_Arg], arg_costs: list[Range]
+    ) -> tuple[Range, Range | None]:
+        """The call's own cost with its arguments' (not its target's), and its result size."""
+        summed: Range = (0, 0)
+        for c in arg_costs:
+            summed = _radd(summed, c)
+        name = e.name
+        kinds = [a.type.kind for a in args]
+        ttype = target.type if target is not None else None
+
+        def result(kind: str | Decl) -> None:
+            self.types[id(e)] = kind if isinstance(kind, Decl) else Decl(kind)
+
+        def size_of(arg: _Arg) -> Range:
+            return _UNKNOWN if arg.size is None else arg.size
+
+        def nominal() -> tuple[Range, Range | None]:
+            return _radd((1, 1), summed), None
+
+        dynamic = "dyn" in kinds or (ttype is not None and ttype.kind == "dyn")
+        if dynamic and name not in _DYN_SAFE:
+            # the type checker would keep every overload; which one runs is known at run time
+            raise NotEstimated(f"{name} on a value of dynamic type (x-kubernetes-int-or-string)")
+        if name in ("_&&_", "_||_"):
+            result(_BOOL)
+            return (arg_costs[0][0], _add(arg_costs[0][1], arg_costs[1][1])), None
+        if name == "_?_:_":
+            size = _union(size_of(args[1]), size_of(args[2]))
+            left = self.entry(e.args[1])
+            joined = left.union(self.entry(e.args[2])) if left is not None else None
+            if joined is not None:
+                self.entries[id(e)] = joined
+            branch = args[1].type if args[1].type.kind == args[2].type.kind else _DYN
+            result(branch)
+            return _radd(arg_costs[0], _union(arg_costs[1], arg_costs[2])), size
+        if name in ("!_", "@not_strictly_false"):
+            result(_BOOL)
+            return nominal()
+        if name in ("_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_"):
+            result(_BOOL)
+            ordered = name not in ("_==_", "_!=_")
+            if name == "_==_" and kinds[0].startswith("opaque:") and kinds[0] == kinds[1]:
+                return nominal()  # the k8s library: quantities, IPs... compare in O(1)
+            if ordered and not (kinds[0] in ("string", "bytes") and kinds[0] == kinds[1]):
+                if kinds[0] != kinds[1] and {kinds[0], kinds[1]} - {"int", "uint", "double"}:
+                    raise NotEstimated(f"{name} between {kinds[0]} and {kinds[1]}")
+                return nominal()
+            lhs, rhs = size_of(args[0]), size_of(args[1])
+            smallest = min(lhs[1], rhs[1])
+            return _radd(_rfactor((1 if smallest > 0 else 0, smallest), _TRAVERSAL), summed), None
+        if name == "@in":
+            result(_BOOL)
+            if kinds[1] == "list":
+                return _radd(size_of(args[1]), summed), None
+            if kinds[1] == "map":
+                return nominal()
+            raise NotEstimated(f"'in' on a {kinds[1]}")
+        if name == "_+_":
+            return self.cost_add(e, args, kinds, summed)
+        if name in ("_-_", "_*_", "_/_", "_%_", "-_"):
+            if len(set(kinds)) != 1 or kinds[0] not in ("int", "uint", "double"):
+                raise NotEstimated(f"{name} on {' and '.join(kinds)}")
+            result(kinds[0])
+            return nominal()
+        if name == "_[_]":
+            return self.cost_index(e, args, kinds, summed)
+        if name == "size" and (target is not None or len(args) == 1):
+            subject = ttype.kind if ttype is not None else kinds[0]
+            if subject not in ("string", "bytes", "list", "map", "dyn"):
+                raise NotEstimated(f"size() of a {subject}")
+            result(_INT)
+            return nominal()
+        if target is None and name in _CONVERSIONS and len(args) == 1:
+            result(_CONVERSIONS[name])
+            if name == "bytes" and kinds[0] == "string":
+                sz = size_of(args[0])
+                return _radd(_rfactor(sz, _TRAVERSAL), summed), (sz[0], _mul(sz[1], 4))
+            if name == "string" and kinds[0] == "bytes":
+                sz = size_of(args[0])
+                return _radd(_rfactor(sz, _TRAVERSAL), summed), (sz[0] // 4, sz[1])
+            return nominal()
+        if target is None and name == "type" and len(args) == 1:
+            result("type")
+            return nominal()
+        if target is not None and ttype is not None:
+            return self.cost_method(e, target, ttype, args, kinds, summed)
+        if name in _K8S_PARSERS and len(args) == 1 and kinds[0] == "string":
+            result(_K8S_PARSERS[name])
+            return _radd(_rfactor(size_of(args[0]), _TRAVERSAL), summed), None
+        if name == "matches" and len(args) == 2 and kinds == ["string", "string"]:
+            result(_BOOL)  # the global form has no size-based estimate in cel-go
+            return nominal()
+        raise NotEstimated(f"function {name}()")
+
+    def cost_add(
+        self, e: Node, args: list[_Arg], kinds: list[str], summed: Range
+    ) -> tuple[Range, Range | None]:
+        if kinds[0] != kinds[1] and not (kinds[0] == "list" and kinds[1] == "list"):
+            raise NotEstimated(f"+ between {kinds[0]} and {kinds[1]}")
+        kind = kinds[0]
+        if kind in ("int", "uint", "double"):
+            self.types[id(e)] = Decl(kind)
+            return _radd((1, 1), summed), None
+        if kind not in ("string", "bytes", "list"):
+            raise NotEstimated(f"+ on {kind}")
+        lhs = _UNKNOWN if args[0].size is None else args[0].size
+        rhs = _UNKNOWN if args[1].size is None else args[1].size
+        size = _radd(lhs, rhs)
+        first = self.entry(e.args[0])
+        joined = first.union(self.entry(e.args[1])) if first is not None else None
+        if joined is not None:
+            self.entries[id(e)] = joined
+        if kind == "list":
+            left, right = args[0].type, args[1].type
+            elem = left.elem if left.elem is not None and left.elem.kind != "dyn" else right.elem
+            self.types[id(e)] = Decl("list", elem=elem or _DYN)
+            return _radd((1, 1), summed), size
+        self.types[id(e)] = Decl(kind)
+        return _radd(_rfactor(size, _TRAVERSAL), summed), size
+
+    def cost_index(
+        self, e: Node, args: list[_Arg], kinds: list[str], summed: Range
+    ) -> tuple[Range, Range | None]:
+        container = args[0].type
+        if kinds[0] not in ("list", "map"):
+            raise NotEstimated(f"indexing a {kinds[0]}")
+        self.types[id(e)] = container.elem or _DYN
+        entry = self.entry(e.args[0])
+        self.paths[id(e)] = [*self.path(e.args[0]), "@items" if kinds[0] == "list" else "@values"]
+        size = entry.val if entry is not None else None
+        return _radd((1, 1), summed), size
+
+    def cost_method(
+        self,
+        e: Node,
+        target: _Arg,
+        ttype: Decl,
+        args: list[_Arg],
+        kinds: list[str],
+        summed: Range,
+    ) -> tuple[Range, Range | None]:
+        name = e.name
+        tsize = _UNKNOWN if target.size is None else target.size
+
+        def size_of(arg: _Arg) -> Range:
+            return _UNKNOWN if arg.size is None else arg.size
+
+        def done(
+            kind: str | Decl, cost: Range, size: Range | None = None
+        ) -> tuple[Range, Range | None]:
+            self.types[id(e)] = kind if isinstance(kind, Decl) else Decl(kind)
+            return _radd(cost, summed), size
+
+        if ttype.kind == "string":
+            if name in ("startsWith", "endsWith") and kinds == ["string"]:
+                return done("bool", _rfactor(size_of(args[0]), _TRAVERSAL))
+            if name == "contains" and kinds == ["string"]:
+                text = _rfactor(tsize, _TRAVERSAL)
+                return done("bool", _rmul(text, _rfactor(size_of(args[0]), _TRAVERSAL)))
+            if name == "matches" and kinds == ["string"]:
+                text = _rfactor(_radd(tsize, (1, 1)), _TRAVERSAL)
+                return done("bool", _rmul(text, _rfactor(size_of(args[0]), _REGEX)))
+            if name in ("find", "findAll") and kinds and kinds[0] == "string":
+                text = _rfactor(_radd(tsize, (1, 1)), _TRAVERSAL)
+                found = _STRING if name == "find" else Decl("list", elem=_STRING)
+                return done(found, _rmul(text, _rfactor(size_of(args[0]), _REGEX)), (0, tsize[1]))
+            if name in ("lowerAscii", "upperAscii", "trim") and not args:
+                return done("string", _rfactor(tsize, _TRAVERSAL), tsize)
+            if name == "substring" and kinds in (["int"], ["int", "int"]):
+                return done("string", _rfactor(tsize, _TRAVERSAL), tsize)
+            if name in ("indexOf", "lastIndexOf") and kinds in (["string"], ["string", "int"]):
+                return done("int", _rfactor(tsize, _TRAVERSAL))
+            if name == "charAt" and kinds == ["int"]:
+                return done("string", (1, 1))
+            if name == "replace" and kinds in (["string", "string"], ["string", "string", "int"]):
+                size = _replaced_size(tsize, size_of(args[0]), size_of(args[1]))
+                return done("string", _rfactor(tsize, 2 * _TRAVERSAL), size)
+            if name == "split" and kinds in (["string"], ["string", "int"]):
+                top = tsize[1]
+                if len(e.args) > 1 and e.args[1].kind == "literal":
+                    top = int(e.args[1].value)
+                return done(Decl("list", elem=_STRING), _rfactor(tsize, 2 * _TRAVERSAL), (0, top))
+        if ttype.kind == "list":
+            elem = ttype.elem or _DYN
+            if name == "join" and elem.kind == "string" and kinds in ([], ["string"]):
+                item = self.estimate_path([*target.path, "@items"]) if target.path else None
+                joined = _rmul(tsize, item if item is not None else _UNKNOWN)
+                if args:
+                    separators = (max(tsize[0] - 1, 0), max(tsize[1] - 1, 0))
+                    joined = _radd(joined, _rmul(size_of(args[0]), separators))
+                return done("string", _rfactor(joined, _TRAVERSAL), joined)
+            if name in ("isSorted", "sum", "min", "max", "indexOf", "lastIndexOf") and (
+                len(args) == (1 if name in ("indexOf", "lastIndexOf") else 0)
+            ):
+                per_item: Range = (1, 1)
+                if elem.kind in ("string", "bytes"):
+                    path = [*target.path, "@items"] if target.path else []
+                    item = self.estimate_path(path)
+                    per_item = _radd(per_item, _rfactor(item or _UNKNOWN, _TRAVERSAL))
+                kind = {"isSorted": _BOOL, "indexOf": _INT, "lastIndexOf": _INT}.get(name, elem)
+                return done(kind, _rmul(tsize, per_item))
+        if ttype.kind == "timestamp" and name in _TIME_ACCESSORS:
+            return done("int", (1, 1))
+        if ttype.kind.startswith("opaque:") and name in _K8S_ACCESSORS:
+            return done(_K8S_ACCESSORS[name], (1, 1))
+        raise NotEstimated(f"method {name}() on a {ttype.kind}")
+
+
+def _replaced_size(text: Range, old: Range, new: Range) -> Range:
+    """The library's size of ``text.replace(old, new)``: most replacements of the shortest
+    match by the longest replacement, and the other way round for the least."""
+    if old[0] == 0:
+        count_max, kept_max = (text[1] + 1 if text[1] < U64 else text[1]), text[1]
+    elif new[1] <= old[0]:
+        count_max, kept_max = 0, text[1]
+    else:
+        count_max, kept_max = math.ceil(text[1] / old[0]), 0
+    if old[1] == 0:
+        count_min, kept_min = (text[0] + 1 if text[0] < U64 else text[0]), text[0]
+    elif old[1] <= new[0]:
+        count_min, kept_min = 0, text[0]
+    else:
+        count_min, kept_min = math.ceil(text[0] / old[1]), 0
+    return _radd(_rmul((count_min, count_max), new), (kept_min, kept_max))
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A rule's estimated cost, and the values the rule reads whose size only the request
+    limit bounds (``self.name``, ``self.items[*]``): where a ``maxLength``, ``maxItems`` or
+    ``maxProperties`` would lower it."""
+
+    cost: int
+    unbounded: tuple[str, ...]
+
+
+def estimate_rule(rule: str, self_type: Decl) -> Estimate:
+    """The apiserver's estimated worst-case cost of one rule on a value of ``self_type``,
+    before it is multiplied by the cardinality; ``NotEstimated`` if it is not modelled."""
+    try:
+        tree = parse(rule)
+    except CelSyntaxError as error:
+        raise NotEstimated(f"not read: {error}") from error
+    coster = _Coster(self_type)
+    cost = coster.cost(tree)[1]
+    return Estimate(cost, tuple(coster.unbounded))
