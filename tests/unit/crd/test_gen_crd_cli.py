@@ -174,3 +174,33 @@ def test_a_check_folder_with_a_file_that_is_not_text_is_one_line(models: Path) -
         "crdkit gen-crd: --check crds: cannot read the CRDs there: a file is not UTF-8 text "
         "(invalid start byte)"
     ]
+
+
+def test_check_refuses_a_rule_over_budget_too(models: Path) -> None:
+    out_dir = models / "crds"
+    out_dir.mkdir()
+    code, out, err = run("gen_costly", "--check", str(out_dir))
+    assert code == 2
+    assert out == ""
+    assert ".spec.ports[*]: x-kubernetes-validations[0].rule" in err
+
+
+def test_a_rule_not_estimated_is_noted_and_generated(models: Path) -> None:
+    (models / "gen_bind.py").write_text(
+        "from crdkit.crd import XValidation\n"
+        "from crdkit.resources import ApiModel, CustomResource\n"
+        "class S(ApiModel, validations=[XValidation(\"cel.bind(n, self.name, n != '')\")]):\n"
+        "    name: str = 'x'\n"
+        "class T(CustomResource, group='a.example.com', version='v1'):\n    spec: S\n"
+    )
+    try:
+        code, out, err = run("gen_bind")
+    finally:
+        sys.modules.pop("gen_bind", None)
+    assert code == 0
+    assert "cel.bind" in out
+    assert err == (
+        "crdkit gen-crd: note: ts.a.example.com v1 .spec: x-kubernetes-validations[0].rule: CEL "
+        "cost not estimated offline (not read: cel.bind() is not read); the apiserver checks it "
+        "against its budget when the CRD is created\n"
+    )
