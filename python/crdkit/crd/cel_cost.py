@@ -46,7 +46,7 @@ _CONVERSIONS = {"int": "int", "uint": "uint", "double": "double", "string": "str
                 "timestamp": "timestamp"}  # fmt: skip
 # k8s library constructors (quantity('1Gi'), url(...)...) and their nominal-cost accessors
 _K8S_PARSERS = {"quantity": "opaque:quantity", "url": "opaque:url", "ip": "opaque:ip",
-                "cidr": "opaque:cidr", "isQuantity": "bool", "isURL": "bool", "isIP": "bool",
+                "cidr": "opaque:cidr", "isQuantity": "bool", "isIP": "bool",
                 "isCIDR": "bool"}  # fmt: skip
 _K8S_ACCESSORS = {"sign": "int", "asInteger": "int", "isInteger": "bool",
                   "asApproximateFloat": "double", "isGreaterThan": "bool", "isLessThan": "bool",
@@ -444,6 +444,13 @@ class _Coster:
             if kinds[1] == "map":
                 return nominal()
             raise NotEstimated(f"'in' on a {kinds[1]}")
+        if name in ("_+_", "_-_") and set(kinds) <= {"timestamp", "duration"}:
+            times = kinds.count("timestamp")
+            if times == 2 and name == "_+_":
+                raise NotEstimated("+ between two timestamps")
+            # timestamp ± duration is a timestamp, timestamp - timestamp a duration: O(1)
+            result("timestamp" if times == 1 else "duration")
+            return nominal()
         if name == "_+_":
             return self.cost_add(e, args, kinds, summed)
         if name in ("_-_", "_*_", "_/_", "_%_", "-_"):
@@ -477,7 +484,12 @@ class _Coster:
             result(_K8S_PARSERS[name])
             return _radd(_rfactor(size_of(args[0]), _TRAVERSAL), summed), None
         if name == "matches" and len(args) == 2 and kinds == ["string", "string"]:
-            result(_BOOL)  # the global form has no size-based estimate in cel-go
+            # the global form matches(text, pattern) is priced as text.matches(pattern)
+            result(_BOOL)
+            text = _rfactor(_radd(size_of(args[0]), (1, 1)), _TRAVERSAL)
+            return _radd(_rmul(text, _rfactor(size_of(args[1]), _REGEX)), summed), None
+        if name == "isURL" and len(args) == 1 and kinds[0] == "string":
+            result(_BOOL)  # the library has no size-based estimate for it
             return nominal()
         raise NotEstimated(f"function {name}()")
 

@@ -82,6 +82,39 @@ USER = {
     "quantity": "quantity('1Gi').isGreaterThan(quantity('1Mi'))",
 }
 
+# more shapes, pinned at the budget edge only (test_the_estimate_is_exact)
+MORE_USER = {
+    "timestamp_arithmetic": "self.when + duration('1h') > self.when",
+    "int_arithmetic": "self.n * 2 + 1 < 10",
+    "modulo": "self.n % 2 == 0",
+    "double": "double(self.n) / 2.0 < 3.0",
+    "time_accessor": "self.when.getHours() < 3",
+    "short_circuit_regex": "self.a.size() == 0 || self.a.matches('^x')",
+    "global_matches": "matches(self.a, '^x')",
+    "regex_on_regex": "matches(self.a, self.b)",
+    "map_key_prefix": "self.labels.exists(k, k.startsWith('a'))",
+    "list_literal_range": "['a','b'].exists(x, x == self.a)",
+    "map_literal_range": "{'a': 1}.exists(k, k == self.a)",
+    "map_with_filter": "self.tags.map(t, t.size() > 0, t).size() > 0",
+    "char_at": "self.a.charAt(0) == 'x'",
+    "trim_upper": "self.a.trim().upperAscii() == 'X'",
+    "substring": "self.a.substring(1, 3) == 'ab'",
+    "string_of_int": "string(self.n) == '1'",
+    "bytes": "bytes(self.a).size() < 10",
+    "find_all": "self.a.findAll('x').size() < 3",
+    "find": "self.a.find('[0-9]+') == '1'",
+    "is_url": "isURL(self.a)",
+    "url_host": "url(self.a).getHost() == 'x'",
+    "last_index_of": "self.a.lastIndexOf('x') > 1",
+    "list_index_of": "self.tags.indexOf('x') >= 0",
+    "list_min": "self.tags.min() == 'a'",
+    "in_map": "self.tags.exists(t, t in self.labels)",
+    "split_limit_index": "self.a.split('/', 2)[0] == 'x'",
+    "mapped_concat": "self.tags.map(t, t + '-').exists(u, u == self.a + '-')",
+    "concat_size": "(self.a + self.b).size() < 10",
+    "filter_map_all": "self.tags.filter(t, t != '').map(t, t.size()).all(n, n > 1)",
+}
+
 
 def item(rules: list[str], max_length: int | None, required: bool = False) -> Schema:
     """An object with the fields the rules read; strings bounded by ``max_length`` or not."""
@@ -91,7 +124,7 @@ def item(rules: list[str], max_length: int | None, required: bool = False) -> Sc
     return {
         "type": "object",
         "properties": {"a": text, "b": text, "c": text, "n": {"type": "integer"}, "tags": tags,
-                       "labels": labels},
+                       "labels": labels, "when": {"type": "string", "format": "date-time"}},
         **({"required": ["a"]} if required else {}),
         "x-kubernetes-validations": [{"rule": rule} for rule in rules],
     }  # fmt: skip
@@ -160,10 +193,10 @@ def offline_refuses(schema: Schema) -> bool:
 
 
 TALLY: Counter[str] = Counter()
-RULES = {**GENERATED, **OLD_SPELLING, **USER}
+RULES = {**GENERATED, **OLD_SPELLING, **USER, **MORE_USER}
 
 
-@pytest.mark.parametrize("name", sorted(RULES))
+@pytest.mark.parametrize("name", sorted({**GENERATED, **OLD_SPELLING, **USER}))
 def test_offline_verdict_is_the_apiservers(cost_api: BlockingApi, name: str) -> None:
     mismatches = []
     # a required field changes the shortest item, so the count assumed under unbounded lists
@@ -193,7 +226,7 @@ def _once(name: str, max_length: int | None) -> int:
 # rules over budget even once (a regex on an unbounded string...) cannot be pinned this way
 PINNABLE = [
     (name, max_length)
-    for name in sorted(USER) + sorted(GENERATED)
+    for name in sorted(USER) + sorted(MORE_USER) + sorted(GENERATED)
     for max_length in (None, 64)
     if _once(name, max_length) <= PER_RULE_LIMIT
 ]
@@ -242,3 +275,49 @@ def test_exactly_one_of_on_an_unbounded_list_is_accepted(cost_api: BlockingApi) 
     (generated,) = build_crds([Volumes])
     status, body = cost_api.request("POST", DRY_RUN_CREATE, generated)
     assert status == 201, body
+
+
+def _keyed_list(items: Schema, max_items: int | None = None) -> Schema:
+    # transition rules need items the apiserver can pair with their old selves
+    keyed = items | {"required": ["a"]}
+    return _list(keyed, max_items) | {"x-kubernetes-list-type": "map",
+                                      "x-kubernetes-list-map-keys": ["a"]}  # fmt: skip
+
+
+TRANSITIONS = {
+    "immutable": "self == oldSelf",
+    "immutable_field": "self.b == oldSelf.b",
+    "only_grows": "size(self.tags) >= size(oldSelf.tags)",
+    "time_moves_on": "self.n >= oldSelf.n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRANSITIONS))
+def test_transition_rules_on_keyed_lists_and_maps(cost_api: BlockingApi, name: str) -> None:
+    places = {
+        "keyed_list": _keyed_list,
+        "keyed_list_of_100": lambda i: _keyed_list(i, 100),
+        "map": _map,
+        "map_of_1000": lambda i: _map(i, 1000),
+    }
+    mismatches = []
+    for place, wrap in places.items():
+        for max_length in (None, 64):
+            schema = spec_schema(wrap(item([TRANSITIONS[name]], max_length)))
+            refused = apiserver_refuses(cost_api, schema)
+            if offline_refuses(schema) != refused:
+                mismatches.append((place, max_length, refused))
+    assert not mismatches, f"offline and apiserver disagree for {name}: {mismatches}"
+
+
+def test_a_message_expression_has_its_own_budget_and_is_not_multiplied(
+    cost_api: BlockingApi,
+) -> None:
+    cheap, dear = "'bad ' + self.a", "self.tags.all(t, self.tags.exists(u, u == t)) ? 'a' : 'b'"
+    for message, over in ((cheap, False), (dear, True)):
+        value = item([], None) | {"x-kubernetes-validations": [
+            {"rule": "true", "messageExpression": message}]}  # fmt: skip
+        for wrap in (PLACES["top"], PLACES["list"]):
+            schema = spec_schema(wrap(value))
+            assert offline_refuses(schema) is over
+            assert apiserver_refuses(cost_api, schema) is over

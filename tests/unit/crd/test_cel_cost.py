@@ -61,6 +61,12 @@ def obj(max_length: int | None = None) -> Decl:
         ("self.tags.all(t, self.tags.exists(u, u == t))", 345882608640773328, 12923),
         ("quantity('1Gi').isGreaterThan(quantity('1Mi'))", 3, 3),
         ("type(self.n) == int", 4, 4),
+        ("matches(self.a, '^x')", 314575, 28),
+        ("isURL(self.a)", 3, 3),
+        ("self.when + duration('1h') > self.when", 7, 7),
+        ("['a','b'].exists(x, x == self.a)", 25, 25),
+        ("self.a.findAll('x').size() < 3", 314577, 30),
+        ("self.tags.min() == 'a'", 329854432053, 543),
     ],
 )
 def test_costs_are_the_apiservers(rule: str, unbounded_cost: int, bounded_cost: int) -> None:
@@ -94,6 +100,7 @@ def test_the_values_read_without_bounds_are_reported() -> None:
         ("frobnicate(self.a)", "function frobnicate"),
         ("self.n.size() == 1", "size.. of a int"),
         ("self.a + 1 == 'x'", r"\+ between string and int"),
+        ("self.when + self.when > self.when", r"\+ between two timestamps"),
     ],
 )
 def test_what_is_not_modelled_is_not_estimated(rule: str, reason: str) -> None:
