@@ -329,21 +329,32 @@ class _Coster:
         iterated = self.types[id(e.iter_range)]
         entry = self.entry(e.iter_range)
         container = entry.container if entry is not None else iterated.kind
-        if container == "list":
-            var_type = iterated.elem or _DYN
-            var_size = entry.val if entry is not None else None
-            sub = "@items"
-        elif container in ("map", "dyn"):
-            var_type = iterated.key or _DYN if container == "map" else _DYN
-            var_size = entry.key if entry is not None else None
-            sub = "@keys"
-        else:
+        if container not in ("list", "map", "dyn"):
             raise NotEstimated(f"a macro over a {iterated.kind}")
-        var_path = [*self.path(e.iter_range), sub]
-        self.locals.setdefault(e.iter_var, []).append(_Local(var_path, var_type, var_size, None))
+        listed = container == "list"
+        keys = _Local(
+            [*self.path(e.iter_range), "@indices" if listed else "@keys"],
+            _INT if listed else (iterated.key or _DYN),
+            entry.key if entry is not None else None,
+            None,
+        )
+        values = _Local(
+            [*self.path(e.iter_range), "@items" if listed else "@values"],
+            iterated.elem or _DYN,
+            entry.val if entry is not None else None,
+            None,
+        )
+        if e.iter_var2:
+            self.locals.setdefault(e.iter_var, []).append(keys)
+            self.locals.setdefault(e.iter_var2, []).append(values)
+        else:
+            # one variable: a list's items, a map's keys (cel-go's pushIterSingle)
+            self.locals.setdefault(e.iter_var, []).append(values if listed else keys)
         loop = self.cost(e.condition)
         step = self.cost(e.step)
         self.locals[e.iter_var].pop()
+        if e.iter_var2:
+            self.locals[e.iter_var2].pop()
         # the accumulator of map()/filter() is a list of what the step appends
         self.locals[e.accu_var][-1].type = self.types[id(e.step)]
         total = _radd(total, self.cost(e.result))

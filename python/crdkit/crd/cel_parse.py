@@ -5,8 +5,10 @@ list and map literals, every literal kind) and expands the macros the way cel-go
 does, because the apiserver's cost estimate is computed on the expanded form: ``has()``
 becomes a test-only select, ``all``/``exists``/``exists_one``/``map``/``filter`` become
 comprehensions with cel-go's accumulator, initial value, loop condition, step and result.
-Anything else (``cel.bind``, two-variable comprehensions, optional syntax) is refused with
-``CelSyntaxError``, so the estimator reports it as not estimated rather than guessing.
+So are cel-go's two-variable comprehensions (``all(k, v, p)``, ``existsOne``, ``transformList``),
+which the apiserver enables. Anything else (``cel.bind``, ``transformMap``, optional syntax,
+namespaced names) is refused with ``CelSyntaxError``, so the estimator reports it as not
+estimated rather than guessing.
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ class Node:
     ``kind`` is one of ``literal`` (``value``, ``literal_type``), ``ident`` (``name``),
     ``select`` (``operand``, ``name``, ``test_only``), ``call`` (``name``, ``target`` or
     None, ``args``), ``list`` (``args``), ``map`` (``entries``) and ``comprehension``
-    (``iter_var``, ``iter_range``, ``accu_var``, ``accu_init``, ``condition``, ``step``,
-    ``result``).
+    (``iter_var``, ``iter_var2`` or "", ``iter_range``, ``accu_var``, ``accu_init``,
+    ``condition``, ``step``, ``result``).
     """
 
     kind: str
@@ -46,6 +48,7 @@ class Node:
     args: list[Node] = field(default_factory=list)
     entries: list[tuple[Node, Node]] = field(default_factory=list)
     iter_var: str = ""
+    iter_var2: str = ""  # the value's name in a two-variable comprehension
     iter_range: Node | None = None
     accu_var: str = ""
     accu_init: Node | None = None
@@ -74,6 +77,8 @@ _ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v
             "\\": "\\", "'": "'", '"': '"', "`": "`", "?": "?"}  # fmt: skip
 _RELATIONS = {"<": "_<_", "<=": "_<=_", ">": "_>_", ">=": "_>=_", "==": "_==_", "!=": "_!=_"}
 _MACROS = {"all", "exists", "exists_one", "map", "filter"}
+# cel-go ext.TwoVarComprehensions, enabled in the apiserver: all(k, v, p), transformList(i, v, f)...
+_TWO_VAR = {"all", "exists", "existsOne", "exists_one", "transformList"}
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
@@ -272,6 +277,17 @@ class _Parser:
         raise CelSyntaxError(f"unexpected {value or 'end of rule'!r}")
 
     def member_call(self, target: Node, name: str, args: list[Node]) -> Node:
+        arity = (3, 4) if name == "transformList" else (3,)
+        if name in _TWO_VAR and len(args) in arity and args[0].kind == args[1].kind == "ident":
+            key, value = args[0].name, args[1].name
+            if name == "transformList":
+                one_var = _expand("map", target, [args[1], *args[2:]])
+            else:
+                one_var = _expand("exists_one" if name == "existsOne" else name, target, args[1:])
+            one_var.iter_var, one_var.iter_var2 = key, value
+            return one_var
+        if name in ("transformMap", "transformMapEntry"):
+            raise CelSyntaxError(f"{name}() is not read")
         if name in _MACROS and len(args) in (2, 3) and args[0].kind == "ident":
             if len(args) == 3 and name != "map":
                 raise CelSyntaxError(f"two-variable {name}() is not read")

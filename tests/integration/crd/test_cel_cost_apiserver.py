@@ -113,6 +113,12 @@ MORE_USER = {
     "mapped_concat": "self.tags.map(t, t + '-').exists(u, u == self.a + '-')",
     "concat_size": "(self.a + self.b).size() < 10",
     "filter_map_all": "self.tags.filter(t, t != '').map(t, t.size()).all(n, n > 1)",
+    "two_var_all_on_map": "self.labels.all(k, v, k.size() < 10 && v.startsWith('x'))",
+    "two_var_exists_on_list": "self.tags.exists(i, t, i > 0 && t == 'x')",
+    "two_var_exists_one": "self.tags.existsOne(i, t, t == self.a)",
+    "two_var_exists_one_on_map": "self.labels.exists_one(k, v, v == k)",
+    "transform_list": "self.tags.transformList(i, t, t.size()).all(n, n < 3)",
+    "transform_list_filtered": "self.tags.transformList(i, t, i < 3, t + 'x').exists(u, u == 'ax')",
 }
 
 

@@ -67,6 +67,9 @@ def obj(max_length: int | None = None) -> Decl:
         ("['a','b'].exists(x, x == self.a)", 25, 25),
         ("self.a.findAll('x').size() < 3", 314577, 30),
         ("self.tags.min() == 'a'", 329854432053, 543),
+        ("self.labels.all(k, v, k.size() < 10 && v.startsWith('x'))", 3145723, 3145723),
+        ("self.tags.existsOne(i, t, t == self.a)", 329858626354, 624),
+        ("self.tags.transformList(i, t, i < 3, t + 'x').exists(u, u == 'ax')", 329874354989, 934),
     ],
 )
 def test_costs_are_the_apiservers(rule: str, unbounded_cost: int, bounded_cost: int) -> None:

@@ -57,6 +57,19 @@ def test_string_literals_are_unescaped_and_raw_strings_kept() -> None:
     assert parse(r"'\u00e9'").value == "é"
 
 
+def test_two_variable_comprehensions_name_key_and_value() -> None:
+    r = ACCUMULATOR
+    for text, expected in [
+        ("m.all(k, v, p)", f"comp(k; m; True; @not_strictly_false({r}); _&&_({r}, p); {r})"),
+        ("m.existsOne(k, v, p)", f"comp(k; m; 0; True; _?_:_(p, _+_({r}, 1), {r}); _==_({r}, 1))"),
+        ("l.transformList(i, v, f)", f"comp(i; l; []; True; _+_({r}, [f]); {r})"),
+        ("l.transformList(i, v, p, f)", f"comp(i; l; []; True; _?_:_(p, _+_({r}, [f]), {r}); {r})"),
+    ]:
+        node = parse(text)
+        assert shape(node) == expected
+        assert node.iter_var2 == "v"
+
+
 def test_macros_expand_like_cel_go() -> None:
     r = ACCUMULATOR
     assert shape(parse("l.all(x, p)")) == (
@@ -81,7 +94,8 @@ def test_macros_expand_like_cel_go() -> None:
     ("text", "reason"),
     [
         ("cel.bind(x, 1, x)", "cel.bind"),
-        ("self.m.all(k, v, v > 0)", "two-variable all"),
+        ("self.m.filter(k, v, v > 0)", "two-variable filter"),
+        ("self.m.transformMap(k, v, v + 1)", "transformMap"),
         ("self.?a", "expected a field name"),
         ("has(self)", "one field selection"),
         ("self.a == ", "unexpected 'end of rule'"),
