@@ -128,7 +128,7 @@ def _observe(
             # a message expression runs once per failure and is not multiplied
             scale = 1 if is_message else times
             try:
-                estimate = estimate_rule(text, self_type)
+                estimate = estimate_rule(text, self_type, rule.get("optionalOldSelf") is True)
             except NotEstimated as error:
                 found.append(
                     RuleCost(path, index, text, is_message, None, scale, containers, (), str(error))

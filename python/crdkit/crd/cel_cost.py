@@ -136,8 +136,10 @@ _STRING = Decl("string")
 
 
 class _Coster:
-    def __init__(self, root: Decl) -> None:
+    def __init__(self, root: Decl, optional_old_self: bool = False) -> None:
         self.root = root
+        # with optionalOldSelf, oldSelf is optional(self): absent on create
+        self.old_self = Decl("optional", elem=root) if optional_old_self else root
         self.paths: dict[int, list[str]] = {}
         self.types: dict[int, Decl] = {}
         self.sizes: dict[int, Range] = {}
@@ -200,7 +202,10 @@ class _Coster:
         if estimated is not None:
             self.sizes[id(e)] = estimated
             return estimated
-        if self.types[id(e)].kind in _SCALAR_KINDS:
+        found = self.types[id(e)]
+        if found.kind in _SCALAR_KINDS or (
+            found.kind == "optional" and found.elem is not None and found.elem.kind in _SCALAR_KINDS
+        ):
             return (1, 1)
         if e.kind == "ident":
             var = self.local(e.name)
@@ -253,8 +258,10 @@ class _Coster:
             self.types[id(e)] = var.type
         else:
             self.paths[id(e)] = [e.name]
-            if e.name in ("self", "oldSelf"):
+            if e.name == "self":
                 self.types[id(e)] = self.root
+            elif e.name == "oldSelf":
+                self.types[id(e)] = self.old_self
             elif e.name in _TYPE_NAMES:
                 self.types[id(e)] = Decl("type")
             else:
@@ -611,6 +618,13 @@ class _Coster:
                     per_item = _radd(per_item, _rfactor(item or _UNKNOWN, _TRAVERSAL))
                 kind = {"isSorted": _BOOL, "indexOf": _INT, "lastIndexOf": _INT}.get(name, elem)
                 return done(kind, _rmul(tsize, per_item))
+        if ttype.kind == "optional" and ttype.elem is not None:
+            if name == "hasValue" and not args:
+                return done("bool", (1, 1))
+            if name == "value" and not args:
+                return done(ttype.elem, (1, 1))
+            if name == "orValue" and len(args) == 1:
+                return done(ttype.elem, (1, 1))
         if ttype.kind == "timestamp" and name in _TIME_ACCESSORS:
             return done("int", (1, 1))
         if ttype.kind.startswith("opaque:") and name in _K8S_ACCESSORS:
@@ -646,13 +660,14 @@ class Estimate:
     unbounded: tuple[str, ...]
 
 
-def estimate_rule(rule: str, self_type: Decl) -> Estimate:
+def estimate_rule(rule: str, self_type: Decl, optional_old_self: bool = False) -> Estimate:
     """The apiserver's estimated worst-case cost of one rule on a value of ``self_type``,
-    before it is multiplied by the cardinality; ``NotEstimated`` if it is not modelled."""
+    before it is multiplied by the cardinality; ``NotEstimated`` if it is not modelled.
+    With ``optional_old_self`` (the rule's ``optionalOldSelf``) ``oldSelf`` is an optional."""
     try:
         tree = parse(rule)
     except CelSyntaxError as error:
         raise NotEstimated(f"not read: {error}") from error
-    coster = _Coster(self_type)
+    coster = _Coster(self_type, optional_old_self)
     cost = coster.cost(tree)[1]
     return Estimate(cost, tuple(coster.unbounded))

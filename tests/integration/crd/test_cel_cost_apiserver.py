@@ -327,3 +327,28 @@ def test_a_message_expression_has_its_own_budget_and_is_not_multiplied(
             schema = spec_schema(wrap(value))
             assert offline_refuses(schema) is over
             assert apiserver_refuses(cost_api, schema) is over
+
+
+OPTIONAL_OLD_SELF = {
+    "ratchet": "!oldSelf.hasValue() || self.n >= oldSelf.value().n",
+    "unchanged_once_set": "!oldSelf.hasValue() || self.a == oldSelf.value().a",
+    "or_value": "oldSelf.orValue(self).b == self.b",
+    # value() has no schema path: the apiserver sizes .tags as the rule's own object (0 items)
+    "path_lost": "!oldSelf.hasValue() || oldSelf.value().tags.all(x, x in self.tags)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPTIONAL_OLD_SELF))
+@pytest.mark.parametrize("max_length", [None, 64])
+def test_optional_old_self_rules_are_pinned(
+    cost_api: BlockingApi, name: str, max_length: int | None
+) -> None:
+    value = item([], max_length) | {"x-kubernetes-validations": [
+        {"rule": OPTIONAL_OLD_SELF[name], "optionalOldSelf": True}]}  # fmt: skip
+    (alone,) = rule_costs(spec_schema(value))
+    assert alone.cost is not None
+    most = PER_RULE_LIMIT // alone.cost
+    for max_items, over in ((most, False), (most + 1, True)):
+        schema = spec_schema(_keyed_list(value, max_items))
+        assert offline_refuses(schema) is over
+        assert apiserver_refuses(cost_api, schema) is over

@@ -114,3 +114,10 @@ def test_what_is_not_modelled_is_not_estimated(rule: str, reason: str) -> None:
 def test_dynamic_values_allowed_where_the_overload_does_not_matter() -> None:
     assert estimate_rule("self.any == 1 || size(self.any) > 2", obj()).cost > 0
     assert estimate_rule("self.when < timestamp('2030-01-01T00:00:00Z')", obj()).cost == 4
+
+
+def test_an_optional_old_self_is_unwrapped_by_its_methods() -> None:
+    rule = "!oldSelf.hasValue() || self.n >= oldSelf.value().n"
+    assert estimate_rule(rule, obj(), optional_old_self=True).cost == 9
+    with pytest.raises(NotEstimated, match="method hasValue"):
+        estimate_rule(rule, obj())
