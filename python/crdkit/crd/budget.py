@@ -141,8 +141,11 @@ def _observe(
 
 
 def _factor(cost: int, limit: int) -> str:
+    """The factor as the apiserver words it (``getCostErrorMessage``)."""
     ratio = cost / limit
-    return "more than 100x" if ratio > 100 else f"{ratio:.1f}x"
+    if ratio > 100:
+        return "more than 100x"
+    return f"{ratio:f}x" if ratio < 1.5 else f"{ratio:.1f}x"
 
 
 def _remedy(rule: RuleCost) -> str:
