@@ -23,7 +23,7 @@ from crdkit.crd import AtMostOneOf, ExactlyOneOf, build_crds, rule_costs
 from crdkit.crd.budget import PER_RULE_LIMIT, budget_problems
 from crdkit.crd.errors import SchemaError
 from crdkit.crd.unions import merge_variants
-from crdkit.resources import ApiModel, CustomResource
+from crdkit.resources import ApiModel, CustomResource, resource_info
 from crdkit.testing import ControlPlane
 
 pytestmark = pytest.mark.integration
@@ -281,6 +281,28 @@ def test_exactly_one_of_on_an_unbounded_list_is_accepted(cost_api: BlockingApi) 
     (generated,) = build_crds([Volumes])
     status, body = cost_api.request("POST", DRY_RUN_CREATE, generated)
     assert status == 201, body
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_exactly_one_of_on_list_items_keeps_its_meaning(
+    control_plane: ControlPlane, cost_api: BlockingApi
+) -> None:
+    # the cheap spelling, installed for real: each item needs exactly one of the two
+    await control_plane.install_crds(build_crds([Volumes]))
+    namespace = cost_api.new_namespace()
+    collection = resource_info(Volumes).path(namespace=namespace)
+    for index, (volumes, valid) in enumerate([
+        ([{"configMap": "a"}, {"secret": "b"}], True),
+        ([], True),
+        ([{"configMap": "a"}, {"configMap": "a", "secret": "b"}], False),
+        ([{"secret": "b"}, {}], False),
+    ]):  # fmt: skip
+        body = {"apiVersion": "cost.example.com/v1", "kind": "Volumes",
+                "metadata": {"name": f"v{index}"}, "spec": {"volumes": volumes}}  # fmt: skip
+        status, answer = cost_api.request("POST", collection, body)
+        assert status == (201 if valid else 422), (volumes, answer)
+        if not valid:
+            assert "exactly one of configMap, secret must be set" in answer["message"]
 
 
 def _keyed_list(items: Schema, max_items: int | None = None) -> Schema:
