@@ -446,8 +446,12 @@ class _Coster:
         if name in ("_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_"):
             result(_BOOL)
             ordered = name not in ("_==_", "_!=_")
+            if name == "_==_" and kinds[0] == kinds[1] == "opaque:url":
+                # the k8s library: a traversal of the right-hand URL (its text's size)
+                top = args[1].size[1] if args[1].size is not None else 1
+                return _radd(_rfactor((1, top), _TRAVERSAL), summed), None
             if name == "_==_" and kinds[0].startswith("opaque:") and kinds[0] == kinds[1]:
-                return nominal()  # the k8s library: quantities, IPs... compare in O(1)
+                return nominal()  # the k8s library: quantities, IPs, CIDRs compare in O(1)
             if ordered and not (kinds[0] in ("string", "bytes") and kinds[0] == kinds[1]):
                 if kinds[0] != kinds[1] and {kinds[0], kinds[1]} - {"int", "uint", "double"}:
                     raise NotEstimated(f"{name} between {kinds[0]} and {kinds[1]}")
@@ -500,7 +504,9 @@ class _Coster:
             return self.cost_method(e, target, ttype, args, kinds, summed)
         if name in _K8S_PARSERS and len(args) == 1 and kinds[0] == "string":
             result(_K8S_PARSERS[name])
-            return _radd(_rfactor(size_of(args[0]), _TRAVERSAL), summed), None
+            text = size_of(args[0])
+            # only url() tells the size of its result: the text's
+            return _radd(_rfactor(text, _TRAVERSAL), summed), text if name == "url" else None
         if name == "matches" and len(args) == 2 and kinds == ["string", "string"]:
             # the global form matches(text, pattern) is priced as text.matches(pattern)
             result(_BOOL)

@@ -105,6 +105,8 @@ MORE_USER = {
     "find": "self.a.find('[0-9]+') == '1'",
     "is_url": "isURL(self.a)",
     "url_host": "url(self.a).getHost() == 'x'",
+    "url_equality": "url(self.a) == url(self.b)",
+    "quantity_equality": "quantity(self.a) == quantity('1')",
     "last_index_of": "self.a.lastIndexOf('x') > 1",
     "list_index_of": "self.tags.indexOf('x') >= 0",
     "list_min": "self.tags.min() == 'a'",

@@ -63,6 +63,10 @@ def obj(max_length: int | None = None) -> Decl:
         ("type(self.n) == int", 4, 4),
         ("matches(self.a, '^x')", 314575, 28),
         ("isURL(self.a)", 3, 3),
+        ("url(self.a) == url(self.b)", 943723, 82),
+        ("quantity(self.a) == quantity('1')", 314577, 30),
+        # the library prices only ==; != falls back to sizes a quantity does not have
+        ("quantity(self.a) != quantity('1')", 1844674407371269840, 1844674407370955293),
         ("self.when + duration('1h') > self.when", 7, 7),
         ("['a','b'].exists(x, x == self.a)", 25, 25),
         ("self.a.findAll('x').size() < 3", 314577, 30),
