@@ -145,13 +145,19 @@ class _Coster:
         self.sizes: dict[int, Range] = {}
         self.entries: dict[int, _Entry] = {}
         self.locals: dict[str, list[_Local]] = {}
-        # values whose size came from the request limit, for the remedy: "self.a", "self.b[*]"
+        # For the remedy: the values whose size only the request limit bounds ("self.a",
+        # "self.b[*]") that each node's size derives from, and those a cost formula used.
+        self.origins: dict[int, tuple[str, ...]] = {}
         self.unbounded: list[str] = []
 
     # sizes and paths, in cel-go's order of lookup
     def estimate_path(self, path: list[str]) -> Range | None:
         """apiextensions' sizeEstimator: the path walked from the rule's value (its first
         element, whatever it names, stands for the rule's value)."""
+        found = self.decl_at(path)
+        return None if found is None else (0, found.max_elements)
+
+    def decl_at(self, path: list[str]) -> Decl | None:
         if not path:
             return None
         node = self.root
@@ -168,14 +174,32 @@ class _Coster:
                 node = node.fields[name]
             else:
                 return None
-        if node.unbounded:
-            where = "self" + "".join(
-                "[*]" if n in ("@items", "@values") else "" if n == "@keys" else f".{n}"
-                for n in path[1:]
-            )
-            if where not in self.unbounded:
-                self.unbounded.append(where)
-        return (0, node.max_elements)
+        return node
+
+    def unbounded_at(self, path: list[str]) -> tuple[str, ...]:
+        """The value at ``path`` as a remedy names it, if only the request limit bounds it."""
+        found = self.decl_at(path)
+        if found is None or not found.unbounded:
+            return ()
+        steps = {"@items": "[*]", "@values": "[*]", "@keys": ""}
+        return ("self" + "".join(steps.get(n, f".{n}") for n in path[1:]),)
+
+    def use(self, *nodes: Node) -> None:
+        """A cost formula used these nodes' sizes: their unbounded origins go in the remedy."""
+        for node in nodes:
+            self.note(self.origins.get(id(node), ()))
+
+    def note(self, places: tuple[str, ...]) -> None:
+        self.unbounded += [where for where in places if where not in self.unbounded]
+
+    def derive(self, e: Node, *sources: Node | None) -> None:
+        """``e``'s size comes from these nodes' sizes."""
+        merged: list[str] = []
+        for source in sources:
+            if source is not None:
+                merged += [w for w in self.origins.get(id(source), ()) if w not in merged]
+        if merged:
+            self.origins[id(e)] = tuple(merged)
 
     def local(self, name: str) -> _Local | None:
         stack = self.locals.get(name)
@@ -198,9 +222,13 @@ class _Coster:
         if e.kind in ("list", "map"):
             count = len(e.args) if e.kind == "list" else len(e.entries)
             return (count, count)
-        estimated = self.estimate_path(self.path(e))
+        path = self.path(e)
+        estimated = self.estimate_path(path)
         if estimated is not None:
             self.sizes[id(e)] = estimated
+            origin = self.unbounded_at(path)
+            if origin:
+                self.origins[id(e)] = origin
             return estimated
         found = self.types[id(e)]
         if found.kind in _SCALAR_KINDS or (
@@ -367,6 +395,7 @@ class _Coster:
         total = _radd(total, self.cost(e.result))
         self.locals[e.accu_var].pop()
         count = self.size_or_unknown(e.iter_range)
+        self.use(e.iter_range)
         total = _radd(total, _rmul(count, _radd(step, loop)))
         self.types[id(e)] = self.types[id(e.result)]
         if init.kind == "literal":
@@ -375,6 +404,7 @@ class _Coster:
                 self.sizes[id(e)] = literal_size
         elif init.kind in ("list", "map"):
             self.sizes[id(e)] = count
+            self.derive(e, e.iter_range)
             step_entry = self.entry(e.step)
             if step_entry is not None:
                 self.entries[id(e)] = step_entry
@@ -387,6 +417,7 @@ class _Coster:
             size, entry = self.size(e.args[0]), self.entry(e.args[0])
             if size is not None:
                 self.sizes[id(e)] = size
+                self.derive(e, e.args[0])
             if entry is not None:
                 self.entries[id(e)] = entry
             return cost
@@ -400,6 +431,8 @@ class _Coster:
         call, result_size = self.function_cost(e, target, args, arg_costs)
         if result_size is None:
             result_size = self.size(e)
+        else:
+            self.derive(e, e.target, *e.args)
         if result_size is not None:
             self.sizes[id(e)] = result_size
         return _radd(total, call)
@@ -418,7 +451,9 @@ class _Coster:
         def result(kind: str | Decl) -> None:
             self.types[id(e)] = kind if isinstance(kind, Decl) else Decl(kind)
 
-        def size_of(arg: _Arg) -> Range:
+        def size_of(arg: _Arg, priced: bool = True) -> Range:
+            if priced:
+                self.use(arg.node)
             return _UNKNOWN if arg.size is None else arg.size
 
         def nominal() -> tuple[Range, Range | None]:
@@ -432,7 +467,7 @@ class _Coster:
             result(_BOOL)
             return (arg_costs[0][0], _add(arg_costs[0][1], arg_costs[1][1])), None
         if name == "_?_:_":
-            size = _union(size_of(args[1]), size_of(args[2]))
+            size = _union(size_of(args[1], False), size_of(args[2], False))
             left = self.entry(e.args[1])
             joined = left.union(self.entry(e.args[2])) if left is not None else None
             if joined is not None:
@@ -448,6 +483,7 @@ class _Coster:
             ordered = name not in ("_==_", "_!=_")
             if name == "_==_" and kinds[0] == kinds[1] == "opaque:url":
                 # the k8s library: a traversal of the right-hand URL (its text's size)
+                self.use(args[1].node)
                 top = args[1].size[1] if args[1].size is not None else 1
                 return _radd(_rfactor((1, top), _TRAVERSAL), summed), None
             if name == "_==_" and kinds[0].startswith("opaque:") and kinds[0] == kinds[1]:
@@ -531,6 +567,8 @@ class _Coster:
         lhs = _UNKNOWN if args[0].size is None else args[0].size
         rhs = _UNKNOWN if args[1].size is None else args[1].size
         size = _radd(lhs, rhs)
+        if kind != "list":  # concatenating strings traverses them; lists are O(1)
+            self.use(e.args[0], e.args[1])
         first = self.entry(e.args[0])
         joined = first.union(self.entry(e.args[1])) if first is not None else None
         if joined is not None:
@@ -566,8 +604,11 @@ class _Coster:
     ) -> tuple[Range, Range | None]:
         name = e.name
         tsize = _UNKNOWN if target.size is None else target.size
+        if ttype.kind in ("string", "list") and name not in ("charAt", "startsWith", "endsWith"):
+            self.use(target.node)  # the other string and list methods below traverse it
 
         def size_of(arg: _Arg) -> Range:
+            self.use(arg.node)
             return _UNKNOWN if arg.size is None else arg.size
 
         def done(
@@ -609,6 +650,7 @@ class _Coster:
             elem = ttype.elem or _DYN
             if name == "join" and elem.kind == "string" and kinds in ([], ["string"]):
                 item = self.estimate_path([*target.path, "@items"]) if target.path else None
+                self.note(self.unbounded_at([*target.path, "@items"]))
                 joined = _rmul(tsize, item if item is not None else _UNKNOWN)
                 if args:
                     separators = (max(tsize[0] - 1, 0), max(tsize[1] - 1, 0))
@@ -621,6 +663,7 @@ class _Coster:
                 if elem.kind in ("string", "bytes"):
                     path = [*target.path, "@items"] if target.path else []
                     item = self.estimate_path(path)
+                    self.note(self.unbounded_at(path))
                     per_item = _radd(per_item, _rfactor(item or _UNKNOWN, _TRAVERSAL))
                 kind = {"isSorted": _BOOL, "indexOf": _INT, "lastIndexOf": _INT}.get(name, elem)
                 return done(kind, _rmul(tsize, per_item))

@@ -93,4 +93,4 @@ def test_the_resource_root_sees_metadata_names() -> None:
     assert (found.path, found.cardinality) == (".", 1)
     # two selections of 3, and the prefix traversed: a name is at most 253 characters
     assert found.cost == 6 + 102
-    assert found.unbounded == ("self.spec.p",)  # read, though only the name weighs here
+    assert found.unbounded == ()  # self.spec.p is read, but only the name's size weighs

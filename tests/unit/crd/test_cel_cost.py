@@ -92,7 +92,12 @@ def test_generated_presence_rules_cost_two_a_field(count: int) -> None:
 
 def test_the_values_read_without_bounds_are_reported() -> None:
     found = estimate_rule("self.tags.all(t, t.startsWith(self.a))", obj())
-    assert set(found.unbounded) == {"self.tags", "self.tags[*]", "self.a"}
+    # the prefix and the number of tags weigh; each tag's own length does not
+    assert set(found.unbounded) == {"self.tags", "self.a"}
+    found = estimate_rule("self.tags.all(t, t.lowerAscii() == self.b)", obj())
+    assert set(found.unbounded) == {"self.tags", "self.tags[*]", "self.b"}
+    found = estimate_rule("self.a.lowerAscii().startsWith('x') && self.c.size() > 0", obj())
+    assert found.unbounded == ("self.a",)  # lowerAscii() traverses it; size() is O(1)
     assert estimate_rule("self.tags.all(t, t.startsWith(self.a))", obj(64)).unbounded == ()
 
 
