@@ -43,7 +43,7 @@ class RuleCost:
 
     ``cost`` is the estimate times ``cardinality``, ``None`` with ``reason`` when not
     estimated. ``containers`` are the enclosing lists and maps without a bound (paths like
-    ``.spec.volumes``), ``unbounded`` the values the rule reads that have none.
+    ``.spec.volumes``), ``unbounded`` the values without one whose size weighs in the estimate.
     """
 
     path: str

@@ -701,7 +701,7 @@ def _replaced_size(text: Range, old: Range, new: Range) -> Range:
 
 @dataclass(frozen=True)
 class Estimate:
-    """A rule's estimated cost, and the values the rule reads whose size only the request
+    """A rule's estimated cost, and the values whose size weighs in it that only the request
     limit bounds (``self.name``, ``self.items[*]``): where a ``maxLength``, ``maxItems`` or
     ``maxProperties`` would lower it."""
 
