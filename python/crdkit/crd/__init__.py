@@ -11,8 +11,8 @@
 ``schema`` leans on ``unions`` (models of a union merged into one object with a CEL rule),
 ``formats`` (string formats and their Python checks) and ``re2`` (patterns the apiserver can
 compile); ``structural`` is the offline check, ``budget`` the offline CEL cost check
-(``cel_parse`` → ``cel_cost``, typed by ``cel_types``). ``crdkit gen-crd`` (``cli``) drives it all;
-``discover`` turns its TARGETs into classes.
+(``cel_parse`` → ``cel_cost``, typed by ``cel_types``, counted in ``cel_ranges``).
+``crdkit gen-crd`` (``cli``) drives it all; ``discover`` turns its TARGETs into classes.
 """
 
 from crdkit.crd.assemble import build_crd, build_crds

@@ -25,19 +25,27 @@ does not read) raises ``NotEstimated`` naming the reason, never a guess.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from crdkit.crd.cel_parse import ACCUMULATOR, CelSyntaxError, Node, parse
+from crdkit.crd.cel_ranges import (
+    REGEX,
+    TRAVERSAL,
+    U64,
+    UNKNOWN,
+    Range,
+    add,
+    mul,
+    radd,
+    replaced_size,
+    rfactor,
+    rmul,
+    union,
+)
 from crdkit.crd.cel_types import Decl
 
 __all__ = ["Estimate", "NotEstimated", "estimate_rule"]
 
-U64 = 2**64 - 1
-Range = tuple[int, int]  # (min, max), as cel-go's SizeEstimate and CostEstimate
-_UNKNOWN: Range = (0, U64)
-_TRAVERSAL = 0.1  # common.StringTraversalCostFactor
-_REGEX = 0.25  # common.RegexStringLengthCostFactor
 _SCALAR_KINDS = {"bool", "double", "duration", "int", "timestamp", "uint"}
 _TYPE_NAMES = {"bool", "int", "uint", "double", "string", "bytes", "list", "map", "null_type",
                "type", "duration", "timestamp", "dyn"}  # fmt: skip
@@ -65,38 +73,6 @@ class NotEstimated(ValueError):
     """A rule whose cost this module does not know how the apiserver would estimate."""
 
 
-def _add(a: int, b: int) -> int:
-    return min(a + b, U64)
-
-
-def _mul(a: int, b: int) -> int:
-    return min(a * b, U64)
-
-
-def _factor(x: int, factor: float) -> int:
-    """cel-go's multiplyByCostFactor: float64 product, rounded up, saturated."""
-    product = float(x) * factor
-    if product >= 2.0**64:
-        return U64
-    return math.ceil(product)
-
-
-def _radd(a: Range, b: Range) -> Range:
-    return (_add(a[0], b[0]), _add(a[1], b[1]))
-
-
-def _rmul(a: Range, b: Range) -> Range:
-    return (_mul(a[0], b[0]), _mul(a[1], b[1]))
-
-
-def _rfactor(a: Range, factor: float) -> Range:
-    return (_factor(a[0], factor), _factor(a[1], factor))
-
-
-def _union(a: Range, b: Range) -> Range:
-    return (min(a[0], b[0]), max(a[1], b[1]))
-
-
 @dataclass
 class _Entry:
     """The size of a literal container's keys and values (cel-go's entrySizeEstimate)."""
@@ -108,7 +84,7 @@ class _Entry:
     def union(self, other: _Entry | None) -> _Entry | None:
         if other is None:
             return None
-        return _Entry(self.container, _union(self.key, other.key), _union(self.val, other.val))
+        return _Entry(self.container, union(self.key, other.key), union(self.val, other.val))
 
 
 @dataclass
@@ -243,7 +219,7 @@ class _Coster:
 
     def size_or_unknown(self, e: Node) -> Range:
         found = self.size(e)
-        return _UNKNOWN if found is None else found
+        return UNKNOWN if found is None else found
 
     def entry(self, e: Node) -> _Entry | None:
         if id(e) in self.entries:
@@ -306,7 +282,7 @@ class _Coster:
             return operand_cost
         cost = operand_cost
         if operand.kind in ("map", "object"):
-            cost = _radd(cost, (1, 1))
+            cost = radd(cost, (1, 1))
         if operand.kind == "object":
             if e.name not in operand.fields:
                 raise NotEstimated(f"no field {e.name!r} in the schema here")
@@ -325,13 +301,13 @@ class _Coster:
         item: Range = (U64, 0) if e.args else (0, 0)
         elem: Decl | None = None
         for element in e.args:
-            total = _radd(total, self.cost(element))
-            item = _union(item, self.size_or_unknown(element))
+            total = radd(total, self.cost(element))
+            item = union(item, self.size_or_unknown(element))
             kind = self.types[id(element)]
             elem = kind if elem is None or elem.kind == kind.kind else _DYN
         self.entries[id(e)] = _Entry("list", (1, 1), item)
         self.types[id(e)] = Decl("list", elem=elem or _DYN)
-        return _radd(total, (10, 10))
+        return radd(total, (10, 10))
 
     def cost_map(self, e: Node) -> Range:
         total: Range = (0, 0)
@@ -339,15 +315,15 @@ class _Coster:
         vals: Range = (U64, 0) if e.entries else (0, 0)
         elem: Decl | None = None
         for key, value in e.entries:
-            total = _radd(_radd(total, self.cost(key)), self.cost(value))
-            keys = _union(keys, self.size_or_unknown(key))
-            vals = _union(vals, self.size_or_unknown(value))
+            total = radd(radd(total, self.cost(key)), self.cost(value))
+            keys = union(keys, self.size_or_unknown(key))
+            vals = union(vals, self.size_or_unknown(value))
             kind = self.types[id(value)]
             elem = kind if elem is None or elem.kind == kind.kind else _DYN
         self.entries[id(e)] = _Entry("map", keys, vals)
         key_type = self.types[id(e.entries[0][0])] if e.entries else _DYN
         self.types[id(e)] = Decl("map", elem=elem or _DYN, key=key_type)
-        return _radd(total, (30, 30))
+        return radd(total, (30, 30))
 
     def cost_comprehension(self, e: Node) -> Range:
         assert e.iter_range is not None
@@ -356,7 +332,7 @@ class _Coster:
         assert e.step is not None
         assert e.result is not None
         total = self.cost(e.iter_range)
-        total = _radd(total, self.cost(e.accu_init))
+        total = radd(total, self.cost(e.accu_init))
         init = e.accu_init
         self.locals.setdefault(e.accu_var, []).append(
             _Local(self.path(init), self.types[id(init)], self.size(init), self.entry(init))
@@ -392,11 +368,11 @@ class _Coster:
             self.locals[e.iter_var2].pop()
         # the accumulator of map()/filter() is a list of what the step appends
         self.locals[e.accu_var][-1].type = self.types[id(e.step)]
-        total = _radd(total, self.cost(e.result))
+        total = radd(total, self.cost(e.result))
         self.locals[e.accu_var].pop()
         count = self.size_or_unknown(e.iter_range)
         self.use(e.iter_range)
-        total = _radd(total, _rmul(count, _radd(step, loop)))
+        total = radd(total, rmul(count, radd(step, loop)))
         self.types[id(e)] = self.types[id(e.result)]
         if init.kind == "literal":
             literal_size = self.size(init)
@@ -412,7 +388,7 @@ class _Coster:
 
     def cost_call(self, e: Node) -> Range:
         if e.name == "dyn" and e.target is None and len(e.args) == 1:
-            cost = _radd((1, 1), self.cost(e.args[0]))
+            cost = radd((1, 1), self.cost(e.args[0]))
             self.types[id(e)] = _DYN
             size, entry = self.size(e.args[0]), self.entry(e.args[0])
             if size is not None:
@@ -435,7 +411,7 @@ class _Coster:
             self.derive(e, e.target, *e.args)
         if result_size is not None:
             self.sizes[id(e)] = result_size
-        return _radd(total, call)
+        return radd(total, call)
 
     def function_cost(
         self, e: Node, target: _Arg | None, args: list[_Arg], arg_costs: list[Range]
@@ -443,7 +419,7 @@ class _Coster:
         """The call's own cost with its arguments' (not its target's), and its result size."""
         summed: Range = (0, 0)
         for c in arg_costs:
-            summed = _radd(summed, c)
+            summed = radd(summed, c)
         name = e.name
         kinds = [a.type.kind for a in args]
         ttype = target.type if target is not None else None
@@ -454,10 +430,10 @@ class _Coster:
         def size_of(arg: _Arg, priced: bool = True) -> Range:
             if priced:
                 self.use(arg.node)
-            return _UNKNOWN if arg.size is None else arg.size
+            return UNKNOWN if arg.size is None else arg.size
 
         def nominal() -> tuple[Range, Range | None]:
-            return _radd((1, 1), summed), None
+            return radd((1, 1), summed), None
 
         dynamic = "dyn" in kinds or (ttype is not None and ttype.kind == "dyn")
         if dynamic and name not in _DYN_SAFE:
@@ -465,16 +441,16 @@ class _Coster:
             raise NotEstimated(f"{name} on a value of dynamic type (x-kubernetes-int-or-string)")
         if name in ("_&&_", "_||_"):
             result(_BOOL)
-            return (arg_costs[0][0], _add(arg_costs[0][1], arg_costs[1][1])), None
+            return (arg_costs[0][0], add(arg_costs[0][1], arg_costs[1][1])), None
         if name == "_?_:_":
-            size = _union(size_of(args[1], False), size_of(args[2], False))
+            size = union(size_of(args[1], False), size_of(args[2], False))
             left = self.entry(e.args[1])
             joined = left.union(self.entry(e.args[2])) if left is not None else None
             if joined is not None:
                 self.entries[id(e)] = joined
             branch = args[1].type if args[1].type.kind == args[2].type.kind else _DYN
             result(branch)
-            return _radd(arg_costs[0], _union(arg_costs[1], arg_costs[2])), size
+            return radd(arg_costs[0], union(arg_costs[1], arg_costs[2])), size
         if name in ("!_", "@not_strictly_false"):
             result(_BOOL)
             return nominal()
@@ -485,7 +461,7 @@ class _Coster:
                 # the k8s library: a traversal of the right-hand URL (its text's size)
                 self.use(args[1].node)
                 top = args[1].size[1] if args[1].size is not None else 1
-                return _radd(_rfactor((1, top), _TRAVERSAL), summed), None
+                return radd(rfactor((1, top), TRAVERSAL), summed), None
             if name == "_==_" and kinds[0].startswith("opaque:") and kinds[0] == kinds[1]:
                 return nominal()  # the k8s library: quantities, IPs, CIDRs compare in O(1)
             if ordered and not (kinds[0] in ("string", "bytes") and kinds[0] == kinds[1]):
@@ -494,11 +470,11 @@ class _Coster:
                 return nominal()
             lhs, rhs = size_of(args[0]), size_of(args[1])
             smallest = min(lhs[1], rhs[1])
-            return _radd(_rfactor((1 if smallest > 0 else 0, smallest), _TRAVERSAL), summed), None
+            return radd(rfactor((1 if smallest > 0 else 0, smallest), TRAVERSAL), summed), None
         if name == "@in":
             result(_BOOL)
             if kinds[1] == "list":
-                return _radd(size_of(args[1]), summed), None
+                return radd(size_of(args[1]), summed), None
             if kinds[1] == "map":
                 return nominal()
             raise NotEstimated(f"'in' on a {kinds[1]}")
@@ -528,10 +504,10 @@ class _Coster:
             result(_CONVERSIONS[name])
             if name == "bytes" and kinds[0] == "string":
                 sz = size_of(args[0])
-                return _radd(_rfactor(sz, _TRAVERSAL), summed), (sz[0], _mul(sz[1], 4))
+                return radd(rfactor(sz, TRAVERSAL), summed), (sz[0], mul(sz[1], 4))
             if name == "string" and kinds[0] == "bytes":
                 sz = size_of(args[0])
-                return _radd(_rfactor(sz, _TRAVERSAL), summed), (sz[0] // 4, sz[1])
+                return radd(rfactor(sz, TRAVERSAL), summed), (sz[0] // 4, sz[1])
             return nominal()
         if target is None and name == "type" and len(args) == 1:
             result("type")
@@ -542,12 +518,12 @@ class _Coster:
             result(_K8S_PARSERS[name])
             text = size_of(args[0])
             # only url() tells the size of its result: the text's
-            return _radd(_rfactor(text, _TRAVERSAL), summed), text if name == "url" else None
+            return radd(rfactor(text, TRAVERSAL), summed), text if name == "url" else None
         if name == "matches" and len(args) == 2 and kinds == ["string", "string"]:
             # the global form matches(text, pattern) is priced as text.matches(pattern)
             result(_BOOL)
-            text = _rfactor(_radd(size_of(args[0]), (1, 1)), _TRAVERSAL)
-            return _radd(_rmul(text, _rfactor(size_of(args[1]), _REGEX)), summed), None
+            text = rfactor(radd(size_of(args[0]), (1, 1)), TRAVERSAL)
+            return radd(rmul(text, rfactor(size_of(args[1]), REGEX)), summed), None
         if name == "isURL" and len(args) == 1 and kinds[0] == "string":
             result(_BOOL)  # the library has no size-based estimate for it
             return nominal()
@@ -561,12 +537,12 @@ class _Coster:
         kind = kinds[0]
         if kind in ("int", "uint", "double"):
             self.types[id(e)] = Decl(kind)
-            return _radd((1, 1), summed), None
+            return radd((1, 1), summed), None
         if kind not in ("string", "bytes", "list"):
             raise NotEstimated(f"+ on {kind}")
-        lhs = _UNKNOWN if args[0].size is None else args[0].size
-        rhs = _UNKNOWN if args[1].size is None else args[1].size
-        size = _radd(lhs, rhs)
+        lhs = UNKNOWN if args[0].size is None else args[0].size
+        rhs = UNKNOWN if args[1].size is None else args[1].size
+        size = radd(lhs, rhs)
         if kind != "list":  # concatenating strings traverses them; lists are O(1)
             self.use(e.args[0], e.args[1])
         first = self.entry(e.args[0])
@@ -577,9 +553,9 @@ class _Coster:
             left, right = args[0].type, args[1].type
             elem = left.elem if left.elem is not None and left.elem.kind != "dyn" else right.elem
             self.types[id(e)] = Decl("list", elem=elem or _DYN)
-            return _radd((1, 1), summed), size
+            return radd((1, 1), summed), size
         self.types[id(e)] = Decl(kind)
-        return _radd(_rfactor(size, _TRAVERSAL), summed), size
+        return radd(rfactor(size, TRAVERSAL), summed), size
 
     def cost_index(
         self, e: Node, args: list[_Arg], kinds: list[str], summed: Range
@@ -591,7 +567,7 @@ class _Coster:
         entry = self.entry(e.args[0])
         self.paths[id(e)] = [*self.path(e.args[0]), "@items" if kinds[0] == "list" else "@values"]
         size = entry.val if entry is not None else None
-        return _radd((1, 1), summed), size
+        return radd((1, 1), summed), size
 
     def cost_method(
         self,
@@ -603,59 +579,59 @@ class _Coster:
         summed: Range,
     ) -> tuple[Range, Range | None]:
         name = e.name
-        tsize = _UNKNOWN if target.size is None else target.size
+        tsize = UNKNOWN if target.size is None else target.size
         if ttype.kind in ("string", "list") and name not in ("charAt", "startsWith", "endsWith"):
             self.use(target.node)  # the other string and list methods below traverse it
 
         def size_of(arg: _Arg) -> Range:
             self.use(arg.node)
-            return _UNKNOWN if arg.size is None else arg.size
+            return UNKNOWN if arg.size is None else arg.size
 
         def done(
             kind: str | Decl, cost: Range, size: Range | None = None
         ) -> tuple[Range, Range | None]:
             self.types[id(e)] = kind if isinstance(kind, Decl) else Decl(kind)
-            return _radd(cost, summed), size
+            return radd(cost, summed), size
 
         if ttype.kind == "string":
             if name in ("startsWith", "endsWith") and kinds == ["string"]:
-                return done("bool", _rfactor(size_of(args[0]), _TRAVERSAL))
+                return done("bool", rfactor(size_of(args[0]), TRAVERSAL))
             if name == "contains" and kinds == ["string"]:
-                text = _rfactor(tsize, _TRAVERSAL)
-                return done("bool", _rmul(text, _rfactor(size_of(args[0]), _TRAVERSAL)))
+                text = rfactor(tsize, TRAVERSAL)
+                return done("bool", rmul(text, rfactor(size_of(args[0]), TRAVERSAL)))
             if name == "matches" and kinds == ["string"]:
-                text = _rfactor(_radd(tsize, (1, 1)), _TRAVERSAL)
-                return done("bool", _rmul(text, _rfactor(size_of(args[0]), _REGEX)))
+                text = rfactor(radd(tsize, (1, 1)), TRAVERSAL)
+                return done("bool", rmul(text, rfactor(size_of(args[0]), REGEX)))
             if name in ("find", "findAll") and kinds and kinds[0] == "string":
-                text = _rfactor(_radd(tsize, (1, 1)), _TRAVERSAL)
+                text = rfactor(radd(tsize, (1, 1)), TRAVERSAL)
                 found = _STRING if name == "find" else Decl("list", elem=_STRING)
-                return done(found, _rmul(text, _rfactor(size_of(args[0]), _REGEX)), (0, tsize[1]))
+                return done(found, rmul(text, rfactor(size_of(args[0]), REGEX)), (0, tsize[1]))
             if name in ("lowerAscii", "upperAscii", "trim") and not args:
-                return done("string", _rfactor(tsize, _TRAVERSAL), tsize)
+                return done("string", rfactor(tsize, TRAVERSAL), tsize)
             if name == "substring" and kinds in (["int"], ["int", "int"]):
-                return done("string", _rfactor(tsize, _TRAVERSAL), tsize)
+                return done("string", rfactor(tsize, TRAVERSAL), tsize)
             if name in ("indexOf", "lastIndexOf") and kinds in (["string"], ["string", "int"]):
-                return done("int", _rfactor(tsize, _TRAVERSAL))
+                return done("int", rfactor(tsize, TRAVERSAL))
             if name == "charAt" and kinds == ["int"]:
                 return done("string", (1, 1))
             if name == "replace" and kinds in (["string", "string"], ["string", "string", "int"]):
-                size = _replaced_size(tsize, size_of(args[0]), size_of(args[1]))
-                return done("string", _rfactor(tsize, 2 * _TRAVERSAL), size)
+                size = replaced_size(tsize, size_of(args[0]), size_of(args[1]))
+                return done("string", rfactor(tsize, 2 * TRAVERSAL), size)
             if name == "split" and kinds in (["string"], ["string", "int"]):
                 top = tsize[1]
                 if len(e.args) > 1 and e.args[1].kind == "literal":
                     top = int(e.args[1].value)
-                return done(Decl("list", elem=_STRING), _rfactor(tsize, 2 * _TRAVERSAL), (0, top))
+                return done(Decl("list", elem=_STRING), rfactor(tsize, 2 * TRAVERSAL), (0, top))
         if ttype.kind == "list":
             elem = ttype.elem or _DYN
             if name == "join" and elem.kind == "string" and kinds in ([], ["string"]):
                 item = self.estimate_path([*target.path, "@items"]) if target.path else None
                 self.note(self.unbounded_at([*target.path, "@items"]))
-                joined = _rmul(tsize, item if item is not None else _UNKNOWN)
+                joined = rmul(tsize, item if item is not None else UNKNOWN)
                 if args:
                     separators = (max(tsize[0] - 1, 0), max(tsize[1] - 1, 0))
-                    joined = _radd(joined, _rmul(size_of(args[0]), separators))
-                return done("string", _rfactor(joined, _TRAVERSAL), joined)
+                    joined = radd(joined, rmul(size_of(args[0]), separators))
+                return done("string", rfactor(joined, TRAVERSAL), joined)
             if name in ("isSorted", "sum", "min", "max", "indexOf", "lastIndexOf") and (
                 len(args) == (1 if name in ("indexOf", "lastIndexOf") else 0)
             ):
@@ -664,9 +640,9 @@ class _Coster:
                     path = [*target.path, "@items"] if target.path else []
                     item = self.estimate_path(path)
                     self.note(self.unbounded_at(path))
-                    per_item = _radd(per_item, _rfactor(item or _UNKNOWN, _TRAVERSAL))
+                    per_item = radd(per_item, rfactor(item or UNKNOWN, TRAVERSAL))
                 kind = {"isSorted": _BOOL, "indexOf": _INT, "lastIndexOf": _INT}.get(name, elem)
-                return done(kind, _rmul(tsize, per_item))
+                return done(kind, rmul(tsize, per_item))
         if ttype.kind == "optional" and ttype.elem is not None:
             if name == "hasValue" and not args:
                 return done("bool", (1, 1))
@@ -679,24 +655,6 @@ class _Coster:
         if ttype.kind.startswith("opaque:") and name in _K8S_ACCESSORS:
             return done(_K8S_ACCESSORS[name], (1, 1))
         raise NotEstimated(f"method {name}() on a {ttype.kind}")
-
-
-def _replaced_size(text: Range, old: Range, new: Range) -> Range:
-    """The library's size of ``text.replace(old, new)``: most replacements of the shortest
-    match by the longest replacement, and the other way round for the least."""
-    if old[0] == 0:
-        count_max, kept_max = (text[1] + 1 if text[1] < U64 else text[1]), text[1]
-    elif new[1] <= old[0]:
-        count_max, kept_max = 0, text[1]
-    else:
-        count_max, kept_max = math.ceil(text[1] / old[0]), 0
-    if old[1] == 0:
-        count_min, kept_min = (text[0] + 1 if text[0] < U64 else text[0]), text[0]
-    elif old[1] <= new[0]:
-        count_min, kept_min = 0, text[0]
-    else:
-        count_min, kept_min = math.ceil(text[0] / old[1]), 0
-    return _radd(_rmul((count_min, count_max), new), (kept_min, kept_max))
 
 
 @dataclass(frozen=True)
