@@ -1,0 +1,591 @@
+"""The state and rules of the in-memory apiserver behind :class:`~crdkit.testing.FakeCluster`.
+
+Objects are JSON dicts keyed by kind, namespace and name. One counter gives every write its
+``resourceVersion`` (as etcd's revision does), and every write is kept as a watch event, so a
+watch from any version the history still holds replays what happened since. The rules are the
+apiserver's, measured on the local control plane (tests/integration/testing/): optimistic
+concurrency, ``generation``, the status subresource, finalizers and ``deletionTimestamp``,
+delete preconditions, and a garbage collector for owner references (which envtest lacks and a
+real cluster's controller-manager runs).
+
+Errors are raised as the :mod:`crdkit.client.errors` exception the real apiserver's ``Status``
+would become, built from the same ``Status`` dict (so ``reason``, ``code`` and ``details``
+read the same).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from crdkit.client.errors import ApiError, api_error_from_status
+from crdkit.client.selectors import FieldSelector, LabelSelector, SelectorError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from crdkit.testing.fake_kinds import FakeKind
+
+__all__ = ["FakeApiServer", "Stored", "WatchRecord", "status_error"]
+
+Obj = dict[str, Any]
+Key = tuple[str, str, str, str | None, str]  # group, version, plural, namespace, name
+
+_GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # as the apiserver's name generator
+_FOREGROUND = "foregroundDeletion"
+_ORPHAN = "orphan"
+
+
+def status_error(
+    code: int, reason: str, message: str, kind: FakeKind | None = None, name: str | None = None
+) -> ApiError:
+    """The exception for a failure ``Status`` as the apiserver would write it."""
+    details: dict[str, Any] = {}
+    if name is not None:
+        details["name"] = name
+    if kind is not None:
+        if kind.info.group:
+            details["group"] = kind.info.group
+        details["kind"] = kind.info.plural
+    status: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+    if details:
+        status["details"] = details
+    return api_error_from_status(status, code)
+
+
+def _not_found(kind: FakeKind, name: str) -> ApiError:
+    return status_error(
+        404, "NotFound", f'{kind.qualified_resource} "{name}" not found', kind, name
+    )
+
+
+def _conflict(kind: FakeKind, name: str, why: str) -> ApiError:
+    return status_error(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {kind.qualified_resource} "{name}": {why}',
+        kind,
+        name,
+    )
+
+
+def _invalid(kind: FakeKind, name: str, field: str, message: str) -> ApiError:
+    error = status_error(
+        422,
+        "Invalid",
+        f'{kind.info.kind} "{name}" is invalid: {field}: {message}',
+        kind,
+        name,
+    )
+    error.details["causes"] = [{"reason": "FieldValueInvalid", "message": message, "field": field}]
+    return error
+
+
+def _bad_request(message: str) -> ApiError:
+    return status_error(400, "BadRequest", message)
+
+
+_STALE = (
+    "the object has been modified; please apply your changes to the latest version and try again"
+)
+
+
+@dataclass
+class Stored:
+    """One object in the store, with the kind that says how it behaves."""
+
+    kind: FakeKind
+    obj: Obj
+
+
+@dataclass(frozen=True)
+class WatchRecord:
+    """One write as a watch sees it: the event type, the object after it (before, if deleted)
+    and, for MODIFIED, the object before (a selector watch turns it into ADDED/DELETED)."""
+
+    revision: int
+    type: str
+    kind: FakeKind
+    obj: Obj
+    previous: Obj | None = None
+
+
+def _meta(obj: Obj) -> dict[str, Any]:
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict):
+        metadata = {}
+        obj["metadata"] = metadata
+    return metadata
+
+
+def _now_text(clock: Callable[[], datetime]) -> str:
+    return clock().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _spec_part(obj: Obj, kind: FakeKind) -> Obj:
+    """What ``generation`` counts changes of: all but metadata (and status, a subresource)."""
+    skip = {"metadata", "status"} if kind.status_subresource else {"metadata"}
+    return {k: v for k, v in obj.items() if k not in skip}
+
+
+def field_value(obj: Obj, path: str) -> str | None:
+    """The value a field selector compares ``path`` with (as text, booleans lowercase)."""
+    node: Any = obj
+    for part in path.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    if node is None:
+        return ""
+    if isinstance(node, bool):
+        return "true" if node else "false"
+    return str(node)
+
+
+class Selection:
+    """A label and a field selector, checked against what the kind supports."""
+
+    def __init__(self, kind: FakeKind, label_selector: str | None, field_selector: str | None):
+        try:
+            self.labels = LabelSelector.parse(label_selector)
+            self.fields = FieldSelector.parse(field_selector)
+        except SelectorError as exc:
+            raise _bad_request(f"unable to parse requirement: {exc}") from exc
+        allowed = {"metadata.name", "metadata.namespace"} | kind.field_selectors
+        for path, _, _ in self.fields.terms:
+            if path not in allowed:
+                raise _bad_request(
+                    f"field label not supported: {path} (the fake serves {kind.info.kind} "
+                    f"field selectors on {', '.join(sorted(allowed))})"
+                )
+
+    def matches(self, obj: Obj) -> bool:
+        metadata = obj.get("metadata") or {}
+        if not self.labels.matches(metadata.get("labels") or {}):
+            return False
+        for path, operator, value in self.fields.terms:
+            equal = field_value(obj, path) == value
+            if equal != (operator == "="):
+                return False
+        return True
+
+
+class FakeApiServer:
+    """Objects, the global resourceVersion, the write history, and the apiserver's rules.
+
+    ``history`` bounds how many writes a watch can replay; older versions answer 410 Gone,
+    as after an etcd compaction (``compact`` forces one).
+    """
+
+    def __init__(self, *, clock: Callable[[], datetime], history: int = 10_000) -> None:
+        self._clock = clock
+        self._objects: dict[Key, Stored] = {}
+        self._revision = 0
+        self._history: list[WatchRecord] = []
+        self._history_limit = history
+        self._oldest = 1  # the oldest revision a watch may start after
+        self._listeners: list[Callable[[WatchRecord], None]] = []
+        self._random = random.Random(0)
+
+    # -- bookkeeping -----------------------------------------------------------------------
+
+    @property
+    def revision(self) -> int:
+        """The resourceVersion of the latest write (what a list answers with)."""
+        return self._revision
+
+    def subscribe(self, listener: Callable[[WatchRecord], None]) -> Callable[[], None]:
+        """Call ``listener`` with every write from now on; returns the unsubscribe function."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def compact(self) -> None:
+        """Forget the write history: watches from any version before now get 410 Gone."""
+        self._history.clear()
+        self._oldest = self._revision
+
+    def _record(self, type_: str, kind: FakeKind, obj: Obj, previous: Obj | None = None) -> None:
+        record = WatchRecord(self._revision, type_, kind, copy.deepcopy(obj), previous)
+        self._history.append(record)
+        if len(self._history) > self._history_limit:
+            dropped = self._history.pop(0)
+            self._oldest = dropped.revision
+        for listener in list(self._listeners):
+            listener(record)
+
+    def _next_revision(self) -> str:
+        self._revision += 1
+        return str(self._revision)
+
+    def events_since(self, revision: int) -> list[WatchRecord]:
+        """The writes after ``revision``; 410 Gone if the history no longer reaches back."""
+        if revision < self._oldest and revision < self._revision:
+            raise status_error(
+                410,
+                "Expired",
+                f"too old resource version: {revision} ({self._oldest})",
+            )
+        return [record for record in self._history if record.revision > revision]
+
+    @staticmethod
+    def _key(kind: FakeKind, namespace: str | None, name: str) -> Key:
+        info = kind.info
+        return (info.group, info.version, info.plural, namespace, name)
+
+    def _stored(self, kind: FakeKind, namespace: str | None, name: str) -> Stored:
+        stored = self._objects.get(self._key(kind, namespace, name))
+        if stored is None:
+            raise _not_found(kind, name)
+        return stored
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def get(self, kind: FakeKind, namespace: str | None, name: str) -> Obj:
+        return copy.deepcopy(self._stored(kind, namespace, name).obj)
+
+    def list_objects(
+        self, kind: FakeKind, namespace: str | None, selection: Selection
+    ) -> list[Obj]:
+        """Matching objects in etcd's key order (namespace, then name)."""
+        info = kind.info
+        found = [
+            (key, stored.obj)
+            for key, stored in self._objects.items()
+            if key[:3] == (info.group, info.version, info.plural)
+            and (namespace is None or key[3] == namespace)
+            and selection.matches(stored.obj)
+        ]
+        found.sort(key=lambda item: (item[0][3] or "", item[0][4]))
+        return [copy.deepcopy(obj) for _, obj in found]
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def _generated_name(self, prefix: str) -> str:
+        suffix = "".join(self._random.choice(_GENERATE_ALPHABET) for _ in range(5))
+        return prefix + suffix
+
+    def create(self, kind: FakeKind, namespace: str | None, obj: Obj) -> Obj:
+        obj = copy.deepcopy(obj)
+        metadata = _meta(obj)
+        info = kind.info
+        obj["apiVersion"], obj["kind"] = info.api_version, info.kind
+        name = metadata.get("name")
+        if not name:
+            prefix = metadata.get("generateName")
+            if not prefix:
+                raise _invalid(
+                    kind, "", "metadata.name", "Required value: name or generateName is required"
+                )
+            name = self._generated_name(prefix)
+            while self._key(kind, namespace, name) in self._objects:
+                name = self._generated_name(prefix)
+            metadata["name"] = name
+        if info.namespaced:
+            if metadata.get("namespace") not in (None, "", namespace):
+                raise _bad_request(
+                    "the namespace of the provided object does not match the namespace sent "
+                    "on the request"
+                )
+            metadata["namespace"] = namespace
+        else:
+            metadata.pop("namespace", None)
+        key = self._key(kind, namespace, name)
+        if key in self._objects:
+            raise status_error(
+                409,
+                "AlreadyExists",
+                f'{kind.qualified_resource} "{name}" already exists',
+                kind,
+                name,
+            )
+        for server_field in (
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "managedFields",
+            "selfLink",
+        ):
+            metadata.pop(server_field, None)
+        metadata["uid"] = str(uuid.uuid4())
+        metadata["creationTimestamp"] = _now_text(self._clock)
+        if kind.tracks_generation:
+            metadata["generation"] = 1
+        if kind.status_subresource and info.kind != "Namespace":
+            obj.pop("status", None)  # the main resource never writes status
+        if info.kind == "Namespace":
+            metadata.setdefault("labels", {})["kubernetes.io/metadata.name"] = name
+            obj["status"] = {"phase": "Active"}
+        metadata["resourceVersion"] = self._next_revision()
+        self._objects[key] = Stored(kind, obj)
+        self._record("ADDED", kind, obj)
+        return copy.deepcopy(obj)
+
+    def update(
+        self,
+        kind: FakeKind,
+        namespace: str | None,
+        name: str,
+        obj: Obj,
+        *,
+        subresource: str | None = None,
+    ) -> Obj:
+        """PUT (and the last step of every patch): ``obj`` replaces the stored object."""
+        stored = self._stored(kind, namespace, name)
+        old = stored.obj
+        new = copy.deepcopy(obj)
+        metadata = _meta(new)
+        old_meta = old["metadata"]
+        if metadata.get("name") not in (None, name):
+            raise _bad_request(
+                f"the name of the object ({metadata.get('name')}) does not match the name on "
+                f"the URL ({name})"
+            )
+        version = metadata.get("resourceVersion")
+        if version in (None, ""):
+            if not kind.unconditional_update:
+                raise _invalid(
+                    kind,
+                    name,
+                    "metadata.resourceVersion",
+                    "Invalid value: 0x0: must be specified for an update",
+                )
+        elif version != old_meta["resourceVersion"]:
+            raise _conflict(kind, name, _STALE)
+        if metadata.get("uid") not in (None, "", old_meta["uid"]):
+            raise _conflict(
+                kind,
+                name,
+                f"Precondition failed: UID in precondition: {metadata['uid']}, UID in object "
+                f"meta: {old_meta['uid']}",
+            )
+        if subresource == "status":
+            # Only status changes through the status subresource; the rest stays as stored.
+            status = new.get("status")
+            new = copy.deepcopy(old)
+            metadata = new["metadata"]
+            if status is None:
+                new.pop("status", None)
+            else:
+                new["status"] = status
+        else:
+            new["apiVersion"], new["kind"] = kind.info.api_version, kind.info.kind
+            if kind.status_subresource:
+                if "status" in old:
+                    new["status"] = copy.deepcopy(old["status"])
+                else:
+                    new.pop("status", None)
+            for server_field in (
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "generation",
+                "namespace",
+                "name",
+            ):
+                if server_field in old_meta:
+                    metadata[server_field] = old_meta[server_field]
+                else:
+                    metadata.pop(server_field, None)
+            metadata.pop("managedFields", None)
+            if old_meta.get("deletionTimestamp"):
+                added = set(metadata.get("finalizers") or []) - set(
+                    old_meta.get("finalizers") or []
+                )
+                if added:
+                    raise _invalid(
+                        kind,
+                        name,
+                        "metadata.finalizers",
+                        "Forbidden: no new finalizers can be added if the object is being "
+                        f"deleted, found new finalizers {sorted(added)}",
+                    )
+            if not metadata.get("finalizers"):
+                metadata.pop("finalizers", None)
+        metadata["resourceVersion"] = old_meta["resourceVersion"]
+        if kind.tracks_generation and _spec_part(new, kind) != _spec_part(old, kind):
+            metadata["generation"] = int(old_meta.get("generation") or 0) + 1
+        if new == old:
+            return copy.deepcopy(new)  # a no-op write: no new version, no event
+        if metadata.get("deletionTimestamp") and not metadata.get("finalizers"):
+            # The last finalizer is gone: the object goes, and the answer is it as updated.
+            self._remove(stored, namespace, name)
+            return new
+        metadata["resourceVersion"] = self._next_revision()
+        stored.obj = new
+        self._record("MODIFIED", kind, new, copy.deepcopy(old))
+        return copy.deepcopy(new)
+
+    def delete(
+        self,
+        kind: FakeKind,
+        namespace: str | None,
+        name: str,
+        options: Obj,
+    ) -> Obj:
+        """DELETE: gone now, or marked with ``deletionTimestamp`` while finalizers remain."""
+        stored = self._stored(kind, namespace, name)
+        old_meta = stored.obj["metadata"]
+        preconditions = options.get("preconditions") or {}
+        want_uid = preconditions.get("uid")
+        if want_uid is not None and want_uid != old_meta["uid"]:
+            raise _conflict(
+                kind,
+                name,
+                f"Precondition failed: UID in precondition: {want_uid}, UID in object meta: "
+                f"{old_meta['uid']}",
+            )
+        want_version = preconditions.get("resourceVersion")
+        if want_version is not None and want_version != old_meta["resourceVersion"]:
+            raise _conflict(
+                kind,
+                name,
+                f"Precondition failed: ResourceVersion in precondition: {want_version}, "
+                f"ResourceVersion in object meta: {old_meta['resourceVersion']}",
+            )
+        policy = options.get("propagationPolicy")
+        if policy is None and kind.info.kind == "Job" and kind.info.group == "batch":
+            policy = "Orphan"  # batch/v1 Jobs orphan their pods by default
+        obj = copy.deepcopy(stored.obj)
+        metadata = obj["metadata"]
+        finalizers = list(metadata.get("finalizers") or [])
+        if policy == "Foreground" and _FOREGROUND not in finalizers:
+            finalizers.append(_FOREGROUND)
+        elif policy == "Orphan" and _ORPHAN not in finalizers:
+            finalizers.append(_ORPHAN)
+        grace = self._grace_period(kind, obj, options)
+        if not finalizers and not grace:
+            removed = self._remove(stored, namespace, name)
+            self._collect_garbage()
+            return removed
+        if metadata.get("deletionTimestamp"):
+            if grace == 0 and not finalizers:
+                return self._remove(stored, namespace, name)
+            return obj  # already being deleted: nothing changes
+        metadata["deletionTimestamp"] = _now_text(self._clock)
+        metadata["deletionGracePeriodSeconds"] = grace
+        if finalizers:
+            metadata["finalizers"] = finalizers
+        if kind.tracks_generation:
+            metadata["generation"] = int(metadata.get("generation") or 0) + 1
+        metadata["resourceVersion"] = self._next_revision()
+        previous, stored.obj = stored.obj, obj
+        self._record("MODIFIED", kind, obj, copy.deepcopy(previous))
+        self._collect_garbage()
+        return copy.deepcopy(stored.obj)
+
+    @staticmethod
+    def _grace_period(kind: FakeKind, obj: Obj, options: Obj) -> int:
+        """Seconds a Pod on a node gets to stop (nothing else has a grace period here)."""
+        if kind.info.kind != "Pod" or kind.info.group:
+            return 0
+        spec = obj.get("spec") or {}
+        if not spec.get("nodeName"):
+            return 0  # never scheduled: nothing to stop
+        given = options.get("gracePeriodSeconds")
+        if given is not None:
+            return int(given)
+        return int(spec.get("terminationGracePeriodSeconds", 30))
+
+    def _remove(self, stored: Stored, namespace: str | None, name: str) -> Obj:
+        key = self._key(stored.kind, namespace, name)
+        del self._objects[key]
+        final = copy.deepcopy(stored.obj)
+        final["metadata"]["resourceVersion"] = self._next_revision()
+        self._record("DELETED", stored.kind, final)
+        if stored.kind.info.kind == "Namespace" and not stored.kind.info.group:
+            self._empty_namespace(name)
+        return final
+
+    def _empty_namespace(self, namespace: str) -> None:
+        """A deleted namespace takes its objects with it (the namespace controller's job)."""
+        for key, stored in list(self._objects.items()):
+            if key[3] == namespace and key in self._objects:
+                self.delete(stored.kind, namespace, key[4], {"propagationPolicy": "Background"})
+
+    # -- garbage collection -----------------------------------------------------------------
+
+    def _collect_garbage(self) -> None:
+        """What kube-controller-manager's garbage collector does, run to a fixed point.
+
+        Dependents of a vanished owner are deleted (background); an owner deleting in the
+        foreground waits for its blocking dependents, then loses ``foregroundDeletion``; an
+        orphaning owner strips its owner references from its dependents, then loses
+        ``orphan``.
+        """
+        changed = True
+        while changed:
+            changed = False
+            live = {
+                stored.obj["metadata"]["uid"]: stored for stored in list(self._objects.values())
+            }
+            for key, stored in list(self._objects.items()):
+                if key not in self._objects:
+                    continue
+                metadata = stored.obj["metadata"]
+                finalizers = metadata.get("finalizers") or []
+                if metadata.get("deletionTimestamp") and _ORPHAN in finalizers:
+                    self._orphan_dependents(metadata["uid"])
+                    self._drop_finalizer(stored, key, _ORPHAN)
+                    changed = True
+                    continue
+                if metadata.get("deletionTimestamp") and _FOREGROUND in finalizers:
+                    if not self._dependents(metadata["uid"]):
+                        self._drop_finalizer(stored, key, _FOREGROUND)
+                        changed = True
+                        continue
+                    for dependent_key, dependent in self._dependents(metadata["uid"]):
+                        if not dependent.obj["metadata"].get("deletionTimestamp"):
+                            self.delete(
+                                dependent.kind,
+                                dependent_key[3],
+                                dependent_key[4],
+                                {"propagationPolicy": "Foreground"},
+                            )
+                            changed = True
+                owners = metadata.get("ownerReferences") or []
+                if (
+                    owners
+                    and not metadata.get("deletionTimestamp")
+                    and all(ref.get("uid") not in live for ref in owners)
+                ):
+                    self.delete(stored.kind, key[3], key[4], {"propagationPolicy": "Background"})
+                    changed = True
+
+    def _dependents(self, uid: str) -> list[tuple[Key, Stored]]:
+        return [
+            (key, stored)
+            for key, stored in self._objects.items()
+            if any(
+                ref.get("uid") == uid for ref in stored.obj["metadata"].get("ownerReferences") or []
+            )
+        ]
+
+    def _orphan_dependents(self, uid: str) -> None:
+        for key, stored in self._dependents(uid):
+            obj = copy.deepcopy(stored.obj)
+            refs = [r for r in obj["metadata"]["ownerReferences"] if r.get("uid") != uid]
+            if refs:
+                obj["metadata"]["ownerReferences"] = refs
+            else:
+                obj["metadata"].pop("ownerReferences")
+            self.update(stored.kind, key[3], key[4], obj)
+
+    def _drop_finalizer(self, stored: Stored, key: Key, finalizer: str) -> None:
+        obj = copy.deepcopy(stored.obj)
+        obj["metadata"]["finalizers"] = [
+            f for f in obj["metadata"].get("finalizers") or [] if f != finalizer
+        ]
+        self.update(stored.kind, key[3], key[4], obj)
