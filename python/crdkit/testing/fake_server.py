@@ -81,16 +81,44 @@ def _conflict(kind: FakeKind, name: str, why: str) -> ApiError:
     )
 
 
-def _invalid(kind: FakeKind, name: str, field: str, message: str) -> ApiError:
-    error = status_error(
-        422,
-        "Invalid",
-        f'{kind.info.kind} "{name}" is invalid: {field}: {message}',
-        kind,
-        name,
-    )
-    error.details["causes"] = [{"reason": "FieldValueInvalid", "message": message, "field": field}]
-    return error
+def _precondition_failed(kind: FakeKind, name: str, why: str) -> ApiError:
+    # The storage layer names the Kind where the REST layer names the resource.
+    qualified = f"{kind.info.kind}.{kind.info.group}" if kind.info.group else kind.info.kind
+    status = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f'Operation cannot be fulfilled on {qualified} "{name}": {why}',
+        "reason": "Conflict",
+        "details": {"name": name, "group": kind.info.group, "kind": kind.info.kind},
+        "code": 409,
+    }
+    return api_error_from_status(status, 409)
+
+
+def _invalid(
+    kind: FakeKind, name: str, field: str, message: str, *, by_resource: bool = False
+) -> ApiError:
+    # Validation names the kind in the Status details; the update path names the resource.
+    details: dict[str, Any] = {
+        "group": kind.info.group,
+        "kind": kind.info.plural if by_resource else kind.info.kind,
+    }
+    if name:
+        details["name"] = name
+    details["causes"] = [{"reason": "FieldValueInvalid", "message": message, "field": field}]
+    status = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f'{kind.info.kind} "{name}" is invalid: {field}: {message}',
+        "reason": "Invalid",
+        "details": details,
+        "code": 422,
+    }
+    return api_error_from_status(status, 422)
 
 
 def _bad_request(message: str) -> ApiError:
@@ -128,6 +156,14 @@ def _meta(obj: Obj) -> dict[str, Any]:
         metadata = {}
         obj["metadata"] = metadata
     return metadata
+
+
+def _tidy(metadata: dict[str, Any]) -> None:
+    """Drop empty metadata collections: Go's encoding omits them, so the apiserver never
+    stores ``labels: {}`` or ``finalizers: []``."""
+    for name in ("labels", "annotations", "finalizers", "ownerReferences"):
+        if name in metadata and not metadata[name]:
+            del metadata[name]
 
 
 def _now_text(clock: Callable[[], datetime]) -> str:
@@ -318,6 +354,7 @@ class FakeApiServer:
             "selfLink",
         ):
             metadata.pop(server_field, None)
+        _tidy(metadata)
         metadata["uid"] = str(uuid.uuid4())
         metadata["creationTimestamp"] = _now_text(self._clock)
         if kind.tracks_generation:
@@ -360,6 +397,7 @@ class FakeApiServer:
                     name,
                     "metadata.resourceVersion",
                     "Invalid value: 0x0: must be specified for an update",
+                    by_resource=True,
                 )
         elif version != old_meta["resourceVersion"]:
             raise _conflict(kind, name, _STALE)
@@ -412,8 +450,7 @@ class FakeApiServer:
                         "Forbidden: no new finalizers can be added if the object is being "
                         f"deleted, found new finalizers {sorted(added)}",
                     )
-            if not metadata.get("finalizers"):
-                metadata.pop("finalizers", None)
+        _tidy(metadata)
         metadata["resourceVersion"] = old_meta["resourceVersion"]
         if kind.tracks_generation and _spec_part(new, kind) != _spec_part(old, kind):
             metadata["generation"] = int(old_meta.get("generation") or 0) + 1
@@ -441,19 +478,20 @@ class FakeApiServer:
         preconditions = options.get("preconditions") or {}
         want_uid = preconditions.get("uid")
         if want_uid is not None and want_uid != old_meta["uid"]:
-            raise _conflict(
+            raise _precondition_failed(
                 kind,
                 name,
-                f"Precondition failed: UID in precondition: {want_uid}, UID in object meta: "
-                f"{old_meta['uid']}",
+                f"the UID in the precondition ({want_uid}) does not match the UID in record "
+                f"({old_meta['uid']}). The object might have been deleted and then recreated",
             )
         want_version = preconditions.get("resourceVersion")
         if want_version is not None and want_version != old_meta["resourceVersion"]:
-            raise _conflict(
+            raise _precondition_failed(
                 kind,
                 name,
-                f"Precondition failed: ResourceVersion in precondition: {want_version}, "
-                f"ResourceVersion in object meta: {old_meta['resourceVersion']}",
+                f"the ResourceVersion in the precondition ({want_version}) does not match the "
+                f"ResourceVersion in record ({old_meta['resourceVersion']}). The object might "
+                "have been modified",
             )
         policy = options.get("propagationPolicy")
         if policy is None and kind.info.kind == "Job" and kind.info.group == "batch":
@@ -467,13 +505,25 @@ class FakeApiServer:
             finalizers.append(_ORPHAN)
         grace = self._grace_period(kind, obj, options)
         if not finalizers and not grace:
+            if metadata.get("deletionTimestamp"):
+                # A forced delete of a terminating pod: it ends with its grace cut to 0.
+                metadata["deletionGracePeriodSeconds"] = 0
+                stored.obj = obj
             removed = self._remove(stored, namespace, name)
             self._collect_garbage()
             return removed
         if metadata.get("deletionTimestamp"):
+            if grace >= int(metadata.get("deletionGracePeriodSeconds") or 0):
+                return obj  # already being deleted, no sooner: nothing changes
+            # A shorter grace period (a forced delete) is written, or ends the object.
+            metadata["deletionGracePeriodSeconds"] = grace
             if grace == 0 and not finalizers:
+                stored.obj = obj
                 return self._remove(stored, namespace, name)
-            return obj  # already being deleted: nothing changes
+            metadata["resourceVersion"] = self._next_revision()
+            previous, stored.obj = stored.obj, obj
+            self._record("MODIFIED", kind, obj, copy.deepcopy(previous))
+            return copy.deepcopy(obj)
         metadata["deletionTimestamp"] = _now_text(self._clock)
         metadata["deletionGracePeriodSeconds"] = grace
         if finalizers:
@@ -485,6 +535,49 @@ class FakeApiServer:
         self._record("MODIFIED", kind, obj, copy.deepcopy(previous))
         self._collect_garbage()
         return copy.deepcopy(stored.obj)
+
+    def bind(
+        self, kind: FakeKind, namespace: str | None, name: str, node: str, uid: str | None
+    ) -> None:
+        """``pods/<name>/binding``: set ``spec.nodeName`` once, as the scheduler's bind does
+        (straight to storage: no generation bump), with the PodScheduled condition."""
+        stored = self._stored(kind, namespace, name)
+        pod = copy.deepcopy(stored.obj)
+
+        def conflict(why: str) -> ApiError:
+            status = {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": f'Operation cannot be fulfilled on pods/binding "{name}": {why}',
+                "reason": "Conflict",
+                "details": {"name": name, "kind": "pods/binding"},
+                "code": 409,
+            }
+            return api_error_from_status(status, 409)
+
+        if uid and uid != pod["metadata"]["uid"]:
+            raise conflict(f"the UID in the binding ({uid}) does not match the pod's")
+        spec = pod.setdefault("spec", {})
+        if spec.get("nodeName"):
+            raise conflict(f'pod {name} is already assigned to node "{spec["nodeName"]}"')
+        if pod["metadata"].get("deletionTimestamp"):
+            raise conflict(f"pod {name} is being deleted, cannot be assigned to a host")
+        spec["nodeName"] = node
+        conditions = pod.setdefault("status", {}).setdefault("conditions", [])
+        conditions[:] = [c for c in conditions if c.get("type") != "PodScheduled"]
+        conditions.append(
+            {
+                "type": "PodScheduled",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": _now_text(self._clock),
+            }
+        )
+        pod["metadata"]["resourceVersion"] = self._next_revision()
+        previous, stored.obj = stored.obj, pod
+        self._record("MODIFIED", kind, pod, copy.deepcopy(previous))
 
     @staticmethod
     def _grace_period(kind: FakeKind, obj: Obj, options: Obj) -> int:

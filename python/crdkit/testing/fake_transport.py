@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FakeTransport"]
 
+_NO_SUCH_RESOURCE = "the server could not find the requested resource"
 _MERGE = "application/merge-patch+json"
 _JSON_PATCH = "application/json-patch+json"
 _STRATEGIC = "application/strategic-merge-patch+json"
@@ -203,9 +204,7 @@ class FakeTransport:
             (sub == "status" and kind.status_subresource)
             or (sub == "binding" and kind.info.kind == "Pod" and method == "POST")
         ):
-            raise status_error(
-                404, "NotFound", f"{kind.qualified_resource} has no {sub} subresource here"
-            )
+            raise status_error(404, "NotFound", _NO_SUCH_RESOURCE)
         if name is None:
             if method == "GET":
                 return self._list(kind, namespace, query)
@@ -325,7 +324,7 @@ class FakeTransport:
                     f"the body of the request was in an unknown format: {content_type}",
                 )
         except PatchError as exc:
-            raise status_error(422, "Invalid", str(exc), kind, name) from exc
+            raise status_error(422, "Invalid", str(exc)) from exc
         if not isinstance(patched, dict):
             raise status_error(422, "Invalid", "the patched object is not an object", kind, name)
         # A patch that does not set resourceVersion applies to whatever is stored.
@@ -336,31 +335,11 @@ class FakeTransport:
 
     def _bind(self, route: Route, binding: Obj) -> Obj:
         assert route.name is not None
-        pod = self._server.get(route.kind, route.namespace, route.name)
-        want_uid = (binding.get("metadata") or {}).get("uid")
-        if want_uid and want_uid != pod["metadata"]["uid"]:
-            raise status_error(
-                409,
-                "Conflict",
-                f'Operation cannot be fulfilled on pods/binding "{route.name}": the pod has '
-                "another uid",
-                route.kind,
-                route.name,
-            )
-        if (pod.get("spec") or {}).get("nodeName"):
-            raise status_error(
-                409,
-                "Conflict",
-                f'Operation cannot be fulfilled on pods/binding "{route.name}": pod '
-                f'{route.name} is already assigned to node "{pod["spec"]["nodeName"]}"',
-                route.kind,
-                route.name,
-            )
         node = (binding.get("target") or {}).get("name")
         if not node:
             raise status_error(400, "BadRequest", "binding.target.name is required")
-        pod.setdefault("spec", {})["nodeName"] = node
-        self._server.update(route.kind, route.namespace, route.name, pod)
+        uid = (binding.get("metadata") or {}).get("uid")
+        self._server.bind(route.kind, route.namespace, route.name, node, uid)
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
 
     # -- discovery ---------------------------------------------------------------------------
