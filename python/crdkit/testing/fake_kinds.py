@@ -37,6 +37,8 @@ class FakeKind:
     returns_deleted_object: bool = True
     unconditional_update: bool = True
     strategic_merge_patch: bool = True
+    # Built-in lists leave apiVersion and kind out of their items; custom resource lists keep them.
+    typed_list_items: bool = False
     field_selectors: frozenset[str] = field(default_factory=frozenset)
 
     @property
@@ -62,6 +64,7 @@ class FakeKind:
             # The CRD strategy refuses an update without resourceVersion (422).
             unconditional_update=False,
             strategic_merge_patch=False,  # 415 for custom resources
+            typed_list_items=True,
             field_selectors=frozenset(f.lstrip(".") for f in selectable),
         )
 

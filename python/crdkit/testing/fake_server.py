@@ -22,15 +22,24 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from crdkit.client.errors import ApiError, api_error_from_status
-from crdkit.client.selectors import FieldSelector, LabelSelector, SelectorError
+from crdkit.testing.fake_errors import (
+    STALE,
+    bad_request,
+    binding_conflict,
+    conflict,
+    invalid,
+    not_found,
+    precondition_failed,
+    status_error,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from crdkit.testing.fake_kinds import FakeKind
+    from crdkit.testing.fake_select import Selection
 
-__all__ = ["FakeApiServer", "Stored", "WatchRecord", "status_error"]
+__all__ = ["FakeApiServer", "Stored", "WatchRecord"]
 
 Obj = dict[str, Any]
 Key = tuple[str, str, str, str | None, str]  # group, version, plural, namespace, name
@@ -38,96 +47,6 @@ Key = tuple[str, str, str, str | None, str]  # group, version, plural, namespace
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # as the apiserver's name generator
 _FOREGROUND = "foregroundDeletion"
 _ORPHAN = "orphan"
-
-
-def status_error(
-    code: int, reason: str, message: str, kind: FakeKind | None = None, name: str | None = None
-) -> ApiError:
-    """The exception for a failure ``Status`` as the apiserver would write it."""
-    details: dict[str, Any] = {}
-    if name is not None:
-        details["name"] = name
-    if kind is not None:
-        if kind.info.group:
-            details["group"] = kind.info.group
-        details["kind"] = kind.info.plural
-    status: dict[str, Any] = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code,
-    }
-    if details:
-        status["details"] = details
-    return api_error_from_status(status, code)
-
-
-def _not_found(kind: FakeKind, name: str) -> ApiError:
-    return status_error(
-        404, "NotFound", f'{kind.qualified_resource} "{name}" not found', kind, name
-    )
-
-
-def _conflict(kind: FakeKind, name: str, why: str) -> ApiError:
-    return status_error(
-        409,
-        "Conflict",
-        f'Operation cannot be fulfilled on {kind.qualified_resource} "{name}": {why}',
-        kind,
-        name,
-    )
-
-
-def _precondition_failed(kind: FakeKind, name: str, why: str) -> ApiError:
-    # The storage layer names the Kind where the REST layer names the resource.
-    qualified = f"{kind.info.kind}.{kind.info.group}" if kind.info.group else kind.info.kind
-    status = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": f'Operation cannot be fulfilled on {qualified} "{name}": {why}',
-        "reason": "Conflict",
-        "details": {"name": name, "group": kind.info.group, "kind": kind.info.kind},
-        "code": 409,
-    }
-    return api_error_from_status(status, 409)
-
-
-def _invalid(
-    kind: FakeKind, name: str, field: str, message: str, *, by_resource: bool = False
-) -> ApiError:
-    # Validation names the kind in the Status details; the update path names the resource.
-    details: dict[str, Any] = {
-        "group": kind.info.group,
-        "kind": kind.info.plural if by_resource else kind.info.kind,
-    }
-    if name:
-        details["name"] = name
-    details["causes"] = [{"reason": "FieldValueInvalid", "message": message, "field": field}]
-    status = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": f'{kind.info.kind} "{name}" is invalid: {field}: {message}',
-        "reason": "Invalid",
-        "details": details,
-        "code": 422,
-    }
-    return api_error_from_status(status, 422)
-
-
-def _bad_request(message: str) -> ApiError:
-    return status_error(400, "BadRequest", message)
-
-
-_STALE = (
-    "the object has been modified; please apply your changes to the latest version and try again"
-)
 
 
 @dataclass
@@ -174,48 +93,6 @@ def _spec_part(obj: Obj, kind: FakeKind) -> Obj:
     """What ``generation`` counts changes of: all but metadata (and status, a subresource)."""
     skip = {"metadata", "status"} if kind.status_subresource else {"metadata"}
     return {k: v for k, v in obj.items() if k not in skip}
-
-
-def field_value(obj: Obj, path: str) -> str | None:
-    """The value a field selector compares ``path`` with (as text, booleans lowercase)."""
-    node: Any = obj
-    for part in path.split("."):
-        if not isinstance(node, dict):
-            return None
-        node = node.get(part)
-    if node is None:
-        return ""
-    if isinstance(node, bool):
-        return "true" if node else "false"
-    return str(node)
-
-
-class Selection:
-    """A label and a field selector, checked against what the kind supports."""
-
-    def __init__(self, kind: FakeKind, label_selector: str | None, field_selector: str | None):
-        try:
-            self.labels = LabelSelector.parse(label_selector)
-            self.fields = FieldSelector.parse(field_selector)
-        except SelectorError as exc:
-            raise _bad_request(f"unable to parse requirement: {exc}") from exc
-        allowed = {"metadata.name", "metadata.namespace"} | kind.field_selectors
-        for path, _, _ in self.fields.terms:
-            if path not in allowed:
-                raise _bad_request(
-                    f"field label not supported: {path} (the fake serves {kind.info.kind} "
-                    f"field selectors on {', '.join(sorted(allowed))})"
-                )
-
-    def matches(self, obj: Obj) -> bool:
-        metadata = obj.get("metadata") or {}
-        if not self.labels.matches(metadata.get("labels") or {}):
-            return False
-        for path, operator, value in self.fields.terms:
-            equal = field_value(obj, path) == value
-            if equal != (operator == "="):
-                return False
-        return True
 
 
 class FakeApiServer:
@@ -283,7 +160,7 @@ class FakeApiServer:
     def _stored(self, kind: FakeKind, namespace: str | None, name: str) -> Stored:
         stored = self._objects.get(self._key(kind, namespace, name))
         if stored is None:
-            raise _not_found(kind, name)
+            raise not_found(kind, name)
         return stored
 
     # -- reads -----------------------------------------------------------------------------
@@ -321,7 +198,7 @@ class FakeApiServer:
         if not name:
             prefix = metadata.get("generateName")
             if not prefix:
-                raise _invalid(
+                raise invalid(
                     kind, "", "metadata.name", "Required value: name or generateName is required"
                 )
             name = self._generated_name(prefix)
@@ -330,7 +207,7 @@ class FakeApiServer:
             metadata["name"] = name
         if info.namespaced:
             if metadata.get("namespace") not in (None, "", namespace):
-                raise _bad_request(
+                raise bad_request(
                     "the namespace of the provided object does not match the namespace sent "
                     "on the request"
                 )
@@ -385,14 +262,14 @@ class FakeApiServer:
         metadata = _meta(new)
         old_meta = old["metadata"]
         if metadata.get("name") not in (None, name):
-            raise _bad_request(
+            raise bad_request(
                 f"the name of the object ({metadata.get('name')}) does not match the name on "
                 f"the URL ({name})"
             )
         version = metadata.get("resourceVersion")
         if version in (None, ""):
             if not kind.unconditional_update:
-                raise _invalid(
+                raise invalid(
                     kind,
                     name,
                     "metadata.resourceVersion",
@@ -400,9 +277,9 @@ class FakeApiServer:
                     by_resource=True,
                 )
         elif version != old_meta["resourceVersion"]:
-            raise _conflict(kind, name, _STALE)
+            raise conflict(kind, name, STALE)
         if metadata.get("uid") not in (None, "", old_meta["uid"]):
-            raise _conflict(
+            raise conflict(
                 kind,
                 name,
                 f"Precondition failed: UID in precondition: {metadata['uid']}, UID in object "
@@ -443,7 +320,7 @@ class FakeApiServer:
                     old_meta.get("finalizers") or []
                 )
                 if added:
-                    raise _invalid(
+                    raise invalid(
                         kind,
                         name,
                         "metadata.finalizers",
@@ -478,7 +355,7 @@ class FakeApiServer:
         preconditions = options.get("preconditions") or {}
         want_uid = preconditions.get("uid")
         if want_uid is not None and want_uid != old_meta["uid"]:
-            raise _precondition_failed(
+            raise precondition_failed(
                 kind,
                 name,
                 f"the UID in the precondition ({want_uid}) does not match the UID in record "
@@ -486,7 +363,7 @@ class FakeApiServer:
             )
         want_version = preconditions.get("resourceVersion")
         if want_version is not None and want_version != old_meta["resourceVersion"]:
-            raise _precondition_failed(
+            raise precondition_failed(
                 kind,
                 name,
                 f"the ResourceVersion in the precondition ({want_version}) does not match the "
@@ -544,26 +421,17 @@ class FakeApiServer:
         stored = self._stored(kind, namespace, name)
         pod = copy.deepcopy(stored.obj)
 
-        def conflict(why: str) -> ApiError:
-            status = {
-                "kind": "Status",
-                "apiVersion": "v1",
-                "metadata": {},
-                "status": "Failure",
-                "message": f'Operation cannot be fulfilled on pods/binding "{name}": {why}',
-                "reason": "Conflict",
-                "details": {"name": name, "kind": "pods/binding"},
-                "code": 409,
-            }
-            return api_error_from_status(status, 409)
-
         if uid and uid != pod["metadata"]["uid"]:
-            raise conflict(f"the UID in the binding ({uid}) does not match the pod's")
+            raise binding_conflict(name, f"the UID in the binding ({uid}) does not match the pod's")
         spec = pod.setdefault("spec", {})
         if spec.get("nodeName"):
-            raise conflict(f'pod {name} is already assigned to node "{spec["nodeName"]}"')
+            raise binding_conflict(
+                name, f'pod {name} is already assigned to node "{spec["nodeName"]}"'
+            )
         if pod["metadata"].get("deletionTimestamp"):
-            raise conflict(f"pod {name} is being deleted, cannot be assigned to a host")
+            raise binding_conflict(
+                name, f"pod {name} is being deleted, cannot be assigned to a host"
+            )
         spec["nodeName"] = node
         conditions = pod.setdefault("status", {}).setdefault("conditions", [])
         conditions[:] = [c for c in conditions if c.get("type") != "PodScheduled"]

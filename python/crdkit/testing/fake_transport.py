@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from crdkit.testing.fake_errors import status_error
 from crdkit.testing.fake_kinds import unknown_resource_message
 from crdkit.testing.fake_patch import (
     PatchError,
@@ -23,7 +24,7 @@ from crdkit.testing.fake_patch import (
     apply_merge_patch,
     merge_applied,
 )
-from crdkit.testing.fake_server import Selection, status_error
+from crdkit.testing.fake_select import Selection
 
 if TYPE_CHECKING:
     from crdkit.client.config import Timeouts
@@ -268,6 +269,10 @@ class FakeTransport:
                 raise status_error(400, "BadRequest", f"invalid continue token {token!r}") from None
         limit = int(query.get("limit") or 0)
         page = items[start : start + limit] if limit else items[start:]
+        if not kind.typed_list_items:
+            for item in page:
+                item.pop("apiVersion", None)
+                item.pop("kind", None)
         metadata: dict[str, Any] = {"resourceVersion": revision}
         if limit and start + limit < len(items):
             # Later pages are read from the live store: not the snapshot etcd would keep.

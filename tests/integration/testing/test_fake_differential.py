@@ -296,6 +296,18 @@ async def script(client: Client, ns: str) -> Transcript:
         defaulted=True,
     )
     await run("pod b gone", lambda: client.get(POD, "b", namespace=ns))
+
+    # a terminating pod cannot be bound
+    held = {**pod, "metadata": {"name": "h", "namespace": ns, "finalizers": ["x.io/hold"]}}
+    await client.create(held)
+    await run("delete held pod", lambda: client.delete(POD, "h", namespace=ns), defaulted=True)
+    await run("bind terminating", lambda: client.bind("h", "node-1", namespace=ns))
+    await client.patch(POD, "h", {"metadata": {"finalizers": None}}, namespace=ns)
+
+    # pages of a list
+    for name in ("p1", "p2", "p3"):
+        await client.create({**cm, "metadata": {"name": name, "namespace": ns}})
+    await run("paged list", lambda: client.list(CONFIGMAP, namespace=ns, page_size=2))
     return t
 
 

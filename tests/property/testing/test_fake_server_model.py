@@ -19,7 +19,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from crdkit.client import AlreadyExists, Conflict, NotFound
 from crdkit.testing.fake_kinds import FakeKind
-from crdkit.testing.fake_server import FakeApiServer, Selection
+from crdkit.testing.fake_select import Selection
+from crdkit.testing.fake_server import FakeApiServer
 
 NAMES = st.sampled_from(["a", "b", "c"])
 NS = "ns"
