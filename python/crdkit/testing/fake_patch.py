@@ -2,9 +2,11 @@
 
 - JSON merge patch (RFC 7386): objects merge, ``null`` removes, anything else replaces.
 - JSON patch (RFC 6902): add, remove, replace, move, copy, test.
-- Server-side apply, approximated: the applied fields are merged into the object like a merge
-  patch (lists replaced). Unlike the apiserver there is no field ownership: no conflicts
-  between managers, and a field a manager stops applying is not removed.
+- Server-side apply, approximated: the applied fields are merged into the object (maps merged,
+  lists replaced as a whole), and a field a manager applied before but no longer applies is
+  removed unless another manager applies it too. Unlike the apiserver, only appliers own
+  fields (a field also written by a plain update is still removed), and there are no
+  conflicts between managers.
 - Strategic merge patch, approximated as a merge patch (lists are replaced, not merged by key).
 """
 
@@ -13,7 +15,27 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["PatchError", "apply_json_patch", "apply_merge_patch", "merge_applied"]
+__all__ = [
+    "PatchError",
+    "applied_paths",
+    "apply_json_patch",
+    "apply_merge_patch",
+    "merge_applied",
+    "remove_path",
+]
+
+Path = tuple[str, ...]
+# Identity and concurrency fields are not "owned" by an applier: never removed.
+_UNOWNED: frozenset[Path] = frozenset(
+    {
+        ("apiVersion",),
+        ("kind",),
+        ("metadata", "name"),
+        ("metadata", "namespace"),
+        ("metadata", "resourceVersion"),
+        ("metadata", "uid"),
+    }
+)
 
 
 class PatchError(ValueError):
@@ -41,6 +63,35 @@ def merge_applied(target: Any, applied: Any) -> Any:
     for key, value in applied.items():
         result[key] = merge_applied(result.get(key), value)
     return result
+
+
+def applied_paths(applied: Any, prefix: Path = ()) -> frozenset[Path]:
+    """The leaf paths of an applied configuration: what its manager now owns (lists and
+    empty maps are leaves)."""
+    if not isinstance(applied, dict) or (not applied and prefix):
+        return frozenset() if prefix in _UNOWNED else frozenset({prefix})
+    paths: set[Path] = set()
+    for key, value in applied.items():
+        paths |= applied_paths(value, (*prefix, key))
+    return frozenset(paths)
+
+
+def remove_path(document: dict[str, Any], path: Path) -> None:
+    """Delete the field at ``path`` (if there), then the maps it leaves empty."""
+    trail: list[tuple[dict[str, Any], str]] = []
+    node: Any = document
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return
+        trail.append((node, key))
+        node = node[key]
+    for depth, (parent, key) in enumerate(reversed(trail)):
+        if depth == 0 or parent[key] == {}:
+            del parent[key]
+        else:
+            break
+    if not document.get("metadata", True):
+        document["metadata"] = {}
 
 
 def _pointer(path: Any) -> list[str]:

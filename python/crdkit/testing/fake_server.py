@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import random
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,7 @@ from crdkit.testing.fake_errors import (
     precondition_failed,
     status_error,
 )
+from crdkit.testing.fake_patch import applied_paths, merge_applied, remove_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -55,6 +56,8 @@ class Stored:
 
     kind: FakeKind
     obj: Obj
+    # What each server-side apply manager (and subresource) applied last: the fields it owns.
+    applied: dict[str, frozenset[tuple[str, ...]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -412,6 +415,42 @@ class FakeApiServer:
         self._record("MODIFIED", kind, obj, copy.deepcopy(previous))
         self._collect_garbage()
         return copy.deepcopy(stored.obj)
+
+    def apply(
+        self,
+        kind: FakeKind,
+        namespace: str | None,
+        name: str,
+        applied: Obj,
+        *,
+        manager: str,
+        subresource: str | None = None,
+    ) -> Obj:
+        """Server-side apply as :mod:`crdkit.testing.fake_patch` approximates it."""
+        key = self._key(kind, namespace, name)
+        owner = f"{manager}/{subresource or ''}"
+        paths = applied_paths(applied)
+        stored = self._objects.get(key)
+        if stored is None:
+            if subresource is not None:
+                raise not_found(kind, name)
+            body = copy.deepcopy(applied)
+            _meta(body).setdefault("name", name)
+            created = self.create(kind, namespace, body)
+            self._objects[key].applied[owner] = paths
+            return created
+        merged = merge_applied(stored.obj, applied)
+        for path in stored.applied.get(owner, frozenset()) - paths:
+            if not any(path in other for m, other in stored.applied.items() if m != owner):
+                remove_path(merged, path)
+        _meta(merged)["resourceVersion"] = (
+            _meta(copy.deepcopy(applied)).get("resourceVersion")
+            or stored.obj["metadata"]["resourceVersion"]
+        )
+        result = self.update(kind, namespace, name, merged, subresource=subresource)
+        if key in self._objects:
+            self._objects[key].applied[owner] = paths
+        return result
 
     def bind(
         self, kind: FakeKind, namespace: str | None, name: str, node: str, uid: str | None

@@ -18,12 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from crdkit.testing.fake_errors import status_error
 from crdkit.testing.fake_kinds import unknown_resource_message
-from crdkit.testing.fake_patch import (
-    PatchError,
-    apply_json_patch,
-    apply_merge_patch,
-    merge_applied,
-)
+from crdkit.testing.fake_patch import PatchError, apply_json_patch, apply_merge_patch
 from crdkit.testing.fake_select import Selection
 
 if TYPE_CHECKING:
@@ -219,7 +214,7 @@ class FakeTransport:
         if method == "PUT":
             return server.update(kind, namespace, name, self._object(data, kind), subresource=sub)
         if method == "PATCH":
-            return self._patch(route, data, content_type)
+            return self._patch(route, query, data, content_type)
         if method == "DELETE":
             deleted = server.delete(kind, namespace, name, data or {})
             if kind.returns_deleted_object or deleted["metadata"].get("deletionTimestamp"):
@@ -287,7 +282,9 @@ class FakeTransport:
             "items": page,
         }
 
-    def _patch(self, route: Route, data: Any, content_type: str | None) -> Obj:
+    def _patch(
+        self, route: Route, query: dict[str, str], data: Any, content_type: str | None
+    ) -> Obj:
         kind, namespace, name = route.kind, route.namespace, route.name
         assert name is not None
         server = self._server
@@ -299,21 +296,21 @@ class FakeTransport:
                 f"include: {_JSON_PATCH}, {_MERGE}, {_APPLY}",
             )
         if content_type == _APPLY:
-            applied = self._object(data, kind)
-            try:
-                current = server.get(kind, namespace, name)
-            except Exception:
-                if route.subresource is not None:
-                    raise
-                body = dict(applied)
-                body.setdefault("metadata", {}).setdefault("name", name)
-                return server.create(kind, namespace, body)
-            merged = merge_applied(current, applied)
-            merged["metadata"]["resourceVersion"] = (
-                applied.get("metadata", {}).get("resourceVersion")
-                or current["metadata"]["resourceVersion"]
+            manager = query.get("fieldManager")
+            if not manager:
+                raise status_error(
+                    400,
+                    "BadRequest",
+                    "PATCH, application/apply-patch+yaml: fieldManager is required",
+                )
+            return server.apply(
+                kind,
+                namespace,
+                name,
+                self._object(data, kind),
+                manager=manager,
+                subresource=route.subresource,
             )
-            return server.update(kind, namespace, name, merged, subresource=route.subresource)
         current = server.get(kind, namespace, name)
         try:
             if content_type == _JSON_PATCH:

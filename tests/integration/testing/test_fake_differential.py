@@ -260,6 +260,14 @@ async def script(client: Client, ns: str) -> Transcript:
         "configmap apply",
         lambda: client.apply({**cm, "data": {"k": "w", "a": "b"}}, field_manager="m"),
     )
+    await run(
+        "another manager applies",
+        lambda: client.apply({**cm, "data": {"z": "1"}}, field_manager="m2"),
+    )
+    await run(
+        "apply drops what its manager stopped applying",
+        lambda: client.apply({**cm, "data": {"k": "w"}}, field_manager="m"),
+    )
     await run("configmap status", lambda: client.replace_status({**cm, "data": {"k": "x"}}))
     await run("configmap delete", lambda: client.delete(CONFIGMAP, "c", namespace=ns))
     await run(

@@ -210,6 +210,17 @@ async def test_apply_creates_then_merges_the_applied_fields() -> None:
     assert unchanged.metadata.resource_version == applied.metadata.resource_version
 
 
+async def test_apply_removes_what_its_manager_no_longer_applies() -> None:
+    cluster = FakeCluster()
+    async with cluster.client() as client:
+        await client.apply(configmap("c", a="1", b="2"), field_manager="m")
+        await client.apply(configmap("c", z="9"), field_manager="other")
+        dropped = await client.apply(configmap("c", a="1"), field_manager="m")
+        assert dropped.data == {"a": "1", "z": "9"}  # b was m's alone; z is other's
+        cleared = await client.apply(configmap("c"), field_manager="other")
+    assert cleared.data == {"a": "1"}
+
+
 async def test_finalizers_hold_a_deleted_object_until_they_are_removed() -> None:
     kept = hello()
     kept.metadata.finalizers = ["example.com/keep"]
