@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from crdkit.testing.fake_defaults import on_create
 from crdkit.testing.fake_errors import (
     STALE,
     bad_request,
@@ -239,11 +240,9 @@ class FakeApiServer:
         metadata["creationTimestamp"] = _now_text(self._clock)
         if kind.tracks_generation:
             metadata["generation"] = 1
-        if kind.status_subresource and info.kind != "Namespace":
+        if kind.status_subresource:
             obj.pop("status", None)  # the main resource never writes status
-        if info.kind == "Namespace":
-            metadata.setdefault("labels", {})["kubernetes.io/metadata.name"] = name
-            obj["status"] = {"phase": "Active"}
+        on_create(info.group, info.kind, obj)
         metadata["resourceVersion"] = self._next_revision()
         self._objects[key] = Stored(kind, obj)
         self._record("ADDED", kind, obj)

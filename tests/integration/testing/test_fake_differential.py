@@ -59,7 +59,12 @@ class Transcript:
         outcome = self.normalise(value)
         if defaulted and isinstance(outcome, dict):
             spec = outcome.get("spec") or {}
-            outcome = {"metadata": outcome["metadata"], "nodeName": spec.get("nodeName")}
+            status = outcome.get("status") or {}
+            outcome = {
+                "metadata": outcome["metadata"],
+                "nodeName": spec.get("nodeName"),
+                "status": {k: status.get(k) for k in ("phase", "qosClass", "conditions")},
+            }
         self.steps.append((label, outcome))
         return value
 
@@ -99,6 +104,9 @@ class Transcript:
                 metadata.pop(volatile, None)
             if "deletionTimestamp" in metadata:
                 metadata["deletionTimestamp"] = "<set>"
+            for condition in out.get("status", {}).get("conditions", []) or []:
+                if isinstance(condition, dict) and "lastTransitionTime" in condition:
+                    condition["lastTransitionTime"] = "<time>"
             if "resourceVersion" in metadata and "items" not in out:
                 metadata["resourceVersion"] = self.rank(str(metadata["resourceVersion"]))
             elif "resourceVersion" in metadata:
@@ -291,6 +299,16 @@ async def script(client: Client, ns: str) -> Transcript:
     await run("pod gone", lambda: client.get(POD, "p", namespace=ns))
 
     # binding, then graceful deletion of a pod on a node (no kubelet: it stays)
+    for name, resources in (
+        ("burstable", {"requests": {"cpu": "100m"}}),
+        ("guaranteed", {"limits": {"cpu": "1", "memory": "1Gi"}}),
+    ):
+        sized = {
+            **pod,
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"containers": [{"name": "c", "image": "x", "resources": resources}]},
+        }
+        await run(f"pod {name}", lambda sized=sized: client.create(sized), defaulted=True)
     pod_b = {**pod, "metadata": {"name": "b", "namespace": ns}}
     await run("pod b", lambda: client.create(pod_b), defaulted=True)
     await run("bind", lambda: client.bind("b", "node-1", namespace=ns))
