@@ -180,9 +180,11 @@ def _unknown_message(kind: str, api_version: str) -> str:
     )
 
 
-def unknown_resource_message(path: str) -> str:
+def unknown_resource_message(group: str, version: str, plural: str) -> str:
     """For a request to an unregistered resource: the 404 message says how to register it."""
+    api_version = f"{group}/{version}" if group else version
     return (
-        f"the fake cluster serves no resource at {path}: register the kind's class with "
-        "FakeCluster(kinds=[MyResource])"
+        f"the fake cluster serves no resource {plural!r} in {api_version}: register the "
+        "kind's class with FakeCluster(kinds=[MyResource]) (a CustomResource), or describe "
+        "it with crdkit.testing.FakeKind"
     )

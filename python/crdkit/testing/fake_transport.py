@@ -137,7 +137,7 @@ class FakeTransport:
             raise status_error(404, "NotFound", f"the fake apiserver serves no path {path}")
         kind = self._kinds.by_resource(group, version, rest[0])
         if kind is None:
-            raise status_error(404, "NotFound", unknown_resource_message(path))
+            raise status_error(404, "NotFound", unknown_resource_message(group, version, rest[0]))
         if kind.info.namespaced == (namespace is None) and len(rest) > 1:
             raise status_error(404, "NotFound", f"the fake apiserver serves no path {path}")
         name = rest[1] if len(rest) > 1 else None

@@ -361,6 +361,14 @@ async def watched(client: Client, ns: str) -> list[tuple[str, str, int | None]]:
             seen.append((event.type, obj["metadata"]["name"], obj["metadata"].get("generation")))
             if obj["metadata"]["name"] == "end":
                 break
+    # without a version: the matching objects as ADDED, then what happens next
+    async with asyncio.timeout(30):
+        events = client.watch(HELLO, namespace=ns, label_selector="x=1")
+        for _ in range(2):
+            event = await anext(events)
+            assert event.object is not None
+            seen.append((event.type, event.object["metadata"]["name"], None))
+        await events.aclose()  # type: ignore[attr-defined]
     return seen
 
 

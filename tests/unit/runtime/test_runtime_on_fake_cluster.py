@@ -10,7 +10,7 @@ from examples.hello.operator import Hello, HelloReconciler, HelloSpec
 from prometheus_client import CollectorRegistry
 
 from crdkit.client import Client, NotFound, object_key
-from crdkit.resources import ConfigMap, Event, ObjectMeta
+from crdkit.resources import ConfigMap, Event, Lease, ObjectMeta
 from crdkit.runtime import Informer, Manager, is_condition_true
 from crdkit.runtime.testing import reconcile_context
 from crdkit.testing import FakeCluster, eventually
@@ -102,6 +102,33 @@ async def test_a_manager_runs_the_hello_operator_on_the_fake_cluster() -> None:
             # the owned ConfigMap is deleted: the controller (owns=ConfigMap) recreates it
             await client.delete(ConfigMap, "w-greeting", namespace=NS)
             await eventually(greeted, 30, "greeting recreated")
+
+
+async def test_leader_election_takes_a_lease_on_the_fake_cluster() -> None:
+    cluster = FakeCluster(kinds=[Hello])
+    async with cluster.client() as client:
+        manager = Manager(
+            client,
+            namespace=NS,
+            leader_election=True,
+            leader_election_id="hello-leader",
+            leader_election_namespace=NS,
+            identity="me",
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            registry=CollectorRegistry(),
+        )
+        manager.add(HelloReconciler())
+        async with running(manager):
+
+            async def leading() -> bool:
+                try:
+                    lease = await client.get(Lease, "hello-leader", namespace=NS)
+                except NotFound:
+                    return False
+                return lease.spec.holder_identity == "me"
+
+            await eventually(leading, 30, "the lease held")
 
 
 async def test_the_reconcile_context_cache_reads_the_fake_cluster() -> None:

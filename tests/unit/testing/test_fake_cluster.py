@@ -349,7 +349,11 @@ async def test_unregistered_kinds_say_how_to_register_them() -> None:
     with pytest.raises(UnknownKind, match=r"FakeCluster\(kinds=\[Widget\]\)"):
         cluster.add({"apiVersion": "x.io/v1", "kind": "Widget", "metadata": {"name": "w"}})
     async with cluster.client() as client:
-        with pytest.raises(NotFound, match=r"register the kind's class with FakeCluster\(kinds="):
+        with pytest.raises(
+            NotFound,
+            match=r"serves no resource 'hellos' in hello\.example\.com/v1: register the kind's "
+            r"class with FakeCluster\(kinds=",
+        ):
             await client.get(Hello, "a", namespace=NS)
     with pytest.raises(ValueError, match=r"metadata\.namespace"):
         cluster.add(ConfigMap(metadata=ObjectMeta(name="c")))
