@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import random
 import uuid
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -110,11 +111,12 @@ class FakeApiServer:
         self._clock = clock
         self._objects: dict[Key, Stored] = {}
         self._revision = 0
-        self._history: list[WatchRecord] = []
+        self._history: deque[WatchRecord] = deque()
         self._history_limit = history
         self._oldest = 1  # the oldest revision a watch may start after
         self._listeners: list[Callable[[WatchRecord], None]] = []
         self._random = random.Random(0)
+        self._collecting = False  # the collector's deletes must not start it again
 
     # -- bookkeeping -----------------------------------------------------------------------
 
@@ -137,7 +139,7 @@ class FakeApiServer:
         record = WatchRecord(self._revision, type_, kind, copy.deepcopy(obj), previous)
         self._history.append(record)
         if len(self._history) > self._history_limit:
-            dropped = self._history.pop(0)
+            dropped = self._history.popleft()
             self._oldest = dropped.revision
         for listener in list(self._listeners):
             listener(record)
@@ -268,6 +270,11 @@ class FakeApiServer:
                 f"the name of the object ({metadata.get('name')}) does not match the name on "
                 f"the URL ({name})"
             )
+        if metadata.get("namespace") not in (None, "", namespace):
+            raise bad_request(
+                "the namespace of the provided object does not match the namespace sent on "
+                "the request"
+            )
         version = metadata.get("resourceVersion")
         if version in (None, ""):
             if not kind.unconditional_update:
@@ -338,6 +345,7 @@ class FakeApiServer:
         if metadata.get("deletionTimestamp") and not metadata.get("finalizers"):
             # The last finalizer is gone: the object goes, and the answer is it as updated.
             self._remove(stored, namespace, name)
+            self._collect_garbage()
             return new
         metadata["resourceVersion"] = self._next_revision()
         stored.obj = new
@@ -524,6 +532,15 @@ class FakeApiServer:
         orphaning owner strips its owner references from its dependents, then loses
         ``orphan``.
         """
+        if self._collecting:
+            return  # the running collection goes round again: it sees this change
+        self._collecting = True
+        try:
+            self._collect_until_stable()
+        finally:
+            self._collecting = False
+
+    def _collect_until_stable(self) -> None:
         changed = True
         while changed:
             changed = False

@@ -448,7 +448,7 @@ class FakeTransport:
             stream.put(_dump({"type": type_, "object": shown}))
 
         def on_write(record: WatchRecord) -> None:
-            if record.kind is not kind:
+            if record.kind.info != kind.info:
                 return
             if namespace is not None and record.obj["metadata"].get("namespace") != namespace:
                 return

@@ -303,6 +303,33 @@ async def test_garbage_collection_follows_owner_references() -> None:
     assert hellos == []  # the foreground owner went once its dependent was gone
 
 
+async def test_dependents_go_when_the_owners_last_finalizer_goes() -> None:
+    # Regression: the collector ran after deletes only, not after the update that removes
+    # the last finalizer of an owner being deleted, so its dependents stayed.
+    kept = hello("o")
+    kept.metadata.finalizers = ["example.com/keep"]
+    cluster = FakeCluster([kept])
+    async with cluster.client() as client:
+        owner = await client.get(Hello, "o", namespace=NS)
+        await client.create(owned("child", owner))
+        await client.delete(Hello, "o", namespace=NS)
+        assert [cm.metadata.name for cm in (await client.list(ConfigMap)).items] == ["child"]
+        deleting = await client.get(Hello, "o", namespace=NS)
+        deleting.metadata.finalizers = []
+        await client.replace(deleting)
+        assert (await client.list(ConfigMap)).items == []
+
+
+def test_a_body_in_another_namespace_is_refused() -> None:
+    # The Client builds the path from the body, so only a raw request can disagree.
+    cluster = FakeCluster()
+    stored = cluster.add(configmap("c"))
+    stored["metadata"]["namespace"] = "elsewhere"
+    kind = cluster.kinds.for_kind("v1", "ConfigMap")
+    with pytest.raises(BadRequest, match="namespace of the provided object"):
+        cluster.server.update(kind, NS, "c", stored)
+
+
 async def test_deleting_a_namespace_deletes_what_is_in_it() -> None:
     cluster = FakeCluster([Namespace(metadata=ObjectMeta(name=NS)), configmap("c")])
     async with cluster.client() as client:
