@@ -80,7 +80,12 @@ class FakeCluster:
         return Client(ClientConfig(server=FAKE_SERVER), transport=transport)
 
     def add(self, obj: KubernetesObject | dict[str, Any]) -> dict[str, Any]:
-        """Create ``obj`` now, as ``client.create`` would; the stored object as JSON."""
+        """Store ``obj`` now; the stored object as JSON.
+
+        Unlike ``client.create`` it keeps the ``status``, ``uid``, ``creationTimestamp`` and
+        ``generation`` it is given (so owner references between seeds can name uids, and a
+        reconciler can be tested against any status), and a ``deletionTimestamp`` while it has
+        finalizers (an object being deleted)."""
         if isinstance(obj, CustomResource):
             info = type(obj).__resource__
             if info is not None and self.kinds.by_kind(info.group, info.version, info.kind) is None:
@@ -94,7 +99,9 @@ class FakeCluster:
         if kind.info.namespaced and not namespace:
             name = (data.get("metadata") or {}).get("name")
             raise ValueError(f"objects: {kind_name} {name!r} is namespaced: set metadata.namespace")
-        return self.server.create(kind, namespace if kind.info.namespaced else None, data)
+        return self.server.create(
+            kind, namespace if kind.info.namespaced else None, data, seed=True
+        )
 
     @property
     def resource_version(self) -> str:

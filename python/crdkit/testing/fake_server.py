@@ -49,6 +49,14 @@ Key = tuple[str, str, str, str | None, str]  # group, version, plural, namespace
 
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # as the apiserver's name generator
 _FOREGROUND = "foregroundDeletion"
+# Server-set fields a seeded object may bring (a starting state the API could have reached).
+_SEEDABLE = (
+    "uid",
+    "creationTimestamp",
+    "generation",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
 _ORPHAN = "orphan"
 
 
@@ -195,7 +203,10 @@ class FakeApiServer:
         suffix = "".join(self._random.choice(_GENERATE_ALPHABET) for _ in range(5))
         return prefix + suffix
 
-    def create(self, kind: FakeKind, namespace: str | None, obj: Obj) -> Obj:
+    def create(self, kind: FakeKind, namespace: str | None, obj: Obj, *, seed: bool = False) -> Obj:
+        """POST. With ``seed`` (a test's starting state, not an API call) the object keeps the
+        ``uid``, ``creationTimestamp``, ``generation``, ``status`` and, while finalizers hold
+        it, ``deletionTimestamp`` it was given, so a test can start from any state."""
         obj = copy.deepcopy(obj)
         metadata = _meta(obj)
         info = kind.info
@@ -229,22 +240,27 @@ class FakeApiServer:
                 kind,
                 name,
             )
-        for server_field in (
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "generation",
-            "managedFields",
-            "selfLink",
-        ):
+        given = {k: metadata[k] for k in _SEEDABLE if metadata.get(k) is not None} if seed else {}
+        if given.get("deletionTimestamp") and not metadata.get("finalizers"):
+            raise ValueError(
+                f"objects: {info.kind} {name!r} has metadata.deletionTimestamp but no "
+                "finalizers: the apiserver would have deleted it"
+            )
+        for server_field in (*_SEEDABLE, "managedFields", "selfLink"):
             metadata.pop(server_field, None)
         _tidy(metadata)
         metadata["uid"] = str(uuid.uuid4())
         metadata["creationTimestamp"] = _now_text(self._clock)
         if kind.tracks_generation:
             metadata["generation"] = 1
-        if kind.status_subresource:
+        if given.get("deletionTimestamp"):
+            metadata.setdefault("deletionGracePeriodSeconds", 0)
+        metadata.update(given)
+        seeded_status = seed and obj.get("status") is not None
+        if kind.status_subresource and not seeded_status:
             obj.pop("status", None)  # the main resource never writes status
-        on_create(info.group, info.kind, obj)
+        if not seeded_status:
+            on_create(info.group, info.kind, obj)
         metadata["resourceVersion"] = self._next_revision()
         self._objects[key] = Stored(kind, obj)
         self._record("ADDED", kind, obj)

@@ -361,6 +361,39 @@ async def test_metadata_only_reads() -> None:
     assert "data" not in item.model_dump()
 
 
+async def test_seeds_keep_the_state_a_test_starts_from() -> None:
+    owner = Hello.model_validate(
+        {
+            "metadata": {"name": "o", "namespace": NS, "uid": "owner-uid", "generation": 3},
+            "spec": {"target": "t"},
+            "status": {"observedGeneration": 2},
+        }
+    )
+    going = hello("going")
+    going.metadata.finalizers = ["example.com/keep"]
+    going.metadata.deletion_timestamp = datetime(2030, 1, 1, tzinfo=UTC)
+    running = Pod.model_validate(
+        {"metadata": {"name": "p", "namespace": NS}, "status": {"phase": "Running"}}
+    )
+    cluster = FakeCluster([owner, going, running])
+    async with cluster.client() as client:
+        o = await client.get(Hello, "o", namespace=NS)
+        g = await client.get(Hello, "going", namespace=NS)
+        p = await client.get(Pod, "p", namespace=NS)
+        fresh = await client.create(hello("fresh"))
+    assert (o.metadata.uid, o.metadata.generation) == ("owner-uid", 3)
+    assert o.status == HelloStatus(observed_generation=2)
+    assert g.metadata.deletion_timestamp == datetime(2030, 1, 1, tzinfo=UTC)
+    assert g.metadata.deletion_grace_period_seconds == 0
+    assert p.status is not None
+    assert p.status.phase == "Running"
+    assert fresh.metadata.generation == 1  # the API path still sets its own
+    gone = hello("gone")
+    gone.metadata.deletion_timestamp = datetime(2030, 1, 1, tzinfo=UTC)
+    with pytest.raises(ValueError, match="deletionTimestamp but no finalizers"):
+        cluster.add(gone)
+
+
 def test_deployment_tracks_generation_and_configmap_does_not() -> None:
     cluster = FakeCluster()
     deployment = cluster.add(
