@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry
 
 from crdkit.client import Client, NotFound, object_key
 from crdkit.resources import ConfigMap, Event, Lease, ObjectMeta
-from crdkit.runtime import Informer, Manager, is_condition_true
+from crdkit.runtime import Context, Informer, Manager, is_condition_true
 from crdkit.runtime.testing import reconcile_context
 from crdkit.testing import FakeCluster, eventually
 
@@ -102,6 +102,55 @@ async def test_a_manager_runs_the_hello_operator_on_the_fake_cluster() -> None:
             # the owned ConfigMap is deleted: the controller (owns=ConfigMap) recreates it
             await client.delete(ConfigMap, "w-greeting", namespace=NS)
             await eventually(greeted, 30, "greeting recreated")
+
+
+class CleaningHello(HelloReconciler):
+    """Hello's reconciler with a finalizer: records what it cleaned up."""
+
+    name = "cleaning-hello"
+
+    def __init__(self) -> None:
+        self.finalized: list[str] = []
+
+    async def finalize(self, ctx: Context, obj: Hello) -> None:
+        self.finalized.append(obj.metadata.name or "")
+
+
+async def test_a_finalizing_reconciler_holds_deletion_until_it_cleaned_up() -> None:
+    cluster = FakeCluster(kinds=[Hello])
+    reconciler = CleaningHello()
+    async with cluster.client() as client:
+        manager = Manager(
+            client,
+            namespace=NS,
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            registry=CollectorRegistry(),
+        )
+        manager.add(reconciler)
+        async with running(manager):
+            await client.create(
+                Hello(metadata=ObjectMeta(name="w", namespace=NS), spec=HelloSpec(target="w"))
+            )
+
+            async def finalizer_added() -> bool:
+                hello = await client.get(Hello, "w", namespace=NS)
+                return reconciler.finalizer_name() in hello.metadata.finalizers
+
+            await eventually(finalizer_added, 30, "the finalizer added")
+            deleting = await client.delete(Hello, "w", namespace=NS)
+            assert deleting is not None
+            assert deleting.metadata.deletion_timestamp is not None  # held by the finalizer
+
+            async def gone() -> bool:
+                try:
+                    await client.get(Hello, "w", namespace=NS)
+                except NotFound:
+                    return True
+                return False
+
+            await eventually(gone, 30, "the Hello gone after finalize")
+    assert set(reconciler.finalized) == {"w"}  # finalize may run again: it is idempotent
 
 
 async def test_leader_election_takes_a_lease_on_the_fake_cluster() -> None:
