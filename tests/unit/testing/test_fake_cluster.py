@@ -20,7 +20,15 @@ from crdkit.client import (
     PropagationPolicy,
     UnsupportedMediaType,
 )
-from crdkit.resources import ConfigMap, Deployment, Namespace, ObjectMeta, OwnerReference, Pod
+from crdkit.resources import (
+    ConfigMap,
+    CustomResource,
+    Deployment,
+    Namespace,
+    ObjectMeta,
+    OwnerReference,
+    Pod,
+)
 from crdkit.testing import FakeCluster, FakeKind, UnknownKind
 
 NS = "ns"
@@ -447,3 +455,24 @@ async def test_the_client_must_be_open_and_takes_no_retry_options_with_a_transpo
 
     with pytest.raises(ValueError, match="retry"):
         Client(ClientConfig(server="https://x"), transport=client.transport, max_retries=1)
+
+
+class Job(
+    CustomResource,
+    group="x.io",
+    version="v1",
+    kind="Job",
+    selectable_fields=[".spec.queue"],
+):
+    spec: dict[str, str]
+
+
+async def test_a_crds_selectable_fields_are_field_selectors() -> None:
+    jobs = [
+        Job(metadata=ObjectMeta(name=n, namespace=NS), spec={"queue": q})
+        for n, q in (("j1", "a"), ("j2", "b"))
+    ]
+    cluster = FakeCluster(jobs)
+    async with cluster.client() as client:
+        page = await client.list(Job, namespace=NS, field_selector="spec.queue=b")
+    assert [j.metadata.name for j in page.items] == ["j2"]
