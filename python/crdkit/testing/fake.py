@@ -16,10 +16,12 @@ changes only, the status subresource, finalizers holding a deleted object with i
 version (so informers, caches and a whole ``Manager`` run on it), and garbage collection of
 dependents through owner references.
 
-What it does not do: admission and defaulting (no default values, no webhooks, no OpenAPI
-validation, namespaces need not exist), ``managedFields`` and field ownership (server-side
-apply merges the applied fields; no conflicts between managers), strategic merge by list
-keys (a strategic patch is a merge patch), and a consistent snapshot across list pages.
+What it does not do: defaulting beyond a few fields (:mod:`crdkit.testing.fake_defaults`),
+admission and validation (no webhooks, no OpenAPI or CEL checks, namespaces need not exist),
+``managedFields`` (server-side apply tracks only what each applier applied: no conflicts, see
+:mod:`crdkit.testing.fake_patch`), strategic merge by list keys (a strategic patch is a merge
+patch), a consistent snapshot across list pages, bookmarks, watch timeouts, and conversion
+between versions of one kind.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """What the fake apiserver knows about each kind it serves: REST names and server behaviour.
 
 The behaviour differs per kind in ways a reconciler notices, so each ``FakeKind`` says it
-(measured on kube-apiserver 1.3x, see tests/integration/testing/test_fake_differential.py):
+(measured on the local control plane's kube-apiserver v1.37, see
+tests/integration/testing/test_fake_differential.py):
 whether ``metadata.generation`` is tracked (CRDs, Pods, workloads; not ConfigMaps),
 whether ``status`` is a subresource (then the main resource ignores status changes and the
 status subresource ignores everything else), whether a delete answers with the deleted object
