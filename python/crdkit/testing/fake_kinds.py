@@ -2,7 +2,7 @@
 
 The behaviour differs per kind in ways a reconciler notices, so each ``FakeKind`` says it
 (measured on the local control plane's kube-apiserver v1.37, see
-tests/integration/testing/test_fake_differential.py):
+tests/integration/testing/test_fake_differential.py and test_fake_builtin_kinds.py):
 whether ``metadata.generation`` is tracked (CRDs, Pods, workloads; not ConfigMaps),
 whether ``status`` is a subresource (then the main resource ignores status changes and the
 status subresource ignores everything else), whether a delete answers with the deleted object
@@ -40,6 +40,9 @@ class FakeKind:
     strategic_merge_patch: bool = True
     # Built-in lists leave apiVersion and kind out of their items; custom resource lists keep them.
     typed_list_items: bool = False
+    # A built-in kind without a status field (ConfigMap) drops a "status" sent to it, as Go's
+    # decoding drops any field the type does not have.
+    has_status: bool = True
     field_selectors: frozenset[str] = field(default_factory=frozenset)
 
     @property
@@ -84,24 +87,24 @@ _POD_FIELDS = frozenset(
 )
 
 # kind: (status subresource, tracks generation, delete returns the object, extra field selectors)
-# Measured on the local control plane, except where marked "as its registry" (read there).
+# Measured on the local control plane: tests/integration/testing/test_fake_builtin_kinds.py.
 _BUILTIN_TRAITS: dict[str, tuple[bool, bool, bool, frozenset[str]]] = {
     "ConfigMap": (False, False, False, frozenset()),
     "Secret": (False, False, False, frozenset({"type"})),
     "ServiceAccount": (False, False, True, frozenset()),
     "Lease": (False, False, False, frozenset()),
-    "Event": (False, False, False, frozenset()),  # as its registry
+    "Event": (False, False, False, frozenset()),
     "Pod": (True, True, True, _POD_FIELDS),
     "Node": (True, False, False, frozenset({"spec.unschedulable"})),
     "Namespace": (True, False, True, frozenset({"status.phase"})),
     "Service": (True, False, True, frozenset()),
-    "PersistentVolumeClaim": (True, False, True, frozenset()),  # as its registry
+    "PersistentVolumeClaim": (True, False, True, frozenset()),
     "Deployment": (True, True, False, frozenset()),
     "StatefulSet": (True, True, False, frozenset()),
-    "DaemonSet": (True, True, False, frozenset()),  # as its registry
-    "ReplicaSet": (True, True, False, frozenset({"status.replicas"})),  # as its registry
+    "DaemonSet": (True, True, False, frozenset()),
+    "ReplicaSet": (True, True, False, frozenset({"status.replicas"})),
     "Job": (True, True, True, frozenset({"status.successful"})),
-    "CronJob": (True, True, False, frozenset()),  # as its registry
+    "CronJob": (True, True, False, frozenset()),
     "PodDisruptionBudget": (True, True, False, frozenset()),
 }
 
@@ -118,6 +121,7 @@ def _builtin(kind: str) -> FakeKind:
         tracks_generation=generation,
         returns_deleted_object=returns_object,
         field_selectors=fields,
+        has_status=status,
     )
 
 

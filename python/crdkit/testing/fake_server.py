@@ -257,6 +257,8 @@ class FakeApiServer:
             metadata.setdefault("deletionGracePeriodSeconds", 0)
         metadata.update(given)
         seeded_status = seed and obj.get("status") is not None
+        if not kind.has_status:
+            obj.pop("status", None)
         if kind.status_subresource and not seeded_status:
             obj.pop("status", None)  # the main resource never writes status
         if not seeded_status:
@@ -321,6 +323,8 @@ class FakeApiServer:
                 new["status"] = status
         else:
             new["apiVersion"], new["kind"] = kind.info.api_version, kind.info.kind
+            if not kind.has_status:
+                new.pop("status", None)
             if kind.status_subresource:
                 if "status" in old:
                     new["status"] = copy.deepcopy(old["status"])

@@ -402,6 +402,16 @@ async def test_seeds_keep_the_state_a_test_starts_from() -> None:
         cluster.add(gone)
 
 
+async def test_a_kind_without_status_drops_one_sent_to_it() -> None:
+    cluster = FakeCluster()
+    async with cluster.client() as client:
+        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": NS}}
+        created = await client.create({**body, "status": {"x": 1}})
+        replaced = await client.replace({**created, "status": {"x": 2}})
+    assert "status" not in created
+    assert "status" not in replaced
+
+
 def test_deployment_tracks_generation_and_configmap_does_not() -> None:
     cluster = FakeCluster()
     deployment = cluster.add(
