@@ -58,6 +58,11 @@ def _params(params: Params | None) -> dict[str, str]:
     return dict(params)
 
 
+def _list_key(obj: Obj) -> tuple[str, str]:
+    metadata = obj.get("metadata") or {}
+    return (metadata.get("namespace") or "", metadata.get("name") or "")
+
+
 def _metadata_only(accept: str) -> bool:
     return "as=PartialObjectMetadata" in accept
 
@@ -257,24 +262,31 @@ class FakeTransport:
         start = 0
         token = query.get("continue")
         if token:
+            # The token holds the last key served: the next page starts after it, as etcd's
+            # range does, so objects deleted meanwhile shift nothing.
             try:
-                revision, offset = json.loads(base64.b64decode(token))
-                start = int(offset)
+                revision, last_namespace, last_name = json.loads(base64.b64decode(token))
+                last = (str(last_namespace), str(last_name))
             except (ValueError, TypeError):
                 raise status_error(400, "BadRequest", f"invalid continue token {token!r}") from None
-        limit = int(query.get("limit") or 0)
+            start = next((i for i, item in enumerate(items) if _list_key(item) > last), len(items))
+        try:
+            limit = int(query.get("limit") or 0)
+        except ValueError:
+            raise status_error(400, "BadRequest", f"invalid limit {query['limit']!r}") from None
         page = items[start : start + limit] if limit else items[start:]
+        metadata: dict[str, Any] = {"resourceVersion": revision}
+        if limit and start + limit < len(items):
+            # Later pages are read from the live store: not the snapshot etcd would keep.
+            last_namespace, last_name = _list_key(page[-1])
+            metadata["continue"] = base64.b64encode(
+                json.dumps([revision, last_namespace, last_name]).encode()
+            ).decode()
+            metadata["remainingItemCount"] = len(items) - start - limit
         if not kind.typed_list_items:
             for item in page:
                 item.pop("apiVersion", None)
                 item.pop("kind", None)
-        metadata: dict[str, Any] = {"resourceVersion": revision}
-        if limit and start + limit < len(items):
-            # Later pages are read from the live store: not the snapshot etcd would keep.
-            metadata["continue"] = base64.b64encode(
-                json.dumps([revision, start + limit]).encode()
-            ).decode()
-            metadata["remainingItemCount"] = len(items) - start - limit
         return {
             "apiVersion": kind.info.api_version,
             "kind": kind.info.list_kind,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -101,6 +102,22 @@ async def test_get_list_and_selectors() -> None:
         assert paged.resource_version == cluster.resource_version
         with pytest.raises(BadRequest, match=r"field label not supported: spec\.target"):
             await client.list(Hello, field_selector="spec.target=world")
+
+
+async def test_list_pages_continue_after_the_last_key_served() -> None:
+    cluster = FakeCluster([configmap(n) for n in ("a", "b", "c", "d")])
+    path = "/api/v1/namespaces/ns/configmaps"
+    async with cluster.client() as client:
+        first = json.loads(await client.transport.request("GET", path, params={"limit": "2"}))
+        assert first["metadata"]["remainingItemCount"] == 2
+        await client.delete(ConfigMap, "a", namespace=NS)  # already served: shifts nothing
+        token = first["metadata"]["continue"]
+        second = json.loads(
+            await client.transport.request("GET", path, params={"limit": "2", "continue": token})
+        )
+    assert [item["metadata"]["name"] for item in second["items"]] == ["c", "d"]
+    assert "continue" not in second["metadata"]
+    assert second["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
 
 
 async def test_pod_field_selectors_beyond_metadata() -> None:
