@@ -33,7 +33,7 @@ from crdkit.client.discovery import Discovery, GroupVersionKind
 from crdkit.client.errors import Gone
 from crdkit.client.exec_plugin import DEFAULT_EXEC_TIMEOUT
 from crdkit.client.objects import name_of, namespace_of
-from crdkit.client.transport import JSON, Transport
+from crdkit.client.transport import JSON, ApiTransport, Transport
 from crdkit.client.watch import WatchEvent, WatchParser
 from crdkit.resources import (
     METADATA_ACCEPT,
@@ -139,12 +139,24 @@ class Client:
         *,
         max_retries: int | None = None,
         retry: RetryPolicy | None = None,
+        transport: ApiTransport | None = None,
     ) -> None:
         """``retry`` says which failed attempts are sent again (default :class:`RetryPolicy`:
         throttling after ``Retry-After``, connection failures with backoff, at most 5
-        retries); ``max_retries`` overrides just its bound."""
+        retries); ``max_retries`` overrides just its bound.
+
+        ``transport`` replaces the HTTP layer with anything that answers the same requests
+        (:class:`~crdkit.client.transport.ApiTransport`), e.g. the in-memory apiserver of
+        :class:`crdkit.testing.FakeCluster`; ``retry`` and ``max_retries`` then do not apply.
+        """
+        if transport is not None and (retry is not None or max_retries is not None):
+            raise ValueError("retry, max_retries: they configure the HTTP transport, not transport")
         self.config = config
-        self.transport = Transport(config, retry=retry, max_retries=max_retries)
+        self.transport: ApiTransport = (
+            transport
+            if transport is not None
+            else Transport(config, retry=retry, max_retries=max_retries)
+        )
         self.discovery = Discovery(self._get_bytes)
 
     # -- construction ----------------------------------------------------------------------

@@ -23,9 +23,9 @@ import logging
 import socket
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import aiohttp
 
@@ -39,7 +39,14 @@ from crdkit.client.retry import ConnectionFailure, RetryPolicy, retry_after_seco
 if TYPE_CHECKING:
     from crdkit.client.config import ClientConfig, Timeouts
 
-__all__ = ["Params", "TcpKeepalive", "Transport", "keepalive_socket_factory"]
+__all__ = [
+    "ApiTransport",
+    "ChunkStream",
+    "Params",
+    "TcpKeepalive",
+    "Transport",
+    "keepalive_socket_factory",
+]
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +133,52 @@ def _connection_failure(error: aiohttp.ClientError) -> ConnectionFailure | None:
     if isinstance(error, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError):
         return ConnectionFailure.BROKEN
     return None
+
+
+class ChunkStream(Protocol):
+    """A watch body: ``readany`` returns the next bytes, ``b""`` once the server ended it."""
+
+    async def readany(self) -> bytes: ...
+
+
+class ApiTransport(Protocol):
+    """What :class:`~crdkit.client.Client` needs of its HTTP layer: :class:`Transport`, or an
+    in-memory apiserver for unit tests (``crdkit.testing.FakeCluster``).
+
+    ``request`` returns the body of a 2xx answer and raises the
+    :mod:`crdkit.client.errors` exception of any other; ``stream`` opens a watch and yields
+    its body.
+    """
+
+    @property
+    def is_open(self) -> bool: ...
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Params | None = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+        accept: str = JSON,
+        timeouts: Timeouts | None = None,
+    ) -> bytes: ...
+
+    def stream(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Params | None = None,
+        accept: str = JSON,
+        idle_timeout: float | None = None,
+        connect_timeout: float | None = None,
+    ) -> AbstractAsyncContextManager[ChunkStream]: ...
 
 
 class Transport:

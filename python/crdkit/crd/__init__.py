@@ -10,12 +10,21 @@
 
 ``schema`` leans on ``unions`` (models of a union merged into one object with a CEL rule),
 ``formats`` (string formats and their Python checks) and ``re2`` (patterns the apiserver can
-compile); ``structural`` is the offline check. ``crdkit gen-crd`` (``cli``) drives it all;
-``discover`` turns its TARGETs into classes.
+compile); ``structural`` is the offline check, ``budget`` the offline CEL cost check
+(``cel_parse`` → ``cel_cost``, typed by ``cel_types``, counted in ``cel_ranges``).
+``crdkit gen-crd`` (``cli``) drives it all; ``discover`` turns its TARGETs into classes.
 """
 
 from crdkit.crd.assemble import build_crd, build_crds
-from crdkit.crd.errors import AssemblyError, CrdError, SchemaError, StructuralError, TargetError
+from crdkit.crd.budget import budget_problems, rule_costs
+from crdkit.crd.errors import (
+    AssemblyError,
+    CostError,
+    CrdError,
+    SchemaError,
+    StructuralError,
+    TargetError,
+)
 from crdkit.crd.markers import (
     AtMostOneOf,
     EmbeddedResource,
@@ -51,6 +60,7 @@ __all__ = [
     "AssemblyError",
     "AtMostOneOf",
     "Bytes",
+    "CostError",
     "CrdError",
     "Duration",
     "EmbeddedResource",
@@ -80,6 +90,7 @@ __all__ = [
     "StructuralError",
     "TargetError",
     "XValidation",
+    "budget_problems",
     "build_crd",
     "build_crds",
     "crd_schema",
@@ -87,6 +98,7 @@ __all__ = [
     "python_only",
     "render",
     "render_all",
+    "rule_costs",
     "schema_violations",
     "structural_schema",
     "unmirrored_validators",

@@ -3,7 +3,7 @@
 Classes are grouped by (group, kind): each group is one CRD, each class one version of it.
 The versions must agree on everything that belongs to the kind (names, scope, conversion,
 CRD labels) and exactly one of them is the storage version. Every version's schema is run
-through the structural checker before the CRD is returned.
+through the structural checker and the CEL cost budget before the CRD is returned.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from crdkit.crd.errors import AssemblyError, StructuralError
+from crdkit.crd.budget import budget_problems
+from crdkit.crd.errors import AssemblyError, CostError, StructuralError
 from crdkit.crd.paths import resolve_path
 from crdkit.crd.schema import crd_schema
 from crdkit.crd.structural import schema_violations
@@ -171,6 +172,9 @@ def _version(
     violations = schema_violations(schema, status_subresource=status)
     if violations:
         raise StructuralError(f"{options.crd_name} {options.version}", violations)
+    over_budget = budget_problems(schema)
+    if over_budget:
+        raise CostError(f"{options.crd_name} {options.version}", over_budget)
     version: dict[str, Any] = {
         "name": options.version,
         "served": options.served,

@@ -6,18 +6,20 @@ and makes ``--check`` fail.
 Exit status: 0 done; 1 ``--check`` found files out of date (the diff is printed) or
 validators the CRD does not mirror; 2 bad input
 (nothing found, a class without group, two storage versions, a field with no structural
-form), reported as one line on stderr.
+form, a CEL rule over the apiserver's cost budget), reported as one line on stderr. A CEL rule
+whose cost is not estimated offline is named in a note on stderr (the apiserver decides it).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
 from crdkit.crd.assemble import build_crds
+from crdkit.crd.budget import unestimated_rules
 from crdkit.crd.discover import find_resources
 from crdkit.crd.errors import CrdError
 from crdkit.crd.output import drift, render_all, write_all
@@ -52,6 +54,7 @@ def gen_crd(targets: tuple[str, ...], output_dir: Path | None, check_dir: Path |
         crds = build_crds(resources)
     except CrdError as error:
         _fail(str(error))
+    _note_unestimated(crds)
     unmirrored = unmirrored_validators(resources)
     for validator in unmirrored:
         click.echo(
@@ -90,6 +93,18 @@ def gen_crd(targets: tuple[str, ...], output_dir: Path | None, check_dir: Path |
             click.echo(f"wrote {path}", err=True)
         return
     click.echo(render_all(crds), nl=False)
+
+
+def _note_unestimated(crds: list[dict[str, Any]]) -> None:
+    for crd in crds:
+        for version in crd["spec"]["versions"]:
+            for rule in unestimated_rules(version["schema"]["openAPIV3Schema"]):
+                click.echo(
+                    f"crdkit gen-crd: note: {crd['metadata']['name']} {version['name']} "
+                    f"{rule.where}: CEL cost not estimated offline ({rule.reason}); the "
+                    "apiserver checks it against its budget when the CRD is created",
+                    err=True,
+                )
 
 
 def _fail(message: str) -> NoReturn:

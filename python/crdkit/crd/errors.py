@@ -5,13 +5,21 @@
     CrdError (ValueError)
       ├── SchemaError       a pydantic type with no structural form; names model and field path
       ├── StructuralError   a generated schema breaks one of the apiserver's structural rules
+      ├── CostError         CEL rules over the apiserver's estimated cost budget
       ├── AssemblyError     classes of one kind disagree (two storage versions, names, scope)
       └── TargetError       a gen-crd TARGET names nothing importable or no custom resource
 """
 
 from __future__ import annotations
 
-__all__ = ["AssemblyError", "CrdError", "SchemaError", "StructuralError", "TargetError"]
+__all__ = [
+    "AssemblyError",
+    "CostError",
+    "CrdError",
+    "SchemaError",
+    "StructuralError",
+    "TargetError",
+]
 
 
 class CrdError(ValueError):
@@ -35,6 +43,15 @@ class StructuralError(CrdError):
         self.crd_name = crd_name
         self.violations = violations
         super().__init__(f"{crd_name}: schema is not structural: " + "; ".join(violations))
+
+
+class CostError(CrdError):
+    """CEL rules the apiserver would refuse as too expensive; lists each with its remedy."""
+
+    def __init__(self, crd_name: str, problems: list[str]) -> None:
+        self.crd_name = crd_name
+        self.problems = problems
+        super().__init__(f"{crd_name}: CEL cost over budget: " + "; ".join(problems))
 
 
 class AssemblyError(CrdError):

@@ -7,7 +7,7 @@ list and map types, ``x-kubernetes-validations`` shape, metadata restrictions) a
 validity of defaults. A bad schema is reported at generation time with the path of every
 offending node instead of as one opaque 422 at install time. ``crd_schema`` output always
 passes; the checker also guards hand-edited schemas and the converter itself. CEL rules are
-not compiled and their cost is not estimated.
+not compiled here; their cost is estimated by ``crdkit.crd.budget``.
 """
 
 from __future__ import annotations

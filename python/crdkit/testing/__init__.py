@@ -16,6 +16,9 @@ cuts watches, on demand: ``TcpFaultProxy`` and ``HttpFaultProxy``. ``eventually`
 condition on the live cluster until it holds. ``simulated_node`` and ``create_nodes`` register
 Nodes as a kubelet would (Ready, without the not-ready taint the apiserver adds), and
 ``SimulatedKubelet`` moves the pods bound to them to Running, then Succeeded or Failed.
+
+:class:`FakeCluster` is the opposite end: no processes at all, an in-memory apiserver behind
+a real ``Client`` (:mod:`crdkit.testing.fake`), for unit tests of reconcilers.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from crdkit.testing.control_plane import ControlPlane
 from crdkit.testing.crds import CrdSource, load_crds
 from crdkit.testing.errors import BinariesNotFoundError, ControlPlaneError
 from crdkit.testing.eventually import eventually
+from crdkit.testing.fake import FakeCluster
+from crdkit.testing.fake_kinds import FakeKind, UnknownKind
 from crdkit.testing.faults import (
     FaultMode,
     HttpFaultProxy,
@@ -41,12 +46,15 @@ __all__ = [
     "ControlPlane",
     "ControlPlaneError",
     "CrdSource",
+    "FakeCluster",
+    "FakeKind",
     "FaultMode",
     "HttpFaultProxy",
     "InjectedFault",
     "RecordedRequest",
     "SimulatedKubelet",
     "TcpFaultProxy",
+    "UnknownKind",
     "candidate_folders",
     "create_nodes",
     "eventually",

@@ -1,7 +1,9 @@
+from typing import Annotated
+
 import pytest
 from pydantic import Field
 
-from crdkit.crd import AssemblyError, build_crd, build_crds
+from crdkit.crd import AssemblyError, CostError, ExactlyOneOf, MaxItems, build_crd, build_crds
 from crdkit.crd.assemble import version_priority
 from crdkit.resources import (
     ApiModel,
@@ -251,3 +253,34 @@ def test_paths_the_apiserver_or_the_subresource_would_refuse(
 
     with pytest.raises(AssemblyError, match=message):
         build_crd([Refused])
+
+
+def _volumes_crd(max_items: int | None) -> type[CustomResource]:
+    class Source(ApiModel, validations=[ExactlyOneOf("a", "b", "c", "d", "e")]):
+        a: str | None = None
+        b: str | None = None
+        c: str | None = None
+        d: str | None = None
+        e: str | None = None
+
+    items = list[Source] if max_items is None else Annotated[list[Source], MaxItems(max_items)]
+
+    class Spec(ApiModel):
+        sources: items = Field(default_factory=list)  # type: ignore[valid-type]
+
+    class Sourced(CustomResource, group="cost.example.com", version="v1"):
+        spec: Spec
+
+    return Sourced
+
+
+def test_a_rule_over_the_cost_budget_is_refused_naming_field_and_remedy() -> None:
+    # five fields cost 10 each time; about a million objects fit a request
+    with pytest.raises(CostError) as caught:
+        build_crd([_volumes_crd(None)])
+    message = str(caught.value)
+    assert message.startswith("sourceds.cost.example.com v1: CEL cost over budget: ")
+    assert ".spec.sources[*]: x-kubernetes-validations[0].rule" in message
+    assert "by 1.048576x" in message  # worded as the apiserver words it
+    assert "bound the list/map around it (.spec.sources) with MaxItems" in message
+    assert build_crd([_volumes_crd(1000)])["spec"]["versions"][0]["name"] == "v1"

@@ -51,6 +51,12 @@ BAD = {
     "from crdkit.resources import ApiModel, CustomResource\n"
     "class S(ApiModel):\n    foo_bar: int = 0\n    other: int = Field(0, alias='fooBar')\n"
     "class T(CustomResource, group='a.example.com', version='v1'):\n    spec: S\n",
+    "costly": "from crdkit.crd import XValidation\n"
+    "from crdkit.resources import ApiModel, CustomResource\n"
+    "class Port(ApiModel, validations=[XValidation(\"self.name.matches('^[a-z]+$')\")]):\n"
+    "    name: str\n"
+    "class S(ApiModel):\n    ports: list[Port] = []\n"
+    "class T(CustomResource, group='a.example.com', version='v1'):\n    spec: S\n",
     "unbuildable": "from crdkit.resources import CustomResource\n"
     "class Plain:\n    pass\n"
     "class T(CustomResource, group='a.example.com', version='v1'):\n"
@@ -118,6 +124,15 @@ def test_output_dir_and_drift_check(models: Path) -> None:
         ("gen_infinite", "T (a.example.com/v1): field .spec.limits: default {'cpu': inf} holds"),
         ("gen_unbounded", "T (a.example.com/v1): field .spec.size: maximum 9223372036854775807"),
         ("gen_clash", "field .spec.fooBar: fields foo_bar and other of S both have the JSON name"),
+        (
+            "gen_costly",
+            "ts.a.example.com v1: CEL cost over budget: .spec.ports[*]: "
+            "x-kubernetes-validations[0].rule: CEL rule \"self.name.matches('^[a-z]+$')\" has "
+            "an estimated cost of 152,240,603,892 (x241,979 times it may run), over the "
+            "apiserver's budget of 10,000,000 by more than 100x: bound the list/map around it "
+            "(.spec.ports) with MaxItems/MaxProperties; bound what it reads (self.name) with "
+            "MaxLength/MaxItems/MaxProperties",
+        ),
         ("gen_unbuildable", "importing 'gen_unbuildable' failed: PydanticSchemaGenerationError"),
         ("gen_missing", "cannot import module 'gen_missing'"),
         ("gen_models:Nope", "has no attribute 'Nope'"),
@@ -254,3 +269,33 @@ def test_python_only_marks_the_function_below_the_decorators() -> None:
         "test_python_only_marks_the_function_below_the_decorators.<locals>.Unmarked._strip "
         "(field_validator)"
     ]
+
+
+def test_check_refuses_a_rule_over_budget_too(models: Path) -> None:
+    out_dir = models / "crds"
+    out_dir.mkdir()
+    code, out, err = run("gen_costly", "--check", str(out_dir))
+    assert code == 2
+    assert out == ""
+    assert ".spec.ports[*]: x-kubernetes-validations[0].rule" in err
+
+
+def test_a_rule_not_estimated_is_noted_and_generated(models: Path) -> None:
+    (models / "gen_bind.py").write_text(
+        "from crdkit.crd import XValidation\n"
+        "from crdkit.resources import ApiModel, CustomResource\n"
+        "class S(ApiModel, validations=[XValidation(\"cel.bind(n, self.name, n != '')\")]):\n"
+        "    name: str = 'x'\n"
+        "class T(CustomResource, group='a.example.com', version='v1'):\n    spec: S\n"
+    )
+    try:
+        code, out, err = run("gen_bind")
+    finally:
+        sys.modules.pop("gen_bind", None)
+    assert code == 0
+    assert "cel.bind" in out
+    assert err == (
+        "crdkit gen-crd: note: ts.a.example.com v1 .spec: x-kubernetes-validations[0].rule: CEL "
+        "cost not estimated offline (not read: cel.bind() is not read); the apiserver checks it "
+        "against its budget when the CRD is created\n"
+    )

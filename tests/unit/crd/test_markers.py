@@ -126,8 +126,8 @@ def test_exactly_one_of_and_at_most_one_of() -> None:
     with pytest.raises(ValidationError, match="at most one of spot, onDemand may be set"):
         Pick(gpus=1, spot=True, on_demand=False)
     assert [rule.rule for rule in Pick.__crd_validations__] == [
-        "[has(self.gpus), has(self.cpus)].filter(x, x).size() == 1",
-        "[has(self.spot), has(self.onDemand)].filter(x, x).size() <= 1",
+        "(has(self.gpus) ? 1 : 0) + (has(self.cpus) ? 1 : 0) == 1",
+        "(has(self.spot) ? 1 : 0) + (has(self.onDemand) ? 1 : 0) <= 1",
     ]
     with pytest.raises(ValueError, match="at least two fields"):
         ExactlyOneOf("gpus")
