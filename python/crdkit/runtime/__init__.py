@@ -11,7 +11,8 @@
     Controller workers ─▶ Reconciler.reconcile(ctx, obj) ─▶ Result | None | TerminalError
        ▲
     Manager: shared informers, one client, leader election (Lease), /metrics, /healthz,
-             /readyz, graceful shutdown on SIGTERM/SIGINT; Runnables beside the controllers
+             /readyz, graceful shutdown on SIGTERM/SIGINT; Runnables beside the controllers;
+             admission webhooks (Validator, Defaulter) over HTTPS
 
 The names operator authors use are re-exported from :mod:`crdkit`.
 """
@@ -23,6 +24,14 @@ from typing import TYPE_CHECKING
 from crdkit._lazy import lazy_namespace
 
 if TYPE_CHECKING:
+    from crdkit.runtime.admission import (
+        AdmissionContext,
+        Defaulter,
+        Denied,
+        MatchCondition,
+        Validator,
+        Webhook,
+    )
     from crdkit.runtime.cache import CacheReader
     from crdkit.runtime.conditions import (
         Condition,
@@ -79,6 +88,14 @@ if TYPE_CHECKING:
 
 # Lazy (PEP 562, see crdkit._lazy): importing one name loads only its module and what it needs.
 _HOMES = {
+    "crdkit.runtime.admission": (
+        "AdmissionContext",
+        "Defaulter",
+        "Denied",
+        "MatchCondition",
+        "Validator",
+        "Webhook",
+    ),
     "crdkit.runtime.cache": ("CacheReader",),
     "crdkit.runtime.conditions": (
         "Condition",
@@ -159,6 +176,7 @@ _HOMES = {
 __getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
 
 __all__ = [
+    "AdmissionContext",
     "AlreadyOwnedError",
     "AnnotationsChanged",
     "CacheReader",
@@ -167,6 +185,8 @@ __all__ = [
     "ConditionStatus",
     "Context",
     "Controller",
+    "Defaulter",
+    "Denied",
     "EventRecorder",
     "EventType",
     "FuncPredicate",
@@ -180,6 +200,7 @@ __all__ = [
     "LeaderElector",
     "Manager",
     "MapFunc",
+    "MatchCondition",
     "MaxOfRateLimiter",
     "Predicate",
     "QueueEmpty",
@@ -195,7 +216,9 @@ __all__ = [
     "Store",
     "TerminalError",
     "TokenBucketRateLimiter",
+    "Validator",
     "Watch",
+    "Webhook",
     "WorkQueue",
     "configure_logging",
     "controller_of",

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, get_args, get
 from crdkit.resources import KubernetesObject, resource_info
 
 if TYPE_CHECKING:
+    from crdkit.runtime.admission import Webhook
     from crdkit.runtime.context import Context
     from crdkit.runtime.manager import Manager
     from crdkit.runtime.predicates import Predicate
@@ -63,6 +64,10 @@ class Reconciler(Generic[T]):
     watches: ClassVar[Sequence[tuple[type[KubernetesObject], MapFunc] | Watch]] = ()
     """Other kinds whose changes matter: :class:`~crdkit.runtime.watch.Watch` objects, or
     ``(kind, map_fn)`` tuples, each with a function to the requests to reconcile."""
+
+    webhooks: ClassVar[Sequence[Webhook[Any]]] = ()
+    """Admission webhooks the manager serves with this controller (and ``crdkit gen-webhooks``
+    describes): :class:`~crdkit.runtime.admission.Webhook` objects, of any kinds."""
 
     predicates: ClassVar[Predicate | None] = None
     """Which events of the primary kind trigger a reconcile (default: all)."""
