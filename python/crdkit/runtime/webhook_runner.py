@@ -11,7 +11,7 @@ client config (``url``, default ``https://127.0.0.1:<port>``) and ``ca_bundle``:
 developer's machine, or a test's local control plane. In a cluster, ``crdkit gen-webhooks``
 writes them instead.
 
-The server and certificate modules (aiohttp.web, cryptography) are imported on start, so a
+The server and certificate modules (ssl, cryptography) are imported on start, so a
 manager without webhooks never loads them.
 """
 

@@ -42,13 +42,12 @@ async def gadget_crd(control_plane: ControlPlane) -> None:
 
 
 def _manager(client: Client, namespace: str, calls: Calls, **options: object) -> Manager:
-    manager = new_manager(
-        client,
-        namespace,
-        webhook_bind_address="127.0.0.1:0",
-        webhook_install=f"gadgets-{namespace}",
+    settings: dict[str, object] = {
+        "webhook_bind_address": "127.0.0.1:0",
+        "webhook_install": f"gadgets-{namespace}",
         **options,
-    )
+    }
+    manager = new_manager(client, namespace, **settings)
     manager.add_webhook(gadget_webhook(namespace, calls))
     return manager
 
@@ -182,3 +181,62 @@ async def test_certificate_rotation_loses_no_request(
             assert manager.webhook_runner.certs.reloads == 4
     finally:
         await delete_configurations(crdkit_client, f"gadgets-{namespace}")
+
+
+async def test_replacing_the_server_loses_no_request(
+    control_plane: ControlPlane,
+    crdkit_client: Client,
+    namespace: str,
+    gadget_crd: None,
+    tmp_path: Path,
+) -> None:
+    """A new manager listens on the port (SO_REUSEPORT) before the old one stops, as a restart
+    of the webhook server does; creates running through both never fail."""
+    ca = CertificateAuthority("gadget-ca", validity=dt.timedelta(days=1))
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    issue_pair(ca, certs)
+    old_calls, new_calls = Calls(), Calls()
+    old = _manager(crdkit_client, namespace, old_calls, webhook_cert_dir=certs)
+    old_run = asyncio.create_task(old.run())
+    writers: list[asyncio.Task[int]] = []
+    try:
+        await eventually(lambda: webhooks_active(control_plane, namespace), what="webhooks active")
+        done = asyncio.Event()
+        writers = [
+            asyncio.create_task(_create_stream(crdkit_client, namespace, f"r{i}", 5, done))
+            for i in range(3)
+        ]
+        await eventually(lambda: _answered(old_calls, "r", 3), what="the old server answers")
+        new = _manager(
+            crdkit_client,
+            namespace,
+            new_calls,
+            webhook_cert_dir=certs,
+            webhook_bind_address=f"127.0.0.1:{old.webhook_port}",
+        )
+        async with serving(new):
+            await eventually(lambda: _answered(new_calls, "r", 1), what="the new server answers")
+            old.stop()  # graceful: stops listening, lets the calls in flight finish
+            await asyncio.wait_for(old_run, 60)
+            answered = len(new_calls.validated)
+            await eventually(
+                lambda: _answered(new_calls, "r", answered + 10),
+                what="the new server alone answers",
+            )
+            done.set()
+            made = sum(await asyncio.gather(*writers))
+        listed = await crdkit_client.list(Gadget, namespace=namespace)
+        stream = [g for g in listed.items if (g.metadata.name or "").startswith("r")]
+        assert len(stream) == made >= 15
+        assert all(g.spec.color == "blue" for g in stream)
+    finally:
+        for writer in writers:
+            writer.cancel()
+        old.stop()
+        await asyncio.gather(old_run, *writers, return_exceptions=True)
+        await delete_configurations(crdkit_client, f"gadgets-{namespace}")
+
+
+async def _answered(calls: Calls, prefix: str, at_least: int) -> bool:
+    return sum(1 for _, name, _ in calls.validated if name.startswith(prefix)) >= at_least
