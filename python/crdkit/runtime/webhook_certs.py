@@ -2,18 +2,19 @@
 layout: ``tls.crt``, ``tls.key``, maybe ``ca.crt``) and reloaded when the files change, or a
 self-signed one for development.
 
-Reloading happens during the TLS handshake: each ClientHello checks the files' identity
-(inode, size, mtime) and, when it changed, loads them into a fresh ``SSLContext`` that this and
-later handshakes use. Connections already open keep theirs, nothing is dropped, and no timer is
-needed. Files caught half-written fail to load: the old certificate is kept (and a warning
-logged once) until a later handshake finds a pair that loads.
+Reloading happens during the TLS handshake: each ClientHello reads the two files (a few
+hundred bytes, beside a handshake's own cost) and, when their content changed, loads them into
+a fresh ``SSLContext`` that this and later handshakes use. Content, not mtime: a file rewritten
+in place within the filesystem's timestamp granularity would look unchanged. Connections
+already open keep theirs, nothing is dropped, and no timer is needed. Files caught half-written
+fail to load: the old certificate is kept (and a warning logged once) until a later handshake
+finds a pair that loads.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-import os
 import ssl
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,7 @@ KEY_FILE = "tls.key"
 CA_FILE = "ca.crt"
 DEV_VALIDITY = dt.timedelta(days=365)
 
-_Signature = tuple[tuple[int, int, int], ...]
+_Signature = tuple[bytes, bytes]
 
 
 def write_self_signed(directory: Path, hosts: Iterable[str]) -> bytes:
@@ -71,11 +72,12 @@ class CertWatcher:
         self.context.sni_callback = self._pick
 
     def _signature(self) -> _Signature | None:
+        # Read before loading: if the files change in between, the next handshake reads a
+        # content other than the one recorded and loads again.
         try:
-            stats = [os.stat(self.cert_path), os.stat(self.key_path)]
-        except FileNotFoundError:
+            return (self.cert_path.read_bytes(), self.key_path.read_bytes())
+        except OSError:  # missing or unreadable for a moment: keep what is loaded
             return None
-        return tuple((s.st_ino, s.st_size, s.st_mtime_ns) for s in stats)
 
     def _load(self) -> ssl.SSLContext:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
