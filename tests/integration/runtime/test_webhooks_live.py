@@ -12,6 +12,7 @@ import logging
 from pathlib import Path
 
 import pytest
+import yaml
 from _runtime_support import new_manager
 from _webhook_support import (
     Calls,
@@ -240,3 +241,46 @@ async def test_replacing_the_server_loses_no_request(
 
 async def _answered(calls: Calls, prefix: str, at_least: int) -> bool:
     return sum(1 for _, name, _ in calls.validated if name.startswith(prefix)) >= at_least
+
+
+async def test_the_generated_configurations_are_accepted(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """What ``crdkit gen-webhooks`` writes passes the apiserver's strict validation (a dry-run
+    create: nothing is installed)."""
+    from click.testing import CliRunner
+
+    from crdkit.cli import main
+    from crdkit.runtime.webhook_certs import write_self_signed
+
+    write_self_signed(tmp_path, ["hello-webhook.hello-system.svc"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "gen-webhooks",
+            "examples.hello.webhooks:HelloWebhookReconciler",
+            "--name",
+            "hello-generated",
+            "--service-name",
+            "hello-webhook",
+            "--service-namespace",
+            "hello-system",
+            "--ca-bundle",
+            str(tmp_path / "ca.crt"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    documents = list(yaml.safe_load_all(result.output))
+    assert [d["kind"] for d in documents] == [
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    ]
+    for document in documents:
+        plural = document["kind"].lower() + "s"
+        status, _, body = await admin_post(
+            control_plane,
+            f"/apis/admissionregistration.k8s.io/v1/{plural}?dryRun=All&fieldValidation=Strict",
+            document,
+        )
+        assert status == 201, body
+        assert body["webhooks"][0]["clientConfig"]["service"]["name"] == "hello-webhook"
