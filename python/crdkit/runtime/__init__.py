@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     )
     from crdkit.runtime.context import Context
     from crdkit.runtime.controller import Controller
+    from crdkit.runtime.conversion import Conversion
     from crdkit.runtime.events import EventRecorder, EventType
     from crdkit.runtime.factory import SharedInformerFactory
     from crdkit.runtime.informer import Informer
@@ -107,6 +108,7 @@ _HOMES = {
         "set_condition",
     ),
     "crdkit.runtime.context": ("Context",),
+    "crdkit.runtime.conversion": ("Conversion",),
     "crdkit.runtime.controller": ("Controller",),
     "crdkit.runtime.events": (
         "EventRecorder",
@@ -185,6 +187,7 @@ __all__ = [
     "ConditionStatus",
     "Context",
     "Controller",
+    "Conversion",
     "Defaulter",
     "Denied",
     "EventRecorder",

@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
     from crdkit.runtime.admission import Webhook
+    from crdkit.runtime.conversion import Conversion
     from crdkit.runtime.informer import Informer
     from crdkit.runtime.reconciler import Reconciler
     from crdkit.runtime.result import Request
@@ -180,6 +181,7 @@ class Manager:
             "url": webhook_url,
         }
         self.webhooks: list[Webhook[Any]] = []
+        self.conversions: list[Conversion] = []
         self.webhook_runner: WebhookRunner | None = None
         self._leader_election = leader_election
         self._leader_election_id = leader_election_id
@@ -249,6 +251,8 @@ class Manager:
         self.controllers.append(controller)
         for webhook in reconciler.webhooks:
             self.add_webhook(webhook)
+        for conversion in reconciler.conversions:
+            self.add_conversion(conversion)
         reconciler.setup(self)
         return controller
 
@@ -263,6 +267,14 @@ class Manager:
         ):
             raise ValueError(f"a webhook for {info.kind} ({info.api_version}) is already added")
         self.webhooks.append(webhook)
+
+    def add_conversion(self, conversion: Conversion) -> None:
+        """Serve ``conversion`` at ``/convert`` with the webhooks; before :meth:`run`."""
+        if self._started:
+            raise RuntimeError("conversions must be added before the manager runs")
+        if any(c.group_kind == conversion.group_kind for c in self.conversions):
+            raise ValueError(f"a conversion for {conversion.group_kind[1]} is already added")
+        self.conversions.append(conversion)
 
     @property
     def webhook_port(self) -> int:
@@ -375,7 +387,7 @@ class Manager:
         runnable's exception if one fails (after shutting down)."""
         if self._started:
             raise RuntimeError("a manager runs once")
-        if not self.controllers and not self._runnables and not self.webhooks:
+        if not (self.controllers or self._runnables or self.webhooks or self.conversions):
             raise RuntimeError(
                 "nothing to run: add a reconciler with manager.add(...), a runnable with "
                 "manager.add_runnable(...) or a webhook with manager.add_webhook(...)"
@@ -567,8 +579,10 @@ class Manager:
             await metrics.start(*self._metrics_address)
             self._servers.append(metrics)
             self.metrics_port = metrics.port
-        if self.webhooks:
-            self.webhook_runner = WebhookRunner(self.webhooks, **self._webhook_options)
+        if self.webhooks or self.conversions:
+            self.webhook_runner = WebhookRunner(
+                self.webhooks, conversions=self.conversions, **self._webhook_options
+            )
             await self.webhook_runner.start(self.client)
 
     async def _healthz(self) -> Response:

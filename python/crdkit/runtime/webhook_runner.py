@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from crdkit.client import Client
     from crdkit.runtime.admission import Webhook
+    from crdkit.runtime.conversion import Conversion
     from crdkit.runtime.webhook_certs import CertWatcher
     from crdkit.runtime.webhook_server import WebhookServer
 
@@ -50,8 +51,10 @@ class WebhookRunner:
         hosts: Sequence[str],
         install: str | None,
         url: str | None,
+        conversions: Sequence[Conversion] = (),
     ) -> None:
         self.webhooks = list(webhooks)
+        self.conversions = list(conversions)
         self.address = address
         self.cert_dir = cert_dir
         self.hosts = tuple(hosts)
@@ -85,7 +88,7 @@ class WebhookRunner:
         from crdkit.runtime.webhook_server import WebhookServer
 
         self.certs = CertWatcher(self._certificates())
-        self.server = WebhookServer(self.webhooks, self.certs.context)
+        self.server = WebhookServer(self.webhooks, self.certs.context, conversions=self.conversions)
         await self.server.start(*self.address)
         log.info(
             "webhook server listening",
@@ -106,11 +109,49 @@ class WebhookRunner:
         from crdkit.runtime.webhook_config import webhook_configurations
 
         assert self.install is not None
-        for configuration in webhook_configurations(
-            self.webhooks, name=self.install, url=self.advertised_url(), ca_bundle=self.ca_bundle
-        ):
-            await client.apply(configuration, field_manager=FIELD_MANAGER, force=True)
-            log.info("applied %s %s", configuration["kind"], self.install)
+        if self.webhooks:
+            for configuration in webhook_configurations(
+                self.webhooks,
+                name=self.install,
+                url=self.advertised_url(),
+                ca_bundle=self.ca_bundle,
+            ):
+                await client.apply(configuration, field_manager=FIELD_MANAGER, force=True)
+                log.info("applied %s %s", configuration["kind"], self.install)
+        for conversion in self.conversions:
+            await self._point_crd(client, conversion)
+
+    async def _point_crd(self, client: Client, conversion: Conversion) -> None:
+        """Set the kind's CRD to convert through this server (a merge patch of its
+        ``spec.conversion``: the rest of the CRD stays as installed)."""
+        import base64
+
+        from crdkit.client import GroupVersionKind, PatchType
+        from crdkit.resources import resource_info
+        from crdkit.runtime.conversion import CONVERT_PATH
+
+        info = resource_info(conversion.hub)
+        client_config: dict[str, Any] = {"url": self.advertised_url() + CONVERT_PATH}
+        if self.ca_bundle is not None:
+            client_config["caBundle"] = base64.b64encode(self.ca_bundle).decode()
+        patch = {
+            "spec": {
+                "conversion": {
+                    "strategy": "Webhook",
+                    "webhook": {
+                        "clientConfig": client_config,
+                        "conversionReviewVersions": ["v1"],
+                    },
+                }
+            }
+        }
+        await client.patch(
+            GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            f"{info.plural}.{info.group}",
+            patch,
+            patch_type=PatchType.MERGE,
+        )
+        log.info("pointed the CRD of %s at %s", info.kind, client_config["url"])
 
     async def close(self) -> None:
         if self.server is not None:

@@ -1,4 +1,5 @@
-"""The HTTPS server of admission webhooks (``POST`` of ``AdmissionReview`` v1).
+"""The HTTPS server of admission webhooks (``POST`` of ``AdmissionReview`` v1) and conversion
+webhooks (``ConversionReview`` v1 at ``/convert``).
 
 A small asyncio HTTP/1.1 server, like :mod:`crdkit.runtime.http` but for POST bodies over TLS
 and many requests at once. An unknown path is 404, another method than POST 405, a body that
@@ -29,6 +30,7 @@ import socket
 from typing import TYPE_CHECKING, Any
 
 from crdkit.runtime.admission import BadReview, Webhook, review
+from crdkit.runtime.conversion import CONVERT_PATH, Conversion, convert_review
 
 if TYPE_CHECKING:
     import ssl
@@ -70,6 +72,7 @@ class WebhookServer:
         webhooks: Sequence[Webhook[Any]],
         ssl_context: ssl.SSLContext,
         *,
+        conversions: Sequence[Conversion] = (),
         grace: float = 15.0,
         read_timeout: float = 30.0,
     ) -> None:
@@ -83,6 +86,10 @@ class WebhookServer:
                     if path in self._routes:
                         raise ValueError(f"two webhooks serve {path}: one per kind")
                     self._routes[path] = (webhook, mutate)
+        kinds = [c.group_kind for c in conversions]
+        if len(set(kinds)) != len(kinds):
+            raise ValueError("two conversions for one kind: one Conversion per kind")
+        self._conversions = list(conversions)
         self._ssl = ssl_context
         self._grace = grace
         self._read_timeout = read_timeout
@@ -94,7 +101,7 @@ class WebhookServer:
 
     @property
     def paths(self) -> list[str]:
-        return sorted(self._routes)
+        return sorted([*self._routes, *([CONVERT_PATH] if self._conversions else [])])
 
     async def start(self, host: str, port: int) -> None:
         """Bind (``port`` 0: a free one, see :attr:`port`) and serve."""
@@ -231,10 +238,19 @@ class WebhookServer:
 
     async def _respond(self, method: str, path: str, body: bytes) -> tuple[int, str, bytes]:
         route = self._routes.get(path)
-        if route is None:
+        converting = path == CONVERT_PATH and bool(self._conversions)
+        if route is None and not converting:
             raise _HttpError(404, f"no webhook at {path}")
         if method != "POST":
             raise _HttpError(405, "webhooks take POST")
+        if converting:
+            try:
+                answer = convert_review(self._conversions, json.loads(body))
+            except ValueError as error:  # ConversionError and json's errors
+                raise _HttpError(400, f"not a ConversionReview: {error}") from error
+            self.requests += 1
+            return 200, "application/json", json.dumps(answer).encode()
+        assert route is not None
         webhook, mutate = route
         try:
             answer = await review(webhook, json.loads(body), mutate=mutate)

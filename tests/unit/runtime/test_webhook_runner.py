@@ -14,7 +14,7 @@ import pytest
 
 from crdkit import Context, CustomResource, Manager, Reconciler
 from crdkit.client import Client, ClientConfig
-from crdkit.runtime import AdmissionContext, Validator, Webhook
+from crdkit.runtime import AdmissionContext, Conversion, Validator, Webhook
 from crdkit.runtime.webhook_runner import WebhookRunner
 
 
@@ -30,8 +30,21 @@ class LampValidator(Validator[Lamp]):
 LAMP_WEBHOOK = Webhook(Lamp, validator=LampValidator())
 
 
+class LampV2(Lamp, version="v2"):
+    def to_hub(self) -> Lamp:
+        return Lamp(metadata=self.metadata)
+
+    @classmethod
+    def from_hub(cls, hub: Lamp) -> LampV2:
+        return cls(metadata=hub.metadata)
+
+
+LAMP_CONVERSION = Conversion(hub=Lamp, spokes=(LampV2,))
+
+
 class LampReconciler(Reconciler[Lamp]):
     webhooks = (LAMP_WEBHOOK,)
+    conversions = (LAMP_CONVERSION,)
 
     async def reconcile(self, ctx: Context, obj: Lamp) -> None:
         return None
@@ -46,8 +59,11 @@ def test_a_reconcilers_webhooks_are_served_and_one_per_kind() -> None:
     manager = _manager()
     manager.add(LampReconciler())
     assert manager.webhooks == [LAMP_WEBHOOK]
+    assert manager.conversions == [LAMP_CONVERSION]
     with pytest.raises(ValueError, match=r"a webhook for Lamp \(lights.example.com/v1\)"):
         manager.add_webhook(Webhook(Lamp, validator=LampValidator()))
+    with pytest.raises(ValueError, match="a conversion for Lamp is already added"):
+        manager.add_conversion(Conversion(hub=Lamp, spokes=(LampV2,)))
 
 
 def test_a_bad_webhook_address_is_named() -> None:

@@ -106,6 +106,34 @@ async def test_what_is_not_a_review_gets_a_clear_status(
     assert server.requests == 0
 
 
+async def test_convert_is_served_only_with_conversions(tmp_path: Path) -> None:
+    from examples.conversion.boxes import BOX_CONVERSION
+
+    write_self_signed(tmp_path, ["127.0.0.1"])
+    context = ssl.create_default_context(cafile=str(tmp_path / "ca.crt"))
+    watcher = CertWatcher(tmp_path)
+    plain = WebhookServer([Webhook(Thing, validator=Gate())], watcher.context)
+    converting = WebhookServer([], watcher.context, conversions=[BOX_CONVERSION])
+    await plain.start("127.0.0.1", 0)
+    await converting.start("127.0.0.1", 0)
+    try:
+        assert (await _post(plain.port, context, "/convert", {}))[0] == 404
+        status, text = await _post(converting.port, context, "/convert", {"kind": "Pod"})
+        assert status == 400
+        assert "not a ConversionReview" in text
+        review = {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "ConversionReview",
+            "request": {"uid": "u", "desiredAPIVersion": "boxes.example.com/v2", "objects": []},
+        }
+        status, text = await _post(converting.port, context, "/convert", review)
+        assert status == 200
+        assert '"status": "Success"' in text
+    finally:
+        await plain.close()
+        await converting.close()
+
+
 async def test_invalid_json_is_400(served: Any) -> None:
     server, _, context = served
     async with (
