@@ -28,9 +28,11 @@ What ``run`` does, in order:
    as a controller-runtime manager does. If a runnable raises, the manager shuts down the same
    way and :meth:`Manager.run` raises that exception.
 
-``add(reconciler)`` wires a controller, its declared watches and its ``webhooks``, then calls the
-reconciler's ``setup(manager)``, where it may add informers, handlers and runnables of its own.
-``add_webhook(Webhook(Kind, validator=..., defaulter=...))`` adds webhooks on their own.
+``add(reconciler)`` wires a controller, its declared watches, ``webhooks`` and ``conversions``,
+then calls the reconciler's ``setup(manager)``, where it may add informers, handlers and
+runnables of its own.
+``add_webhook(Webhook(Kind, validator=..., defaulter=...))`` adds webhooks on their own,
+``add_conversion(Conversion(hub=..., spokes=...))`` a conversion webhook (``/convert``).
 """
 
 from __future__ import annotations
