@@ -158,6 +158,9 @@ class Webhook(Generic[K]):
                     raise ValueError(
                         f"{where}: {name} holds {operation!r}, not one of {', '.join(_OPERATIONS)}"
                     )
+        if "DELETE" in self.mutate_operations:
+            # A DELETE request carries no object to default (only the old one).
+            raise ValueError(f"{where}: mutate_operations cannot hold DELETE")
         if self.failure_policy not in ("Fail", "Ignore"):
             raise ValueError(f"{where}: failure_policy must be 'Fail' or 'Ignore'")
         if self.side_effects not in ("None", "NoneOnDryRun"):

@@ -215,6 +215,7 @@ def test_paths_follow_controller_runtime() -> None:
         ({}, "give a validator, a defaulter or both"),
         ({"validator": Checker(), "validate_operations": ()}, "validate_operations must not"),
         ({"validator": Checker(), "mutate_operations": ("PATCH",)}, "mutate_operations holds"),
+        ({"defaulter": Painter(), "mutate_operations": ("DELETE",)}, "cannot hold DELETE"),
         ({"validator": Checker(), "timeout_seconds": 31}, "timeout_seconds must be 1 to 30"),
         ({"validator": Checker(), "failure_policy": "Maybe"}, "failure_policy"),
     ],

@@ -5,6 +5,7 @@ development whose CA verifies it."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,30 @@ def test_a_changed_pair_is_loaded_and_a_half_written_one_is_not(tmp_path: Path) 
     assert second is not first
     assert watcher.reloads == 1
     assert watcher.refresh() is second
+
+
+def _padded(path: Path, size: int) -> None:
+    # PEM readers skip text outside the BEGIN/END lines: newlines make both pairs one size.
+    data = path.read_bytes()
+    path.write_bytes(data + b"\n" * (size - len(data)))
+
+
+def test_a_pair_rewritten_in_place_at_the_same_size_and_mtime_is_reloaded(tmp_path: Path) -> None:
+    """Regression: the watcher compared (inode, size, mtime); a rewrite within the filesystem's
+    timestamp granularity, at the same size, looked unchanged and was never loaded."""
+    ca = CertificateAuthority("test-ca", validity=dt.timedelta(days=1))
+    _pair(ca, tmp_path)
+    for name in ("tls.crt", "tls.key"):
+        _padded(tmp_path / name, 2048)
+    stamps = {n: (tmp_path / n).stat().st_mtime_ns for n in ("tls.crt", "tls.key")}
+    watcher = CertWatcher(tmp_path)
+    first = watcher.refresh()
+    _pair(ca, tmp_path)
+    for name, stamp in stamps.items():
+        _padded(tmp_path / name, 2048)
+        os.utime(tmp_path / name, ns=(stamp, stamp))
+    assert watcher.refresh() is not first
+    assert watcher.reloads == 1
 
 
 def test_missing_files_are_named(tmp_path: Path) -> None:
