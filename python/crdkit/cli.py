@@ -24,6 +24,7 @@ COMMANDS = {
     "gen-crd": ("crdkit.crd.cli", "gen_crd"),
     "gen-manifests": ("crdkit.deploy.cli", "gen_manifests"),
     "gen-rbac": ("crdkit.runtime.rbac_cli", "gen_rbac"),
+    "gen-webhooks": ("crdkit.runtime.webhook_cli", "gen_webhooks"),
     "place": ("crdkit.placer.cli", "place_command"),
     "run": ("crdkit.runtime.cli", "run"),
     "scheduler": ("crdkit.scheduling.cli", "scheduler_command"),

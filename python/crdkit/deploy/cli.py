@@ -29,7 +29,12 @@ from crdkit.runtime.loader import load_rbac_sources
 __all__ = ["gen_manifests"]
 
 # Files derived from the code: always rewritten.
-GENERATED = ("crd/bases/", "rbac/role.yaml", "rbac/leader_election_role.yaml")
+GENERATED = (
+    "crd/bases/",
+    "rbac/role.yaml",
+    "rbac/leader_election_role.yaml",
+    "webhook/manifests.yaml",
+)
 
 
 @click.command("gen-manifests")

@@ -10,6 +10,7 @@
                   security: non-root, read-only root filesystem, no privilege escalation, no
                   capabilities, seccomp RuntimeDefault)
       metrics/    the Service in front of /metrics
+      webhook/, certmanager/   with webhooks or conversions (``crdkit.deploy.webhooks``)
       default/    all of the above: ``kubectl apply -k config/default``
 
 Every object carries its namespace already, and ``default`` sets no ``namespace:``: the roles of
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from crdkit.crd import build_crds
 from crdkit.crd.output import crd_file_name
+from crdkit.deploy.webhooks import WebhookManifests
 from crdkit.resources import CustomResource, resource_info
 from crdkit.runtime.rbac import rbac_documents
 from crdkit.runtime.reconciler import Reconciler
@@ -269,8 +271,11 @@ def operator_manifests(
     sources: Sequence[RbacSource], options: ManifestOptions
 ) -> dict[str, list[dict[str, Any]]]:
     """``config/``'s files (paths relative to it) → the documents each holds, in apply order."""
+    webhooks = WebhookManifests(sources, options, labels=lambda: _labels(options))
     files: dict[str, list[dict[str, Any]]] = {}
     crds = sorted(build_crds(crd_classes(sources)), key=crd_file_name)
+    for crd in crds:
+        webhooks.convert_through(crd)
     crd_files = [f"bases/{crd_file_name(crd)}" for crd in crds]
     for path, crd in zip(crd_files, crds, strict=True):
         files[f"crd/{path}"] = [crd]
@@ -294,12 +299,21 @@ def operator_manifests(
         rbac_files.append("leader_election_role.yaml")
     files["rbac/kustomization.yaml"] = [_kustomization(rbac_files)]
 
-    files["manager/manager.yaml"] = [_namespace(options), _deployment(options)]
+    deployment = _deployment(options)
+    if webhooks:
+        webhooks.serve_from(deployment)
+    files["manager/manager.yaml"] = [_namespace(options), deployment]
     files["manager/kustomization.yaml"] = [_kustomization(["manager.yaml"])]
     files["metrics/service.yaml"] = [_metrics_service(options)]
     files["metrics/kustomization.yaml"] = [_kustomization(["service.yaml"])]
+    bases = ["../crd", "../manager", "../rbac", "../metrics"]
+    if webhooks:
+        extra = webhooks.files()
+        files.update(extra)
+        for folder in ("certmanager", "webhook"):
+            names = [p.split("/", 1)[1] for p in extra if p.startswith(f"{folder}/")]
+            files[f"{folder}/kustomization.yaml"] = [_kustomization(names)]
+            bases.append(f"../{folder}")
     # CRDs and the Namespace first: kubectl apply -k sorts by kind, a plain apply goes in order
-    files["default/kustomization.yaml"] = [
-        _kustomization(["../crd", "../manager", "../rbac", "../metrics"])
-    ]
+    files["default/kustomization.yaml"] = [_kustomization(bases)]
     return files

@@ -11,7 +11,8 @@
     Controller workers ─▶ Reconciler.reconcile(ctx, obj) ─▶ Result | None | TerminalError
        ▲
     Manager: shared informers, one client, leader election (Lease), /metrics, /healthz,
-             /readyz, graceful shutdown on SIGTERM/SIGINT; Runnables beside the controllers
+             /readyz, graceful shutdown on SIGTERM/SIGINT; Runnables beside the controllers;
+             admission webhooks (Validator, Defaulter) over HTTPS
 
 The names operator authors use are re-exported from :mod:`crdkit`.
 """
@@ -23,6 +24,14 @@ from typing import TYPE_CHECKING
 from crdkit._lazy import lazy_namespace
 
 if TYPE_CHECKING:
+    from crdkit.runtime.admission import (
+        AdmissionContext,
+        Defaulter,
+        Denied,
+        MatchCondition,
+        Validator,
+        Webhook,
+    )
     from crdkit.runtime.cache import CacheReader
     from crdkit.runtime.conditions import (
         Condition,
@@ -35,6 +44,7 @@ if TYPE_CHECKING:
     )
     from crdkit.runtime.context import Context
     from crdkit.runtime.controller import Controller
+    from crdkit.runtime.conversion import Conversion
     from crdkit.runtime.events import EventRecorder, EventType
     from crdkit.runtime.factory import SharedInformerFactory
     from crdkit.runtime.informer import Informer
@@ -79,6 +89,14 @@ if TYPE_CHECKING:
 
 # Lazy (PEP 562, see crdkit._lazy): importing one name loads only its module and what it needs.
 _HOMES = {
+    "crdkit.runtime.admission": (
+        "AdmissionContext",
+        "Defaulter",
+        "Denied",
+        "MatchCondition",
+        "Validator",
+        "Webhook",
+    ),
     "crdkit.runtime.cache": ("CacheReader",),
     "crdkit.runtime.conditions": (
         "Condition",
@@ -90,6 +108,7 @@ _HOMES = {
         "set_condition",
     ),
     "crdkit.runtime.context": ("Context",),
+    "crdkit.runtime.conversion": ("Conversion",),
     "crdkit.runtime.controller": ("Controller",),
     "crdkit.runtime.events": (
         "EventRecorder",
@@ -159,6 +178,7 @@ _HOMES = {
 __getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
 
 __all__ = [
+    "AdmissionContext",
     "AlreadyOwnedError",
     "AnnotationsChanged",
     "CacheReader",
@@ -167,6 +187,9 @@ __all__ = [
     "ConditionStatus",
     "Context",
     "Controller",
+    "Conversion",
+    "Defaulter",
+    "Denied",
     "EventRecorder",
     "EventType",
     "FuncPredicate",
@@ -180,6 +203,7 @@ __all__ = [
     "LeaderElector",
     "Manager",
     "MapFunc",
+    "MatchCondition",
     "MaxOfRateLimiter",
     "Predicate",
     "QueueEmpty",
@@ -195,7 +219,9 @@ __all__ = [
     "Store",
     "TerminalError",
     "TokenBucketRateLimiter",
+    "Validator",
     "Watch",
+    "Webhook",
     "WorkQueue",
     "configure_logging",
     "controller_of",

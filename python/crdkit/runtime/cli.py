@@ -61,6 +61,27 @@ __all__ = ["run"]
     help="Workers per controller (unless the reconciler sets its own).",
 )
 @click.option(
+    "--webhook-port",
+    type=click.IntRange(1, 65535),
+    default=9443,
+    show_default=True,
+    help="Port of the admission webhooks (HTTPS), served if the reconcilers declare any.",
+)
+@click.option(
+    "--webhook-cert-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Directory of the webhooks' tls.crt and tls.key (cert-manager's Secret), reloaded "
+    "when they change (default: a self-signed pair, for development).",
+)
+@click.option(
+    "--webhook-install",
+    default=None,
+    metavar="NAME",
+    help="Development: apply the webhook configurations NAME, calling this machine "
+    "(https://127.0.0.1:PORT) with the self-signed CA.",
+)
+@click.option(
     "--graceful-shutdown-timeout",
     type=click.FloatRange(min=0),
     default=30.0,
@@ -81,6 +102,9 @@ def run(
     metrics_bind_address: str,
     health_probe_bind_address: str,
     max_concurrent_reconciles: int,
+    webhook_port: int,
+    webhook_cert_dir: Path | None,
+    webhook_install: str | None,
     graceful_shutdown_timeout: float,
     cache_sync_timeout: float,
     log_level: str,
@@ -106,6 +130,9 @@ def run(
         "health_probe_bind_address": health_probe_bind_address,
         "max_concurrent_reconciles": max_concurrent_reconciles,
         "graceful_shutdown_timeout": graceful_shutdown_timeout,
+        "webhook_bind_address": f":{webhook_port}",
+        "webhook_cert_dir": webhook_cert_dir,
+        "webhook_install": webhook_install,
         "cache_sync_timeout": cache_sync_timeout,
     }
     connection = {"context": context, "exec_timeout": exec_timeout}

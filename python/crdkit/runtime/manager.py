@@ -10,7 +10,10 @@ metrics, health probes and graceful shutdown — controller-runtime's manager in
 
 What ``run`` does, in order:
 
-1. serves ``/healthz`` and ``/readyz`` (``:8081``) and ``/metrics`` (``:8080``);
+1. serves ``/healthz`` and ``/readyz`` (``:8081``) and ``/metrics`` (``:8080``), and the
+   admission webhooks over HTTPS (``:9443``) if any were added (see
+   :mod:`crdkit.runtime.admission`): first, as controller-runtime does, since the apiserver
+   calls them whether or not this replica leads;
 2. starts one informer per watched kind (shared by every controller: the primary kinds in full,
    owned kinds metadata-only), waits until all have listed, then reports ready
    (:meth:`Manager.wait_ready` returns);
@@ -25,8 +28,11 @@ What ``run`` does, in order:
    as a controller-runtime manager does. If a runnable raises, the manager shuts down the same
    way and :meth:`Manager.run` raises that exception.
 
-``add(reconciler)`` wires a controller and its declared watches, then calls the reconciler's
-``setup(manager)``, where it may add informers, handlers and runnables of its own.
+``add(reconciler)`` wires a controller, its declared watches, ``webhooks`` and ``conversions``,
+then calls the reconciler's ``setup(manager)``, where it may add informers, handlers and
+runnables of its own.
+``add_webhook(Webhook(Kind, validator=..., defaulter=...))`` adds webhooks on their own,
+``add_conversion(Conversion(hub=..., spokes=...))`` a conversion webhook (``/convert``).
 """
 
 from __future__ import annotations
@@ -56,12 +62,15 @@ from crdkit.runtime.leader import (
 )
 from crdkit.runtime.runnable import Runnable
 from crdkit.runtime.watch import declared_watches
+from crdkit.runtime.webhook_runner import WebhookRunner
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable
+    from collections.abc import Awaitable, Callable, Iterable, Sequence
 
     from prometheus_client import CollectorRegistry
 
+    from crdkit.runtime.admission import Webhook
+    from crdkit.runtime.conversion import Conversion
     from crdkit.runtime.informer import Informer
     from crdkit.runtime.reconciler import Reconciler
     from crdkit.runtime.result import Request
@@ -117,6 +126,12 @@ class Manager:
     ``namespace`` limits every watch to one namespace (``None``: all). Addresses use
     controller-runtime's spelling (``":8080"``, ``"127.0.0.1:0"`` for a free port, ``"0"`` to
     turn the server off).
+
+    Webhooks: ``webhook_cert_dir`` holds ``tls.crt``/``tls.key`` (cert-manager's layout, reloaded
+    when renewed); without it a self-signed pair for ``webhook_hosts`` is made and its CA is
+    :attr:`webhook_ca_bundle`. ``webhook_install`` (development) names the webhook
+    configurations the manager applies itself, calling it at ``webhook_url`` (default
+    ``https://127.0.0.1:<port>``) with that CA.
     """
 
     def __init__(
@@ -133,6 +148,11 @@ class Manager:
         identity: str | None = None,
         metrics_bind_address: str = ":8080",
         health_probe_bind_address: str = ":8081",
+        webhook_bind_address: str = ":9443",
+        webhook_cert_dir: str | Path | None = None,
+        webhook_hosts: Sequence[str] = ("127.0.0.1", "localhost"),
+        webhook_install: str | None = None,
+        webhook_url: str | None = None,
         max_concurrent_reconciles: int = 1,
         graceful_shutdown_timeout: float = 30.0,
         cache_sync_timeout: float = 120.0,
@@ -160,6 +180,19 @@ class Manager:
         self._probe_address = parse_bind_address(
             health_probe_bind_address, field="health_probe_bind_address"
         )
+        webhook_address = parse_bind_address(webhook_bind_address, field="webhook_bind_address")
+        if webhook_address is None:
+            raise ValueError("webhook_bind_address cannot be '0': add no webhooks instead")
+        self._webhook_options: dict[str, Any] = {
+            "address": webhook_address,
+            "cert_dir": Path(webhook_cert_dir) if webhook_cert_dir is not None else None,
+            "hosts": tuple(webhook_hosts),
+            "install": webhook_install,
+            "url": webhook_url,
+        }
+        self.webhooks: list[Webhook[Any]] = []
+        self.conversions: list[Conversion] = []
+        self.webhook_runner: WebhookRunner | None = None
         self._leader_election = leader_election
         self._leader_election_id = leader_election_id
         self._leader_election_namespace = leader_election_namespace
@@ -236,8 +269,44 @@ class Manager:
                 *controller.watch_handlers(map_fn, watch.predicates)
             )
         self.controllers.append(controller)
+        for webhook in reconciler.webhooks:
+            self.add_webhook(webhook)
+        for conversion in reconciler.conversions:
+            self.add_conversion(conversion)
         reconciler.setup(self)
         return controller
+
+    def add_webhook(self, webhook: Webhook[Any]) -> None:
+        """Serve ``webhook`` (validator and/or defaulter) with the manager; before :meth:`run`."""
+        if self._started:
+            raise RuntimeError("webhooks must be added before the manager runs")
+        info = webhook.info
+        if any(
+            w.info.api_version == info.api_version and w.info.kind == info.kind
+            for w in self.webhooks
+        ):
+            raise ValueError(f"a webhook for {info.kind} ({info.api_version}) is already added")
+        self.webhooks.append(webhook)
+
+    def add_conversion(self, conversion: Conversion) -> None:
+        """Serve ``conversion`` at ``/convert`` with the webhooks; before :meth:`run`."""
+        if self._started:
+            raise RuntimeError("conversions must be added before the manager runs")
+        if any(c.group_kind == conversion.group_kind for c in self.conversions):
+            raise ValueError(f"a conversion for {conversion.group_kind[1]} is already added")
+        self.conversions.append(conversion)
+
+    @property
+    def webhook_port(self) -> int:
+        """The webhook server's port, once serving."""
+        if self.webhook_runner is None:
+            raise RuntimeError("the webhook server is not started")
+        return self.webhook_runner.port
+
+    @property
+    def webhook_ca_bundle(self) -> bytes | None:
+        """The PEM CA of the serving certificate (self-signed, or the cert dir's ``ca.crt``)."""
+        return self.webhook_runner.ca_bundle if self.webhook_runner is not None else None
 
     def add_runnable(
         self,
@@ -338,10 +407,10 @@ class Manager:
         runnable's exception if one fails (after shutting down)."""
         if self._started:
             raise RuntimeError("a manager runs once")
-        if not self.controllers and not self._runnables:
+        if not (self.controllers or self._runnables or self.webhooks or self.conversions):
             raise RuntimeError(
-                "nothing to run: add a reconciler with manager.add(...) or a runnable with "
-                "manager.add_runnable(...)"
+                "nothing to run: add a reconciler with manager.add(...), a runnable with "
+                "manager.add_runnable(...) or a webhook with manager.add_webhook(...)"
             )
         if isinstance(self.client, Client) and not self.client.transport.is_open:
             # Otherwise every informer would retry its list against a closed client forever.
@@ -511,6 +580,10 @@ class Manager:
         for server in self._servers:
             await server.close()
         self._servers = []
+        if self.webhook_runner is not None:
+            # Last: the apiserver calls the webhooks until the very end (and a replacement
+            # may already listen on the same port).
+            await self.webhook_runner.close()
         log.info("manager stopped", extra={"fields": {"identity": self.identity}})
 
     # -- HTTP ------------------------------------------------------------------------------
@@ -526,6 +599,11 @@ class Manager:
             await metrics.start(*self._metrics_address)
             self._servers.append(metrics)
             self.metrics_port = metrics.port
+        if self.webhooks or self.conversions:
+            self.webhook_runner = WebhookRunner(
+                self.webhooks, conversions=self.conversions, **self._webhook_options
+            )
+            await self.webhook_runner.start(self.client)
 
     async def _healthz(self) -> Response:
         return Response(200, b"ok\n")

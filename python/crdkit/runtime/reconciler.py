@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, get_args, get
 from crdkit.resources import KubernetesObject, resource_info
 
 if TYPE_CHECKING:
+    from crdkit.runtime.admission import Webhook
     from crdkit.runtime.context import Context
+    from crdkit.runtime.conversion import Conversion
     from crdkit.runtime.manager import Manager
     from crdkit.runtime.predicates import Predicate
     from crdkit.runtime.result import Request, Result
@@ -63,6 +65,14 @@ class Reconciler(Generic[T]):
     watches: ClassVar[Sequence[tuple[type[KubernetesObject], MapFunc] | Watch]] = ()
     """Other kinds whose changes matter: :class:`~crdkit.runtime.watch.Watch` objects, or
     ``(kind, map_fn)`` tuples, each with a function to the requests to reconcile."""
+
+    webhooks: ClassVar[Sequence[Webhook[Any]]] = ()
+    """Admission webhooks the manager serves with this controller (and ``crdkit gen-webhooks``
+    describes): :class:`~crdkit.runtime.admission.Webhook` objects, of any kinds."""
+
+    conversions: ClassVar[Sequence[Conversion]] = ()
+    """Conversion webhooks the manager serves at ``/convert`` with this controller:
+    :class:`~crdkit.runtime.conversion.Conversion` objects (hub and spokes of a kind)."""
 
     predicates: ClassVar[Predicate | None] = None
     """Which events of the primary kind trigger a reconcile (default: all)."""

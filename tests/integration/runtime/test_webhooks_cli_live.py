@@ -1,0 +1,93 @@
+"""``crdkit run --webhook-port --webhook-install`` as a process: the hello example's validator
+and defaulter, on the real apiserver, until SIGTERM ends the process cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+from _runtime_support import HELLO_CRD
+from _webhook_support import delete_configurations
+from examples.hello.operator import Hello, HelloSpec
+
+from crdkit.client import ApiError, Client
+from crdkit.resources import ObjectMeta
+from crdkit.testing import ControlPlane, eventually
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _hello(namespace: str, name: str, **spec: str) -> Hello:
+    return Hello(metadata=ObjectMeta(name=name, namespace=namespace), spec=HelloSpec(**spec))
+
+
+async def test_crdkit_run_serves_and_installs_the_webhooks(
+    control_plane: ControlPlane, crdkit_client: Client, namespace: str
+) -> None:
+    await control_plane.install_crds([HELLO_CRD])
+    name = f"hello-cli-{namespace}"[:63]
+    python_path = os.pathsep.join([str(ROOT / "python"), str(ROOT)])
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "from crdkit.cli import main; main()",
+        "run",
+        "examples.hello.webhooks:HelloWebhookReconciler",
+        "--kubeconfig",
+        str(control_plane.kubeconfig_path),
+        "--namespace",
+        namespace,
+        "--metrics-bind-address",
+        "0",
+        "--health-probe-bind-address",
+        "0",
+        "--webhook-port",
+        str(_free_port()),
+        "--webhook-install",
+        name,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": python_path},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+
+        async def refused() -> bool:
+            assert process.returncode is None, "crdkit run exited"
+            try:  # a new name each time: one admitted before the webhook was active stays
+                await crdkit_client.create(
+                    _hello(namespace, f"n{os.urandom(3).hex()}", target="nobody")
+                )
+            except ApiError as error:
+                return "spec.target: greet somebody" in str(error)
+            return False
+
+        await eventually(refused, what="the validator called by the apiserver")
+
+        async def defaulted() -> bool:
+            hello = await crdkit_client.create(
+                _hello(namespace, f"w{os.urandom(3).hex()}", greeting="hi", target="you")
+            )
+            return hello.spec.greeting == "Hi"
+
+        await eventually(defaulted, what="the defaulter called by the apiserver")
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+        _, stderr = await asyncio.wait_for(process.communicate(), 60)
+        await delete_configurations(crdkit_client, name)
+    assert process.returncode == 0, stderr.decode()[-2000:]

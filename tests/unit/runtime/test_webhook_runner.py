@@ -1,0 +1,107 @@
+"""The Manager's webhooks: registered from a reconciler's ``webhooks`` or ``add_webhook`` (one
+per kind), served with a self-signed certificate whose directory goes away on close, advertised
+at loopback; and a manager without webhooks never imports the server, ssl certificates or
+cryptography."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from crdkit import Context, CustomResource, Manager, Reconciler
+from crdkit.client import Client, ClientConfig
+from crdkit.runtime import AdmissionContext, Conversion, Validator, Webhook
+from crdkit.runtime.webhook_runner import WebhookRunner
+
+
+class Lamp(CustomResource, group="lights.example.com", version="v1", kind="Lamp"):
+    pass
+
+
+class LampValidator(Validator[Lamp]):
+    async def validate_create(self, ctx: AdmissionContext, obj: Lamp) -> list[str] | None:
+        return None
+
+
+LAMP_WEBHOOK = Webhook(Lamp, validator=LampValidator())
+
+
+class LampV2(Lamp, version="v2"):
+    def to_hub(self) -> Lamp:
+        return Lamp(metadata=self.metadata)
+
+    @classmethod
+    def from_hub(cls, hub: Lamp) -> LampV2:
+        return cls(metadata=hub.metadata)
+
+
+LAMP_CONVERSION = Conversion(hub=Lamp, spokes=(LampV2,))
+
+
+class LampReconciler(Reconciler[Lamp]):
+    webhooks = (LAMP_WEBHOOK,)
+    conversions = (LAMP_CONVERSION,)
+
+    async def reconcile(self, ctx: Context, obj: Lamp) -> None:
+        return None
+
+
+def _manager(**options: Any) -> Manager:
+    client = Client(ClientConfig(server="https://127.0.0.1:1"))
+    return Manager(client, metrics_bind_address="0", health_probe_bind_address="0", **options)
+
+
+def test_a_reconcilers_webhooks_are_served_and_one_per_kind() -> None:
+    manager = _manager()
+    manager.add(LampReconciler())
+    assert manager.webhooks == [LAMP_WEBHOOK]
+    assert manager.conversions == [LAMP_CONVERSION]
+    with pytest.raises(ValueError, match=r"a webhook for Lamp \(lights.example.com/v1\)"):
+        manager.add_webhook(Webhook(Lamp, validator=LampValidator()))
+    with pytest.raises(ValueError, match="a conversion for Lamp is already added"):
+        manager.add_conversion(Conversion(hub=Lamp, spokes=(LampV2,)))
+
+
+def test_a_bad_webhook_address_is_named() -> None:
+    with pytest.raises(ValueError, match="webhook_bind_address"):
+        _manager(webhook_bind_address="9443")
+
+
+async def test_a_self_signed_runner_serves_and_cleans_up() -> None:
+    runner = WebhookRunner(
+        [LAMP_WEBHOOK],
+        address=("127.0.0.1", 0),
+        cert_dir=None,
+        hosts=("127.0.0.1",),
+        install=None,
+        url=None,
+    )
+    client = Client(ClientConfig(server="https://127.0.0.1:1"))  # not called without install
+    await runner.start(client)
+    assert runner.certs is not None
+    directory = runner.certs.cert_path.parent
+    try:
+        assert runner.ca_bundle == (directory / "ca.crt").read_bytes()
+        assert runner.advertised_url() == f"https://127.0.0.1:{runner.port}"
+    finally:
+        await runner.close()
+    assert not directory.exists()
+
+
+def test_a_manager_without_webhooks_does_not_load_them() -> None:
+    probe = "import crdkit.runtime.manager, json, sys\nprint(json.dumps(sorted(sys.modules)))\n"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], check=True, capture_output=True, text=True, timeout=60
+    ).stdout
+    modules = set(json.loads(out))
+    for heavy in (
+        "crdkit.runtime.webhook_server",
+        "crdkit.runtime.webhook_certs",
+        "crdkit._pki",
+        "cryptography",
+    ):
+        assert heavy not in modules
