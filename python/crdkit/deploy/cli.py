@@ -59,6 +59,13 @@ GENERATED = (
 )
 @click.option("--replicas", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option(
+    "--metrics-secure/--metrics-insecure",
+    default=True,
+    show_default=True,
+    help="Serve /metrics over HTTPS (:8443) to tokens RBAC allows (the metrics-reader role), "
+    "or over plain HTTP (:8080).",
+)
+@click.option(
     "--option",
     "run_options",
     multiple=True,
@@ -89,6 +96,7 @@ def gen_manifests(
     watch_namespace: str | None,
     leader_elect: bool,
     replicas: int,
+    metrics_secure: bool,
     run_options: tuple[str, ...],
     output_dir: Path,
     dockerfile_path: Path,
@@ -105,6 +113,7 @@ def gen_manifests(
         watch_namespace=watch_namespace,
         leader_elect=leader_elect,
         replicas=replicas,
+        metrics_secure=metrics_secure,
         run_options=run_options,
     )
     try:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["ManifestOptions", "crd_classes", "operator_manifests", "run_arguments"]
 
 METRICS_PORT = 8080
+SECURE_METRICS_PORT = 8443
 PROBE_PORT = 8081
 # The uid and gid of the image's unprivileged user (distroless' "nonroot"), also in the Dockerfile.
 NONROOT_UID = 65532
@@ -57,6 +58,8 @@ class ManifestOptions:
     leader_elect: bool = True
     replicas: int = 1
     run_options: tuple[str, ...] = ()
+    # kubebuilder's scaffold serves metrics over HTTPS to RBAC-authorised tokens by default
+    metrics_secure: bool = True
     requests: dict[str, str] = field(default_factory=lambda: {"cpu": "10m", "memory": "128Mi"})
     limits: dict[str, str] = field(default_factory=lambda: {"cpu": "500m", "memory": "512Mi"})
 
@@ -71,6 +74,10 @@ class ManifestOptions:
     @property
     def leader_election_id(self) -> str:
         return f"{self.name}-leader"
+
+    @property
+    def metrics_port(self) -> int:
+        return SECURE_METRICS_PORT if self.metrics_secure else METRICS_PORT
 
 
 def crd_classes(sources: Sequence[RbacSource]) -> list[type[CustomResource]]:
@@ -114,12 +121,10 @@ def run_arguments(options: ManifestOptions) -> list[str]:
             "--leader-election-namespace",
             _lease_namespace(options),
         ]
-    args += [
-        "--metrics-bind-address",
-        f":{METRICS_PORT}",
-        "--health-probe-bind-address",
-        f":{PROBE_PORT}",
-    ]
+    args += ["--metrics-bind-address", f":{options.metrics_port}"]
+    if options.metrics_secure:
+        args.append("--metrics-secure")
+    args += ["--health-probe-bind-address", f":{PROBE_PORT}"]
     for option in options.run_options:
         args += ["--option", option]
     return args
@@ -169,7 +174,7 @@ def _deployment(options: ManifestOptions) -> dict[str, Any]:
             {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
         ],
         "ports": [
-            {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"},
+            {"name": "metrics", "containerPort": options.metrics_port, "protocol": "TCP"},
             {"name": "probes", "containerPort": PROBE_PORT, "protocol": "TCP"},
         ],
         "livenessProbe": {
@@ -237,13 +242,64 @@ def _metrics_service(options: ManifestOptions) -> dict[str, Any]:
             "selector": _labels(options),
             "ports": [
                 {
-                    "name": "metrics",
-                    "port": METRICS_PORT,
+                    "name": "https" if options.metrics_secure else "metrics",
+                    "port": options.metrics_port,
                     "targetPort": "metrics",
                     "protocol": "TCP",
                 }
             ],
         },
+    }
+
+
+def _metrics_auth_roles(options: ManifestOptions) -> list[dict[str, Any]]:
+    """What the manager needs to check a scraper's token (``crdkit.runtime.metrics_auth``)."""
+    name = f"{options.name}-metrics-auth"
+    return [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": name, "labels": _labels(options)},
+            "rules": [
+                {
+                    "apiGroups": ["authentication.k8s.io"],
+                    "resources": ["tokenreviews"],
+                    "verbs": ["create"],
+                },
+                {
+                    "apiGroups": ["authorization.k8s.io"],
+                    "resources": ["subjectaccessreviews"],
+                    "verbs": ["create"],
+                },
+            ],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name, "labels": _labels(options)},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": name,
+            },
+            "subjects": [
+                {
+                    "kind": "ServiceAccount",
+                    "name": options.service_account,
+                    "namespace": options.operator_namespace,
+                }
+            ],
+        },
+    ]
+
+
+def _metrics_reader_role(options: ManifestOptions) -> dict[str, Any]:
+    """Bind this to whatever scrapes the manager (a Prometheus service account)."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": f"{options.name}-metrics-reader", "labels": _labels(options)},
+        "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
     }
 
 
@@ -297,6 +353,10 @@ def operator_manifests(
     if options.leader_elect:
         files["rbac/leader_election_role.yaml"] = election
         rbac_files.append("leader_election_role.yaml")
+    if options.metrics_secure:
+        files["rbac/metrics_auth_role.yaml"] = _metrics_auth_roles(options)
+        files["rbac/metrics_reader_role.yaml"] = [_metrics_reader_role(options)]
+        rbac_files += ["metrics_auth_role.yaml", "metrics_reader_role.yaml"]
     files["rbac/kustomization.yaml"] = [_kustomization(rbac_files)]
 
     deployment = _deployment(options)

@@ -80,6 +80,20 @@ def manager_options(command: F) -> F:
                 help="Address of /metrics; '0' turns it off.",
             ),
             click.option(
+                "--metrics-secure/--no-metrics-secure",
+                default=False,
+                show_default=True,
+                help="Serve /metrics over HTTPS to bearer tokens RBAC allows 'get /metrics' "
+                "(checked with TokenReview and SubjectAccessReview).",
+            ),
+            click.option(
+                "--metrics-cert-dir",
+                type=click.Path(file_okay=False, exists=True, path_type=Path),
+                default=None,
+                help="tls.crt and tls.key for --metrics-secure, reloaded when renewed "
+                "(default: a self-signed pair).",
+            ),
+            click.option(
                 "--health-probe-bind-address",
                 default=":8081",
                 show_default=True,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
@@ -19,6 +20,8 @@ log = logging.getLogger("crdkit.runtime.http")
 
 _REASONS = {
     200: "OK",
+    401: "Unauthorized",
+    403: "Forbidden",
     404: "Not Found",
     405: "Method Not Allowed",
     500: "Internal Server Error",
@@ -36,6 +39,8 @@ class Response:
 
 
 Route = Callable[[], Awaitable[Response]]
+Authorize = Callable[[Mapping[str, str], str], Awaitable[Response | None]]
+"""Given a request's headers (lower-case names) and path: ``None`` to serve it, or the refusal."""
 
 
 def parse_bind_address(address: str, *, field: str = "bind address") -> tuple[str, int] | None:
@@ -57,13 +62,22 @@ def parse_bind_address(address: str, *, field: str = "bind address") -> tuple[st
 class HttpServer:
     """Serves ``routes`` (path → coroutine) on one address until :meth:`close`."""
 
-    def __init__(self, routes: Mapping[str, Route]) -> None:
+    def __init__(
+        self,
+        routes: Mapping[str, Route],
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+        authorize: Authorize | None = None,
+    ) -> None:
+        """``ssl_context`` serves HTTPS; ``authorize`` is asked before every route runs."""
         self._routes = dict(routes)
+        self._ssl = ssl_context
+        self._authorize = authorize
         self._server: asyncio.Server | None = None
 
     async def start(self, host: str, port: int) -> None:
         """Bind and start serving (``port`` 0 picks a free one; see :attr:`port`)."""
-        self._server = await asyncio.start_server(self._handle, host, port)
+        self._server = await asyncio.start_server(self._handle, host, port, ssl=self._ssl)
 
     @property
     def port(self) -> int:
@@ -84,9 +98,11 @@ class HttpServer:
         try:
             async with asyncio.timeout(10):
                 request_line = await reader.readline()
-                while (await reader.readline()) not in (b"\r\n", b"\n", b""):
-                    pass  # headers are not needed
-                response, head_only = await self._respond(request_line)
+                headers: dict[str, str] = {}
+                while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
+                    name, _, value = line.decode("latin-1").partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                response, head_only = await self._respond(request_line, headers)
                 writer.write(
                     f"HTTP/1.1 {response.status} {_REASONS.get(response.status, 'Unknown')}\r\n"
                     f"Content-Type: {response.content_type}\r\n"
@@ -96,14 +112,16 @@ class HttpServer:
                 if not head_only:
                     writer.write(response.body)
                 await writer.drain()
-        except (TimeoutError, ConnectionError):
+        except (TimeoutError, ConnectionError, ssl.SSLError):
             pass
         finally:
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    async def _respond(self, request_line: bytes) -> tuple[Response, bool]:
+    async def _respond(
+        self, request_line: bytes, headers: Mapping[str, str]
+    ) -> tuple[Response, bool]:
         parts = request_line.decode("latin-1").split()
         if len(parts) < 2:
             return Response(405, b"bad request line\n"), False
@@ -113,6 +131,10 @@ class HttpServer:
             return Response(404, b"not found\n"), False
         if method not in ("GET", "HEAD"):
             return Response(405, b"only GET and HEAD\n"), False
+        if self._authorize is not None:
+            refusal = await self._authorize(headers, target.split("?", 1)[0])
+            if refusal is not None:
+                return refusal, method == "HEAD"
         try:
             return await route(), method == "HEAD"
         except Exception:

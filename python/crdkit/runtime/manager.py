@@ -40,7 +40,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import shutil
 import signal
+import socket
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -132,6 +135,10 @@ class Manager:
     :attr:`webhook_ca_bundle`. ``webhook_install`` (development) names the webhook
     configurations the manager applies itself, calling it at ``webhook_url`` (default
     ``https://127.0.0.1:<port>``) with that CA.
+
+    ``metrics_secure`` serves ``/metrics`` over HTTPS to callers whose bearer token RBAC allows
+    ``get /metrics`` (``crdkit.runtime.metrics_auth``), with the pair in ``metrics_cert_dir``
+    (reloaded when renewed) or a self-signed one; plain HTTP otherwise.
     """
 
     def __init__(
@@ -147,6 +154,8 @@ class Manager:
         retry_period: float = 2.0,
         identity: str | None = None,
         metrics_bind_address: str = ":8080",
+        metrics_secure: bool = False,
+        metrics_cert_dir: str | Path | None = None,
         health_probe_bind_address: str = ":8081",
         webhook_bind_address: str = ":9443",
         webhook_cert_dir: str | Path | None = None,
@@ -183,6 +192,8 @@ class Manager:
         webhook_address = parse_bind_address(webhook_bind_address, field="webhook_bind_address")
         if webhook_address is None:
             raise ValueError("webhook_bind_address cannot be '0': add no webhooks instead")
+        self._metrics_secure = metrics_secure
+        self._metrics_cert_dir = Path(metrics_cert_dir) if metrics_cert_dir is not None else None
         self._webhook_options: dict[str, Any] = {
             "address": webhook_address,
             "cert_dir": Path(webhook_cert_dir) if webhook_cert_dir is not None else None,
@@ -217,6 +228,7 @@ class Manager:
         # role suffices for them).
         self.cache = CacheReader(self.informers, namespace=namespace)
         self._servers: list[HttpServer] = []
+        self._scratch: list[Path] = []  # self-signed metrics certificates, deleted on stop
         self._stop = asyncio.Event()
         self._hurry = asyncio.Event()
         self._synced = False
@@ -580,6 +592,9 @@ class Manager:
         for server in self._servers:
             await server.close()
         self._servers = []
+        for directory in self._scratch:
+            shutil.rmtree(directory, ignore_errors=True)
+        self._scratch = []
         if self.webhook_runner is not None:
             # Last: the apiserver calls the webhooks until the very end (and a replacement
             # may already listen on the same port).
@@ -595,7 +610,7 @@ class Manager:
             self._servers.append(probes)
             self.probe_port = probes.port
         if self._metrics_address is not None:
-            metrics = HttpServer({"/metrics": self._metrics})
+            metrics = self._metrics_server()
             await metrics.start(*self._metrics_address)
             self._servers.append(metrics)
             self.metrics_port = metrics.port
@@ -604,6 +619,26 @@ class Manager:
                 self.webhooks, conversions=self.conversions, **self._webhook_options
             )
             await self.webhook_runner.start(self.client)
+
+    def _metrics_server(self) -> HttpServer:
+        if not self._metrics_secure:
+            return HttpServer({"/metrics": self._metrics})
+        from crdkit.runtime.metrics_auth import MetricsAuthorizer
+        from crdkit.runtime.webhook_certs import CertWatcher, write_self_signed
+
+        directory = self._metrics_cert_dir
+        if directory is None:
+            # As controller-runtime does without a certificate: a self-signed one, made where
+            # a read-only root still lets the process write.
+            directory = Path(tempfile.mkdtemp(prefix="crdkit-metrics-"))
+            self._scratch.append(directory)
+            write_self_signed(directory, ("localhost", "127.0.0.1", socket.gethostname()))
+        watcher = CertWatcher(directory)
+        return HttpServer(
+            {"/metrics": self._metrics},
+            ssl_context=watcher.context,
+            authorize=MetricsAuthorizer(self.client),
+        )
 
     async def _healthz(self) -> Response:
         return Response(200, b"ok\n")

@@ -138,6 +138,8 @@ def scheduler_command(
     leader_election_id: str | None,
     leader_election_namespace: str | None,
     metrics_bind_address: str,
+    metrics_secure: bool,
+    metrics_cert_dir: Path | None,
     health_probe_bind_address: str,
     cache_sync_timeout: float,
     log_level: str,
@@ -168,6 +170,8 @@ def scheduler_command(
         "leader_election_id": leader_election_id or f"{name}-leader",
         "leader_election_namespace": leader_election_namespace,
         "metrics_bind_address": metrics_bind_address,
+        "metrics_secure": metrics_secure,
+        "metrics_cert_dir": metrics_cert_dir,
         "health_probe_bind_address": health_probe_bind_address,
         "cache_sync_timeout": cache_sync_timeout,
     }

@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import uuid
@@ -98,12 +99,31 @@ def free_port() -> int:
         return port
 
 
-def with_bind_addresses(command: list[str]) -> list[str]:
-    """The Deployment's command with free local ports (the pod's own ports are not free here)."""
+def with_bind_addresses(command: list[str]) -> tuple[list[str], int]:
+    """The Deployment's command with free local ports (the pod's own ports are not free here),
+    and the metrics port."""
     args = list(command)
+    ports = {}
     for flag in ("--metrics-bind-address", "--health-probe-bind-address"):
-        args[args.index(flag) + 1] = f"127.0.0.1:{free_port()}"
-    return args
+        ports[flag] = free_port()
+        args[args.index(flag) + 1] = f"127.0.0.1:{ports[flag]}"
+    return args, ports["--metrics-bind-address"]
+
+
+async def scrape(port: int, token: str) -> int:
+    """The status of an HTTPS GET /metrics with ``token`` (the manager's certificate is its
+    own self-signed one, so it is not verified here)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
+    writer.write(
+        f"GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
+    )
+    await writer.drain()
+    head = (await reader.read()).split(b"\r\n", 1)[0]
+    writer.close()
+    return int(head.split()[1])
 
 
 async def test_generated_manifests_deploy_and_the_manager_reconciles_with_its_own_rbac(
@@ -117,15 +137,18 @@ async def test_generated_manifests_deploy_and_the_manager_reconciles_with_its_ow
             "CustomResourceDefinition",
             "Namespace",
             "ServiceAccount",
-            "ClusterRole",
+            "ClusterRole",  # the operator's
             "ClusterRoleBinding",
+            "ClusterRole",  # metrics auth: TokenReview, SubjectAccessReview
+            "ClusterRoleBinding",
+            "ClusterRole",  # metrics reader, for scrapers to bind
             "Role",
             "RoleBinding",
             "Deployment",
             "Service",
         ]
     )
-    by_kind = {doc["kind"]: doc for doc in documents}
+    by_kind = {doc["kind"]: doc for doc in documents if not doc["kind"].startswith("Cluster")}
     await apply(crdkit_client, by_kind["Namespace"], dry_run=False)
     for document in documents:
         await apply(crdkit_client, document, dry_run=True)
@@ -147,7 +170,8 @@ async def test_generated_manifests_deploy_and_the_manager_reconciles_with_its_ow
     kubeconfig = token_kubeconfig(
         tmp_path / "kubeconfig", control_plane, token, user=name, namespace=operator_namespace
     )
-    command = with_bind_addresses(container["command"])
+    command, metrics_port = with_bind_addresses(container["command"])
+    assert "--metrics-secure" in command
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "python"), str(ROOT)]),
@@ -193,6 +217,27 @@ async def test_generated_manifests_deploy_and_the_manager_reconciles_with_its_ow
             namespace=operator_namespace,
         )
         assert lease["spec"]["holderIdentity"]
+
+        # a scraper bound to the generated metrics-reader role reads the metrics, checked by
+        # the manager with the generated metrics-auth role; anyone else is refused
+        scraper = await service_account_token(crdkit_client, operator_namespace, "scraper")
+        await crdkit_client.create(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": f"{name}-scraper"},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": f"{name}-metrics-reader",
+                },
+                "subjects": [
+                    {"kind": "ServiceAccount", "name": "scraper", "namespace": operator_namespace}
+                ],
+            }
+        )
+        assert await scrape(metrics_port, scraper) == 200
+        assert await scrape(metrics_port, token) == 403  # the manager's own: no reader role
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGTERM)
@@ -211,9 +256,12 @@ async def test_a_namespaced_operator_gets_roles_in_the_namespace_it_watches(
     crdkit_client: Client, namespace: str, tmp_path: Path
 ) -> None:
     name = f"hello-{uuid.uuid4().hex[:6]}"
-    documents = generate(tmp_path, name, "--watch-namespace", namespace, "--no-leader-elect")
+    documents = generate(
+        tmp_path, name, "--watch-namespace", namespace, "--no-leader-elect", "--metrics-insecure"
+    )
     roles = [(d["kind"], d["metadata"].get("namespace")) for d in documents if "Role" in d["kind"]]
-    # the Hello kind is namespaced: no ClusterRole at all, and no leader-election Role
+    # the Hello kind is namespaced: no ClusterRole at all (plain metrics need no token reviews),
+    # and no leader-election Role
     assert sorted(roles) == [("Role", namespace), ("RoleBinding", namespace)]
     [deployment] = [d for d in documents if d["kind"] == "Deployment"]
     command = deployment["spec"]["template"]["spec"]["containers"][0]["command"]

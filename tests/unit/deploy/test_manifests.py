@@ -56,7 +56,8 @@ def test_the_manager_runs_with_the_options_the_roles_were_made_for() -> None:
         "--leader-election-namespace",
         "pool-system",
         "--metrics-bind-address",
-        ":8080",
+        ":8443",
+        "--metrics-secure",
         "--health-probe-bind-address",
         ":8081",
     ]
@@ -81,6 +82,8 @@ def test_the_layout_is_kubebuilders() -> None:
         "metrics/service.yaml",
         "rbac/kustomization.yaml",
         "rbac/leader_election_role.yaml",
+        "rbac/metrics_auth_role.yaml",
+        "rbac/metrics_reader_role.yaml",
         "rbac/role.yaml",
         "rbac/service_account.yaml",
     ]
@@ -123,9 +126,39 @@ def test_the_manager_pod_meets_the_restricted_pod_security_standard() -> None:
 
 
 def test_without_leader_election_there_is_no_lease_role() -> None:
-    files = operator_manifests([PoolReconciler], options(leader_elect=False))
+    files = operator_manifests([PoolReconciler], options(leader_elect=False, metrics_secure=False))
     assert "rbac/leader_election_role.yaml" not in files
     assert files["rbac/kustomization.yaml"][0]["resources"] == [
         "service_account.yaml",
         "role.yaml",
     ]
+
+
+def test_secure_metrics_get_their_roles_and_plain_ones_do_not() -> None:
+    files = operator_manifests([PoolReconciler], options())
+    auth, binding = files["rbac/metrics_auth_role.yaml"]
+    assert auth["rules"] == [
+        {
+            "apiGroups": ["authentication.k8s.io"],
+            "resources": ["tokenreviews"],
+            "verbs": ["create"],
+        },
+        {
+            "apiGroups": ["authorization.k8s.io"],
+            "resources": ["subjectaccessreviews"],
+            "verbs": ["create"],
+        },
+    ]
+    assert binding["subjects"][0]["name"] == "pool-controller-manager"
+    [reader] = files["rbac/metrics_reader_role.yaml"]
+    assert reader["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+    [service] = files["metrics/service.yaml"]
+    assert service["spec"]["ports"][0]["port"] == 8443
+
+    plain = operator_manifests([PoolReconciler], options(metrics_secure=False))
+    assert "rbac/metrics_auth_role.yaml" not in plain
+    command = plain["manager/manager.yaml"][1]["spec"]["template"]["spec"]["containers"][0][
+        "command"
+    ]
+    assert "--metrics-secure" not in command
+    assert command[command.index("--metrics-bind-address") + 1] == ":8080"
