@@ -10,7 +10,7 @@ read-modify-write through them loses nothing.
 from pydantic import Field
 
 from crdkit.resources._model import OpenModel, RawObject, Time
-from crdkit.resources.core import ObjectReference, PodTemplateSpec
+from crdkit.resources.core import ObjectReference, PodCondition, PodTemplateSpec
 from crdkit.resources.meta import LabelSelector, ObjectMeta
 from crdkit.resources.object import KubernetesObject
 
@@ -44,15 +44,9 @@ class JobSpec(OpenModel):
     managed_by: str | None = None
 
 
-class JobCondition(OpenModel):
-    """``Complete``, ``Failed``, ``Suspended``, ``FailureTarget``, ``SuccessCriteriaMet``."""
-
-    type: str
-    status: str
-    reason: str | None = None
-    message: str | None = None
-    last_probe_time: Time | None = None
-    last_transition_time: Time | None = None
+class JobCondition(PodCondition):
+    """``Complete``, ``Failed``, ``Suspended``, ``FailureTarget``, ``SuccessCriteriaMet``; the
+    same fields as a Pod's condition (``batchv1.JobCondition``)."""
 
 
 class JobStatus(OpenModel):
