@@ -26,6 +26,7 @@ from crdkit.crd.errors import (
     TargetError,
 )
 from crdkit.crd.markers import (
+    AtLeastOneOf,
     AtMostOneOf,
     EmbeddedResource,
     ExactlyOneOf,
@@ -58,6 +59,7 @@ from crdkit.crd.validators import python_only, unmirrored_validators
 
 __all__ = [
     "AssemblyError",
+    "AtLeastOneOf",
     "AtMostOneOf",
     "Bytes",
     "CostError",

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pydantic.json_schema import JsonSchemaValue
 
 __all__ = [
+    "AtLeastOneOf",
     "AtMostOneOf",
     "EmbeddedResource",
     "ExactlyOneOf",
@@ -230,6 +231,18 @@ def AtMostOneOf(*fields: str) -> XValidation:
         _presence_rule(fields, "<= 1"),
         message=f"at most one of {', '.join(fields)} may be set",
         check=lambda value: _present_count(value, fields) <= 1,
+    )
+
+
+def AtLeastOneOf(*fields: str) -> XValidation:
+    """At least one of these (JSON-named) fields is set
+    (``+kubebuilder:validation:AtLeastOneOf``)."""
+    if len(fields) < 2:
+        raise ValueError("AtLeastOneOf needs at least two fields")
+    return XValidation(
+        " || ".join(f"has(self.{cel_field(name)})" for name in fields),
+        message=f"at least one of {', '.join(fields)} must be set",
+        check=lambda value: _present_count(value, fields) >= 1,
     )
 
 

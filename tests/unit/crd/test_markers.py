@@ -4,6 +4,7 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from crdkit.crd import (
+    AtLeastOneOf,
     AtMostOneOf,
     EmbeddedResource,
     ExactlyOneOf,
@@ -131,6 +132,22 @@ def test_exactly_one_of_and_at_most_one_of() -> None:
     ]
     with pytest.raises(ValueError, match="at least two fields"):
         ExactlyOneOf("gpus")
+
+
+def test_at_least_one_of() -> None:
+    class Reach(ApiModel, validations=[AtLeastOneOf("email", "pagerDuty")]):
+        email: str | None = None
+        pager_duty: str | None = None
+
+    Reach(email="a@b")
+    Reach(email="a@b", pager_duty="p")
+    with pytest.raises(ValidationError, match="at least one of email, pagerDuty must be set"):
+        Reach()
+    assert [rule.rule for rule in Reach.__crd_validations__] == [
+        "has(self.email) || has(self.pagerDuty)"
+    ]
+    with pytest.raises(ValueError, match="at least two fields"):
+        AtLeastOneOf("email")
 
 
 def test_checks_skip_absent_optional_values() -> None:
