@@ -21,10 +21,10 @@ from pydantic import (
     PlainSerializer,
     model_validator,
 )
-from pydantic.alias_generators import to_camel
 from pydantic_core import core_schema
 
 from crdkit.resources.durations import duration_core_schema, is_duration_core_schema
+from crdkit.resources.naming import camel_case
 from crdkit.resources.scalars import bytes_core_schema, is_bytes_core_schema
 
 if TYPE_CHECKING:
@@ -167,6 +167,9 @@ def _keep_meaningful_nulls(schema: Any, cls: type[BaseModel]) -> None:
 class ApiModel(BaseModel):
     """camelCase on the wire, snake_case in Python, both accepted on input.
 
+    JSON names follow Kubernetes' spelling of acronyms (``cluster_ip`` → ``clusterIP``,
+    ``crdkit.resources.naming``); an explicit ``Field(alias=...)`` wins.
+
     Use it as the base of ``spec``/``status`` models of custom resources. Undeclared fields
     are ignored, as the apiserver prunes them from custom resources anyway.
 
@@ -175,7 +178,7 @@ class ApiModel(BaseModel):
     the type's schema and, when they carry a Python ``check``, are enforced by pydantic too.
     """
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(alias_generator=camel_case, populate_by_name=True)
 
     __crd_validations__: ClassVar[tuple[TypeRule, ...]] = ()
 
