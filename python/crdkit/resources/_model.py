@@ -23,7 +23,7 @@ from pydantic import (
 )
 from pydantic_core import core_schema
 
-from crdkit.resources._wire_checks import apply_wire_checks
+from crdkit.resources._wire_checks import apply_wire_checks, check_variant_fields
 from crdkit.resources.durations import duration_core_schema, is_duration_core_schema
 from crdkit.resources.naming import camel_case
 from crdkit.resources.scalars import bytes_core_schema, is_bytes_core_schema
@@ -109,6 +109,8 @@ def _use_kubernetes_wire_forms(
     node = isinstance(kind, str)
     if node and apply_wire_checks(schema):
         return
+    if kind in ("union", "tagged-union"):
+        check_variant_fields(schema, resolve)
     for key, value in schema.items():
         if not (node and key in _NOT_SCHEMAS):
             _use_kubernetes_wire_forms(value, owner, resolve, seen)

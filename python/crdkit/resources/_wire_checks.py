@@ -16,6 +16,10 @@ an integer is a ``number``. And before validating it drops a null from a field t
 * a field with a default whose type does not admit None: null reads as the default;
 * ``dict[str, X]`` where X does not admit None: null values are dropped.
 
+``check_variant_fields`` makes a union of models refuse fields of another variant than the one
+chosen: the CRD holds the union as one object with every variant's fields and a CEL rule that
+only one variant's are set, where pydantic would ignore them.
+
 Only plain types are made strict: durations (parsed from strings) and anything behind a
 function validator other than a ``BeforeValidator`` (``Quantity``) keep their own parsing.
 """
@@ -27,7 +31,7 @@ from typing import Any
 
 from pydantic_core import PydanticCustomError, PydanticKnownError, PydanticUseDefault, core_schema
 
-__all__ = ["apply_wire_checks"]
+__all__ = ["apply_wire_checks", "check_variant_fields"]
 
 _WRAPPER = "crdkit-wire-check"  # on a wrapper: which check it adds
 _CHECKED = "crdkit-wire-checked"  # on the node inside a wrapper, with the check: done
@@ -271,3 +275,83 @@ def _drop_null_values(value: Any) -> Any:
     if isinstance(value, dict) and any(item is None for item in value.values()):
         return {key: item for key, item in value.items() if item is not None}
     return value
+
+
+def check_variant_fields(schema: dict[str, Any], resolve: Any) -> None:
+    """Refuse, in a union of models, a field that only another variant has (in place).
+
+    ``resolve`` finds the schema of a ``definition-ref`` (``GetCoreSchemaHandler``'s).
+    """
+    if schema.get("type") not in ("union", "tagged-union") or _done(schema, "variants"):
+        return
+    choices = schema["choices"]
+    branches = list(choices.values()) if schema["type"] == "tagged-union" else list(choices)
+    classes = []
+    for branch in branches:
+        node = branch[0] if isinstance(branch, tuple) else branch
+        if isinstance(node, str | int):
+            continue  # a tagged union's alias for another choice
+        cls = _model_class(node, resolve)
+        if cls is None:
+            return  # not a union of models: nothing is merged in the CRD
+        classes.append(cls)
+    if len(classes) < 2:
+        return
+    keys = {cls: _input_keys(cls) for cls in classes}
+    everything = set().union(*keys.values())
+
+    def check(value: Any, handler: Any) -> Any:
+        result = handler(value)
+        if isinstance(value, dict) and type(result) in keys:
+            foreign = sorted(
+                key
+                for key in everything - keys[type(result)]
+                if value.get(key) is not None  # the apiserver prunes a null first
+            )
+            if foreign:
+                raise PydanticCustomError(
+                    "union_variant_fields",
+                    "{fields}: not a field of {variant}, the variant given, but of another",
+                    {"fields": ", ".join(foreign), "variant": type(result).__name__},
+                )
+        return result
+
+    inner = dict(schema)
+    ref = inner.pop("ref", None)
+    inner["metadata"] = {**_metadata(inner), f"{_CHECKED}:variants": True}
+    schema.clear()
+    schema.update(
+        core_schema.no_info_wrap_validator_function(
+            check, inner, ref=ref, metadata={_WRAPPER: "variants"}
+        )
+    )
+
+
+def _model_class(node: dict[str, Any], resolve: Any) -> type | None:
+    for _ in range(8):  # through refs and validators to the model
+        kind = node.get("type")
+        if kind == "model":
+            cls = node.get("cls")
+            return cls if isinstance(cls, type) else None
+        if kind == "definition-ref":
+            try:
+                node = resolve(node)
+            except LookupError:
+                return None
+        elif kind in ("function-before", "function-after", "function-wrap"):
+            node = node["schema"]
+        else:
+            return None
+    return None
+
+
+def _input_keys(cls: type) -> set[str]:
+    fields = getattr(cls, "model_fields", {})
+    out: set[str] = set()
+    for name, field in fields.items():
+        out.add(name)
+        if isinstance(field.validation_alias, str):
+            out.add(field.validation_alias)
+        elif field.alias:
+            out.add(field.alias)
+    return out

@@ -217,3 +217,32 @@ class HoldsPlain(ApiModel):
 
 def test_plain_pydantic_models_inside_keep_their_own_rules() -> None:
     assert HoldsPlain.model_validate({"plain": {"count": "3"}}).plain.count == 3
+
+
+class S3(ApiModel):
+    kind: Literal["s3"]
+    bucket: str
+
+
+class Git(ApiModel):
+    kind: Literal["git"]
+    url: str
+    revision: str | None = None
+
+
+class Source(ApiModel):
+    tagged: Annotated[S3 | Git, Field(discriminator="kind")] | None = None
+    untagged: S3 | Git | None = None
+
+
+@pytest.mark.parametrize("field", ["tagged", "untagged"])
+def test_a_union_refuses_fields_of_another_variant_than_the_one_given(field: str) -> None:
+    # The CRD holds both variants' fields in one object, with a CEL rule that only one
+    # variant's are set: {"kind": "s3", "bucket": "b", "revision": "x"} is refused there.
+    with pytest.raises(ValidationError, match="revision: not a field of S3"):
+        Source.model_validate({field: {"kind": "s3", "bucket": "b", "revision": "x"}})
+    # A null is pruned by the apiserver before its rules run.
+    source = Source.model_validate({field: {"kind": "s3", "bucket": "b", "revision": None}})
+    assert getattr(source, field) == S3(kind="s3", bucket="b")
+    git = Source.model_validate({field: {"kind": "git", "url": "u", "revision": "x"}})
+    assert getattr(git, field) == Git(kind="git", url="u", revision="x")
