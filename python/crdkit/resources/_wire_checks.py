@@ -8,13 +8,16 @@ an integer is a ``number``. And before validating it drops a null from a field t
 
 ``apply_wire_checks`` rewrites one node of a core schema to match, in place:
 
-* ``int``: strict, after ``3.0`` is read as 3 (``1.5`` stays refused);
+* ``int``: strict, after ``3.0`` is read as 3 (``1.5`` stays refused, and so does a whole
+  float from 2**53 on, which the apiserver keeps a float);
 * ``float``, ``bool``, ``str``: strict (a strict float still takes an int);
 * ``Literal``, ``Enum``: a value of another JSON type than the members' is refused (lax mode
   matches ``True`` to ``1`` and ``"1"`` to an ``IntEnum``); members themselves pass;
 * ``datetime``, ``date``: a JSON number is refused; strings are parsed as before;
 * a field with a default whose type does not admit None: null reads as the default;
-* ``dict[str, X]`` where X does not admit None: null values are dropped.
+* ``dict[str, X]`` where X does not admit None: null values are dropped;
+* a model with ``extra="forbid"``: an undeclared field that is null is dropped;
+* ``set[X]``: a list repeating an item is refused (pydantic would drop the repeat).
 
 ``check_variant_fields`` makes a union of models refuse fields of another variant than the one
 chosen: the CRD holds the union as one object with every variant's fields and a CEL rule that
@@ -72,6 +75,12 @@ def apply_wire_checks(schema: dict[str, Any]) -> bool:
         if not _done(schema, "time"):
             _wrap(schema, _refuse_numbers(f"{kind}_type"), "time")
         return True
+    if kind == "model":
+        _prune_undeclared_nulls(schema)
+        return False
+    if kind in ("set", "frozenset") and not _done(schema, "unique"):
+        _wrap(schema, _refuse_duplicates, "unique")
+        return False  # its items are walked on by the caller
     if kind == "model-fields" and not _done(schema, "tags"):
         _check_literal_fields(schema)
         return False
@@ -93,6 +102,31 @@ def apply_wire_checks(schema: dict[str, Any]) -> bool:
         _wrap(schema, _drop_null_values, "null-values")
         return False  # the dict, now inside the wrapper, is walked on by the caller
     return False
+
+
+def _prune_undeclared_nulls(schema: dict[str, Any]) -> None:
+    """In a model that forbids undeclared fields, drop them when they are null.
+
+    The apiserver drops a null before it prunes or validates, so ``{"name": "a", "other":
+    null}`` is stored as ``{"name": "a"}``; pydantic would refuse ``other`` as extra.
+    """
+    config = schema.get("config") or {}
+    inner = schema.get("schema")
+    cls = schema.get("cls")
+    if config.get("extra_fields_behavior") != "forbid" or not isinstance(inner, dict):
+        return
+    if not isinstance(cls, type) or _done(inner, "extra-nulls"):
+        return
+    declared = _input_keys(cls)
+
+    def prune(value: Any) -> Any:
+        if isinstance(value, dict) and any(
+            item is None and key not in declared for key, item in value.items()
+        ):
+            return {k: v for k, v in value.items() if v is not None or k in declared}
+        return value
+
+    _wrap(inner, prune, "extra-nulls", move_ref=False)
 
 
 def _check_literal_fields(schema: dict[str, Any]) -> None:
@@ -218,8 +252,22 @@ def _json_kind(value: Any) -> str | None:
 
 
 def _integral_float_as_int(value: Any) -> Any:
-    if type(value) is float and value.is_integer():
+    # The apiserver decodes a whole float below 2**53 as an integer; beyond, it stays a float.
+    if type(value) is float and value.is_integer() and abs(value) < 2**53:
         return int(value)
+    return value
+
+
+def _refuse_duplicates(value: Any) -> Any:
+    """A JSON list for a ``set`` must not repeat an item (``x-kubernetes-list-type: set``);
+    pydantic would silently drop the repeats."""
+    if isinstance(value, list):
+        try:
+            unique = len(set(value)) == len(value)
+        except TypeError:  # unhashable items: the set validator refuses them anyway
+            return value
+        if not unique:
+            raise PydanticCustomError("set_duplicates", "items of a set must not repeat")
     return value
 
 

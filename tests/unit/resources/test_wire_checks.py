@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import pytest
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from crdkit.resources import ApiModel, Duration, IntOrString, Quantity, Time
 
@@ -246,3 +246,31 @@ def test_a_union_refuses_fields_of_another_variant_than_the_one_given(field: str
     assert getattr(source, field) == S3(kind="s3", bucket="b")
     git = Source.model_validate({field: {"kind": "git", "url": "u", "revision": "x"}})
     assert getattr(git, field) == Git(kind="git", url="u", revision="x")
+
+
+class Closed(ApiModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+
+
+def test_a_closed_model_drops_an_undeclared_null_as_the_apiserver_does() -> None:
+    assert Closed.model_validate({"name": "a", "labels": None}) == Closed(name="a")
+    with pytest.raises(ValidationError, match="labels"):
+        Closed.model_validate({"name": "a", "labels": {}})
+
+
+class Tags(ApiModel):
+    tags: set[str] = set()
+
+
+def test_a_set_refuses_a_repeated_item_as_the_apiserver_does() -> None:
+    with pytest.raises(ValidationError, match="must not repeat"):
+        Tags.model_validate({"tags": ["a", "a"]})
+    assert Tags.model_validate({"tags": ["a", "b"]}).tags == {"a", "b"}
+
+
+def test_a_whole_float_from_2_53_on_is_not_an_integer() -> None:
+    assert Scalars.model_validate({"count": 2.0**53 - 2}).count == 2**53 - 2
+    with pytest.raises(ValidationError, match="count"):
+        Scalars.model_validate({"count": 2.0**53})
