@@ -8,7 +8,7 @@ status flips.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from crdkit.runtime import Condition
 from examples.gang_scheduler.models import JobCondition
@@ -22,8 +22,12 @@ def find_job_condition(conditions: list[JobCondition], type_: str) -> JobConditi
 def set_job_condition(
     conditions: list[JobCondition], new: Condition, *, now: datetime | None = None
 ) -> bool:
-    """Add or update ``new`` in place; returns whether anything changed."""
-    stamp = new.last_transition_time or (now or datetime.now(UTC)).replace(microsecond=0)
+    """Add or update ``new`` in place; returns whether anything changed.
+
+    On a flip (or a new entry) the time is ``now`` when given, else ``new``'s own
+    ``lastTransitionTime`` (which metav1.Condition requires).
+    """
+    stamp = now.replace(microsecond=0) if now is not None else new.last_transition_time
     entry = JobCondition(
         type=new.type,
         status=new.status,

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from crdkit.client import AlreadyExists, KubernetesError, NotFound
 from crdkit.resources import Node, Pod
 from crdkit.runtime import Condition, Reconciler, Result, Watch, update_status
+from crdkit.runtime.conditions import REASON_PATTERN
 from crdkit.scheduling import GangScheduler, VolcanoPodGroup
 from crdkit.scheduling.gangs import tier_level
 from examples.gang_scheduler.gang_request import task_minimums
@@ -92,6 +94,7 @@ def honored_condition(job: Job) -> Condition:
         reason=NOT_HONORED if ignored else HONORED,
         message=honored_message(ignored),
         observed_generation=job.metadata.generation,
+        last_transition_time=datetime.now(UTC).replace(microsecond=0),  # kept unless it flips
     )
 
 
@@ -241,6 +244,7 @@ class VolcanoJobReconciler(Reconciler[Job]):
         if status.state.phase in TERMINAL:
             phase = status.state.phase  # terminal phases stay
         placement: JobPlacement | None = status.placement if phase in TERMINAL else None
+        now = datetime.now(UTC).replace(microsecond=0)  # the time if Scheduled flips
         if len(bound) >= needed:
             placement = placement_of(job, bound, await _node_labels(ctx, bound), self.topology)
             scheduled = Condition(
@@ -248,10 +252,17 @@ class VolcanoJobReconciler(Reconciler[Job]):
                 status="True",
                 reason="Scheduled",
                 message=self._where(len(bound), placement),
+                last_transition_time=now,
             )
         else:
             reason, message = _waiting_reason(podgroup)
-            scheduled = Condition(type=SCHEDULED, status="False", reason=reason, message=message)
+            scheduled = Condition(
+                type=SCHEDULED,
+                status="False",
+                reason=reason,
+                message=message,
+                last_transition_time=now,
+            )
         if phase == "Pending":
             why = (scheduled.reason, scheduled.message)
         elif phase == "Running":
@@ -360,9 +371,9 @@ def _waiting_reason(podgroup: VolcanoPodGroup | None) -> tuple[str, str]:
     for condition in conditions or ():
         if condition.type == "Unschedulable" and condition.status == "True":
             reason = condition.reason or "Unschedulable"
-            if not reason.isalnum():
+            if not re.fullmatch(REASON_PATTERN, reason):  # Volcano's reasons are free text
                 reason = "Unschedulable"
-            return reason, condition.message or ""
+            return reason, (condition.message or "")[:32768]
     return "Pending", "waiting for the gang scheduler"
 
 
@@ -371,7 +382,13 @@ def _waiting(reason: str, message: str) -> Callable[[JobStatus], None]:
         _set_phase(status, status.state.phase, reason, message)
         set_job_condition(
             status.conditions,
-            Condition(type=SCHEDULED, status="False", reason=reason, message=message[:32768]),
+            Condition(
+                type=SCHEDULED,
+                status="False",
+                reason=reason,
+                message=message[:32768],
+                last_transition_time=datetime.now(UTC).replace(microsecond=0),
+            ),
         )
 
     return change
@@ -382,7 +399,13 @@ def _failed(reason: str, message: str) -> Callable[[JobStatus], None]:
         _set_phase(status, "Failed", reason, message)
         set_job_condition(
             status.conditions,
-            Condition(type=SCHEDULED, status="False", reason=reason, message=message),
+            Condition(
+                type=SCHEDULED,
+                status="False",
+                reason=reason,
+                message=message,
+                last_transition_time=datetime.now(UTC).replace(microsecond=0),
+            ),
         )
 
     return change

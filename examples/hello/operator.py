@@ -39,8 +39,13 @@ class HelloReconciler(Reconciler[Hello]):
         )
         status = (obj.status or HelloStatus()).model_copy(deep=True)
         status.config_map, status.observed_generation = name, obj.metadata.generation
-        ready = Condition(type="Ready", status="True", reason="ConfigMapApplied", message=message)
-        set_condition(status.conditions, ready)
+        set_condition(
+            status.conditions,
+            type="Ready",
+            status="True",
+            reason="ConfigMapApplied",
+            message=message,
+        )
         if status != obj.status:  # write only what changed: no reconcile loop on our own write
             obj.status = status
             await ctx.update_status(obj)

@@ -59,6 +59,7 @@ from crdkit.resources.meta import (
     ObjectMeta,
     OwnerReference,
 )
+from crdkit.resources.naming import ACRONYMS, camel_case, camel_case_with
 from crdkit.resources.object import KubernetesObject
 from crdkit.resources.options import (
     CustomResourceOptions,
@@ -119,6 +120,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "ACRONYMS",
     "METADATA_ACCEPT",
     "METADATA_LIST_ACCEPT",
     "ApiModel",
@@ -205,6 +207,8 @@ __all__ = [
     "VolumeResourceRequirements",
     "WebhookConversion",
     "WorkloadCondition",
+    "camel_case",
+    "camel_case_with",
     "pluralize",
     "resource_info",
 ]

@@ -21,10 +21,11 @@ from pydantic import (
     PlainSerializer,
     model_validator,
 )
-from pydantic.alias_generators import to_camel
 from pydantic_core import core_schema
 
+from crdkit.resources._wire_checks import apply_wire_checks, check_variant_fields
 from crdkit.resources.durations import duration_core_schema, is_duration_core_schema
+from crdkit.resources.naming import camel_case
 from crdkit.resources.scalars import bytes_core_schema, is_bytes_core_schema
 
 if TYPE_CHECKING:
@@ -55,27 +56,43 @@ class TypeRule(Protocol):
     def to_schema(self) -> dict[str, Any]: ...
 
 
-def _use_kubernetes_wire_forms(schema: Any, owner: type) -> None:
-    """Give the plain datetimes and timedeltas of an ApiModel their Kubernetes form, in place.
+def _use_kubernetes_wire_forms(
+    schema: Any, owner: type, resolve: Callable[[Any], Any], seen: set[str]
+) -> None:
+    """Give the fields of an ApiModel the apiserver's reading of JSON, in place.
 
     The apiserver's ``date-time`` format refuses a time without an offset, and its
     ``duration`` format refuses ISO 8601: so a ``datetime`` must be timezone-aware and a
     ``timedelta`` is a Go duration (``Duration``). ``bytes`` is base64 (``Bytes``), as the
-    apiserver's ``byte`` format wants. Fields of plain pydantic models nested
-    inside are left as pydantic makes them.
+    apiserver's ``byte`` format wants. Scalars are as strict as the CRD's types, and nulls
+    read as the apiserver stores them (``apply_wire_checks``). Fields of plain pydantic
+    models nested inside are left as pydantic makes them.
+
+    A type defined once for several uses (an enum) is a ``definition-ref`` here: ``resolve``
+    finds its schema, rewritten once (``seen`` holds the refs done, and breaks recursion).
     """
     if isinstance(schema, list):
         for item in schema:
-            _use_kubernetes_wire_forms(item, owner)
+            _use_kubernetes_wire_forms(item, owner, resolve, seen)
         return
     if not isinstance(schema, dict):
         return
     kind = schema.get("type")
     if kind == "model" and not _is_api_model(schema.get("cls"), owner):
         return
+    if kind == "definition-ref":
+        ref = schema["schema_ref"]
+        if ref in seen:
+            return
+        seen.add(ref)
+        try:
+            target = resolve(schema)
+        except LookupError:  # a model still being defined: it is rewritten by its own hook
+            return
+        _use_kubernetes_wire_forms(target, owner, resolve, seen)
+        return
     if kind == "datetime":
         schema.setdefault("tz_constraint", "aware")
-        return
     if kind == "timedelta":
         inner = dict(schema)
         schema.clear()
@@ -88,8 +105,20 @@ def _use_kubernetes_wire_forms(schema: Any, owner: type) -> None:
         return
     if is_duration_core_schema(schema) or is_bytes_core_schema(schema):
         return
-    for value in schema.values():
-        _use_kubernetes_wire_forms(value, owner)
+    # A dict without a string "type" is a mapping of names (a model's fields), not a node.
+    node = isinstance(kind, str)
+    if node and apply_wire_checks(schema):
+        return
+    if kind in ("union", "tagged-union"):
+        check_variant_fields(schema, resolve)
+    for key, value in schema.items():
+        if not (node and key in _NOT_SCHEMAS):
+            _use_kubernetes_wire_forms(value, owner, resolve, seen)
+
+
+# Keys of a core schema node that hold data, not schemas: a default of ``{"type": "int"}``
+# must not be rewritten.
+_NOT_SCHEMAS = frozenset({"default", "metadata", "expected", "members", "cls", "config"})
 
 
 def _is_api_model(cls: Any, owner: type) -> bool:
@@ -167,6 +196,9 @@ def _keep_meaningful_nulls(schema: Any, cls: type[BaseModel]) -> None:
 class ApiModel(BaseModel):
     """camelCase on the wire, snake_case in Python, both accepted on input.
 
+    JSON names follow Kubernetes' spelling of acronyms (``cluster_ip`` → ``clusterIP``,
+    ``crdkit.resources.naming``); an explicit ``Field(alias=...)`` wins.
+
     Use it as the base of ``spec``/``status`` models of custom resources. Undeclared fields
     are ignored, as the apiserver prunes them from custom resources anyway.
 
@@ -175,7 +207,7 @@ class ApiModel(BaseModel):
     the type's schema and, when they carry a Python ``check``, are enforced by pydantic too.
     """
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(alias_generator=camel_case, populate_by_name=True)
 
     __crd_validations__: ClassVar[tuple[TypeRule, ...]] = ()
 
@@ -204,7 +236,7 @@ class ApiModel(BaseModel):
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
         schema = handler(source)
-        _use_kubernetes_wire_forms(schema, cls)
+        _use_kubernetes_wire_forms(schema, cls, handler.resolve_ref_schema, set())
         _keep_meaningful_nulls(schema, cls)
         return schema
 

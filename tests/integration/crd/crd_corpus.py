@@ -53,6 +53,7 @@ from crdkit.resources import (
     ScaleSubresource,
     WebhookConversion,
 )
+from crdkit.runtime import Condition
 
 GROUP = "corpus.crdkit.dev"
 
@@ -809,3 +810,80 @@ CORPUS: list[type[CustomResource]] = [
     ConvertedV2,
     *SCALAR_PARITY,
 ]
+
+
+# -- the wire: strict scalars, nulls, acronym names, metav1.Condition -----------------------------
+# pydantic's lax conversions ("3" for an int), nulls the apiserver prunes and then defaults, JSON
+# names with acronyms, and the Condition list every status carries.
+
+
+class Size(enum.IntEnum):
+    SMALL = 1
+    LARGE = 2
+
+
+class StrictScalarsSpec(ApiModel):
+    count: int
+    ratio: float
+    enabled: bool
+    name: Annotated[str, MaxLength(20)]
+    size: Size = Size.SMALL
+    ways: Literal[1, 2, 4] = 1
+    since: datetime | None = None
+    ports: list[Annotated[int, Minimum(1)]] = []
+    weights: dict[str, float] = {}
+
+
+class StrictScalars(CustomResource, group=GROUP, version="v1"):
+    spec: StrictScalarsSpec
+
+
+class Knob(ApiModel):
+    name: Annotated[str, MaxLength(10)]
+    value: int = 0
+
+
+class DefaultedNullsSpec(ApiModel):
+    replicas: int = 1
+    image: str = "busybox"
+    knob: Knob = Knob(name="default")
+    args: list[str] = ["--serve"]
+    limits: dict[str, int] = {}
+    knobs: Annotated[list[Knob], MaxItems(3)] = []
+    by_name: dict[str, Knob] = {}
+    note: str | None = None  # null and absent are both None
+    kept: Annotated[int, Minimum(0)] | None = 3  # nullable: a null stays null
+    labels: dict[str, str | None] = {}  # nullable values: kept
+    sizes: list[int | None] = []
+
+
+class DefaultedNulls(CustomResource, group=GROUP, version="v1"):
+    spec: DefaultedNullsSpec = DefaultedNullsSpec()
+
+
+class NetworkSpec(ApiModel):
+    cluster_ip: Annotated[str, Format("ipv4")] | None = None
+    external_ips: Annotated[list[Annotated[str, Format("ipv4")]], MaxItems(3)] = []
+    pod_cidr: Annotated[str, Format("cidr")] | None = None
+    host_pid: bool = False
+    target_cpu_utilization_percentage: Annotated[int, Minimum(1), Maximum(100)] = 80
+    callback_url: Annotated[str, MaxLength(30)] | None = None
+    legacy_id: str | None = Field(default=None, alias="legacyId")  # an explicit alias wins
+
+
+class Network(CustomResource, group=GROUP, version="v1"):
+    spec: NetworkSpec
+
+
+class ConditionedSpec(ApiModel):
+    # In the spec, not the status: the differential test writes the spec (status is a
+    # subresource), and the schema is the same.
+    conditions: Annotated[list[Condition], ListMapKeys("type"), MaxItems(3)] = []
+
+
+class Conditioned(CustomResource, group=GROUP, version="v1"):
+    spec: ConditionedSpec
+
+
+WIRE = [StrictScalars, DefaultedNulls, Network, Conditioned]
+CORPUS.extend(WIRE)

@@ -3,8 +3,10 @@
 ``documents(schema)`` draws documents that satisfy the schema's value checks (CEL rules are
 left to chance), then perhaps breaks exactly one check the schema states: a bound, a length,
 a pattern, an enum, a required field, a list or map size, uniqueness of a set or map list.
-Whether a document is valid is decided afterwards by pydantic; the test then asks the
-apiserver the same question.
+Or it changes one value's JSON type the way pydantic's lax mode would convert back (``"3"`` or
+``true`` for an integer, ``3.0``, which the apiserver takes as one) or makes it null (a field,
+an item, a map value). Whether a document is valid is decided afterwards by pydantic; the test
+then asks the apiserver the same question.
 """
 
 from __future__ import annotations
@@ -323,21 +325,45 @@ def _breakers(schema: Schema, value: Any) -> list[Any]:
     return out
 
 
+def _retyped(schema: Schema, value: Any) -> list[Any]:
+    """``value`` as other JSON types that pydantic's lax mode would read as the same value."""
+    if "type" not in schema and not schema.get("x-kubernetes-int-or-string"):
+        return []  # unknown fields: any JSON is valid
+    if isinstance(value, bool):
+        return [str(value).lower(), int(value)]
+    if isinstance(value, int):
+        return [str(value), float(value), value == 1]
+    if isinstance(value, float):
+        return [str(value), True, *([int(value)] if value.is_integer() else [])]
+    # (A number for a duration is left out: Duration's own parsing, not a scalar type.)
+    if (
+        isinstance(value, str)
+        and schema.get("type") == "string"
+        and schema.get("format") != "duration"
+    ):
+        return [len(value), bool(value)]
+    return []
+
+
 def _mutation_points(schema: Schema, value: Any, path: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     """(path, replacement) pairs, or (path, DELETE) for a required field."""
     points: list[tuple[Any, ...]] = [(path, b) for b in _breakers(schema, value)]
+    points.extend((path, other) for other in _retyped(schema, value))
     if isinstance(value, dict) and "properties" in schema:
         for name in schema.get("required", []):
             if name in value:
                 points.append(((*path, name), _DELETE))
         for name, child in schema["properties"].items():
+            points.append(((*path, name), None))  # present or not: the apiserver may prune it
             if name in value:
                 points.extend(_mutation_points(child, value[name], (*path, name)))
     elif isinstance(value, dict) and isinstance(schema.get("additionalProperties"), dict):
         for name, item in value.items():
+            points.append(((*path, name), None))
             points.extend(_mutation_points(schema["additionalProperties"], item, (*path, name)))
     elif isinstance(value, list) and "items" in schema:
         for index, item in enumerate(value):
+            points.append(((*path, index), None))
             points.extend(_mutation_points(schema["items"], item, (*path, index)))
     return points
 
@@ -353,6 +379,8 @@ def _apply(document: Any, path: tuple[Any, ...], replacement: Any) -> Any:
         copy = dict(document)
         if not rest and replacement is _DELETE:
             del copy[head]
+        elif not rest:
+            copy[head] = replacement  # the key may be new (a null for an absent field)
         else:
             copy[head] = _apply(document[head], rest, replacement)
         return copy
@@ -362,12 +390,19 @@ def _apply(document: Any, path: tuple[Any, ...], replacement: Any) -> Any:
 
 
 @st.composite
-def documents(draw: st.DrawFn, schema: Schema) -> tuple[Any, str]:
-    """A document and how it was made: ``"valid"`` or ``"broke <path>"``."""
+def documents(draw: st.DrawFn, schema: Schema, *, whole_floats: bool = True) -> tuple[Any, str]:
+    """A document and how it was made: ``"valid"`` or ``"broke <path>"``.
+
+    ``whole_floats=False`` leaves out whole numbers written as floats (``3.0``): the
+    apiserver's schema takes them as integers, but its CEL rules and scale and field-selector
+    paths see a float64 and fail, which pydantic does not model everywhere.
+    """
     document = draw(values(schema, cel_literals(schema)))
     if not draw(st.booleans()):
         return document, "valid"
     points = _mutation_points(schema, document, ())
+    if not whole_floats:
+        points = [p for p in points if not (isinstance(p[1], float) and p[1].is_integer())]
     if not points:
         return document, "valid"
     path, replacement = draw(st.sampled_from(points))

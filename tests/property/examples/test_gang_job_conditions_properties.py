@@ -36,7 +36,13 @@ def test_phase_records_stay_and_times_move_only_on_a_flip(
     for index, (type_, status, message) in enumerate(steps):
         now = T0 + timedelta(seconds=index + 1)
         new = Condition.model_validate(
-            {"type": type_, "status": status, "reason": "R", "message": message}
+            {
+                "type": type_,
+                "status": status,
+                "reason": "R",
+                "message": message,
+                "lastTransitionTime": "2025-01-01T00:00:00Z",  # now= wins
+            }
         )
         set_job_condition(conditions, new, now=now)
         if last.get(type_) != status:

@@ -15,7 +15,13 @@ T1 = datetime(2026, 1, 2, tzinfo=UTC)
 
 def _ready(status: str = "True", message: str = "") -> Condition:
     return Condition.model_validate(
-        {"type": "Ready", "status": status, "reason": "Because", "message": message}
+        {
+            "type": "Ready",
+            "status": status,
+            "reason": "Because",
+            "message": message,
+            "lastTransitionTime": "2025-01-01T00:00:00Z",  # set_job_condition's now= wins
+        }
     )
 
 
