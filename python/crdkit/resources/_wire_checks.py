@@ -251,10 +251,16 @@ def _json_kind(value: Any) -> str | None:
     return None
 
 
+_INT64 = (-(2**63), 2**63 - 1)
+
+
 def _integral_float_as_int(value: Any) -> Any:
     # The apiserver decodes a whole float below 2**53 as an integer; beyond, it stays a float.
     if type(value) is float and value.is_integer() and abs(value) < 2**53:
         return int(value)
+    # ... and an integer beyond int64 as a number it cannot store in an integer field.
+    if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
+        raise ValueError(f"{value} is outside the int64 range the apiserver stores integers in")
     return value
 
 

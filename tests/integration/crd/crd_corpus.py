@@ -749,6 +749,8 @@ class ScalarEdgesSpec(ApiModel):
     every: Duration | None = None
     surge: Annotated[IntOrString, _SURGE_RULE] | None = None
     positive: Annotated[int, XValidation("self > 0", check=lambda v: v > 0)] | None = None
+    plain: int | None = None
+    either: IntOrString | None = None
 
 
 class ScalarEdges(CustomResource, group=GROUP, version="v1", scope="Cluster"):

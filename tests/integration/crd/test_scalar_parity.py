@@ -101,6 +101,17 @@ CASES = [
     ("every", '""', NO),
     ("every", "5", NO),
     # int-or-string with a CEL rule (kept in the CRD, mirrored by check=)
+    # a plain int and int-or-string: the apiserver stores integers as int64
+    ("plain", "9223372036854775807", OK),
+    ("plain", "-9223372036854775808", OK),
+    ("plain", "9223372036854775808", NO),
+    ("plain", "-9223372036854775809", NO),
+    ("plain", "3.0", OK),
+    ("plain", '"3"', NO),
+    ("plain", "true", NO),
+    ("either", "9223372036854775807", OK),
+    ("either", "9223372036854775808", NO),
+    ("either", '"9223372036854775808"', OK),
     ("surge", "5", OK),
     ("surge", "4.0", NO),  # a CEL rule on the field refuses a float, even a whole one
     ("surge", "-5", NO),

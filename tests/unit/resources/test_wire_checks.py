@@ -274,3 +274,15 @@ def test_a_whole_float_from_2_53_on_is_not_an_integer() -> None:
     assert Scalars.model_validate({"count": 2.0**53 - 2}).count == 2**53 - 2
     with pytest.raises(ValidationError, match="count"):
         Scalars.model_validate({"count": 2.0**53})
+
+
+def test_an_integer_beyond_int64_is_refused_as_the_apiserver_does() -> None:
+    class Wide(ApiModel):
+        n: int = 0
+        either: int | str = 0
+
+    assert Wide.model_validate({"n": 2**63 - 1, "either": -(2**63)}).n == 2**63 - 1
+    for field in ("n", "either"):
+        for value in (2**63, -(2**63) - 1):
+            with pytest.raises(ValidationError, match="outside the int64 range"):
+                Wide.model_validate({field: value})
