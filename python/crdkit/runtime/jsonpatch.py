@@ -75,8 +75,10 @@ def fit_patch(patch: list[dict[str, Any]], target: Any, after: Any) -> list[dict
             value = _child(value, key)
             child = _child(node, key)
             if child is _MISSING:
-                if op["op"] == "remove":
+                if op["op"] == "remove" and depth == len(parts) - 1:
                     break  # nothing to remove in the request
+                # A member under an ancestor the request lacks changed (also by a removal):
+                # the request gets that ancestor whole, as the defaulter left it.
                 ancestor = _pointer(tuple(parts[: depth + 1]))
                 fitted.append({"op": "add", "path": ancestor, "value": value})
                 break
