@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
+from crdkit.runtime.cli_output import write_documents
 from crdkit.runtime.loader import load_rbac_sources
 from crdkit.runtime.rbac import rbac_documents
 from crdkit.runtime.rbac_check import (
@@ -119,15 +119,7 @@ def gen_rbac(
     if check is not None:
         _check(check, documents)
         return
-    text = yaml.safe_dump_all(documents, sort_keys=False)
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    try:
-        output.write_text(text)
-    except OSError as error:
-        click.echo(f"crdkit gen-rbac: cannot write {output}: {error.strerror or error}", err=True)
-        sys.exit(2)
+    write_documents("gen-rbac", documents, output)
 
 
 def _check(path: Path, documents: list[dict[str, Any]]) -> None:

@@ -14,13 +14,12 @@ annotation its cainjector fills ``caBundle`` from. Exit status 2 for a bad refer
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
+from crdkit.runtime.cli_output import write_documents
 from crdkit.runtime.loader import load_reconciler_classes
 from crdkit.runtime.webhook_config import ServiceRef, webhook_configurations
 
@@ -96,14 +95,4 @@ def gen_webhooks(
         documents = webhook_configurations(webhooks, **options)
     except ValueError as error:
         raise click.UsageError(str(error)) from None
-    text = yaml.safe_dump_all(documents, sort_keys=False)
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    try:
-        output.write_text(text)
-    except OSError as error:
-        click.echo(
-            f"crdkit gen-webhooks: cannot write {output}: {error.strerror or error}", err=True
-        )
-        sys.exit(2)
+    write_documents("gen-webhooks", documents, output)
