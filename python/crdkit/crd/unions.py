@@ -37,12 +37,34 @@ def _shape(schema: Schema) -> Schema:
     }
 
 
+def _implied_tag(variants: list[tuple[str, Schema]]) -> str | None:
+    """The field every variant fixes to its own Literal values, if exactly one does.
+
+    A callable ``Discriminator`` names no field in the JSON schema, but its variants still
+    carry a tag (``kind: Literal["cat"] = "cat"``); without one the merge would refuse the
+    tag's per-variant enums as conflicting types. Such a tag is then required, as a named
+    discriminator's is: the callable needs it to choose.
+    """
+    shared = set.intersection(*(set(v["properties"]) for _, v in variants))
+    candidates = []
+    for prop in sorted(shared):
+        enums = [v["properties"][prop].get("enum") for _, v in variants]
+        if not all(enums):
+            continue
+        seen: list[Any] = [value for values in enums for value in values]
+        if len(seen) == len({repr(value) for value in seen}):  # disjoint: each picks one variant
+            candidates.append(prop)
+    return candidates[0] if len(candidates) == 1 else None
+
+
 def merge_variants(variants: list[tuple[str, Schema]], tag: str | None, error: ErrorAt) -> Schema:
     """One object schema for converted object variants ``(model name, schema)``.
 
     ``tag`` is the discriminator property, if any. ``error(relative_path, reason)`` builds the
     exception for a field two variants disagree on.
     """
+    if tag is None:
+        tag = _implied_tag(variants)
     properties: dict[str, Schema] = {}
     owner: dict[str, str] = {}
     for name, variant in variants:

@@ -89,6 +89,7 @@ def apply_wire_checks(schema: dict[str, Any]) -> bool:
         if (
             default.get("type") == "default"
             and _metadata(default["schema"]).get(_WRAPPER) != "null-default"
+            and not _done(default["schema"], "null-default")
             and not admits_none(default["schema"])
         ):
             # The field's type may be a model defined here: its ref stays on it.
@@ -130,36 +131,45 @@ def _prune_undeclared_nulls(schema: dict[str, Any]) -> None:
 
 
 def _check_literal_fields(schema: dict[str, Any]) -> None:
-    """Guard the fields that are a non-string ``Literal`` from the model's fields node.
+    """Guard the fields that are a ``Literal`` from the model's fields node.
 
     Such a field may be a discriminated union's tag, and pydantic allows no before-validator
-    on a tag; one on the fields as a whole it allows.
+    on a tag (nor on the default around it); one on the fields as a whole it allows. So a
+    non-string member's JSON type is checked here, and a null on a defaulted tag is dropped
+    here, as the apiserver drops it before applying the default.
     """
-    guarded: list[tuple[tuple[str, ...], frozenset[str]]] = []
+    guarded: list[tuple[tuple[str, ...], Any]] = []
+    defaulted: list[tuple[str, ...]] = []
     for name, field in schema["fields"].items():
         inner = field["schema"]
-        if inner.get("type") == "default":
+        has_default = inner.get("type") == "default"
+        if has_default:
             inner = inner["schema"]
         if inner.get("type") != "literal":
             continue
-        kinds = _member_kinds(inner)
-        if not kinds or kinds == {"string"}:
-            continue
         alias = field.get("validation_alias")
         keys = (alias, name) if isinstance(alias, str) and alias != name else (name,)
-        guarded.append((keys, kinds))
-        inner["metadata"] = {**_metadata(inner), f"{_CHECKED}:members": True}
-    if not guarded:
+        if has_default and None not in inner["expected"]:
+            defaulted.append(keys)
+            inner["metadata"] = {**_metadata(inner), f"{_CHECKED}:null-default": True}
+        kinds = _member_kinds(inner)
+        if kinds and kinds != {"string"}:
+            guarded.append((keys, _kind_guard(kinds, keys[0])))
+            inner["metadata"] = {**_metadata(inner), f"{_CHECKED}:members": True}
+    if not guarded and not defaulted:
         return
-    checks = [(keys, _kind_guard(kinds, keys[0])) for keys, kinds in guarded]
 
     def check(value: Any) -> Any:
-        if isinstance(value, dict):
-            for keys, guard in checks:
-                for key in keys:
-                    if key in value:
-                        guard(value[key])
-                        break
+        if not isinstance(value, dict):
+            return value
+        nulls = [key for keys in defaulted for key in keys if key in value and value[key] is None]
+        if nulls:
+            value = {key: item for key, item in value.items() if key not in nulls}
+        for keys, guard in guarded:
+            for key in keys:
+                if key in value:
+                    guard(value[key])
+                    break
         return value
 
     _wrap(schema, check, "tags")

@@ -12,7 +12,7 @@ import enum
 from datetime import date, datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Discriminator, Field, Tag
 
 from crdkit.crd import (
     AtMostOneOf,
@@ -887,5 +887,48 @@ class Conditioned(CustomResource, group=GROUP, version="v1"):
     spec: ConditionedSpec
 
 
-WIRE = [StrictScalars, DefaultedNulls, Network, Conditioned]
+# -- discriminated unions whose tags have defaults, named and callable -----------------------------
+# The idiomatic pydantic spelling: each variant fixes its own tag, defaulted. pydantic forbids a
+# before-validator on a tag, so the wire checks must guard it from the model instead.
+
+
+class Cat(ApiModel):
+    kind: Literal["cat"] = "cat"
+    lives: Annotated[int, Minimum(1), Maximum(9)] = 9
+
+
+class Dog(ApiModel):
+    kind: Literal["dog"] = "dog"
+    good: bool = True
+    name: Annotated[str, MaxLength(12)] | None = None
+
+
+class Guppy(ApiModel):
+    size: Literal[1] = 1  # a non-string tag: its JSON type is checked from the model
+    fins: int = 2
+
+
+class Koi(ApiModel):
+    size: Literal[2] = 2
+    colour: Annotated[str, MaxLength(8)] = "gold"
+
+
+def _pet_kind(value: Any) -> Any:
+    return value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+
+
+class PetsSpec(ApiModel):
+    pet: Annotated[Cat | Dog, Field(discriminator="kind")]
+    tank: Annotated[Guppy | Koi, Field(discriminator="size")] | None = None
+    chosen: (
+        Annotated[Annotated[Cat, Tag("cat")] | Annotated[Dog, Tag("dog")], Discriminator(_pet_kind)]
+        | None
+    ) = None
+
+
+class Pets(CustomResource, group=GROUP, version="v1"):
+    spec: PetsSpec
+
+
+WIRE = [StrictScalars, DefaultedNulls, Network, Conditioned, Pets]
 CORPUS.extend(WIRE)
