@@ -10,27 +10,31 @@
 
 Values are converted by the constructor's annotations: ``str``, ``int``, ``float``, ``bool``
 (true/false/1/0/yes/no), ``list[str]`` (comma-separated on the command line, a YAML list in the
-file) and ``X | None`` of these (``none`` or ``null`` gives ``None``); any other annotation gets
-the text (or the YAML value). The config file is a mapping of the same keys (``Class.key`` or a
-``Class:`` section for one class only); ``--option`` overrides it. With several classes,
-``Class.key=value`` is for one class, and an unqualified key goes to every class that takes it
-(an error if none does). Dashes in keys read as underscores. Every problem is an
+file; other item types are converted item by item), ``Literal`` and ``Enum`` members, ``Path``,
+unions of these (the first member that takes the value; ``str`` last) and ``X | None`` (``none`` or
+``null`` gives ``None``). An unannotated or ``Any`` parameter gets the text (or the YAML value); any
+other class only a YAML value already of that class, so a parameter such as ``mirror: ClusterMirror
+| None`` refuses ``--option mirror=x`` instead of receiving the text. The config file is a mapping
+of the same keys (``Class.key`` or a ``Class:`` section for one class only); ``--option`` overrides
+it. With several classes, ``Class.key=value`` is for one class, and an unqualified key goes to every
+class that takes it (an error if none does). Dashes in keys read as underscores. Every problem is an
 :class:`OptionError`: one line that names the option and the class.
 """
 
 from __future__ import annotations
 
 import collections.abc
+import enum
 import inspect
 import types
 import typing
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
 
 from crdkit._yaml import load_yaml
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from pathlib import Path
 
 __all__ = ["OptionError", "build_reconcilers", "reconciler_options"]
 
@@ -81,16 +85,22 @@ def _split(ref: str) -> tuple[str | None, str]:
 
 
 def _convert(value: Any, annotation: Any, *, text: bool, where: str) -> Any:
-    """``value`` as ``annotation`` wants it; ``text``: it came from the command line."""
+    """``value`` as ``annotation`` wants it; ``text``: it came from the command line.
+
+    A value the annotation cannot be made from is an :class:`OptionError`, never passed on
+    as given: a constructor annotated ``ClusterMirror`` must not receive the string ``"x"``.
+    """
+    if annotation in (inspect.Parameter.empty, Any, object):
+        return value  # the constructor takes anything: the value as given
     origin = get_origin(annotation)
     if origin is Union or origin is types.UnionType:
-        members = [a for a in get_args(annotation) if a is not type(None)]
-        optional = len(members) < len(get_args(annotation))
-        if optional and (value is None or (text and value.lower() in ("none", "null"))):
-            return None
-        if len(members) == 1:
-            return _convert(value, members[0], text=text, where=where)
-        return value  # a union crdkit cannot choose in: the value as given
+        return _convert_union(value, annotation, text=text, where=where)
+    if origin is typing.Literal:
+        for member in get_args(annotation):
+            if value == member or (text and isinstance(value, str) and value == str(member)):
+                return member
+        choices = ", ".join(repr(m) for m in get_args(annotation))
+        raise OptionError(f"{where}: expected one of {choices}, got {value!r}")
     if annotation is bool:
         if isinstance(value, bool):
             return value
@@ -117,15 +127,54 @@ def _convert(value: Any, annotation: Any, *, text: bool, where: str) -> Any:
         raise OptionError(f"{where}: expected a string, got {value!r}")
     if origin in (list, collections.abc.Sequence):
         (item,) = get_args(annotation) or (str,)
-        if item is str:
-            if isinstance(value, str):
-                return [part.strip() for part in value.split(",") if part.strip()]
-            if isinstance(value, list) and all(
-                isinstance(v, str | int | float) and not isinstance(v, bool) for v in value
-            ):
-                return [str(v) for v in value]
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        elif not isinstance(value, list):
             raise OptionError(f"{where}: expected a comma-separated list, got {value!r}")
-    return value
+        return [_convert(v, item, text=text, where=where) for v in value]
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        for member in annotation:
+            if value in (member.value, member.name) or str(member.value) == str(value):
+                return member
+        choices = ", ".join(repr(m.value) for m in annotation)
+        raise OptionError(f"{where}: expected one of {choices}, got {value!r}")
+    if annotation is Path:
+        if isinstance(value, str):
+            return Path(value)
+        raise OptionError(f"{where}: expected a path, got {value!r}")
+    runtime_type = origin if isinstance(origin, type) else annotation
+    if isinstance(runtime_type, type):
+        if isinstance(value, runtime_type):
+            return value  # e.g. a dict from the config file for a dict[str, str]
+        raise OptionError(
+            f"{where}: takes a {_type_name(annotation)}, which cannot be made from {value!r}; "
+            "leave it out to get the constructor's default"
+        )
+    return value  # an annotation crdkit cannot read (a TypeVar, a string): the value as given
+
+
+def _convert_union(value: Any, annotation: Any, *, text: bool, where: str) -> Any:
+    members = [a for a in get_args(annotation) if a is not type(None)]
+    optional = len(members) < len(get_args(annotation))
+    if optional and (value is None or (text and value.lower() in ("none", "null"))):
+        return None
+    if len(members) == 1:
+        return _convert(value, members[0], text=text, where=where)
+    # The text "3" for ``int | str`` is the int: a string member is the last resort.
+    ordered = sorted(members, key=lambda member: member is str)
+    for member in ordered:
+        try:
+            return _convert(value, member, text=text, where=where)
+        except OptionError:
+            continue
+    names = " | ".join(_type_name(m) for m in get_args(annotation))
+    raise OptionError(f"{where}: takes {names}, which cannot be made from {value!r}")
+
+
+def _type_name(annotation: Any) -> str:
+    if annotation is type(None):
+        return "None"
+    return getattr(annotation, "__qualname__", None) or str(annotation)
 
 
 def _read_config(path: Path) -> dict[str, Any]:
@@ -145,9 +194,16 @@ def _read_config(path: Path) -> dict[str, Any]:
 
 
 def reconciler_options(
-    classes: Sequence[type[Any]], options: Sequence[str], config: Path | None = None
+    classes: Sequence[type[Any]],
+    options: Sequence[str],
+    config: Path | None = None,
+    *,
+    require_all: bool = True,
 ) -> list[dict[str, Any]]:
-    """The keyword arguments of each class (in order), from ``--option``s and ``--config``."""
+    """The keyword arguments of each class (in order), from ``--option``s and ``--config``.
+
+    ``require_all=False`` leaves a required parameter nobody gave to the constructor (whose
+    ``TypeError`` the caller reports), instead of an :class:`OptionError` here."""
     params = [_Parameters(cls) for cls in classes]
     names = {p.cls.__name__: i for i, p in enumerate(params)}
     names.update({p.name: i for i, p in enumerate(params)})
@@ -197,7 +253,7 @@ def reconciler_options(
             )
     for index, p in enumerate(params):
         for key, (_, required) in p.params.items():
-            if required and key not in chosen[index]:
+            if required and key not in chosen[index] and require_all:
                 raise OptionError(
                     f"{p.name} needs option {key!r}: give --option {key}=VALUE "
                     "(or set it in --config)"

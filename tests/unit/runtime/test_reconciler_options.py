@@ -4,7 +4,7 @@ annotations; every mistake is one line naming the option and the class (no clust
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from click.testing import CliRunner
@@ -13,6 +13,7 @@ from crdkit import Reconciler
 from crdkit.cli import main
 from crdkit.resources import ConfigMap, Secret
 from crdkit.runtime.options import OptionError, build_reconcilers, reconciler_options
+from crdkit.scheduling import ClusterMirror
 
 
 class Gang(Reconciler[ConfigMap]):
@@ -153,3 +154,53 @@ def test_crdkit_run_refuses_bad_options_in_one_line_before_connecting() -> None:
     result = CliRunner().invoke(main, ["run", "--help"])
     assert "--option [CLASS.]KEY=VALUE" in result.output
     assert "--config FILE" in result.output
+
+
+class Placed(Reconciler[ConfigMap]):
+    def __init__(
+        self,
+        mirror: ClusterMirror | None = None,
+        sizes: list[int] | None = None,
+        mode: Literal["fast", "exact"] = "exact",
+        width: int | str = 1,
+        out: Path | None = None,
+    ) -> None:
+        self.mirror = mirror
+        self.sizes = sizes
+        self.mode = mode
+        self.width = width
+        self.out = out
+
+
+def test_an_option_the_annotation_cannot_take_is_refused_not_passed_as_text() -> None:
+    with pytest.raises(OptionError) as caught:
+        build_reconcilers([Placed], ["mirror=x"])
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("--option mirror")
+    assert "ClusterMirror" in message
+    assert "'x'" in message
+    [built] = build_reconcilers([Placed], ["mirror=none", "sizes=1,2", "mode=fast", "width=3"])
+    assert (built.mirror, built.sizes, built.mode, built.width) == (None, [1, 2], "fast", 3)
+    [built] = build_reconcilers([Placed], ["width=wide", "out=/tmp/x"])
+    assert (built.width, built.out) == ("wide", Path("/tmp/x"))
+    for bad, said in [("sizes=1,b", "expected an integer"), ("mode=slow", "expected one of")]:
+        with pytest.raises(OptionError, match=said):
+            build_reconcilers([Placed], [bad])
+
+
+def test_crdkit_run_refuses_an_option_of_a_class_type_with_exit_2(tmp_path: Path) -> None:
+    module = tmp_path / "placed_operator.py"
+    module.write_text(
+        "from crdkit import Reconciler\n"
+        "from crdkit.resources import ConfigMap\n"
+        "from crdkit.scheduling import ClusterMirror\n"
+        "class Placed(Reconciler[ConfigMap]):\n"
+        "    def __init__(self, mirror: ClusterMirror | None = None) -> None:\n"
+        "        self.mirror = mirror or ClusterMirror()\n"
+    )
+    result = CliRunner().invoke(main, ["run", f"{module}:Placed", "--option", "mirror=x"])
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("crdkit run: --option mirror")
+    assert "ClusterMirror" in line
