@@ -1,4 +1,4 @@
-"""``crdkit gen-rbac --check ROLE.yaml``: does a role someone wrote grant what gen-rbac would?
+"""``crdkit gen-rbac --check PATH...``: do roles someone wrote grant what gen-rbac would?
 
 The needed permissions are gen-rbac's own rules, flattened to one ``(group, resource, verb,
 resourceName)`` each. The file's rules (every Role and ClusterRole in it, also inside a
@@ -9,7 +9,10 @@ names (so it never grants ``list``, ``watch`` or ``create``, which name no objec
 
 Where a rule is granted (which namespace a Role is in) is not compared: the check answers
 "is any permission missing from this role", the mistake that shows up as a 403 at run time.
-Bindings in the file are skipped (they grant nothing by themselves); anything else is an error.
+Bindings, ServiceAccounts and kustomizations are skipped (they grant nothing by themselves);
+anything else is an error. Several files, and directories of ``.yaml``/``.yml`` files (such as
+``gen-manifests``' ``config/rbac``, which splits the roles over several files), are merged into
+one set of rules (``load_granted_rules_from``).
 """
 
 from __future__ import annotations
@@ -28,12 +31,14 @@ __all__ = [
     "Permission",
     "RoleFileError",
     "load_granted_rules",
+    "load_granted_rules_from",
     "missing_permissions",
     "needed_permissions",
+    "role_files",
 ]
 
 _ROLE_KINDS = ("Role", "ClusterRole")
-_SKIPPED_KINDS = ("RoleBinding", "ClusterRoleBinding")
+_SKIPPED_KINDS = ("RoleBinding", "ClusterRoleBinding", "ServiceAccount", "Kustomization")
 _LIST_KINDS = ("List", "RoleList", "ClusterRoleList")
 
 
@@ -104,6 +109,33 @@ def missing_permissions(
     """The ``needed`` permissions no ``granted`` rule grants, in the order given."""
     rules = list(granted)
     return [p for p in needed if not any(rule.grants(p) for rule in rules)]
+
+
+def role_files(paths: Iterable[Path]) -> list[Path]:
+    """The files ``paths`` name: each file itself, each directory's YAML files (recursively,
+    sorted). :class:`RoleFileError` for a path that does not exist or a directory without
+    YAML, so a typo never checks nothing."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
+            if not found:
+                raise RoleFileError(f"{path}: a directory without .yaml or .yml files")
+            files.extend(p for p in found if p not in files)
+        elif path.exists():
+            if path not in files:
+                files.append(path)
+        else:
+            raise RoleFileError(f"{path}: no such file or directory")
+    return files
+
+
+def load_granted_rules_from(paths: Iterable[Path]) -> list[GrantedRule]:
+    """The rules of every role in every file of ``paths`` (files and directories), merged."""
+    rules: list[GrantedRule] = []
+    for path in role_files(paths):
+        rules.extend(load_granted_rules(path))
+    return rules
 
 
 def load_granted_rules(path: Path) -> list[GrantedRule]:

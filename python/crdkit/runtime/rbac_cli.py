@@ -9,8 +9,9 @@ Give it the ``--namespace``, ``--leader-election-id`` and ``--leader-election-na
 ``crdkit run`` gets, so the roles cover exactly what the operator touches. Exit status 2 for a
 bad reconciler reference or declaration.
 
-``--check ROLE.yaml`` compares instead of writing: one ``missing: ...`` line per permission the
-file's roles lack and exit status 1, or ``ok: ...`` and 0 (``runtime.rbac_check``).
+``--check PATH`` (repeatable; a file or a directory such as ``config/rbac``) compares instead of
+writing: the roles of every file given are merged, then one ``missing: ...`` line per
+permission they lack and exit status 1, or ``ok: ...`` and 0 (``runtime.rbac_check``).
 """
 
 from __future__ import annotations
@@ -22,13 +23,15 @@ from typing import Any
 import click
 
 from crdkit.runtime.cli_output import write_documents
-from crdkit.runtime.loader import load_rbac_sources
+from crdkit.runtime.loader import build_rbac_sources, load_rbac_sources
+from crdkit.runtime.options import OptionError
 from crdkit.runtime.rbac import rbac_documents
 from crdkit.runtime.rbac_check import (
     RoleFileError,
-    load_granted_rules,
+    load_granted_rules_from,
     missing_permissions,
     needed_permissions,
+    role_files,
 )
 
 __all__ = ["gen_rbac"]
@@ -39,12 +42,30 @@ __all__ = ["gen_rbac"]
 @click.option(
     "--check",
     "check",
+    type=click.Path(path_type=Path),
+    multiple=True,
+    metavar="PATH",
+    help="Instead of writing roles, check that the Roles and ClusterRoles in these files "
+    "(repeatable; a directory means its .yaml files, e.g. config/rbac; all merged) grant "
+    "everything needed: prints one 'missing:' line per permission they lack and exits 1, or "
+    "'ok: ...' and exits 0.",
+)
+@click.option(
+    "--option",
+    "reconciler_options",
+    multiple=True,
+    metavar="[CLASS.]KEY=VALUE",
+    help="A constructor argument of a reconciler, as crdkit run --option takes it: the "
+    "reconcilers are built and their setup() is read, so what it attaches (a ClusterMirror's "
+    "Nodes and Pods, runnables) is granted too. Repeatable.",
+)
+@click.option(
+    "--config",
+    "config_file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    metavar="ROLE.yaml",
-    help="Instead of writing roles, check that the Roles and ClusterRoles in this file (also "
-    "in a List, several documents merged) grant everything needed: prints one 'missing:' "
-    "line per permission they lack and exits 1, or 'ok: ...' and exits 0.",
+    metavar="FILE",
+    help="Reconciler options from a YAML file, as crdkit run --config reads it.",
 )
 @click.option(
     "--name",
@@ -96,17 +117,28 @@ def gen_rbac(
     leader_election_id: str | None,
     leader_election_namespace: str | None,
     output: Path | None,
-    check: Path | None,
+    check: tuple[Path, ...],
+    reconciler_options: tuple[str, ...],
+    config_file: Path | None,
 ) -> None:
     """Write the least-privilege roles (and bindings) the reconcilers need.
 
-    MODULE:CLASS names a Reconciler subclass (its kinds, watches, rbac and runnables) or a
-    Runnable subclass (its rbac).
+    MODULE:CLASS names a Reconciler subclass (its kinds, watches, rbac and runnables, and what
+    its setup() attaches once built with the --option values) or a Runnable subclass (its
+    rbac).
     """
-    classes = load_rbac_sources(reconcilers)
+    try:
+        sources, notes = build_rbac_sources(
+            load_rbac_sources(reconcilers), reconciler_options, config_file
+        )
+    except OptionError as error:
+        click.echo(f"crdkit gen-rbac: {error}", err=True)
+        sys.exit(2)
+    for note in notes:
+        click.echo(f"crdkit gen-rbac: note: {note}", err=True)
     try:
         documents = rbac_documents(
-            classes,
+            sources,
             name=name,
             namespace=namespace,
             service_account=service_account,
@@ -116,15 +148,16 @@ def gen_rbac(
         )
     except (TypeError, ValueError) as error:  # a reconciler's declarations, e.g. its rbac
         raise click.UsageError(str(error)) from None
-    if check is not None:
+    if check:
         _check(check, documents)
         return
     write_documents("gen-rbac", documents, output)
 
 
-def _check(path: Path, documents: list[dict[str, Any]]) -> None:
+def _check(paths: tuple[Path, ...], documents: list[dict[str, Any]]) -> None:
     try:
-        granted = load_granted_rules(path)
+        files = role_files(paths)
+        granted = load_granted_rules_from(files)
     except RoleFileError as error:
         click.echo(f"crdkit gen-rbac: {' '.join(str(error).split())}", err=True)
         sys.exit(2)
@@ -134,4 +167,6 @@ def _check(path: Path, documents: list[dict[str, Any]]) -> None:
         click.echo(f"missing: {permission.describe()}")
     if missing:
         sys.exit(1)
-    click.echo(f"ok: {path} grants everything the operator needs ({len(needed)} permissions)")
+    where = ", ".join(str(f) for f in files)
+    grant = "grants" if len(files) == 1 else "grant"
+    click.echo(f"ok: {where} {grant} everything the operator needs ({len(needed)} permissions)")

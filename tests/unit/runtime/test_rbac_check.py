@@ -213,4 +213,66 @@ def test_check_refuses_a_bad_file_in_one_line(operator: Path, tmp_path: Path) ->
     ]
     code, _, err = gen_rbac(f"{operator}:Gang", "--check", str(tmp_path / "missing.yaml"))
     assert code == 2
-    assert err.startswith(f"crdkit gen-rbac: {tmp_path / 'missing.yaml'}: cannot read")
+    assert err.startswith(f"crdkit gen-rbac: {tmp_path / 'missing.yaml'}: no such file")
+
+
+def test_check_merges_several_files_and_directories(operator: Path, tmp_path: Path) -> None:
+    ref = f"{operator}:Gang"
+    _, out, _ = gen_rbac(ref, "--service-account", "gang")
+    cluster, binding, lease, lease_binding = list(yaml.safe_load_all(out))
+    (tmp_path / "rbac").mkdir()
+    main_role = write(tmp_path / "rbac" / "role.yaml", [cluster, binding])
+    # The main role alone lacks the Lease: every file given counts, not only the last one.
+    code, out, _ = gen_rbac(ref, "--check", str(main_role))
+    assert code == 1
+    assert 'missing: leases get (group "coordination.k8s.io", name "configmap-leader")' in out
+    election = write(tmp_path / "election.yaml", [lease, lease_binding])
+    code, out, _ = gen_rbac(ref, "--check", str(main_role), "--check", str(election))
+    assert code == 0, out
+    assert out.startswith(f"ok: {main_role}, {election} grant everything")
+    code, out, _ = gen_rbac(ref, "--check", str(election), "--check", str(main_role))
+    assert code == 0, out  # ... in any order
+    # A directory is its YAML files; a ServiceAccount or kustomization in it grants nothing.
+    write(tmp_path / "rbac" / "leader_election_role.yaml", [lease, lease_binding])
+    write(
+        tmp_path / "rbac" / "service_account.yaml",
+        [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "gang"}}],
+    )
+    code, out, _ = gen_rbac(ref, "--check", str(tmp_path / "rbac"))
+    assert code == 0, out
+    code, _, err = gen_rbac(ref, "--check", str(tmp_path / "rbac"), "--check", str(tmp_path / "x"))
+    assert code == 2
+    assert err.strip() == f"crdkit gen-rbac: {tmp_path / 'x'}: no such file or directory"
+    (tmp_path / "empty").mkdir()
+    code, _, err = gen_rbac(ref, "--check", str(tmp_path / "empty"))
+    assert code == 2
+    assert "a directory without .yaml or .yml files" in err
+
+
+def test_check_accepts_what_gen_manifests_writes(tmp_path: Path) -> None:
+    ref = "examples.hello.operator:HelloReconciler"
+    result = CliRunner().invoke(
+        main,
+        [
+            "gen-manifests",
+            ref,
+            "--name",
+            "hello",
+            "--image",
+            "h:1",
+            "-o",
+            str(tmp_path / "config"),
+            "--dockerfile",
+            str(tmp_path / "Dockerfile"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    rbac = tmp_path / "config" / "rbac"
+    args = ["--name", "hello", "--service-account-namespace", "hello-system"]
+    # gen-manifests puts the Lease's Role in its own file: the main role alone lacks it ...
+    code, out, _ = gen_rbac(ref, *args, "--check", str(rbac / "role.yaml"))
+    assert code == 1
+    assert "leases" in out
+    # ... the directory merged grants everything.
+    code, out, _ = gen_rbac(ref, *args, "--check", str(rbac))
+    assert code == 0, out
