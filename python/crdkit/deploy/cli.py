@@ -24,7 +24,8 @@ import yaml
 from crdkit.crd.output import render
 from crdkit.deploy.dockerfile import dockerfile
 from crdkit.deploy.manifests import ManifestOptions, operator_manifests
-from crdkit.runtime.loader import load_rbac_sources
+from crdkit.runtime.loader import build_rbac_sources, load_rbac_sources
+from crdkit.runtime.options import OptionError
 
 __all__ = ["gen_manifests"]
 
@@ -104,7 +105,12 @@ def gen_manifests(
 ) -> None:
     """Write an operator's config/ (CRDs, RBAC, manager Deployment, metrics Service as kustomize
     bases) and its Dockerfile."""
-    sources = load_rbac_sources(reconcilers)
+    try:
+        sources, notes = build_rbac_sources(load_rbac_sources(reconcilers), run_options)
+    except OptionError as error:
+        raise click.UsageError(str(error)) from None
+    for note in notes:
+        click.echo(f"crdkit gen-manifests: note: {note}", err=True)
     options = ManifestOptions(
         name=name,
         image=image,

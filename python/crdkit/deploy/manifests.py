@@ -28,7 +28,7 @@ from crdkit.crd import build_crds
 from crdkit.crd.output import crd_file_name
 from crdkit.deploy.webhooks import WebhookManifests
 from crdkit.resources import CustomResource, resource_info
-from crdkit.runtime.rbac import rbac_documents
+from crdkit.runtime.rbac import rbac_documents, source_class
 from crdkit.runtime.reconciler import Reconciler
 from crdkit.runtime.watch import declared_watches
 
@@ -87,7 +87,7 @@ def crd_classes(sources: Sequence[RbacSource]) -> list[type[CustomResource]]:
     kind (``class TrainingJobV1(TrainingJob, version="v1")``): the CRD needs them all.
     """
     wanted: set[tuple[str, str]] = set()
-    for source in sources:
+    for source in map(source_class, sources):
         if not (isinstance(source, type) and issubclass(source, Reconciler)):
             continue
         kinds = [source.primary_kind(), *source.owns, *(w.kind for w in declared_watches(source))]

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from crdkit.runtime.conversion import CONVERT_PATH
+from crdkit.runtime.rbac import source_class
 from crdkit.runtime.reconciler import Reconciler
 from crdkit.runtime.webhook_config import ServiceRef, webhook_configurations
 
@@ -52,8 +53,8 @@ class WebhookManifests:
         self._labels = labels
         self.webhooks: list[Webhook[Any]] = []
         self.conversions: list[Conversion] = []
-        for source in sources:
-            if isinstance(source, type) and issubclass(source, Reconciler):
+        for source in map(source_class, sources):
+            if issubclass(source, Reconciler):
                 self.webhooks.extend(source.webhooks)
                 self.conversions.extend(source.conversions)
 

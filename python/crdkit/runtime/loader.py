@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from types import ModuleType
 
 __all__ = [
+    "build_rbac_sources",
     "load_rbac_source",
     "load_rbac_sources",
     "load_reconciler_class",
@@ -116,3 +117,38 @@ def load_rbac_sources(refs: Sequence[str]) -> list[type[Reconciler[Any]] | type[
         except (ValueError, TypeError) as error:
             raise click.BadParameter(str(error), param_hint="CLASS") from None
     return sources
+
+
+def build_rbac_sources(
+    sources: Sequence[type[Reconciler[Any]] | type[Runnable]],
+    options: Sequence[str] = (),
+    config: Path | None = None,
+) -> tuple[list[type[Reconciler[Any]] | type[Runnable] | Reconciler[Any]], list[str]]:
+    """Each reconciler class built as ``crdkit run`` builds it (its ``--option`` and
+    ``--config`` values), so gen-rbac can read what its ``setup`` attaches; and one note per
+    class that could not be built, which then counts by its declarations alone.
+
+    An option no class takes is an ``OptionError``, as it is for ``crdkit run``.
+    """
+    from crdkit.runtime.options import reconciler_options
+
+    reconcilers = [s for s in sources if issubclass(s, Reconciler)]
+    given = reconciler_options(reconcilers, options, config, require_all=False)
+    kwargs = dict(zip(reconcilers, given, strict=True))
+    built: list[type[Reconciler[Any]] | type[Runnable] | Reconciler[Any]] = []
+    notes: list[str] = []
+    for source in sources:
+        if not issubclass(source, Reconciler):
+            built.append(source)
+            continue
+        try:
+            built.append(source(**kwargs[source]))
+        except Exception as error:  # the user's constructor: anything it raises is a note
+            said = " ".join(str(error).split())
+            notes.append(
+                f"{source.__qualname__} could not be built ({type(error).__name__}: {said}), so "
+                "what its setup() attaches is not covered; give the --option values crdkit "
+                "run gets"
+            )
+            built.append(source)
+    return built, notes

@@ -236,6 +236,7 @@ class Manager:
         self._synced_event = asyncio.Event()
         self._ended = asyncio.Event()
         self._runnables: list[_RunnableEntry] = []
+        self._added_runnables: list[Runnable | Callable[[], Awaitable[None]]] = []
         self._runnable_tasks: list[asyncio.Task[None]] = []
         self._failure: Exception | None = None
         self.elector: LeaderElector | None = None
@@ -349,6 +350,13 @@ class Manager:
                 f"add_runnable: expected a Runnable or an async function, got {runnable!r}"
             )
         self._runnables.append(_RunnableEntry(name, start, leader))
+        self._added_runnables.append(runnable)
+
+    @property
+    def runnables(self) -> tuple[Runnable | Callable[[], Awaitable[None]], ...]:
+        """What :meth:`add_runnable` was given, in order (``crdkit gen-rbac`` reads the
+        ``rbac`` of the Runnables a reconciler's ``setup`` adds)."""
+        return tuple(self._added_runnables)
 
     def _informer(self, kind: type[KubernetesObject], metadata_only: bool = False) -> Informer[Any]:
         # The factory shares one informer per kind (and shape) among all controllers.

@@ -10,6 +10,10 @@ primary kind           get, list, watch, patch, update (finalizers); ``/status``
 ``rbac`` attribute     whatever it lists (what ``reconcile`` touches beyond the above)
 ``runnables``          the ``rbac`` of each ``Runnable`` class listed (a ``Runnable`` class can
                        also be given on its own, e.g. ``crdkit gen-rbac mod:Binder``)
+``setup``              for a reconciler given as an instance (``crdkit gen-rbac`` builds one
+                       as ``crdkit run`` does): get, list, watch of every informer its
+                       ``setup`` creates (a ``ClusterMirror``'s Nodes and Pods), and the
+                       ``rbac`` of every Runnable it adds (``runtime.setup_probe``)
 leader election        ``coordination.k8s.io`` leases: create, and get and update of the one
                        Lease by name: exactly what the elector calls (``runtime/leader.py``)
 events                 ``events.k8s.io`` events: create, patch (the recorder: a new Event, then
@@ -45,9 +49,11 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from crdkit.resources import KubernetesObject, resource_info
+from crdkit.resources.plural import pluralize
 from crdkit.runtime.manager import default_leader_election_id
 from crdkit.runtime.reconciler import Reconciler
 from crdkit.runtime.runnable import Runnable
+from crdkit.runtime.setup_probe import probe_setup
 from crdkit.runtime.watch import declared_watches
 
 if TYPE_CHECKING:
@@ -55,8 +61,9 @@ if TYPE_CHECKING:
 
     from crdkit.runtime.reconciler import RbacRule
 
-RbacSource = type[Reconciler[Any]] | type[Runnable]
-"""What gen-rbac reads declarations from: a reconciler class or a runnable class."""
+RbacSource = type[Reconciler[Any]] | type[Runnable] | Reconciler[Any]
+"""What gen-rbac reads declarations from: a reconciler class or a runnable class, or a
+reconciler built as ``crdkit run`` builds it, whose ``setup`` is probed as well."""
 
 __all__ = [
     "RbacSource",
@@ -66,7 +73,14 @@ __all__ = [
     "rbac_rules",
     "role",
     "role_binding",
+    "source_class",
 ]
+
+
+def source_class(source: RbacSource) -> type[Reconciler[Any]] | type[Runnable]:
+    """The class of an :data:`RbacSource` (a built reconciler's type)."""
+    return type(source) if isinstance(source, Reconciler) else source
+
 
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 _READ = ("get", "list", "watch")
@@ -109,10 +123,14 @@ def rbac_rules(
     scopes = _known_scopes()
     local = namespace if namespace is not None else _CLUSTER
 
-    def grant(kind: type[Any], verbs: Iterable[str], subresource: str = "") -> None:
+    def grant(
+        kind: type[Any], verbs: Iterable[str], subresource: str = "", *, everywhere: bool = False
+    ) -> None:
+        # ``everywhere``: watched in all namespaces even when the operator's are limited.
         info = resource_info(kind)
         resource = f"{info.plural}/{subresource}" if subresource else info.plural
-        needed[local if info.namespaced else _CLUSTER][(info.group, resource)].update(verbs)
+        scoped = info.namespaced and not everywhere
+        needed[local if scoped else _CLUSTER][(info.group, resource)].update(verbs)
 
     def extra(owner: type[Any], rules: Sequence[RbacRule]) -> None:
         for group, resource, verbs in rules:
@@ -128,6 +146,19 @@ def rbac_rules(
         if isinstance(source, type) and issubclass(source, Runnable):
             extra(source, source.rbac)
             continue
+        if isinstance(source, Reconciler):
+            attached = probe_setup(source, namespace=namespace)
+            for informer in attached.informers:
+                if isinstance(informer.resource, type):
+                    grant(informer.resource, _READ, everywhere=not informer.namespaced_watch)
+                else:  # an informer of a kind crdkit has no class for
+                    gvk = informer.resource
+                    where = local if informer.namespaced_watch else _CLUSTER
+                    resource = pluralize(gvk.kind).lower()
+                    needed[where][(gvk.group, resource)].update(_READ)
+            for runnable_class in attached.runnables:
+                extra(runnable_class, runnable_class.rbac)
+            source = type(source)
         reconciler = source
         primary = reconciler.primary_kind()
         grant(primary, (*_READ, "patch", "update"))
@@ -259,9 +290,7 @@ def rbac_documents(
         if service_account:
             documents.append(cluster_role_binding(name, service_account, service_account_namespace))
     lease_name = leader_election_id or default_leader_election_id(
-        source.controller_name()
-        for source in classes
-        if isinstance(source, type) and issubclass(source, Reconciler)
+        cls.controller_name() for cls in map(source_class, classes) if issubclass(cls, Reconciler)
     )
     lease_namespace = leader_election_namespace or namespace or service_account_namespace
     roles = [(name, where, namespaced) for where, namespaced in rules.items()]
