@@ -41,8 +41,9 @@ slice of ``k`` pods at level ``s``, one slice:
    more with every task at its ``minAvailable``. `place` never changes the cluster; `assume` does.
 7. Reasons (from the last attempt): ``required L: the best <level> fits F of W <task> pods|slices
    (<domain>)`` for the first task that no single domain of ``L`` holds, or ``required L: no
-   <level> holds all of <tasks> together``; ``preferred L:`` or ``unconstrained:`` followed by
-   ``the cluster fits F of W <task> pods|slices`` when the whole cluster cannot hold a task.
+   <level> holds 1 <task> pod and W <task> pods together``; ``preferred L:`` or
+   ``unconstrained:`` followed by ``the cluster fits F of W <task> pods|slices`` when the whole
+   cluster cannot hold a task. A task named after its unit ("pods") is not named twice.
 8. The exact search inside an entry decides whether any assignment exists. The tasks go hardest
    first (larger slices, then more pods, then task order); a task with a `required` level of its
    own below the entry also picks its region, in path order. Each task gives every node of its
@@ -145,6 +146,22 @@ class _Ask:
     @property
     def unit_word(self) -> str:
         return "slices" if self.k > 1 else "pods"
+
+    def units_of(self, what: str) -> str:
+        """``what`` of this task's units: "12 of 16 worker pods", or "4 of 5 pods" for a task
+        named after the unit (a one-task gang's "pods")."""
+        unit = self.unit_word
+        if self.task.name in (unit, ""):
+            return f"{what} {unit}"
+        return f"{what} {self.task.name} {unit}"
+
+    def counted(self) -> str:
+        """This task's whole ask in a list: "1 master pod", "15 worker pods"."""
+        word = self.unit_word
+        unit = word[:-1] if self.count == 1 else word
+        if self.task.name in (word, ""):
+            return f"{self.count} {unit}"
+        return f"{self.count} {self.task.name} {unit}"
 
 
 _Choice = tuple[int, int, int, int, int, int, list[tuple[int, str, int]]]
@@ -620,8 +637,7 @@ class ReferenceEngine:
             if have < ask.count:
                 where = "" if mode == "unconstrained" else f" {self.levels[level or 0]}"
                 raise _Unschedulable(
-                    f"{mode}{where}: the cluster fits {have} of {ask.count} "
-                    f"{ask.task.name} {ask.unit_word}",
+                    f"{mode}{where}: the cluster fits {ask.units_of(f'{have} of {ask.count}')}",
                     (None, have, ask.count, ask.unit_word),
                 )
             self._place_in((), ask, ask.count, caps, out)
@@ -1009,12 +1025,12 @@ class ReferenceEngine:
             if fits < ask.count:
                 shown = where if where is not None else f"no {short} in the cluster"
                 return _Unschedulable(
-                    f"required {name}: the best {short} fits {fits} of {ask.count} "
-                    f"{ask.task.name} {ask.unit_word} ({shown})",
+                    f"required {name}: the best {short} fits "
+                    f"{ask.units_of(f'{fits} of {ask.count}')} ({shown})",
                     (where, fits, ask.count, ask.unit_word),
                 )
-        tasks = ", ".join(ask.task.name for ask in asks)
-        return _Unschedulable(f"required {name}: no {short} holds all of {tasks} together")
+        tasks = _join_and([ask.counted() for ask in asks])
+        return _Unschedulable(f"required {name}: no {short} holds {tasks} together")
 
     def _undo(self, mark: int) -> None:
         while len(self._log) > mark:
@@ -1111,3 +1127,8 @@ def _merged(out: list[tuple[int, str, int]]) -> list[tuple[int, str, int]]:
     for task, node, count in out:
         totals[(task, node)] = totals.get((task, node), 0) + count
     return [(task, node, count) for (task, node), count in sorted(totals.items())]
+
+
+def _join_and(items: list[str]) -> str:
+    """ "a", "a and b", "a, b and c": a list in a reason, read as a sentence."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

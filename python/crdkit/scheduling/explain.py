@@ -41,46 +41,58 @@ SELECTOR = "node(s) didn't match Pod's node selector"
 
 @dataclass(frozen=True)
 class TaskFilters:
-    """For one task: how many nodes could take one more of its pods now, and why the rest
-    could not (reason to node count)."""
+    """For one task: how many nodes could take one more of its pods, and why the rest could
+    not (reason to node count). ``now``: counted against what the nodes hold now; otherwise
+    against every node empty (what could ever take one)."""
 
     task: str
     nodes: int
     fit: int
     filtered: Mapping[str, int] = field(default_factory=dict)
+    now: bool = True
 
     def summary(self) -> str:
-        """kube-scheduler's spelling: ``0/4 nodes are available: 3 Insufficient cpu, ...``."""
+        """kube-scheduler's spelling: ``0/4 nodes are available: 3 Insufficient cpu, ...``,
+        or ``... nodes could ever take one: ...`` for the empty cluster."""
         parts = [f"{count} {reason}" for reason, count in sorted(self.filtered.items())]
-        head = f"{self.fit}/{self.nodes} nodes are available"
+        verb = "are available" if self.now else "could ever take one"
+        head = f"{self.fit}/{self.nodes} nodes {verb}"
         return f"{head}: {', '.join(parts)}" if parts else head
 
 
 @dataclass(frozen=True)
 class Explanation:
-    """Why a gang is unschedulable, in one line (``message``) and in parts."""
+    """Why a gang is unschedulable, in one sentence (``message``) and in parts."""
 
     never_fits: bool
     """True when the gang would not fit even with every node of the cluster empty."""
     reason: str
-    """The placer's reason for the placement that failed."""
+    """The placer's reason: for a gang that never fits, its reason on the empty cluster (what
+    would block it forever); otherwise its reason now."""
     tasks: tuple[TaskFilters, ...]
+    """Per task, its nodes counted as ``reason`` was judged: now, or every node empty."""
 
     @property
     def message(self) -> str:
-        verdict = "never fits this cluster" if self.never_fits else "not now"
-        filters = "; ".join(f"{t.task}: {t.summary()}" for t in self.tasks)
-        return f"{verdict}: {self.reason}" + (f" ({filters})" if filters else "")
+        """``not now: <reason>; worker: 3/128 nodes are available: ...`` or ``never fits this
+        cluster, even with every node empty: <reason>; worker: 0/128 nodes could ever take
+        one: ...``: the verdict, the placer's reason and each task's counts."""
+        verdict = (
+            "never fits this cluster, even with every node empty" if self.never_fits else "not now"
+        )
+        parts = [self.reason, *(f"{t.task}: {t.summary()}" for t in self.tasks)]
+        return f"{verdict}: {'; '.join(parts)}"
 
 
 def filter_nodes(
     task: CompiledTask,
     nodes: Iterable[Mapping[str, Any]],
-    used: Mapping[str, Mapping[str, int]],
+    used: Mapping[str, Mapping[str, int]] | None,
     needed_labels: Iterable[str] = (),
 ) -> TaskFilters:
     """Counts, for one compiled task, the nodes (placer entries) that could take one more pod
-    and the reasons the others could not. ``used`` is each node's usage in milli-units."""
+    and the reasons the others could not. ``used`` is each node's usage in milli-units;
+    ``None`` counts every node empty (what could ever take a pod)."""
     labels = tuple(needed_labels)
     reasons: Counter[str] = Counter()
     total = fit = 0
@@ -90,12 +102,12 @@ def filter_nodes(
         if rejected is not None:
             reasons[rejected] += 1
             continue
-        short = _short_of(task, node, used.get(node["name"], {}))
+        short = _short_of(task, node, {} if used is None else used.get(node["name"], {}))
         if short:
             reasons.update(f"Insufficient {resource}" for resource in short)
         else:
             fit += 1
-    return TaskFilters(task.name, total, fit, dict(reasons))
+    return TaskFilters(task.name, total, fit, dict(reasons), now=used is not None)
 
 
 def _first_filter(
@@ -134,21 +146,23 @@ def _short_of(task: CompiledTask, node: Mapping[str, Any], used: Mapping[str, in
 
 
 def explain(mirror: ClusterMirror, gang: GangInput, placement: Placement) -> Explanation:
-    """Why ``gang`` (whose placement came back unschedulable) does not fit ``mirror`` now."""
+    """Why ``gang`` (whose placement came back unschedulable) does not fit ``mirror``.
+
+    If it would not fit with every node empty either, waiting will not help: the reason and
+    the counts are the empty cluster's (what blocks it for good). Otherwise they are now's.
+    """
     compiled = mirror.cluster.compile(gang)
     view = reference_gang(compiled)
     levels = mirror.cluster.levels
-    used = mirror.cluster.used()
+    empty = mirror.empty.place(compiled)
+    never = empty.status == "unschedulable"
+    used = None if never else mirror.cluster.used()
     tasks = []
     for task in view.tasks:
         needed = _topology_labels(view.topology, task, levels)
         tasks.append(filter_nodes(task, mirror.nodes(), used, needed))
-    never = mirror.empty.place(compiled).status == "unschedulable"
-    return Explanation(
-        never_fits=never,
-        reason=placement.reason or "the placer found no room",
-        tasks=tuple(tasks),
-    )
+    reason = (empty if never else placement).reason or "the placer found no room"
+    return Explanation(never_fits=never, reason=reason, tasks=tuple(tasks))
 
 
 def _topology_labels(

@@ -479,10 +479,8 @@ impl Search<'_> {
                 };
                 return Err(Unschedulable {
                     reason: format!(
-                        "{mode}{level}: the cluster fits {have} of {} {} {}",
-                        ask.count,
-                        ask.task.name,
-                        ask.unit_word()
+                        "{mode}{level}: the cluster fits {}",
+                        ask.units_of(&format!("{have} of {}", ask.count))
                     ),
                     fit: Some(FitReport {
                         best_domain: None,
@@ -629,10 +627,8 @@ impl Search<'_> {
                     .unwrap_or_else(|| format!("no {short} in the cluster"));
                 return Unschedulable {
                     reason: format!(
-                        "required {name}: the best {short} fits {fits} of {} {} {} ({shown})",
-                        ask.count,
-                        ask.task.name,
-                        ask.unit_word()
+                        "required {name}: the best {short} fits {} ({shown})",
+                        ask.units_of(&format!("{fits} of {}", ask.count))
                     ),
                     fit: Some(FitReport {
                         best_domain: domain,
@@ -643,11 +639,11 @@ impl Search<'_> {
                 };
             }
         }
-        let tasks: Vec<&str> = asks.iter().map(|a| a.task.name.as_str()).collect();
+        let tasks: Vec<String> = asks.iter().map(Ask::counted).collect();
         Unschedulable {
             reason: format!(
-                "required {name}: no {short} holds all of {} together",
-                tasks.join(", ")
+                "required {name}: no {short} holds {} together",
+                join_and(&tasks)
             ),
             fit: None,
         }
@@ -693,6 +689,15 @@ impl Search<'_> {
             Some(c) if !c.is_empty() => (Some(c.len() - 1), c.to_vec()),
             _ => (None, Vec::new()),
         }
+    }
+}
+
+/// "a", "a and b", "a, b and c": a list in a reason, read as a sentence.
+fn join_and(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 
@@ -1285,7 +1290,7 @@ mod edge_tests {
         assert_eq!(outcome.status, Status::Unschedulable);
         assert_eq!(
             outcome.reason.as_deref(),
-            Some("required t.io/rack: no rack holds all of small, large together")
+            Some("required t.io/rack: no rack holds 20 small pods and 21 large pods together")
         );
     }
 }

@@ -194,7 +194,9 @@ async def test_demo_scenario_every_job_lands_whole_inside_its_domain(
                     scheduled = next(c for c in job.status.conditions if c.type == "Scheduled")
                     assert scheduled.status == "False"
                     assert scheduled.reason == "Unschedulable"
-                    assert scheduled.message.startswith("never fits this cluster: ")
+                    assert scheduled.message.startswith(
+                        "never fits this cluster, even with every node empty: "
+                    )
                     assert f"required {LEAF}: the best leaf fits" in scheduled.message
                     assert _pod_nodes(pods) == Counter()
                     assert job.status.placement is None

@@ -69,7 +69,9 @@ def test_result_is_the_contract_object(engine: type[Cluster]) -> None:
         "domain": {},
         "placed": {"master": 0, "worker": 0},
         "assignments": [],
-        "reason": "required example.com/rack: no rack holds all of master, worker together",
+        "reason": (
+            "required example.com/rack: no rack holds 1 master pod and 2 worker pods together"
+        ),
     }
     # Unconstrained, the tasks are tried together in r3 first (the master, placed first, takes
     # c1 and leaves one free node), then each on its own: the master on the fullest node that
@@ -304,7 +306,9 @@ def test_a_smaller_search_budget_gives_up_sooner_alike_in_both_engines(
     )
     proved = engine(LEVELS, nodes).place(hard)
     assert proved.status == "unschedulable"
-    assert proved.reason == "required example.com/rack: no rack holds all of small, large together"
+    assert proved.reason == (
+        "required example.com/rack: no rack holds 4 small pods and 7 large pods together"
+    )
     gave_up = engine(LEVELS, nodes, search_budget=50).place(hard)
     assert gave_up.status == "unschedulable"
     assert gave_up.reason == (
@@ -331,7 +335,8 @@ def test_interchangeable_nodes_are_searched_once(engine: type[Cluster]) -> None:
     )
     assert placement.status == "unschedulable"
     assert (
-        placement.reason == "required example.com/rack: no rack holds all of small, large together"
+        placement.reason
+        == "required example.com/rack: no rack holds 20 small pods and 21 large pods together"
     )
 
 
