@@ -202,6 +202,13 @@ class Client:
     ) -> None:
         await self.close()
 
+    @property
+    def connection_problem(self) -> str | None:
+        """Why the apiserver cannot be reached right now (``cannot reach https://...:
+        connection refused``), or ``None``: the HTTP transport's, when it tracks it."""
+        problem = getattr(self.transport, "connection_problem", None)
+        return problem if isinstance(problem, str) else None
+
     async def close(self) -> None:
         await self.transport.close()
 

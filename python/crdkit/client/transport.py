@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import socket
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -135,6 +136,19 @@ def _connection_failure(error: aiohttp.ClientError) -> ConnectionFailure | None:
     return None
 
 
+def _unreachable_reason(error: aiohttp.ClientConnectorError) -> str:
+    """``connection refused``, ``name or service not known``: the OS's words, lower-cased."""
+    os_error = error.os_error
+    if os_error.errno is not None:
+        try:
+            text = os.strerror(os_error.errno)
+        except ValueError:
+            text = str(os_error)
+    else:
+        text = os_error.strerror or str(os_error) or type(os_error).__name__
+    return text[:1].lower() + text[1:]
+
+
 class ChunkStream(Protocol):
     """A watch body: ``readany`` returns the next bytes, ``b""`` once the server ended it."""
 
@@ -216,6 +230,32 @@ class Transport:
         self._session: aiohttp.ClientSession | None = None
         self._user_agent = _user_agent()
         self._dropped_streams: weakref.WeakSet[asyncio.Transport] = weakref.WeakSet()
+        self._unreachable: str | None = None
+
+    @property
+    def connection_problem(self) -> str | None:
+        """``cannot reach https://...: connection refused`` while the apiserver cannot be
+        reached (the last attempt to connect failed), ``None`` once an answer came back.
+
+        Logged as a warning when it starts and at info when it ends, so an operator pointed
+        at the wrong address says so from its first attempt, not after its retries ran out.
+        """
+        return self._unreachable
+
+    def _note_connection(self, error: aiohttp.ClientError | None) -> None:
+        if error is None:
+            if self._unreachable is not None:
+                self._unreachable = None
+                log.info("reached %s again", self.config.server)
+            return
+        if not isinstance(error, aiohttp.ClientConnectorError) or isinstance(
+            error, aiohttp.ClientSSLError | aiohttp.ClientConnectorCertificateError
+        ):
+            return  # reached, then broken or refused by TLS: not an unreachable server
+        problem = f"cannot reach {self.config.server}: {_unreachable_reason(error)}"
+        if self._unreachable is None:
+            log.warning("%s; retrying", problem)
+        self._unreachable = problem
 
     async def open(self) -> None:
         if self._session is None:
@@ -324,12 +364,14 @@ class Transport:
             except TimeoutError as exc:
                 raise RequestTimeout(f"{method} {path}: timed out ({exc or 'no answer'})") from exc
             except aiohttp.ClientError as exc:
+                self._note_connection(exc)
                 delay = self._connection_retry_delay(method, exc, retries)
                 if delay is None:
                     raise TransportError(f"{method} {path}: {exc}") from exc
                 retries += 1
                 await self._wait_before_retry(method, path, delay, retries, exc)
                 continue
+            self._note_connection(None)
             if 200 <= status < 300:
                 return data
             if status == 401 and not refreshed:
@@ -386,12 +428,14 @@ class Transport:
             except TimeoutError as exc:
                 raise RequestTimeout(f"{method} {path}: timed out opening the stream") from exc
             except aiohttp.ClientError as exc:
+                self._note_connection(exc)
                 delay = self._connection_retry_delay(method, exc, retries)
                 if delay is None:
                     raise TransportError(f"{method} {path}: {exc}") from exc
                 retries += 1
                 await self._wait_before_retry(method, path, delay, retries, exc)
                 continue
+            self._note_connection(None)
             if 200 <= response.status < 300:
                 break
             try:

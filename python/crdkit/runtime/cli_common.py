@@ -162,7 +162,10 @@ def run_manager(
     try:
         asyncio.run(_serve(kubeconfig, connection, build))
     except CacheSyncTimeout as error:
-        hint = "check the operator's role (crdkit gen-rbac ... --check ROLE.yaml)"
+        if error.connection_problem is not None:
+            hint = "check the server address of the kubeconfig context and that the apiserver runs"
+        else:
+            hint = "check the operator's role (crdkit gen-rbac ... --check ROLE.yaml)"
         fail(command, f"{error}; {hint}", 1)
     except LeaderElectionLost as error:
         log.error("leader election lost, exiting: %s", error)

@@ -104,11 +104,25 @@ def default_leader_election_id(controller_names: Iterable[str]) -> str:
 
 class CacheSyncTimeout(TimeoutError):
     """The caches did not sync within ``cache_sync_timeout``; names each informer that did
-    not and the last error it saw (often a 403: the role lacks list or watch)."""
+    not and the last error it saw (often a 403: the role lacks list or watch), or, when the
+    apiserver could not be reached at all, that (``connection_problem``)."""
 
-    def __init__(self, timeout: float, unsynced: list[tuple[str, BaseException | None]]) -> None:
+    def __init__(
+        self,
+        timeout: float,
+        unsynced: list[tuple[str, BaseException | None]],
+        connection_problem: str | None = None,
+    ) -> None:
         self.timeout = timeout
         self.unsynced = unsynced
+        self.connection_problem = connection_problem
+        if connection_problem is not None:
+            names = ", ".join(name for name, _ in unsynced)
+            super().__init__(
+                f"caches did not sync within {timeout:g}s: {connection_problem} ({names} "
+                "never listed)"
+            )
+            return
         details = ", ".join(
             f"{name} (last error: {error})" if error is not None else f"{name} (no error seen)"
             for name, error in unsynced
@@ -553,6 +567,7 @@ class Manager:
                     for informer in self.informers.informers.values()
                     if not informer.has_synced
                 ],
+                self.client.connection_problem,
             )
         synced.result()
         self._synced = True

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import socket
 import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -190,6 +191,61 @@ async def test_connection_refused_is_a_transport_error() -> None:
             await transport.request("GET", "/")
     finally:
         await transport.close()
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port  # nothing listens there now: connecting is refused
+
+
+async def test_an_unreachable_server_is_said_from_the_first_attempt_and_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    waits: list[float] = []
+
+    async def no_wait(delay: float) -> None:
+        waits.append(delay)
+
+    port = _closed_port()
+    server = f"http://127.0.0.1:{port}"
+    transport = Transport(ClientConfig(server=server), max_retries=3, sleep=no_wait)
+    await transport.open()
+    runner: web.AppRunner | None = None
+    try:
+        assert transport.connection_problem is None
+        with caplog.at_level(logging.INFO, logger="crdkit.client.transport"):
+            for _ in range(2):
+                with pytest.raises(TransportError):
+                    await transport.request("GET", "/")
+            with pytest.raises(TransportError):
+                async with transport.stream("GET", "/watch"):
+                    pass
+        assert len(waits) == 9  # every attempt was retried as before
+        problem = f"cannot reach {server}: connection refused"
+        assert transport.connection_problem == problem
+        # Logged at the first failed attempt, not once per attempt or request.
+        assert [r.getMessage() for r in caplog.records] == [f"{problem}; retrying"]
+        assert caplog.records[0].levelno == logging.WARNING
+
+        # The apiserver comes up on that address: the next answer ends the outage.
+        async def handler(request: web.Request) -> web.Response:
+            return web.json_response({})
+
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", handler)
+        runner = web.AppRunner(app, shutdown_timeout=0.2)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        with caplog.at_level(logging.INFO, logger="crdkit.client.transport"):
+            await transport.request("GET", "/")
+        assert transport.connection_problem is None
+        assert caplog.records[-1].getMessage() == f"reached {server} again"
+    finally:
+        await transport.close()
+        if runner is not None:
+            await runner.cleanup()
 
 
 async def test_stream_idle_timeout(serve: Callable[[Handler], Awaitable[str]]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -129,3 +130,55 @@ def test_gen_rbac_names_an_output_it_cannot_write(tmp_path: Path) -> None:
     target = tmp_path / "missing-folder" / "rbac.yaml"
     result = CliRunner().invoke(main, ["gen-rbac", HELLO, "-o", str(target)])
     assert one_line_refusal(result).startswith(f"crdkit gen-rbac: cannot write {target}: ")
+
+
+def test_run_against_an_unreachable_apiserver_says_so_first_and_last(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again: connecting is refused
+    server = f"https://127.0.0.1:{port}"
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": server}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "c",
+            }
+        )
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from crdkit.cli import main; main()",
+            "run",
+            "examples.hello.operator:HelloReconciler",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--cache-sync-timeout",
+            "5",  # ample for one refused connect on loopback, even on a loaded machine
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.splitlines()
+    problem = f"cannot reach {server}: connection refused"
+    first = next(line for line in lines if "cannot reach" in line)
+    assert f"{problem}; retrying" in first  # from the first failed attempt, as a warning
+    assert sum("cannot reach" in line for line in lines[:-1]) == 1
+    assert lines[-1].startswith(f"crdkit run: caches did not sync within 5s: {problem} (")
+    assert "gen-rbac" not in lines[-1]
+    assert lines[-1].endswith(
+        "check the server address of the kubeconfig context and that the apiserver runs"
+    )
