@@ -64,8 +64,11 @@ __all__ = [
 T = TypeVar("T")
 K = TypeVar("K", bound=KubernetesObject)
 
-Resource = type[KubernetesObject] | GroupVersionKind
 Untyped = dict[str, Any]
+Resource = type[KubernetesObject] | GroupVersionKind | Mapping[str, Any] | KubernetesObject
+"""What a verb addresses: a kind (a class, or a ``GroupVersionKind`` for untyped calls), or an
+object (a model, or a dict with ``apiVersion`` and ``kind``) whose kind, and for ``get`` and
+``delete`` whose name and namespace, are taken from it."""
 DEFAULT_PAGE_SIZE = 500
 _LIST_RESTARTS = 3
 _SEND_TURNS = 4
@@ -223,18 +226,33 @@ class Client:
     ) -> ResolvedResource[K]: ...
     @overload
     async def resolve(
-        self, resource: GroupVersionKind, *, metadata_only: Literal[False] = False
+        self, resource: K, *, metadata_only: Literal[False] = False
+    ) -> ResolvedResource[K]: ...
+    @overload
+    async def resolve(
+        self,
+        resource: GroupVersionKind | Mapping[str, Any],
+        *,
+        metadata_only: Literal[False] = False,
     ) -> ResolvedResource[Untyped]: ...
     @overload
     async def resolve(
         self, resource: Resource, *, metadata_only: Literal[True]
     ) -> ResolvedResource[PartialObjectMetadata]: ...
+    @overload
+    async def resolve(
+        self, resource: Resource, *, metadata_only: bool = False
+    ) -> ResolvedResource[Any]: ...
     async def resolve(self, resource: Resource, *, metadata_only: bool = False) -> Any:
         """How to address and decode ``resource`` (discovery for a ``GroupVersionKind``).
 
         ``metadata_only`` asks the apiserver for ``PartialObjectMetadata`` instead of whole
         objects: for caches that only need names, labels and owners.
         """
+        if isinstance(resource, Mapping):  # an untyped object or {"apiVersion", "kind"}
+            resource = GroupVersionKind.of(resource)
+        elif isinstance(resource, KubernetesObject):
+            resource = type(resource)
         if isinstance(resource, GroupVersionKind):
             info = await self.discovery.resolve(resource)
             codec: Codec[Any] = DictCodec()
@@ -243,7 +261,8 @@ class Client:
             codec = codec_for(resource)
         else:
             raise TypeError(
-                f"resource must be a KubernetesObject class or a GroupVersionKind, got {resource!r}"
+                "resource must be a KubernetesObject class, a GroupVersionKind, an object or a "
+                f"dict with apiVersion and kind, got {resource!r}"
             )
         if metadata_only:
             return ResolvedResource(
@@ -282,10 +301,22 @@ class Client:
     async def get(self, resource: type[K], name: str, *, namespace: str | None = None) -> K: ...
     @overload
     async def get(
-        self, resource: GroupVersionKind, name: str, *, namespace: str | None = None
+        self, resource: K, name: str | None = None, *, namespace: str | None = None
+    ) -> K: ...
+    @overload
+    async def get(
+        self,
+        resource: GroupVersionKind | Mapping[str, Any],
+        name: str | None = None,
+        *,
+        namespace: str | None = None,
     ) -> Untyped: ...
-    async def get(self, resource: Resource, name: str, *, namespace: str | None = None) -> Any:
-        """One object by name; ``NotFound`` when it does not exist."""
+    async def get(
+        self, resource: Resource, name: str | None = None, *, namespace: str | None = None
+    ) -> Any:
+        """One object by name; ``NotFound`` when it does not exist. Given an object (a model
+        or a dict), its current version: name and namespace default to the object's."""
+        name, namespace = _object_address(resource, name, namespace)
         target: ResolvedResource[Any] = await self.resolve(resource)
         return await self.get_resolved(target, name, namespace=namespace)
 
@@ -705,8 +736,19 @@ class Client:
     @overload
     async def delete(
         self,
-        resource: GroupVersionKind,
-        name: str,
+        resource: K,
+        name: str | None = None,
+        *,
+        namespace: str | None = None,
+        preconditions: Preconditions | None = None,
+        propagation_policy: PropagationPolicy | str | None = None,
+        grace_period_seconds: int | None = None,
+    ) -> K | None: ...
+    @overload
+    async def delete(
+        self,
+        resource: GroupVersionKind | Mapping[str, Any],
+        name: str | None = None,
         *,
         namespace: str | None = None,
         preconditions: Preconditions | None = None,
@@ -716,7 +758,7 @@ class Client:
     async def delete(
         self,
         resource: Resource,
-        name: str,
+        name: str | None = None,
         *,
         namespace: str | None = None,
         preconditions: Preconditions | None = None,
@@ -729,11 +771,11 @@ class Client:
         ``deletionTimestamp`` is set). ``None`` when the server answered with a bare Status.
 
         ``preconditions`` make the delete fail with ``Conflict`` if the object was replaced
-        or changed; ``NotFound`` if it does not exist.
+        or changed; ``NotFound`` if it does not exist. Given an object (a model or a dict),
+        name and namespace default to the object's (controller-runtime's ``Delete(obj)``).
         """
+        name, namespace = _object_address(resource, name, namespace)
         target: ResolvedResource[Any] = await self.resolve(resource)
-        if not name:
-            raise ValueError("name must not be empty")
         ns = self._namespace_for(target.info, namespace)
         options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if preconditions is not None:
@@ -874,3 +916,20 @@ def _is_status(body: bytes) -> bool:
     except ValueError:
         return False
     return isinstance(value, dict) and value.get("kind") == "Status"
+
+
+def _object_address(
+    resource: Resource, name: str | None, namespace: str | None
+) -> tuple[str, str | None]:
+    """The name and namespace a ``get`` or ``delete`` addresses: as given, else the object's
+    own when ``resource`` is an object; a clear error when there is no name."""
+    is_object = isinstance(resource, Mapping | KubernetesObject)
+    if name is None and is_object:
+        name = name_of(resource)
+        if not name:
+            raise ValueError("metadata.name: the object has no name, and no name was given")
+    if not name:
+        raise ValueError("name must not be empty")
+    if namespace is None and is_object:
+        namespace = namespace_of(resource)
+    return name, namespace

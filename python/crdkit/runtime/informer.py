@@ -346,8 +346,9 @@ class Informer(Generic[T]):
 
     async def _resolve(self) -> ResolvedResource[T]:
         if self._target is None:
-            resolved: Any = await self.client.resolve(  # type: ignore[call-overload]
-                self.resource, metadata_only=self.metadata_only
+            resolved: Any = await self.client.resolve(
+                self.resource,  # type: ignore[arg-type]
+                metadata_only=self.metadata_only,
             )
             self._target = resolved
             self._invalid.identify(resolved.info)

@@ -393,3 +393,82 @@ async def test_watch_streams_changes(crdkit_client: Client, namespace: str) -> N
             break
     assert [kind for kind, _ in seen] == ["ADDED", "MODIFIED", "DELETED"]
     assert seen[1][1] == {"a": "b"}
+
+
+KIND_ONLY = {"apiVersion": f"{GROUP}/v1", "kind": "Widget"}
+
+
+@pytest.mark.usefixtures("widgets")
+@pytest.mark.parametrize(
+    "verb",
+    ["create", "get", "list", "watch", "patch", "apply", "replace", "replace_status", "delete"],
+)
+async def test_every_verb_takes_a_dict_as_the_readme_promises(
+    crdkit_client: Client, namespace: str, verb: str
+) -> None:
+    # "Untyped calls take a GroupVersionKind (or a dict with apiVersion and kind)": the dict
+    # in the resource position, and for get and delete a whole object naming itself.
+    body = {
+        **KIND_ONLY,
+        "metadata": {"name": "raw", "namespace": namespace},
+        "spec": {"size": 4},
+    }
+    created = await crdkit_client.create(body)
+    assert created["metadata"]["name"] == "raw"
+    if verb == "create":
+        return
+    if verb == "get":
+        assert (await crdkit_client.get(created))["spec"] == {"size": 4}
+        assert (await crdkit_client.get(KIND_ONLY, "raw", namespace=namespace))["spec"] == {
+            "size": 4
+        }
+    elif verb == "list":
+        listed = await crdkit_client.list(KIND_ONLY, namespace=namespace)
+        assert [o["metadata"]["name"] for o in listed.items] == ["raw"]
+    elif verb == "watch":
+        seen = []
+        async for event in crdkit_client.watch(
+            KIND_ONLY, namespace=namespace, resource_version="0", timeout_seconds=5
+        ):
+            if event.type != "BOOKMARK":
+                assert event.object is not None
+                seen.append((event.type, event.object["metadata"]["name"]))
+                break
+        assert seen == [("ADDED", "raw")]
+    elif verb == "patch":
+        patched = await crdkit_client.patch(
+            KIND_ONLY, "raw", {"spec": {"size": 6}}, namespace=namespace
+        )
+        assert patched["spec"]["size"] == 6
+    elif verb == "apply":
+        applied = await crdkit_client.apply(
+            {**body, "spec": {"size": 7}}, field_manager="raw", force=True
+        )
+        assert applied["spec"]["size"] == 7
+    elif verb == "replace":
+        created["spec"]["size"] = 8
+        assert (await crdkit_client.replace(created))["spec"]["size"] == 8
+    elif verb == "replace_status":
+        created["status"] = {"ready": True}
+        replaced = await crdkit_client.replace_status(created)
+        assert replaced["metadata"]["name"] == "raw"
+    elif verb == "delete":
+        # controller-runtime's Delete(obj): name and namespace from the object.
+        await crdkit_client.delete(created)
+        with pytest.raises(NotFound):
+            await crdkit_client.get(created)
+        with pytest.raises(ValueError, match="metadata.name: the object has no name"):
+            await crdkit_client.delete(KIND_ONLY)
+
+
+async def test_get_and_delete_take_a_typed_object_too(
+    crdkit_client: Client, namespace: str
+) -> None:
+    made = await crdkit_client.create(
+        ConfigMap.model_validate({"metadata": {"name": "typed", "namespace": namespace}})
+    )
+    again = await crdkit_client.get(made)
+    assert again.metadata.uid == made.metadata.uid
+    await crdkit_client.delete(again)
+    with pytest.raises(NotFound):
+        await crdkit_client.get(made)
