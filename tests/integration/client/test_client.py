@@ -457,7 +457,7 @@ async def test_every_verb_takes_a_dict_as_the_readme_promises(
         await crdkit_client.delete(created)
         with pytest.raises(NotFound):
             await crdkit_client.get(created)
-        with pytest.raises(ValueError, match="metadata.name: the object has no name"):
+        with pytest.raises(ValueError, match=r"metadata\.name: the object has no name"):
             await crdkit_client.delete(KIND_ONLY)
 
 
