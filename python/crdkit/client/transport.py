@@ -149,6 +149,11 @@ def _unreachable_reason(error: aiohttp.ClientConnectorError) -> str:
     return text[:1].lower() + text[1:]
 
 
+_CLOSE_ITERATIONS = 4
+"""Event-loop turns for a shut-down socket to be read at its end (one), its TLS protocol to
+see the EOF and close the transport (one), and the socket to be closed (one), with one spare."""
+
+
 class ChunkStream(Protocol):
     """A watch body: ``readany`` returns the next bytes, ``b""`` once the server ended it."""
 
@@ -229,8 +234,9 @@ class Transport:
         self._max_connections = max_connections
         self._session: aiohttp.ClientSession | None = None
         self._user_agent = _user_agent()
-        self._dropped_streams: weakref.WeakSet[asyncio.Transport] = weakref.WeakSet()
         self._unreachable: str | None = None
+        # Every socket this transport connected, weakly (the pool decides how long they live).
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
 
     @property
     def connection_problem(self) -> str | None:
@@ -262,22 +268,41 @@ class Transport:
             connector = aiohttp.TCPConnector(
                 ssl=self.config.ssl_context if self.config.ssl_context is not None else True,
                 limit=self._max_connections,
-                socket_factory=(
-                    keepalive_socket_factory(self.keepalive) if self.keepalive else None
-                ),
+                socket_factory=self._make_socket,
             )
             self._session = aiohttp.ClientSession(connector=connector)
+
+    def _make_socket(self, addr_info: AddrInfo) -> socket.socket:
+        sock = (
+            keepalive_socket_factory(self.keepalive)(addr_info)
+            if self.keepalive
+            else socket.socket(family=addr_info[0], type=addr_info[1], proto=addr_info[2])
+        )
+        self._sockets.add(sock)
+        return sock
 
     async def close(self) -> None:
         if self._session is not None:
             session, self._session = self._session, None
             await session.close()
-            # A watch dropped mid-stream leaves its connection in a graceful TLS shutdown
-            # that nothing awaits; if the event loop ends first, the socket is left open
-            # (and reported unclosed when collected). The client is done with them: cut them.
-            for transport in list(self._dropped_streams):
-                transport.abort()
-            self._dropped_streams.clear()
+            # A TLS connection aiohttp closed mid-answer (a watch cut by the server or a
+            # proxy, a body broken off) is in a graceful TLS shutdown that nothing awaits: a
+            # peer that does not answer the close_notify holds its socket open for 30 s, past
+            # the event loop's end, and it is reported unclosed whenever it is collected.
+            # The client is done with every connection: shut each socket still open down,
+            # so the event loop reads its end now and closes it. (Aborting the TLS transport
+            # is no help: once closed, it has let go of the socket underneath.)
+            cut = 0
+            for sock in list(self._sockets):
+                if sock.fileno() != -1:
+                    try:
+                        sock.shutdown(socket.SHUT_RDWR)
+                        cut += 1
+                    except OSError:
+                        pass  # not connected (any more): nothing holds it open
+            self._sockets.clear()
+            for _ in range(_CLOSE_ITERATIONS if cut else 0):
+                await asyncio.sleep(0)  # the loop sees each end and closes the socket
 
     @property
     def is_open(self) -> bool:
@@ -459,9 +484,6 @@ class Transport:
         try:
             yield response.content
         finally:
-            connection = response.connection
-            if connection is not None and connection.transport is not None:
-                self._dropped_streams.add(connection.transport)
             response.close()
 
 

@@ -5,11 +5,14 @@ credential refresh on 401, timeouts, TCP keepalive on the sockets."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import socket
+import ssl
 import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -25,6 +28,7 @@ from crdkit.client.errors import (
 )
 from crdkit.client.retry import RetryPolicy
 from crdkit.client.transport import TcpKeepalive, Transport, keepalive_socket_factory
+from crdkit.testing.certs import generate_pki
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -498,3 +502,68 @@ async def test_transport_connections_have_keepalive(
             await response.read()
     finally:
         await transport.close()
+
+
+def _open_sockets_to(port: int) -> list[socket.socket]:
+    found = []
+    for obj in gc.get_objects():
+        if isinstance(obj, socket.socket) and obj.fileno() != -1:
+            try:
+                peer, own = obj.getpeername(), obj.getsockname()
+            except OSError:
+                continue
+            if isinstance(peer, tuple) and peer[1] == port and own[1] != port:
+                found.append(obj)
+    return found
+
+
+async def read_all(transport: Transport) -> None:
+    async with transport.stream("GET", "/watch") as body:
+        while await body.readany():
+            pass
+
+
+@pytest.mark.parametrize("how", ["request", "stream"])
+async def test_a_cut_tls_answer_leaves_no_socket_open_once_closed(tmp_path: Path, how: str) -> None:
+    # The answer's body breaks off (as when a proxy cuts a watch) and the server then neither
+    # answers the client's TLS close_notify nor closes: aiohttp's graceful shutdown of that
+    # connection waits 30 s, past the event loop's end, and the socket is left open (a
+    # ResourceWarning whenever it is collected, in whichever test). Closing cuts it.
+    pki = generate_pki(tmp_path)
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(pki.serving_cert, pki.serving_key)
+    held: list[asyncio.StreamWriter] = []
+    hold = asyncio.Event()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b'Transfer-Encoding: chunked\r\n\r\n6\r\n{"a":1\r\nzz\r\n'
+        )
+        await writer.drain()
+        writer.transport.pause_reading()  # deaf from now on: the close_notify goes unread
+        held.append(writer)
+        await hold.wait()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=server_tls)
+    port = server.sockets[0].getsockname()[1]
+    client_tls = ssl.create_default_context(cafile=str(pki.ca_cert))
+    transport = Transport(
+        ClientConfig(server=f"https://127.0.0.1:{port}", ssl_context=client_tls), max_retries=0
+    )
+    await transport.open()
+    try:
+        with pytest.raises((TransportError, aiohttp.ClientPayloadError)):
+            await (read_all(transport) if how == "stream" else transport.request("GET", "/api"))
+    finally:
+        await transport.close()
+        for _ in range(3):
+            await asyncio.sleep(0)  # the aborted transports' connection_lost callbacks
+        leaked = _open_sockets_to(port)
+        for writer in held:
+            writer.transport.abort()
+        hold.set()
+        server.close()
+        await server.wait_closed()
+    assert leaked == []
