@@ -9,11 +9,15 @@ It is built for a restart that loses no request:
 
 * every answer closes its connection, so the apiserver never sends a request on a connection
   the server is about to close (a failure it would not retry);
-* the listening socket is bound with ``SO_REUSEPORT``: a replacement server can listen on the
-  port before this one stops. Linux resets the connections still queued on a listening socket
-  when it closes (unless ``net.ipv4.tcp_migrate_req`` is 1), so :meth:`WebhookServer.close`
-  first accepts everything queued, then closes the socket in the same step, with no await in
-  between: only a connection completing its handshake in those microseconds is reset;
+* a replacement server in the same process (a Manager restarted in place, or its webhook
+  server) is handed the listening socket itself: both accept from one queue until the old one
+  stops, and nothing queued is ever reset, since the socket never closes;
+* across processes, the listening socket is bound with ``SO_REUSEPORT``: a replacement server
+  can listen on the port before this one stops. Linux resets the connections still queued on a
+  listening socket when it closes (unless ``net.ipv4.tcp_migrate_req`` is 1), so
+  :meth:`WebhookServer.close` first accepts everything queued, then closes the socket in the
+  same step, with no await in between: only a connection completing its handshake in those
+  microseconds is reset;
 * each connection is tracked from the moment it is accepted, before its TLS handshake, so that
   :meth:`WebhookServer.close` stops listening and then serves every connection already
   accepted (``asyncio.start_server(ssl=...)`` would only show it after the handshake, and a
@@ -60,6 +64,50 @@ class _HttpError(Exception):
         self.message = message
 
 
+class _Listeners:
+    """The listening sockets of this process's webhook servers, by address, shared by every
+    server on that address, so that a replacement takes over the queue instead of competing
+    with it; the socket closes when its last server does."""
+
+    def __init__(self) -> None:
+        self._open: dict[tuple[str, int], tuple[socket.socket, int]] = {}
+
+    def acquire(self, host: str, port: int) -> tuple[socket.socket, tuple[str, int]]:
+        """A socket of its own (a duplicate) listening on ``host:port``, and the address key."""
+        if port and (host, port) in self._open:
+            sock, users = self._open[(host, port)]
+            self._open[(host, port)] = (sock, users + 1)
+            return sock.dup(), (host, port)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            sock.bind((host, port))
+            sock.listen(128)
+            sock.setblocking(False)
+        except BaseException:
+            sock.close()
+            raise
+        key = (host, int(sock.getsockname()[1]))
+        self._open[key] = (sock, 1)
+        return sock.dup(), key
+
+    def shared(self, key: tuple[str, int]) -> bool:
+        """Whether another server of this process listens on the same socket."""
+        return self._open.get(key, (None, 0))[1] > 1
+
+    def release(self, key: tuple[str, int]) -> None:
+        sock, users = self._open.pop(key)
+        if users > 1:
+            self._open[key] = (sock, users - 1)
+        else:
+            sock.close()
+
+
+_LISTENERS = _Listeners()
+
+
 class WebhookServer:
     """Serves ``webhooks`` over TLS with ``ssl_context`` until :meth:`close`.
 
@@ -95,6 +143,7 @@ class WebhookServer:
         self._read_timeout = read_timeout
         self._server: asyncio.Server | None = None
         self._socket: socket.socket | None = None
+        self._address: tuple[str, int] | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self.requests = 0
         """Reviews answered (allowed or not)."""
@@ -104,21 +153,23 @@ class WebhookServer:
         return sorted([*self._routes, *([CONVERT_PATH] if self._conversions else [])])
 
     async def start(self, host: str, port: int) -> None:
-        """Bind (``port`` 0: a free one, see :attr:`port`) and serve."""
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        """Bind (``port`` 0: a free one, see :attr:`port`) and serve; on an address another
+        server of this process listens on, share its listening socket."""
+        sock, key = _LISTENERS.acquire(host, port)
         try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-            sock.bind((host, port))
-            sock.listen(128)
-            sock.setblocking(False)
             self._server = await asyncio.start_server(self._accepted, sock=sock)
         except BaseException:
             sock.close()
+            _LISTENERS.release(key)
             raise
         # Kept to drain its queue on close (the server's own socket objects do not accept).
         self._socket = sock
+        self._address = key
+
+    @property
+    def sockets(self) -> tuple[socket.socket, ...]:
+        """The listening sockets (asyncio's views of them), empty when not serving."""
+        return tuple(self._server.sockets) if self._server is not None else ()
 
     @property
     def port(self) -> int:
@@ -132,10 +183,15 @@ class WebhookServer:
         then cancel what is left."""
         if self._server is None:
             return
-        queued = self._drain()
-        self._server.close()  # right after the drain: no await in between
+        assert self._address is not None
+        # A server sharing the socket takes what is queued; otherwise accept it all now, and
+        # close right after the drain, with no await in between.
+        queued = [] if _LISTENERS.shared(self._address) else self._drain()
+        self._server.close()
+        _LISTENERS.release(self._address)
         await self._server.wait_closed()
         self._server = self._socket = None
+        self._address = None
         loop = asyncio.get_running_loop()
         for conn in queued:
             task = loop.create_task(self._serve_queued(conn))

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
+import os
+import socket
 import ssl
 from pathlib import Path
 from typing import Any
@@ -188,3 +191,56 @@ async def test_the_next_handshake_meets_the_rotated_certificate(tmp_path: Path) 
         assert await _served_serial(server.port, context) == second
     finally:
         await server.close()
+
+
+async def test_a_replacement_in_the_process_takes_over_the_listening_socket(
+    tmp_path: Path,
+) -> None:
+    # Two sockets on one port (SO_REUSEPORT) would each have a queue, and closing the old one
+    # resets what reached its queue after its last accept. Sharing the socket leaves nothing
+    # to reset: the connections queued when the old server stops are the new one's.
+    write_self_signed(tmp_path, ["127.0.0.1"])
+    context = CertWatcher(tmp_path).context
+    old = WebhookServer([Webhook(Thing, validator=Gate())], context)
+    await old.start("127.0.0.1", 0)
+    new = WebhookServer([Webhook(Thing, validator=Gate())], context)
+    try:
+        await new.start("127.0.0.1", old.port)
+        port = old.port
+        assert new.port == port
+        [old_socket], [new_socket] = old.sockets, new.sockets
+        assert os.fstat(old_socket.fileno()).st_ino == os.fstat(new_socket.fileno()).st_ino
+        # Connected while nobody accepts (no await in between), then the old one stops.
+        queued = [socket.create_connection(("127.0.0.1", old.port)) for _ in range(5)]
+        await old.close()
+        client_ssl = ssl.create_default_context(cafile=str(tmp_path / "ca.crt"))
+        answers = await asyncio.gather(*(_answer_on(sock, client_ssl) for sock in queued))
+        assert all(answer.startswith(b"HTTP/1.1 200") for answer in answers)
+        assert new.requests == 5
+        assert old.requests == 0
+        # The socket outlived the old server and closes with the last one.
+        status, _ = await _post(new.port, client_ssl, PATH, _review())
+        assert status == 200
+    finally:
+        await old.close()
+        await new.close()
+    assert new.sockets == ()
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+
+
+async def _answer_on(sock: socket.socket, context: ssl.SSLContext) -> bytes:
+    sock.setblocking(False)
+    reader, writer = await asyncio.open_connection(
+        sock=sock, ssl=context, server_hostname="127.0.0.1"
+    )
+    body = json.dumps(_review()).encode()
+    writer.write(
+        f"POST {PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+    answer = await reader.read()
+    writer.close()
+    await writer.wait_closed()
+    return answer
