@@ -99,7 +99,7 @@ def run(
     leader_elect: bool,
     leader_election_id: str | None,
     leader_election_namespace: str | None,
-    metrics_bind_address: str,
+    metrics_bind_address: str | None,
     metrics_secure: bool,
     metrics_cert_dir: Path | None,
     health_probe_bind_address: str,

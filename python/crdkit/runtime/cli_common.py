@@ -75,9 +75,10 @@ def manager_options(command: F) -> F:
             ),
             click.option(
                 "--metrics-bind-address",
-                default=":8080",
-                show_default=True,
-                help="Address of /metrics; '0' turns it off.",
+                default=None,
+                help="Address of /metrics; '0' turns it off (default: 127.0.0.1:8080, loopback "
+                "only; :8443 with --metrics-secure). Plain HTTP on another interface is open to "
+                "anyone who reaches it: a warning says so.",
             ),
             click.option(
                 "--metrics-secure/--no-metrics-secure",

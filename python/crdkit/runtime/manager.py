@@ -10,7 +10,8 @@ metrics, health probes and graceful shutdown — controller-runtime's manager in
 
 What ``run`` does, in order:
 
-1. serves ``/healthz`` and ``/readyz`` (``:8081``) and ``/metrics`` (``:8080``), and the
+1. serves ``/healthz`` and ``/readyz`` (``:8081``) and ``/metrics`` (``127.0.0.1:8080``, or
+   HTTPS on ``:8443`` with ``metrics_secure``), and the
    admission webhooks over HTTPS (``:9443``) if any were added (see
    :mod:`crdkit.runtime.admission`): first, as controller-runtime does, since the apiserver
    calls them whether or not this replica leads;
@@ -38,6 +39,7 @@ runnables of its own.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import functools
 import logging
 import shutil
@@ -100,6 +102,26 @@ def default_leader_election_id(controller_names: Iterable[str]) -> str:
     """
     # A manager of runnables only has no controller names to build one from.
     return ("-".join(sorted(controller_names))[:50] or "crdkit") + "-leader"
+
+
+METRICS_ADDRESS = "127.0.0.1:8080"
+"""Where plain-HTTP ``/metrics`` is served unless told: loopback only, so metrics are never
+open to the network by default (``--metrics-bind-address :8080`` opens them, with a warning)."""
+
+SECURE_METRICS_ADDRESS = ":8443"
+"""Where ``/metrics`` is served over HTTPS, to tokens RBAC allows, unless told (kubebuilder's)."""
+
+
+def default_metrics_address(secure: bool) -> str:
+    """The metrics address when none is given: HTTPS on every interface, plain on loopback."""
+    return SECURE_METRICS_ADDRESS if secure else METRICS_ADDRESS
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 class CacheSyncTimeout(TimeoutError):
@@ -167,7 +189,7 @@ class Manager:
         renew_deadline: float = 10.0,
         retry_period: float = 2.0,
         identity: str | None = None,
-        metrics_bind_address: str = ":8080",
+        metrics_bind_address: str | None = None,
         metrics_secure: bool = False,
         metrics_cert_dir: str | Path | None = None,
         health_probe_bind_address: str = ":8081",
@@ -198,7 +220,10 @@ class Manager:
         self.cache_sync_timeout = cache_sync_timeout
         self.registry = registry if registry is not None else REGISTRY
         self._metrics_address = parse_bind_address(
-            metrics_bind_address, field="metrics_bind_address"
+            default_metrics_address(metrics_secure)
+            if metrics_bind_address is None
+            else metrics_bind_address,
+            field="metrics_bind_address",
         )
         self._probe_address = parse_bind_address(
             health_probe_bind_address, field="health_probe_bind_address"
@@ -634,6 +659,12 @@ class Manager:
             self._servers.append(probes)
             self.probe_port = probes.port
         if self._metrics_address is not None:
+            if not self._metrics_secure and not _is_loopback(self._metrics_address[0]):
+                log.warning(
+                    "serving /metrics over plain HTTP to anyone who can reach %s:%d; "
+                    "--metrics-secure serves it over HTTPS to tokens RBAC allows",
+                    *self._metrics_address,
+                )
             metrics = self._metrics_server()
             await metrics.start(*self._metrics_address)
             self._servers.append(metrics)

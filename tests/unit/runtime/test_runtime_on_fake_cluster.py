@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
+
+import pytest
 
 from examples.hello.operator import Hello, HelloReconciler, HelloSpec
 from prometheus_client import CollectorRegistry
@@ -12,6 +15,8 @@ from prometheus_client import CollectorRegistry
 from crdkit.client import Client, NotFound, object_key
 from crdkit.resources import ConfigMap, Event, Lease, ObjectMeta
 from crdkit.runtime import Context, Informer, Manager, is_condition_true
+from crdkit.runtime.http import parse_bind_address
+from crdkit.runtime.manager import default_metrics_address
 from crdkit.runtime.testing import reconcile_context
 from crdkit.testing import FakeCluster, eventually
 
@@ -198,3 +203,36 @@ async def test_the_reconcile_context_cache_reads_the_fake_cluster() -> None:
         "from a unit test",
         "hello.example.com/hello",
     )
+
+
+def test_metrics_are_off_the_network_unless_asked() -> None:
+    # Plain HTTP on loopback only; HTTPS (tokens RBAC allows) on every interface.
+    assert default_metrics_address(secure=False) == "127.0.0.1:8080"
+    assert default_metrics_address(secure=True) == ":8443"
+    assert parse_bind_address(default_metrics_address(secure=False)) == ("127.0.0.1", 8080)
+
+
+@pytest.mark.parametrize(("address", "warned"), [("0.0.0.0:0", True), ("127.0.0.1:0", False)])
+async def test_plain_metrics_open_to_the_network_are_warned_about(
+    address: str, warned: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    cluster = FakeCluster(kinds=[Hello])
+    async with cluster.client() as client:
+        manager = Manager(
+            client,
+            namespace=NS,
+            metrics_bind_address=address,
+            health_probe_bind_address="0",
+            registry=CollectorRegistry(),
+        )
+        manager.add(HelloReconciler())
+        with caplog.at_level(logging.WARNING, logger="crdkit.runtime.manager"):
+            async with running(manager):
+                await manager.wait_ready()
+                assert manager.metrics_port
+    said = [r.getMessage() for r in caplog.records if "plain HTTP" in r.getMessage()]
+    assert bool(said) == warned
+    if warned:
+        assert said[0].startswith(
+            "serving /metrics over plain HTTP to anyone who can reach 0.0.0.0:"
+        )
