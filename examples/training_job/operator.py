@@ -1,8 +1,11 @@
 """A TrainingJob gets a master pod and N worker pods, placed together under one rack or not at
-all: the operator creates them with a coscheduling PodGroup and lets crdkit's GangScheduler,
-running inside the same Manager, bind them as one gang.
+all: the operator asks the placer where the whole gang fits and creates every pod already
+bound there (``OwnGangs``). A job that does not fit creates nothing, says why in its status,
+and is reconciled again as soon as the cluster's capacity grows.
 
     crdkit gen-crd examples.training_job.operator:TrainingJob
+    crdkit gen-rbac examples.training_job.operator:TrainingJobReconciler \\
+        --option levels=example.com/block,example.com/rack
     crdkit run examples.training_job.operator:TrainingJobReconciler \\
         --option levels=example.com/block,example.com/rack
 
@@ -11,14 +14,17 @@ The scheduling part is the lines marked ``# gang``; the rest is the operator's o
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from crdkit import Context, Reconciler
 from crdkit.resources import ApiModel, Container, CustomResource, ObjectMeta, Pod, PodSpec
 from crdkit.resources.core import ResourceRequirements
-from crdkit.runtime import Manager
-from crdkit.scheduling import CoschedulingPodGroup, GangScheduler
-from crdkit.scheduling.podgroups import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroupSpec
+from crdkit.runtime import Manager, set_controller_reference
+from crdkit.scheduling import OWN_GANG_RBAC, ClusterMirror, OwnGangs
+
+JOB_LABEL = "ml.example.com/job"
 
 
 class TrainingJobSpec(ApiModel):
@@ -29,62 +35,71 @@ class TrainingJobSpec(ApiModel):
     """The node label whose domains the whole job must fit inside."""
 
 
+class TrainingJobStatus(ApiModel):
+    phase: Literal["Waiting", "Placed", "NeverFits"] = "Waiting"
+    message: str = ""
+    rack: str | None = None
+
+
 class TrainingJob(CustomResource, group="ml.example.com", version="v1", kind="TrainingJob"):
     spec: TrainingJobSpec
+    status: TrainingJobStatus | None = None
 
 
 class TrainingJobReconciler(Reconciler[TrainingJob]):
-    owns = (Pod, CoschedulingPodGroup)
-    runnables = (GangScheduler,)  # gang: so that gen-rbac grants what the scheduler needs
+    owns = (Pod,)
+    rbac = OWN_GANG_RBAC  # gang: create its pods bound, delete them if the gang fails
 
-    def __init__(
-        self,
-        levels: list[str],
-        scheduler_name: str = "trainingjob-gangs",
-        node_selector: str | None = None,
-    ) -> None:
+    def __init__(self, levels: list[str], node_selector: str | None = None) -> None:
         self.levels = levels
-        self.scheduler_name = scheduler_name
         self.node_selector = node_selector
+        self.mirror = ClusterMirror(levels)  # gang: what is free where
 
     def setup(self, manager: Manager) -> None:
-        scheduler = GangScheduler(  # gang
-            self.scheduler_name,
-            self.levels,
-            pod_groups=["coscheduling"],
-            node_selector=self.node_selector,
-        )
-        manager.add_runnable(scheduler)  # gang
+        self.mirror.attach(manager, node_selector=self.node_selector)  # gang
+        self.gangs = OwnGangs(manager, self, self.mirror)  # gang: wakes jobs when room frees
 
     async def reconcile(self, ctx: Context, obj: TrainingJob) -> None:
-        roles = [("master", 0)] + [("worker", i) for i in range(obj.spec.workers)]
-        await ctx.apply(  # gang: all pods or none
-            CoschedulingPodGroup(
-                metadata=ObjectMeta(name=obj.metadata.name, namespace=obj.metadata.namespace),
-                spec=CoschedulingPodGroupSpec(min_member=len(roles)),
-            )
+        name = obj.metadata.name or ""
+        made = await ctx.cache.list(
+            Pod, namespace=obj.metadata.namespace, label_selector=f"{JOB_LABEL}={name}"
         )
-        for role, index in roles:
-            await ctx.apply(self._pod(obj, role, index))
+        if made.items:
+            return  # the gang was created whole once; its pods run their course
+        roles = [("master", [0]), ("worker", list(range(obj.spec.workers)))]
+        pods = {role: [self._pod(obj, role, i) for i in indexes] for role, indexes in roles}
+        outcome = await self.gangs.place_and_create(  # gang: all pods bound, or none
+            ctx.request,
+            name,
+            {role: members for role, members in pods.items() if members},
+            topology={"mode": "required", "level": obj.spec.rack_level},
+        )
+        if outcome.placement is None:
+            return  # placed by an earlier reconcile the cache does not show yet
+        status = TrainingJobStatus()
+        if outcome.explanation is not None:
+            status.phase = "NeverFits" if outcome.explanation.never_fits else "Waiting"
+            status.message = outcome.explanation.message
+        else:
+            status.phase = "Placed"
+            status.rack = outcome.placement.domain.get(obj.spec.rack_level)
+        if obj.status != status:
+
+            def record(job: TrainingJob) -> None:
+                job.status = status
+
+            await ctx.update_status(obj, record)
 
     def _pod(self, job: TrainingJob, role: str, index: int) -> Pod:
         name = job.metadata.name or ""
         gpus = {"nvidia.com/gpu": str(job.spec.gpus_per_pod)}
-        return Pod(
+        pod = Pod(
             metadata=ObjectMeta(
                 name=f"{name}-{role}-{index}",
                 namespace=job.metadata.namespace,
-                labels={
-                    "ml.example.com/job": name,
-                    "ml.example.com/role": role,
-                    COSCHEDULING_POD_GROUP_LABEL: name,  # gang: its PodGroup
-                },
-                annotations={
-                    "kueue.x-k8s.io/podset-required-topology": job.spec.rack_level,  # gang
-                },
+                labels={JOB_LABEL: name, "ml.example.com/role": role},
             ),
             spec=PodSpec(
-                scheduler_name=self.scheduler_name,  # gang: placed by the GangScheduler
                 restart_policy="Never",
                 containers=[
                     Container(
@@ -95,3 +110,5 @@ class TrainingJobReconciler(Reconciler[TrainingJob]):
                 ],
             ),
         )
+        set_controller_reference(job, pod)  # its pods reconcile the job, and go with it
+        return pod

@@ -14,6 +14,9 @@
 - `pod_requests`: a pod's effective request, as kube-scheduler computes it.
 - `Binder`: binds an existing gang (``pods/binding``) or creates it bound; all or nothing.
 - `explain`: what filtered a gang's nodes, and "never fits this cluster" versus "not now".
+- `OwnGangs`: for an operator that makes its own pods: place a gang and create it bound in one
+  call (`place_and_create`), and reconcile the gangs that did not fit when room frees
+  (`WaitingForCapacity`); `gang_of` and `bindings_for` are its two halves.
 - `GangScheduler`: all of it as a secondary scheduler for pods grouped by coscheduling or
   Volcano PodGroups (``crdkit scheduler``, or ``manager.add_runnable(GangScheduler(...))``).
 """
@@ -30,6 +33,14 @@ if TYPE_CHECKING:
     from crdkit.scheduling.gangs import GangPolicy, GangRequest, build_gang
     from crdkit.scheduling.mirror import ClusterMirror, pod_holds_capacity, pod_key
     from crdkit.scheduling.nodes import node_entry, node_ready
+    from crdkit.scheduling.own_gang import (
+        OWN_GANG_RBAC,
+        GangOutcome,
+        OwnGangs,
+        WaitingForCapacity,
+        bindings_for,
+        gang_of,
+    )
     from crdkit.scheduling.podgroups import (
         CoschedulingPodGroup,
         VolcanoPodGroup,
@@ -44,6 +55,14 @@ _HOMES = {
     "crdkit.scheduling.gangs": ("GangPolicy", "GangRequest", "build_gang"),
     "crdkit.scheduling.mirror": ("ClusterMirror", "pod_holds_capacity", "pod_key"),
     "crdkit.scheduling.nodes": ("node_entry", "node_ready"),
+    "crdkit.scheduling.own_gang": (
+        "OWN_GANG_RBAC",
+        "GangOutcome",
+        "OwnGangs",
+        "WaitingForCapacity",
+        "bindings_for",
+        "gang_of",
+    ),
     "crdkit.scheduling.podgroups": ("CoschedulingPodGroup", "VolcanoPodGroup", "pod_group_of"),
     "crdkit.scheduling.requests": ("format_quantity", "pod_requests", "requests_as_quantities"),
     "crdkit.scheduling.scheduler": ("GangScheduler", "GroupRef"),
@@ -51,22 +70,28 @@ _HOMES = {
 __getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
 
 __all__ = [
+    "OWN_GANG_RBAC",
     "BindError",
     "Binder",
     "ClusterMirror",
     "CoschedulingPodGroup",
     "Explanation",
+    "GangOutcome",
     "GangPolicy",
     "GangRequest",
     "GangScheduler",
     "GroupRef",
+    "OwnGangs",
     "PodBinding",
     "Reservation",
     "TaskFilters",
     "VolcanoPodGroup",
+    "WaitingForCapacity",
+    "bindings_for",
     "build_gang",
     "explain",
     "format_quantity",
+    "gang_of",
     "node_entry",
     "node_ready",
     "pod_group_of",

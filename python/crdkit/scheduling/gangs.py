@@ -54,6 +54,7 @@ __all__ = [
     "build_gang",
     "kueue_topology",
     "pod_role",
+    "task_entry",
     "tier_level",
 ]
 
@@ -202,8 +203,9 @@ def _affinity_selector(pod: Pod) -> dict[str, str]:
     return selector
 
 
-def _task_entry(pod: Pod, levels: Sequence[str]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """The task a pod belongs to (without counts), and a key equal for pods of one task."""
+def task_entry(pod: Pod, levels: Sequence[str]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The placer task a pod belongs to (its requests, node selector, tolerations and slice,
+    without name or counts), and a key equal for pods of one task."""
     requests = requests_as_quantities(pod_requests(pod))
     selector = {**pod.spec.node_selector, **_affinity_selector(pod)}
     tolerations = [
@@ -254,7 +256,7 @@ def build_gang(
     for pod in sorted(pending, key=lambda p: p.metadata.name or ""):
         where = f"pod {pod.metadata.namespace}/{pod.metadata.name}"
         try:
-            key, entry = _task_entry(pod, levels)
+            key, entry = task_entry(pod, levels)
             if topology is None:
                 topology = kueue_topology(pod, levels)[0]
         except ValueError as error:
