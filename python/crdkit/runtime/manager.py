@@ -39,8 +39,8 @@ runnables of its own.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import functools
+import ipaddress
 import logging
 import shutil
 import signal

@@ -121,6 +121,18 @@ async def _pod_group_apis(client: Client, wanted: list[str] | None) -> list[str]
     show_default=True,
     help="Seconds a bound pod's assumption waits for the pod to show up bound.",
 )
+@click.option(
+    "--install-crds",
+    is_flag=True,
+    help="Create the upstream PodGroup CRDs (those --pod-groups names, else both) that the "
+    "cluster lacks before starting; existing ones are left as they are.",
+)
+@click.option(
+    "--print-crds",
+    is_flag=True,
+    help="Print the upstream PodGroup CRDs crdkit ships (those --pod-groups names, else both) "
+    "as YAML and exit, e.g. for kubectl apply -f -.",
+)
 @connection_options
 @manager_options
 def scheduler_command(
@@ -144,6 +156,8 @@ def scheduler_command(
     cache_sync_timeout: float,
     log_level: str,
     log_format: str,
+    install_crds: bool,
+    print_crds: bool,
 ) -> None:
     """Run a secondary gang scheduler for pods whose spec.schedulerName is NAME.
 
@@ -165,6 +179,15 @@ def scheduler_command(
             raise click.UsageError(
                 f"--pod-groups: unknown API {unknown[0]!r} (coscheduling, volcano)"
             )
+    if print_crds:
+        from crdkit.scheduling.podgroup_crds import pod_group_crd_text
+
+        for api in wanted or list(_APIS):
+            text = pod_group_crd_text(api)
+            click.echo(
+                text if text.startswith("---") else f"---\n{text}", nl=not text.endswith("\n")
+            )
+        return
     manager_settings: dict[str, Any] = {
         "leader_election": leader_elect,
         "leader_election_id": leader_election_id or f"{name}-leader",
@@ -180,6 +203,11 @@ def scheduler_command(
         from crdkit.runtime.manager import Manager
         from crdkit.scheduling.scheduler import GangScheduler
 
+        if install_crds:
+            from crdkit.scheduling.podgroup_crds import install_pod_group_crds
+
+            created = await install_pod_group_crds(client, wanted or list(_APIS))
+            log.info("PodGroup CRDs installed", extra={"fields": {"created": created}})
         apis = await _pod_group_apis(client, wanted)
         log.info("watching PodGroups", extra={"fields": {"apis": apis}})
         manager = Manager(client, **manager_settings)

@@ -9,10 +9,16 @@ Fixtures:
 The fixtures are async and need pytest-asyncio (0.24 or newer). The plugin loads in every
 pytest run of an environment where crdkit is installed, so it must not break pytest where
 pytest-asyncio is absent: then the fixtures exist but fail with a clear message.
+
+A fresh project runs pytest-asyncio in its default ``strict`` mode, where an ``async def``
+test without ``@pytest.mark.asyncio`` is not run at all. A coroutine test that asks for one of
+crdkit's fixtures is marked here, so the README's examples work as copied; ``asyncio_mode =
+"auto"`` (or the mark) does the same for every other async test.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, NoReturn
@@ -51,6 +57,31 @@ else:  # pragma: no cover - exercised only without pytest-asyncio
 
 # The function-scoped fixtures of crdkit's plugins, which a wider fixture cannot request.
 _PER_TEST = ("crdkit_client", "namespace", "k8s_api_client", "operator")
+# Every fixture of crdkit's plugins: an async test asking for one is an asyncio test.
+_FIXTURES = frozenset({*_PER_TEST, "control_plane"})
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pycollect_makeitem(
+    collector: pytest.Module | pytest.Class, name: str, obj: object
+) -> Generator[None, object, object]:
+    """Mark an ``async def`` test that uses crdkit's fixtures as an asyncio test, before
+    pytest-asyncio looks for the mark (strict mode would otherwise not run it)."""
+    if (
+        find_spec("pytest_asyncio") is not None
+        and inspect.iscoroutinefunction(obj)
+        and collector.funcnamefilter(name)
+        and not any(mark.name == "asyncio" for mark in getattr(obj, "pytestmark", ()))
+    ):
+        try:
+            parameters = set(inspect.signature(obj).parameters)
+        except (TypeError, ValueError):
+            parameters = set()
+        if parameters & _FIXTURES:
+            pytest.mark.asyncio(obj)
+    return (yield)
+
+
 _SCOPE_HINT = (
     "crdkit: {fixture} is made anew for every test, so a {scope}-scoped fixture cannot use it. "
     "Open what you need inside your fixture instead, e.g. "

@@ -7,17 +7,15 @@ tests of this folder can share this plane.
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pytest
 import pytest_asyncio
 
 from crdkit.testing import ControlPlane
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import AsyncIterator
 
 CRDS = Path(__file__).parents[2] / "data" / "crds"
 PODGROUP_CRDS = [
@@ -32,10 +30,3 @@ async def scheduling_plane() -> AsyncIterator[ControlPlane]:
         await plane.install_crds(PODGROUP_CRDS)
         yield plane
 
-
-@pytest.fixture(autouse=True)
-def _collect_garbage_after_each_test() -> Iterator[None]:
-    """A client left unclosed is then reported against the test that left it, not against
-    whichever later test happens to run the garbage collector during its setup."""
-    yield
-    gc.collect()

@@ -107,3 +107,43 @@ def test_no_etcd_or_apiserver_outlives_a_session(tmp_path: Path) -> None:
         assert not _running(pid), f"{name} (pid {pid}) outlived the session"
     assert not Path(recorded["workdir"]).exists()
     assert _processes_mentioning(recorded["workdir"]) == []
+
+
+STRICT_TESTS = """
+from crdkit.client import Client
+from crdkit.resources import ConfigMap
+
+
+async def test_as_the_readme_writes_it(crdkit_client: Client, namespace: str) -> None:
+    page = await crdkit_client.list(ConfigMap, namespace=namespace)
+    assert isinstance(page.items, list)
+
+
+async def test_without_crdkit_fixtures_is_left_to_pytest_asyncio() -> None:
+    pass
+"""
+
+
+def test_a_fresh_projects_strict_mode_runs_tests_that_use_crdkits_fixtures(
+    tmp_path: Path,
+) -> None:
+    # No asyncio_mode: pytest-asyncio's default, strict, where an unmarked async test is not
+    # run. The README's examples carry no mark; the plugin marks those that use its fixtures.
+    (tmp_path / "test_strict.py").write_text(textwrap.dedent(STRICT_TESTS))
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+    )
+    assets = find_binaries().kube_apiserver.parent
+    inner = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA", "test_strict.py"],
+        cwd=tmp_path,
+        env={**os.environ, "KUBEBUILDER_ASSETS": str(assets)},
+        capture_output=True,
+        text=True,
+        timeout=110,
+        check=False,
+    )
+    output = inner.stdout + inner.stderr
+    assert "PASSED test_strict.py::test_as_the_readme_writes_it" in output, output
+    # An async test that uses none of crdkit's fixtures is pytest-asyncio's to judge.
+    assert "FAILED test_strict.py::test_without_crdkit_fixtures_is_left_to_pytest_asyncio" in output

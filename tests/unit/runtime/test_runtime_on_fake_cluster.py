@@ -8,7 +8,6 @@ import logging
 from collections.abc import AsyncIterator
 
 import pytest
-
 from examples.hello.operator import Hello, HelloReconciler, HelloSpec
 from prometheus_client import CollectorRegistry
 

@@ -1,0 +1,75 @@
+"""The upstream PodGroup CRDs shipped with crdkit, and installing the ones a cluster lacks.
+
+A CRD the cluster has already (perhaps a newer release of Volcano's) is left as it is:
+installing only creates what is missing, so crdkit never downgrades another project's API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from importlib.resources import files
+from typing import TYPE_CHECKING, Any
+
+from crdkit._yaml import load_yaml_documents
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from crdkit.client import Client
+
+__all__ = ["POD_GROUP_CRD_FILES", "install_pod_group_crds", "pod_group_crd_text", "pod_group_crds"]
+
+POD_GROUP_CRD_FILES = {
+    "coscheduling": "scheduler-plugins_scheduling.x-k8s.io_podgroups.yaml",
+    "volcano": "volcano_scheduling.volcano.sh_podgroups.yaml",
+}
+"""The file of each PodGroup API's CRD in ``crdkit/scheduling/crds`` (sources in its README)."""
+
+
+def pod_group_crd_text(api: str) -> str:
+    """The YAML of ``api``'s CRD (``coscheduling`` or ``volcano``), as upstream ships it."""
+    if api not in POD_GROUP_CRD_FILES:
+        raise ValueError(f"unknown PodGroup API {api!r} (coscheduling, volcano)")
+    return (files("crdkit.scheduling") / "crds" / POD_GROUP_CRD_FILES[api]).read_text()
+
+
+def pod_group_crds(apis: Iterable[str] = tuple(POD_GROUP_CRD_FILES)) -> list[dict[str, Any]]:
+    """The CRD objects of ``apis``."""
+    crds: list[dict[str, Any]] = []
+    for api in apis:
+        crds.extend(d for d in load_yaml_documents(pod_group_crd_text(api)) if d)
+    return crds
+
+
+async def install_pod_group_crds(
+    client: Client, apis: Iterable[str], *, wait: float = 60.0
+) -> list[str]:
+    """Create the CRDs of ``apis`` the cluster lacks and wait until it serves them; the names
+    of those created (an existing CRD is left alone)."""
+    from crdkit.client import AlreadyExists, GroupVersionKind, NotFound
+
+    created = []
+    for crd in pod_group_crds(apis):
+        try:
+            await client.create(crd)
+        except AlreadyExists:
+            continue
+        created.append(crd["metadata"]["name"])
+    deadline = time.monotonic() + wait
+    for crd in pod_group_crds(apis):
+        group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
+        versions = [v["name"] for v in crd["spec"]["versions"] if v.get("served", True)]
+        for version in versions:
+            while True:
+                client.discovery.invalidate()
+                try:
+                    await client.discovery.resolve(GroupVersionKind(group, version, kind))
+                    break
+                except NotFound:
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(
+                            f"{crd['metadata']['name']}: not served within {wait:g}s"
+                        ) from None
+                    await asyncio.sleep(0.2)
+    return created

@@ -1,0 +1,36 @@
+"""The PodGroup CRDs crdkit ships: upstream's own files, and ``crdkit scheduler --print-crds``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from crdkit.cli import main
+from crdkit.scheduling.podgroup_crds import POD_GROUP_CRD_FILES, pod_group_crd_text, pod_group_crds
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "crds"
+
+
+def test_the_shipped_crds_are_the_upstream_files_the_tests_check() -> None:
+    for api, name in POD_GROUP_CRD_FILES.items():
+        assert pod_group_crd_text(api) == (DATA / name).read_text()
+    names = sorted(crd["metadata"]["name"] for crd in pod_group_crds())
+    assert names == ["podgroups.scheduling.volcano.sh", "podgroups.scheduling.x-k8s.io"]
+
+
+def test_print_crds_writes_what_kubectl_applies_without_a_cluster() -> None:
+    result = CliRunner().invoke(main, ["scheduler", "--name", "g", "--print-crds"])
+    assert result.exit_code == 0, result.output
+    documents = [d for d in yaml.safe_load_all(result.stdout) if d]
+    assert [d["spec"]["group"] for d in documents] == [
+        "scheduling.x-k8s.io",
+        "scheduling.volcano.sh",
+    ]
+    result = CliRunner().invoke(
+        main, ["scheduler", "--name", "g", "--print-crds", "--pod-groups", "volcano"]
+    )
+    assert [d["spec"]["group"] for d in yaml.safe_load_all(result.stdout) if d] == [
+        "scheduling.volcano.sh"
+    ]
