@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
@@ -20,6 +21,8 @@ from crdkit.client.errors import KubernetesError, NotFound
 from crdkit.resources import Event, EventSeries, KubernetesObject, ObjectMeta, ObjectReference
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from crdkit.client import Client
 
 __all__ = ["EventRecorder", "EventType"]
@@ -50,7 +53,9 @@ class EventRecorder:
         reporting_controller: str,
         reporting_instance: str,
         series_window: float = _SERIES_WINDOW,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``clock`` times the series window (a test's manual clock; default monotonic)."""
         if "/" not in reporting_controller:
             raise ValueError(
                 "reporting_controller must be domain-qualified like 'example.com/hello', "
@@ -62,7 +67,15 @@ class EventRecorder:
         self.reporting_controller = reporting_controller[:128]
         self.reporting_instance = reporting_instance[:128]
         self._window = series_window
-        self._recent: dict[tuple[str, ...], _Recorded] = {}
+        self._clock = clock
+        # Oldest sighting first: expiring looks at the front only, so each event costs O(1)
+        # however many distinct events are recent (a scheduler records one per waiting pod).
+        self._recent: OrderedDict[tuple[str, ...], _Recorded] = OrderedDict()
+
+    @property
+    def remembered(self) -> int:
+        """How many distinct recent events a repeat would join the series of."""
+        return len(self._recent)
 
     async def event(
         self,
@@ -84,12 +97,13 @@ class EventRecorder:
         namespace = meta.namespace or "default"
         note = note[:_MAX_NOTE]
         key = (regarding.kind, namespace, meta.name, meta.uid or "", type_, reason, action, note)
-        now_mono = time.monotonic()
+        now_mono = self._clock()
         now = datetime.now(UTC)
         self._expire(now_mono)
         try:
             seen = self._recent.get(key)
             if seen is not None:
+                self._recent.move_to_end(key)
                 try:
                     return await self._bump(seen, now, now_mono)
                 except NotFound:
@@ -141,6 +155,9 @@ class EventRecorder:
         )
 
     def _expire(self, now_mono: float) -> None:
-        stale = [k for k, v in self._recent.items() if now_mono - v.last_seen > self._window]
-        for key in stale:
-            del self._recent[key]
+        recent = self._recent
+        while recent:
+            oldest = next(iter(recent.values()))
+            if now_mono - oldest.last_seen <= self._window:
+                return
+            recent.popitem(last=False)
