@@ -136,7 +136,10 @@ class GangScheduler(Runnable):
         clock: Callable[[], float] = time.monotonic,
         mirror: ClusterMirror | None = None,
         shutdown_grace: float = 10.0,
+        explain_refresh: float = 10.0,
     ) -> None:
+        """``explain_refresh``: seconds a waiting gang's explanation is reused while neither
+        its gang nor the placer's reason changed (its node counts may then lag that long)."""
         if not name:
             raise ValueError("name: the scheduler needs the name pods give in spec.schedulerName")
         unknown = sorted(set(pod_groups) - set(_MODELS))
@@ -157,6 +160,12 @@ class GangScheduler(Runnable):
         self._clock = clock
         self.shutdown_grace = shutdown_grace
         """Seconds binds and writes in flight get to finish when the scheduler stops."""
+        self.explain_refresh = explain_refresh
+        self._explained: dict[GroupRef, tuple[Any, str | None, float, str]] = {}
+        """Per waiting group: the gang and placer reason it was explained for, when, and the
+        message. Explaining walks every node per task; most passes change neither."""
+        self.explanations = 0
+        """Explanations computed (not reused), for the bench and tests."""
         self._dirty: set[GroupRef] = set()
         self._waiting: set[GroupRef] = set()
         self._binding: set[GroupRef] = set()
@@ -338,7 +347,7 @@ class GangScheduler(Runnable):
         return group
 
     def _forget(self, ref: GroupRef) -> None:
-        for table in (self._reported, self._status, self._retry_at):
+        for table in (self._reported, self._status, self._retry_at, self._explained):
             table.pop(ref, None)
         self._waiting.discard(ref)
 
@@ -460,8 +469,24 @@ class GangScheduler(Runnable):
             # Left partly bound (a crash mid-bind) and the rest does not fit beside it.
             self._spawn(self._roll_back(group))
             return
-        why = explain(self.mirror, request.gang, placement)
-        self._wait(group, "Unschedulable", why.message)
+        self._wait(group, "Unschedulable", self._explanation(group.ref, request, placement))
+
+    def _explanation(self, ref: GroupRef, request: GangRequest, placement: Placement) -> str:
+        """Why the gang waits: explained again only when its gang or the placer's reason
+        changed, or the last explanation is ``explain_refresh`` seconds old."""
+        now = self._clock()
+        last = self._explained.get(ref)
+        if (
+            last is not None
+            and last[0] == request.gang
+            and last[1] == placement.reason
+            and now - last[2] < self.explain_refresh
+        ):
+            return last[3]
+        message = explain(self.mirror, request.gang, placement).message
+        self.explanations += 1
+        self._explained[ref] = (request.gang, placement.reason, now, message)
+        return message
 
     def _torn(self, group: _Group) -> bool:
         """Partly bound, short of ``minMember``, none running and no bind of it under way:
@@ -503,6 +528,7 @@ class GangScheduler(Runnable):
         reservation = self._binder.reserve(bindings)  # before any await: the room is taken
         self._binding.add(group.ref)
         self._waiting.discard(group.ref)
+        self._explained.pop(group.ref, None)
         self._spawn(self._finish_bind(group, reservation, placement))
 
     async def _finish_bind(
