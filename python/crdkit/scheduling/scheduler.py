@@ -166,6 +166,8 @@ class GangScheduler(Runnable):
         message. Explaining walks every node per task; most passes change neither."""
         self.explanations = 0
         """Explanations computed (not reused), for the bench and tests."""
+        self.last_pass_seconds = 0.0
+        """How long the last scheduling pass took (wall time, binds and writes excluded)."""
         self._dirty: set[GroupRef] = set()
         self._waiting: set[GroupRef] = set()
         self._binding: set[GroupRef] = set()
@@ -281,6 +283,13 @@ class GangScheduler(Runnable):
 
     async def schedule_pass(self) -> None:
         """One pass over the groups that changed since the last; see the module docstring."""
+        started = time.perf_counter()
+        try:
+            await self._pass()
+        finally:
+            self.last_pass_seconds = time.perf_counter() - started
+
+    async def _pass(self) -> None:
         self.passes += 1
         self.mirror.expire_assumed()
         now = self._clock()
