@@ -29,4 +29,3 @@ async def scheduling_plane() -> AsyncIterator[ControlPlane]:
     async with ControlPlane() as plane:
         await plane.install_crds(PODGROUP_CRDS)
         yield plane
-
