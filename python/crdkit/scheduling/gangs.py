@@ -54,6 +54,7 @@ __all__ = [
     "build_gang",
     "kueue_topology",
     "pod_role",
+    "scheduling_gates",
     "task_entry",
     "tier_level",
 ]
@@ -150,6 +151,13 @@ def pod_role(pod: Pod) -> str:
                 return "leader" if value == "0" else "worker"
             return value.lower()
     return "pods"
+
+
+def scheduling_gates(pod: Pod) -> list[str]:
+    """The names of the pod's ``spec.schedulingGates`` (Kueue's admission gate, for one): a
+    gated pod is not to be scheduled until every gate is removed."""
+    gates = (pod.spec.model_extra or {}).get("schedulingGates") or []
+    return [str(g.get("name", "")) if isinstance(g, dict) else str(g) for g in gates]
 
 
 def _refuse_pod_rules(pod: Pod) -> None:

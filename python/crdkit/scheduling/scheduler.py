@@ -11,9 +11,14 @@ A scheduling pass (run whenever pods, PodGroups or capacity change) takes every 
 pending pods and:
 
 - waits, reporting why, while fewer pods exist than the PodGroup's ``minMember``;
+- waits, saying which gates hold it, while pods held by ``spec.schedulingGates`` (Kueue's
+  admission gate, for one) leave fewer than ``minMember`` to place; gated pods are never placed;
 - otherwise builds a gang (`crdkit.scheduling.gangs.build_gang`) of the pending pods, needing
-  ``minMember`` less those already bound, and places all the pass's gangs as one batch (higher
-  pod priority first), each seeing what the ones before it took;
+  ``minMember`` less those already bound, and places all the pass's gangs as one batch, each
+  seeing what the ones before it took, in the queue's order: higher pod priority first (the
+  pods' ``spec.priority``, which the apiserver resolves from ``priorityClassName``), then the
+  gang that arrived first (its PodGroup's ``creationTimestamp``, or its first pod's), then its
+  namespace and name;
 - binds a placed gang all-or-nothing (`crdkit.scheduling.binder.Binder`): it never binds part
   of a gang, and a failed bind rolls back what it bound;
 - for a gang that does not fit, writes the PodGroup's status (phase, and for Volcano an
@@ -45,7 +50,14 @@ from crdkit.runtime.events import EventRecorder
 from crdkit.runtime.runnable import Runnable
 from crdkit.scheduling.binder import Binder, BindError, PodBinding, Reservation
 from crdkit.scheduling.explain import explain
-from crdkit.scheduling.gangs import GangPolicy, GangRequest, build_gang, pod_role, tier_level
+from crdkit.scheduling.gangs import (
+    GangPolicy,
+    GangRequest,
+    build_gang,
+    pod_role,
+    scheduling_gates,
+    tier_level,
+)
 from crdkit.scheduling.group_status import GroupCounts, coscheduling_phase, volcano_phase
 from crdkit.scheduling.mirror import ClusterMirror, pod_key
 from crdkit.scheduling.podgroups import CoschedulingPodGroup, VolcanoPodGroup, pod_group_of
@@ -89,6 +101,18 @@ class GroupRef:
         return cls(api, namespace, name)  # type: ignore[arg-type]
 
 
+_NEVER = datetime.max.replace(tzinfo=UTC)
+
+
+def _arrival(group: _Group) -> tuple[datetime, str, str]:
+    """When the gang joined the queue, and its name: the order within a priority."""
+    stamps = [p.metadata.creation_timestamp for p in (*group.pending, *group.bound, *group.gated)]
+    if group.podgroup is not None:
+        stamps = [group.podgroup.metadata.creation_timestamp]
+    known = [stamp for stamp in stamps if stamp is not None]
+    return (min(known) if known else _NEVER, group.ref.namespace, group.ref.name)
+
+
 @dataclass
 class _Group:
     """One group's pods as a pass sees them."""
@@ -96,6 +120,8 @@ class _Group:
     ref: GroupRef
     pending: list[Pod] = field(default_factory=list)
     bound: list[Pod] = field(default_factory=list)
+    gated: list[Pod] = field(default_factory=list)
+    """Pending pods held by ``spec.schedulingGates``: not placed until their gates are gone."""
     counts: GroupCounts = field(default_factory=GroupCounts)
     podgroup: Any = None
     policy: GangPolicy = field(default_factory=GangPolicy)
@@ -312,6 +338,9 @@ class GangScheduler(Runnable):
                 requests.append((group, request))
         if not requests:
             return
+        # The queue's order: higher priority first (the placer keeps it), then the gang that
+        # arrived first (its PodGroup's creationTimestamp, or its first pod's), then the name.
+        requests.sort(key=lambda item: _arrival(item[0]))
         placements = await self.mirror.place_all_async(
             [request.gang for _, request in requests], self.policy
         )
@@ -345,7 +374,7 @@ class GangScheduler(Runnable):
                 group.bound.append(pod)
                 running += phase == "Running"
             elif pod.metadata.deletion_timestamp is None:
-                group.pending.append(pod)
+                (group.gated if scheduling_gates(pod) else group.pending).append(pod)
         group.counts = GroupCounts(len(pods), len(group.bound), running, succeeded, failed)
         if ref.api != "pod":
             store = self._manager.informers.informer(_MODELS[ref.api]).store
@@ -396,7 +425,7 @@ class GangScheduler(Runnable):
 
     def _gang_for(self, group: _Group) -> GangRequest | None:
         ref = group.ref
-        if not group.pending:
+        if not group.pending and not group.gated:
             self._waiting.discard(ref)
             return None
         if ref.api != "pod" and group.podgroup is None:
@@ -410,6 +439,18 @@ class GangScheduler(Runnable):
             self._wait(group, "InvalidPodGroup", str(error))
             return None
         needed = group.policy.min_member - len(group.bound)
+        if group.gated and needed > len(group.pending):
+            gates = sorted({gate for pod in group.gated for gate in scheduling_gates(pod)})
+            self._wait(
+                group,
+                "SchedulingGated",
+                f"{len(group.gated)} of the gang's pods are held by scheduling gates "
+                f"({', '.join(gates)}); the gang is placed once enough of them are released",
+            )
+            return None
+        if not group.pending:
+            self._waiting.discard(ref)
+            return None
         if needed > len(group.pending):
             have = len(group.pending) + len(group.bound)
             self._wait(

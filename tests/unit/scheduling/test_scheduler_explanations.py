@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 
 from prometheus_client import CollectorRegistry
 
+from crdkit.client import Client
 from crdkit.resources import Node, Pod
 from crdkit.runtime import Manager
 from crdkit.scheduling import GangScheduler
@@ -28,6 +29,19 @@ def gpu_pod(name: str, gpus: int) -> Pod:
                 ],
             },
         }
+    )
+
+
+async def add_node(client: Client, name: str) -> None:
+    """An 8-GPU node, Ready: its status written through the status subresource, since the
+    fake cluster (as the apiserver does for kinds with one) drops status on create."""
+    node = simulated_node(name)
+    await client.create(node)
+    await client.patch(
+        Node,
+        name,
+        {"status": node.model_dump(mode="json", by_alias=True)["status"]},
+        subresource="status",
     )
 
 
@@ -57,7 +71,7 @@ async def test_a_waiting_gang_is_explained_again_only_when_it_can_have_changed()
     async with scheduling(now) as (scheduler, cluster):
         client = cluster.client()
         async with client:
-            await client.create(Node.model_validate(simulated_node("n1")))
+            await add_node(client, "n1")
             await client.create(gpu_pod("huge", 16))  # more than any node: never fits
 
             async def explained_once() -> bool:
@@ -66,7 +80,7 @@ async def test_a_waiting_gang_is_explained_again_only_when_it_can_have_changed()
             await eventually(explained_once, what="the huge pod explained")
             passes = scheduler.passes
             for i in range(2, 7):  # capacity events wake it; nothing it waits on changed
-                await client.create(Node.model_validate(simulated_node(f"n{i}")))
+                await add_node(client, f"n{i}")
 
             async def woken() -> bool:
                 # Capacity events between two passes make one pass: at least one ran.
@@ -75,7 +89,7 @@ async def test_a_waiting_gang_is_explained_again_only_when_it_can_have_changed()
             await eventually(woken, what="the new nodes seen and the gang placed again")
             assert scheduler.explanations == 1
             now[0] = 11.0  # the explanation is older than explain_refresh (10 s)
-            await client.create(Node.model_validate(simulated_node("n7")))
+            await add_node(client, "n7")
 
             async def refreshed() -> bool:
                 return scheduler.explanations == 2
