@@ -157,6 +157,7 @@ class _RunnableEntry:
     name: str
     start: Callable[[], Awaitable[None]]
     needs_leader: bool
+    given: Runnable | Callable[[], Awaitable[None]]  # what add_runnable was given
 
 
 class Manager:
@@ -275,7 +276,6 @@ class Manager:
         self._synced_event = asyncio.Event()
         self._ended = asyncio.Event()
         self._runnables: list[_RunnableEntry] = []
-        self._added_runnables: list[Runnable | Callable[[], Awaitable[None]]] = []
         self._runnable_tasks: list[asyncio.Task[None]] = []
         self._failure: Exception | None = None
         self.elector: LeaderElector | None = None
@@ -388,14 +388,13 @@ class Manager:
             raise TypeError(
                 f"add_runnable: expected a Runnable or an async function, got {runnable!r}"
             )
-        self._runnables.append(_RunnableEntry(name, start, leader))
-        self._added_runnables.append(runnable)
+        self._runnables.append(_RunnableEntry(name, start, leader, runnable))
 
     @property
     def runnables(self) -> tuple[Runnable | Callable[[], Awaitable[None]], ...]:
         """What :meth:`add_runnable` was given, in order (``crdkit gen-rbac`` reads the
         ``rbac`` of the Runnables a reconciler's ``setup`` adds)."""
-        return tuple(self._added_runnables)
+        return tuple(entry.given for entry in self._runnables)
 
     def _informer(self, kind: type[KubernetesObject], metadata_only: bool = False) -> Informer[Any]:
         # The factory shares one informer per kind (and shape) among all controllers.
