@@ -49,15 +49,16 @@ async def install_pod_group_crds(
     of those created (an existing CRD is left alone)."""
     from crdkit.client import AlreadyExists, GroupVersionKind, NotFound
 
+    crds = pod_group_crds(apis)  # once: ``apis`` may be an iterator
     created = []
-    for crd in pod_group_crds(apis):
+    for crd in crds:
         try:
             await client.create(crd)
         except AlreadyExists:
             continue
         created.append(crd["metadata"]["name"])
     deadline = time.monotonic() + wait
-    for crd in pod_group_crds(apis):
+    for crd in crds:
         group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
         versions = [v["name"] for v in crd["spec"]["versions"] if v.get("served", True)]
         for version in versions:
