@@ -136,6 +136,10 @@ def _connection_failure(error: aiohttp.ClientError) -> ConnectionFailure | None:
     return None
 
 
+def _plain_socket(addr_info: AddrInfo) -> socket.socket:
+    return socket.socket(family=addr_info[0], type=addr_info[1], proto=addr_info[2])
+
+
 def _unreachable_reason(error: aiohttp.ClientConnectorError) -> str:
     """``connection refused``, ``name or service not known``: the OS's words, lower-cased."""
     os_error = error.os_error
@@ -237,6 +241,9 @@ class Transport:
         self._unreachable: str | None = None
         # Every socket this transport connected, weakly (the pool decides how long they live).
         self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+        self._new_socket: Callable[[AddrInfo], socket.socket] = (
+            keepalive_socket_factory(keepalive) if keepalive else _plain_socket
+        )
 
     @property
     def connection_problem(self) -> str | None:
@@ -273,11 +280,7 @@ class Transport:
             self._session = aiohttp.ClientSession(connector=connector)
 
     def _make_socket(self, addr_info: AddrInfo) -> socket.socket:
-        sock = (
-            keepalive_socket_factory(self.keepalive)(addr_info)
-            if self.keepalive
-            else socket.socket(family=addr_info[0], type=addr_info[1], proto=addr_info[2])
-        )
+        sock = self._new_socket(addr_info)
         self._sockets.add(sock)
         return sock
 
