@@ -106,9 +106,12 @@ _NEVER = datetime.max.replace(tzinfo=UTC)
 
 def _arrival(group: _Group) -> tuple[datetime, str, str]:
     """When the gang joined the queue, and its name: the order within a priority."""
-    stamps = [p.metadata.creation_timestamp for p in (*group.pending, *group.bound, *group.gated)]
     if group.podgroup is not None:
         stamps = [group.podgroup.metadata.creation_timestamp]
+    else:
+        stamps = [
+            p.metadata.creation_timestamp for p in (*group.pending, *group.bound, *group.gated)
+        ]
     known = [stamp for stamp in stamps if stamp is not None]
     return (min(known) if known else _NEVER, group.ref.namespace, group.ref.name)
 
@@ -193,7 +196,9 @@ class GangScheduler(Runnable):
         self.explanations = 0
         """Explanations computed (not reused), for the bench and tests."""
         self.last_pass_seconds = 0.0
-        """How long the last scheduling pass took (wall time, binds and writes excluded)."""
+        """How long the last scheduling pass took: wall time, so it also counts what other
+        tasks of the event loop did while the pass awaited the placer (the binds and status
+        writes it spawned are not awaited by it)."""
         self._dirty: set[GroupRef] = set()
         self._waiting: set[GroupRef] = set()
         self._binding: set[GroupRef] = set()
