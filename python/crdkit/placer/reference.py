@@ -150,18 +150,18 @@ class _Ask:
     def units_of(self, what: str) -> str:
         """``what`` of this task's units: "12 of 16 worker pods", or "4 of 5 pods" for a task
         named after the unit (a one-task gang's "pods")."""
-        unit = self.unit_word
-        if self.task.name in (unit, ""):
-            return f"{what} {unit}"
-        return f"{what} {self.task.name} {unit}"
+        return self._named(what, self.unit_word)
 
     def counted(self) -> str:
         """This task's whole ask in a list: "1 master pod", "15 worker pods"."""
         word = self.unit_word
-        unit = word[:-1] if self.count == 1 else word
-        if self.task.name in (word, ""):
-            return f"{self.count} {unit}"
-        return f"{self.count} {self.task.name} {unit}"
+        return self._named(str(self.count), word[:-1] if self.count == 1 else word)
+
+    def _named(self, what: str, unit: str) -> str:
+        # The task's name, unless it is the unit's own ("pods"), which would read twice.
+        if self.task.name in (self.unit_word, ""):
+            return f"{what} {unit}"
+        return f"{what} {self.task.name} {unit}"
 
 
 _Choice = tuple[int, int, int, int, int, int, list[tuple[int, str, int]]]

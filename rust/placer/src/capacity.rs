@@ -44,22 +44,23 @@ impl Ask<'_> {
     /// `what` of this task's units in a reason: "12 of 16 worker pods", or "4 of 5 pods"
     /// when the task is itself named after the unit (a one-task gang's "pods").
     pub(crate) fn units_of(&self, what: &str) -> String {
-        let unit = self.unit_word();
-        if self.task.name == unit || self.task.name.is_empty() {
-            format!("{what} {unit}")
-        } else {
-            format!("{what} {} {unit}", self.task.name)
-        }
+        self.named(what, self.unit_word())
     }
 
     /// This task's whole ask in a list: "1 master pod", "15 worker pods".
     pub(crate) fn counted(&self) -> String {
         let word = self.unit_word();
         let unit = if self.count == 1 { &word[..word.len() - 1] } else { word };
-        if self.task.name == word || self.task.name.is_empty() {
-            format!("{} {unit}", self.count)
+        self.named(&self.count.to_string(), unit)
+    }
+
+    /// `what`, the task's name unless it is the unit's own ("pods"), and `unit`.
+    fn named(&self, what: &str, unit: &str) -> String {
+        let name = &self.task.name;
+        if name.is_empty() || name == self.unit_word() {
+            format!("{what} {unit}")
         } else {
-            format!("{} {} {unit}", self.count, self.task.name)
+            format!("{what} {name} {unit}")
         }
     }
 }
