@@ -4,69 +4,16 @@ goes first, whatever its name, and a pod held by scheduling gates waits until th
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
-from typing import Any
 
-from prometheus_client import CollectorRegistry
+from _fake_scheduling import NAMESPACE, add_node, gpu_pod, scheduling
 
 from crdkit.client import Client
-from crdkit.resources import Node, Pod
-from crdkit.runtime import Manager
-from crdkit.scheduling import GangScheduler
-from crdkit.testing import FakeCluster, eventually
-from crdkit.testing.nodes import simulated_node
-
-
-def gpu_pod(name: str, **spec: Any) -> Pod:
-    return Pod.model_validate(
-        {
-            "metadata": {"name": name, "namespace": "ml"},
-            "spec": {
-                "schedulerName": "gangs",
-                "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "8"}}}],
-                **spec,
-            },
-        }
-    )
-
-
-async def add_node(client: Client, name: str) -> None:
-    """An 8-GPU node, Ready: its status written through the status subresource, since the
-    fake cluster (as the apiserver does for kinds with one) drops status on create."""
-    node = simulated_node(name)
-    await client.create(node)
-    await client.patch(
-        Node,
-        name,
-        {"status": node.model_dump(mode="json", by_alias=True)["status"]},
-        subresource="status",
-    )
-
-
-@contextlib.asynccontextmanager
-async def scheduling() -> AsyncIterator[tuple[GangScheduler, Client]]:
-    cluster = FakeCluster()
-    async with cluster.client() as client:
-        manager = Manager(
-            client,
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            registry=CollectorRegistry(),
-        )
-        scheduler = GangScheduler("gangs", pod_groups=())
-        manager.add_runnable(scheduler)
-        task = asyncio.create_task(manager.run())
-        try:
-            await manager.wait_ready()
-            yield scheduler, client
-        finally:
-            manager.stop()
-            await asyncio.wait_for(task, 30)
+from crdkit.resources import Pod
+from crdkit.testing import eventually
 
 
 async def node_of(client: Client, name: str) -> str | None:
-    return (await client.get(Pod, name, namespace="ml")).spec.node_name
+    return (await client.get(Pod, name, namespace=NAMESPACE)).spec.node_name
 
 
 async def test_within_a_priority_the_first_to_arrive_goes_first_not_the_first_name() -> None:
@@ -107,8 +54,8 @@ async def test_a_gated_pod_waits_for_its_gates_to_be_removed() -> None:
 
         await eventually(free_bound, what="the ungated pod bound")
         assert await node_of(client, "gated") is None
-        await client.delete(Pod, "free", namespace="ml", grace_period_seconds=0)
-        await client.patch(Pod, "gated", {"spec": {"schedulingGates": None}}, namespace="ml")
+        await client.delete(Pod, "free", namespace=NAMESPACE, grace_period_seconds=0)
+        await client.patch(Pod, "gated", {"spec": {"schedulingGates": None}}, namespace=NAMESPACE)
 
         async def gated_bound() -> bool:
             return await node_of(client, "gated") is not None
