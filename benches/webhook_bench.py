@@ -23,8 +23,8 @@ import aiohttp
 
 from crdkit import ApiModel, CustomResource
 from crdkit.runtime import AdmissionContext, Defaulter, Validator, Webhook
-from crdkit.runtime.webhook_certs import CertWatcher, write_self_signed
-from crdkit.runtime.webhook_server import WebhookServer
+from crdkit.webhook.certs import CertWatcher, write_self_signed
+from crdkit.webhook.server import WebhookServer
 
 
 class PartSpec(ApiModel):

@@ -22,9 +22,9 @@ from crdkit._version import VERSION
 COMMANDS = {
     "envtest": ("crdkit.testing.cli", "envtest"),
     "gen-crd": ("crdkit.crd.cli", "gen_crd"),
-    "gen-manifests": ("crdkit.deploy.cli", "gen_manifests"),
-    "gen-rbac": ("crdkit.runtime.rbac_cli", "gen_rbac"),
-    "gen-webhooks": ("crdkit.runtime.webhook_cli", "gen_webhooks"),
+    "gen-manifests": ("crdkit.deploy.cli.manifests", "gen_manifests"),
+    "gen-rbac": ("crdkit.deploy.cli.rbac", "gen_rbac"),
+    "gen-webhooks": ("crdkit.deploy.cli.webhooks", "gen_webhooks"),
     "place": ("crdkit.placer.cli", "place_command"),
     "run": ("crdkit.runtime.cli", "run"),
     "scheduler": ("crdkit.scheduling.cli", "scheduler_command"),

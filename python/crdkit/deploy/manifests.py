@@ -26,16 +26,16 @@ from typing import TYPE_CHECKING, Any
 
 from crdkit.crd import build_crds
 from crdkit.crd.output import crd_file_name
+from crdkit.deploy.rbac import rbac_documents, source_class
 from crdkit.deploy.webhooks import WebhookManifests
 from crdkit.resources import CustomResource, resource_info
-from crdkit.runtime.rbac import rbac_documents, source_class
 from crdkit.runtime.reconciler import Reconciler
 from crdkit.runtime.watch import declared_watches
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from crdkit.runtime.rbac import RbacSource
+    from crdkit.deploy.rbac import RbacSource
 
 __all__ = ["ManifestOptions", "crd_classes", "operator_manifests", "run_arguments"]
 

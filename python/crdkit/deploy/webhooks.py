@@ -18,18 +18,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from crdkit.runtime.conversion import CONVERT_PATH
-from crdkit.runtime.rbac import source_class
+from crdkit.deploy.rbac import source_class
 from crdkit.runtime.reconciler import Reconciler
-from crdkit.runtime.webhook_config import ServiceRef, webhook_configurations
+from crdkit.webhook.configuration import ServiceRef, webhook_configurations
+from crdkit.webhook.conversion import CONVERT_PATH
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from crdkit.deploy.manifests import ManifestOptions
-    from crdkit.runtime.admission import Webhook
-    from crdkit.runtime.conversion import Conversion
-    from crdkit.runtime.rbac import RbacSource
+    from crdkit.deploy.rbac import RbacSource
+    from crdkit.webhook.admission import Webhook
+    from crdkit.webhook.conversion import Conversion
 
 __all__ = ["CERT_DIR", "WEBHOOK_PORT", "WebhookManifests"]
 

@@ -24,14 +24,6 @@ from typing import TYPE_CHECKING
 from crdkit._lazy import lazy_namespace
 
 if TYPE_CHECKING:
-    from crdkit.runtime.admission import (
-        AdmissionContext,
-        Defaulter,
-        Denied,
-        MatchCondition,
-        Validator,
-        Webhook,
-    )
     from crdkit.runtime.cache import CacheReader
     from crdkit.runtime.conditions import (
         Condition,
@@ -44,7 +36,6 @@ if TYPE_CHECKING:
     )
     from crdkit.runtime.context import Context
     from crdkit.runtime.controller import Controller
-    from crdkit.runtime.conversion import Conversion
     from crdkit.runtime.events import EventRecorder, EventType
     from crdkit.runtime.factory import SharedInformerFactory
     from crdkit.runtime.informer import Informer
@@ -86,10 +77,19 @@ if TYPE_CHECKING:
     from crdkit.runtime.status import update_status
     from crdkit.runtime.store import Store
     from crdkit.runtime.watch import Watch
+    from crdkit.webhook.admission import (
+        AdmissionContext,
+        Defaulter,
+        Denied,
+        MatchCondition,
+        Validator,
+        Webhook,
+    )
+    from crdkit.webhook.conversion import Conversion
 
 # Lazy (PEP 562, see crdkit._lazy): importing one name loads only its module and what it needs.
 _HOMES = {
-    "crdkit.runtime.admission": (
+    "crdkit.webhook.admission": (
         "AdmissionContext",
         "Defaulter",
         "Denied",
@@ -108,7 +108,7 @@ _HOMES = {
         "set_condition",
     ),
     "crdkit.runtime.context": ("Context",),
-    "crdkit.runtime.conversion": ("Conversion",),
+    "crdkit.webhook.conversion": ("Conversion",),
     "crdkit.runtime.controller": ("Controller",),
     "crdkit.runtime.events": (
         "EventRecorder",

@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, get_args, get
 from crdkit.resources import KubernetesObject, resource_info
 
 if TYPE_CHECKING:
-    from crdkit.runtime.admission import Webhook
     from crdkit.runtime.context import Context
-    from crdkit.runtime.conversion import Conversion
     from crdkit.runtime.manager import Manager
     from crdkit.runtime.predicates import Predicate
     from crdkit.runtime.result import Request, Result
     from crdkit.runtime.runnable import Runnable
     from crdkit.runtime.watch import Watch
+    from crdkit.webhook.admission import Webhook
+    from crdkit.webhook.conversion import Conversion
 
 __all__ = ["MapFunc", "RbacRule", "Reconciler"]
 
@@ -68,11 +68,11 @@ class Reconciler(Generic[T]):
 
     webhooks: ClassVar[Sequence[Webhook[Any]]] = ()
     """Admission webhooks the manager serves with this controller (and ``crdkit gen-webhooks``
-    describes): :class:`~crdkit.runtime.admission.Webhook` objects, of any kinds."""
+    describes): :class:`~crdkit.webhook.admission.Webhook` objects, of any kinds."""
 
     conversions: ClassVar[Sequence[Conversion]] = ()
     """Conversion webhooks the manager serves at ``/convert`` with this controller:
-    :class:`~crdkit.runtime.conversion.Conversion` objects (hub and spokes of a kind)."""
+    :class:`~crdkit.webhook.conversion.Conversion` objects (hub and spokes of a kind)."""
 
     predicates: ClassVar[Predicate | None] = None
     """Which events of the primary kind trigger a reconcile (default: all)."""

@@ -25,7 +25,7 @@ from click.testing import CliRunner
 from examples.hello.operator import Hello, HelloSpec
 
 from crdkit.client import Client, GroupVersionKind, NotFound
-from crdkit.deploy.cli import gen_manifests
+from crdkit.deploy.cli.manifests import gen_manifests
 from crdkit.resources import ConfigMap, ObjectMeta
 from crdkit.runtime import is_condition_true
 from crdkit.testing import ControlPlane, eventually
@@ -247,9 +247,14 @@ async def test_generated_manifests_deploy_and_the_manager_reconciles_with_its_ow
             if process.returncode is None:
                 process.kill()
                 await process.wait()
-    log_text = log_path.read_text()
-    assert "403" not in log_text, log_text
-    assert "forbidden" not in log_text.lower(), log_text
+    # The manager watches every namespace, so it may meet objects an earlier test left in a
+    # namespace being deleted; the apiserver refuses writes there with a 403 that is not RBAC's.
+    refusals = [
+        line
+        for line in log_path.read_text().splitlines()
+        if ("403" in line or "forbidden" in line.lower()) and "being terminated" not in line
+    ]
+    assert not refusals, refusals
 
 
 async def test_a_namespaced_operator_gets_roles_in_the_namespace_it_watches(

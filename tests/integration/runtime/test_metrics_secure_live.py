@@ -14,9 +14,9 @@ from examples.hello.operator import HelloReconciler
 
 from crdkit.client import Client
 from crdkit.runtime.operator_runner import OperatorRunner
-from crdkit.runtime.webhook_certs import write_self_signed
 from crdkit.testing import ControlPlane
 from crdkit.testing.users import service_account_token
+from crdkit.webhook.certs import write_self_signed
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 

@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from crdkit import Context, Manager, Reconciler
 from crdkit.cli import main
 from crdkit.client import Client, GroupVersionKind
+from crdkit.deploy.rbac import rbac_documents
 from crdkit.resources import ConfigMap, Node
-from crdkit.runtime.rbac import rbac_documents
 from crdkit.scheduling import ClusterMirror
 from crdkit.testing import ControlPlane
 from crdkit.testing.nodes import create_nodes, simulated_node

@@ -115,7 +115,7 @@ async def test_admission_on_the_apiserver(
 
             # A crash in the validator: refused with a clear message, logged, server still up.
             with (
-                caplog.at_level(logging.ERROR, logger="crdkit.runtime.admission"),
+                caplog.at_level(logging.ERROR, logger="crdkit.webhook.admission"),
                 pytest.raises(ApiError) as crashed,
             ):
                 await crdkit_client.create(gadget(namespace, "buggy", label="crash"))
@@ -251,7 +251,7 @@ async def test_the_generated_configurations_are_accepted(
     from click.testing import CliRunner
 
     from crdkit.cli import main
-    from crdkit.runtime.webhook_certs import write_self_signed
+    from crdkit.webhook.certs import write_self_signed
 
     write_self_signed(tmp_path, ["hello-webhook.hello-system.svc"])
     result = CliRunner().invoke(

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from crdkit.deploy.cli import gen_manifests
+from crdkit.deploy.cli.manifests import gen_manifests
 
 ARGS = ["examples.hello.operator:HelloReconciler", "--name", "hello", "--image", "h:1"]
 

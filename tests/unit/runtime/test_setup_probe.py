@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from crdkit import Manager, Reconciler, Runnable
 from crdkit.cli import main
+from crdkit.deploy.rbac import rbac_rules
 from crdkit.resources import ConfigMap, Node, Pod, Secret
-from crdkit.runtime.rbac import rbac_rules
 from crdkit.runtime.setup_probe import AttachedInformer, probe_setup
 from crdkit.scheduling import ClusterMirror
 

@@ -18,7 +18,7 @@ from examples.gang_scheduler.operator import (
 )
 from examples.gang_scheduler.topology import TopologyConfig
 
-from crdkit.runtime.rbac import rbac_rules
+from crdkit.deploy.rbac import rbac_rules
 from crdkit.scheduling import GangScheduler, VolcanoPodGroup
 from crdkit.scheduling.gangs import tier_level
 

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from crdkit.runtime.jsonpatch import fit_patch, json_patch
+from crdkit.webhook.jsonpatch import fit_patch, json_patch
 
 _KEYS = st.sampled_from(["a", "b", "c", "d/e", "f~g", ""])
 _SCALARS = st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=3)

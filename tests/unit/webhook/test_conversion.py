@@ -10,7 +10,7 @@ from examples.conversion.boxes import BOX_CONVERSION, BoxV1, BoxV2
 
 from crdkit import CustomResource
 from crdkit.runtime import Conversion
-from crdkit.runtime.conversion import ConversionError, convert_review
+from crdkit.webhook.conversion import ConversionError, convert_review
 
 
 def _review(objects: list[Any], desired: str = "boxes.example.com/v2") -> dict[str, Any]:
@@ -69,7 +69,7 @@ def test_a_crash_in_user_code_is_a_failure_and_a_log_line(
         "metadata": {"name": "b"},
         "spec": {"container": {"repository": "r"}},
     }
-    with caplog.at_level(logging.ERROR, logger="crdkit.runtime.conversion"):
+    with caplog.at_level(logging.ERROR, logger="crdkit.webhook.conversion"):
         response = convert_review([conversion], _review([raw], "boxes.example.com/v1"))["response"]
     assert response["result"]["message"] == (
         "converting objects[0] (b) to boxes.example.com/v1: KeyError: 'bug'"

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from crdkit import ApiModel, CustomResource
 from crdkit.runtime import AdmissionContext, Defaulter, Denied, MatchCondition, Validator, Webhook
-from crdkit.runtime.admission import BadReview, review
+from crdkit.webhook.admission import BadReview, review
 
 
 class Paint(ApiModel):
@@ -124,7 +124,7 @@ async def test_a_refusal_has_the_users_message_and_code(size: int, code: int, me
 async def test_a_crash_is_a_refusal_saying_so_and_a_log_line(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with caplog.at_level(logging.ERROR, logger="crdkit.runtime.admission"):
+    with caplog.at_level(logging.ERROR, logger="crdkit.webhook.admission"):
         answer = await review(_webhook(), _review(object=_widget(size=-1)), mutate=False)
     status = answer["response"]["status"]
     assert status["code"] == 500

@@ -7,15 +7,15 @@ from typing import Any
 import pytest
 
 from crdkit import Reconciler, Request
-from crdkit.resources import ConfigMap, CustomResource, Lease, Node, Pod
-from crdkit.runtime.manager import default_leader_election_id
-from crdkit.runtime.rbac import (
+from crdkit.deploy.rbac import (
     cluster_role,
     cluster_role_binding,
     rbac_documents,
     rbac_rules,
     role_binding,
 )
+from crdkit.resources import ConfigMap, CustomResource, Lease, Node, Pod
+from crdkit.runtime.manager_options import default_leader_election_id
 
 
 class Job(CustomResource, group="batch.example.com", version="v1", kind="Job"):

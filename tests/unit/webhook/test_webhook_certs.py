@@ -12,7 +12,7 @@ import pytest
 from cryptography import x509
 
 from crdkit._pki import CertificateAuthority, write_cert, write_key
-from crdkit.runtime.webhook_certs import CertWatcher, write_self_signed
+from crdkit.webhook.certs import CertWatcher, write_self_signed
 
 
 def _pair(ca: CertificateAuthority, directory: Path, *, key_only: bool = False) -> int:

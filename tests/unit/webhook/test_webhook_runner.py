@@ -15,7 +15,7 @@ import pytest
 from crdkit import Context, CustomResource, Manager, Reconciler
 from crdkit.client import Client, ClientConfig
 from crdkit.runtime import AdmissionContext, Conversion, Validator, Webhook
-from crdkit.runtime.webhook_runner import WebhookRunner
+from crdkit.webhook.runner import WebhookRunner
 
 
 class Lamp(CustomResource, group="lights.example.com", version="v1", kind="Lamp"):
@@ -99,8 +99,8 @@ def test_a_manager_without_webhooks_does_not_load_them() -> None:
     ).stdout
     modules = set(json.loads(out))
     for heavy in (
-        "crdkit.runtime.webhook_server",
-        "crdkit.runtime.webhook_certs",
+        "crdkit.webhook.server",
+        "crdkit.webhook.certs",
         "crdkit._pki",
         "cryptography",
     ):

@@ -11,7 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from crdkit.cli import main
-from crdkit.runtime.rbac_check import (
+from crdkit.deploy.role_check import (
     GrantedRule,
     Permission,
     RoleFileError,

@@ -9,7 +9,7 @@ from examples.conversion.boxes import BOX_CONVERSION, BoxV1, BoxV2
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crdkit.runtime.conversion import convert_review
+from crdkit.webhook.conversion import convert_review
 
 _NAMES = st.from_regex(r"\A[a-z0-9]([a-z0-9./-]{0,8}[a-z0-9])?\Z")
 _TAGS = st.from_regex(r"\A[a-z0-9]([a-z0-9.-]{0,6}[a-z0-9])?\Z")

@@ -20,8 +20,8 @@ from cryptography import x509
 from crdkit import CustomResource
 from crdkit._pki import CertificateAuthority, write_cert, write_key
 from crdkit.runtime import AdmissionContext, Validator, Webhook
-from crdkit.runtime.webhook_certs import CertWatcher, write_self_signed
-from crdkit.runtime.webhook_server import WebhookServer
+from crdkit.webhook.certs import CertWatcher, write_self_signed
+from crdkit.webhook.server import WebhookServer
 
 
 class Thing(CustomResource, group="things.example.com", version="v1", kind="Thing"):

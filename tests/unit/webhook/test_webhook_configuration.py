@@ -11,7 +11,7 @@ import pytest
 
 from crdkit import CustomResource
 from crdkit.runtime import AdmissionContext, Defaulter, MatchCondition, Validator, Webhook
-from crdkit.runtime.webhook_config import ServiceRef, webhook_configurations
+from crdkit.webhook.configuration import ServiceRef, webhook_configurations
 
 
 class Pool(CustomResource, group="infra.example.com", version="v2", kind="Pool", scope="Cluster"):
