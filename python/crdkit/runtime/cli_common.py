@@ -20,6 +20,7 @@ from crdkit.client.errors import ConfigError
 from crdkit.client.exec_plugin import DEFAULT_EXEC_TIMEOUT
 from crdkit.runtime.leader import LeaderElectionLost
 from crdkit.runtime.manager import CacheSyncTimeout
+from crdkit.runtime.manager_options import Flag, option_fields
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -62,52 +63,47 @@ def connection_options(command: F) -> F:
     return command
 
 
-def manager_options(command: F) -> F:
-    """Leader election, the metrics and probe addresses, the cache sync timeout, logging."""
-    for option in reversed(
-        [
-            click.option("--leader-elect", is_flag=True, help="Run only while holding a Lease."),
-            click.option("--leader-election-id", default=None, help="Name of the Lease."),
-            click.option(
-                "--leader-election-namespace",
-                default=None,
-                help="Namespace of the Lease (default: own).",
-            ),
-            click.option(
-                "--metrics-bind-address",
-                default=None,
-                help="Address of /metrics; '0' turns it off (default: 127.0.0.1:8080, loopback "
-                "only; :8443 with --metrics-secure). Plain HTTP on another interface is open to "
-                "anyone who reaches it: a warning says so.",
-            ),
-            click.option(
-                "--metrics-secure/--no-metrics-secure",
-                default=False,
-                show_default=True,
-                help="Serve /metrics over HTTPS to bearer tokens RBAC allows 'get /metrics' "
-                "(checked with TokenReview and SubjectAccessReview).",
-            ),
-            click.option(
-                "--metrics-cert-dir",
-                type=click.Path(file_okay=False, exists=True, path_type=Path),
-                default=None,
-                help="tls.crt and tls.key for --metrics-secure, reloaded when renewed "
-                "(default: a self-signed pair).",
-            ),
-            click.option(
-                "--health-probe-bind-address",
-                default=":8081",
-                show_default=True,
-                help="Address of /healthz and /readyz; '0' turns it off.",
-            ),
-            click.option(
-                "--cache-sync-timeout",
-                type=click.FloatRange(min=0, min_open=True),
-                default=120.0,
-                show_default=True,
-                help="Seconds the caches may take to list everything before giving up (a role "
-                "that lacks list or watch is the usual reason: see crdkit gen-rbac --check).",
-            ),
+def _click_option(flag: Flag, default: Any) -> Callable[[F], F]:
+    """One option's click spelling, from its :class:`Flag`."""
+    names = [flag.name] if flag.short is None else [flag.name, flag.short]
+    # A flag spelled unlike its option (a port for an address) has no default of its own: left
+    # out, the option keeps its default (ManagerOptions.from_flags skips None).
+    settings: dict[str, Any] = {
+        "help": flag.help,
+        "default": None if flag.to_option is not None else default,
+    }
+    if flag.type == "switch":
+        settings["is_flag"] = True
+    elif flag.type == "on-off":
+        names = [f"{flag.name}/--no-{flag.name.removeprefix('--')}"]
+        settings["show_default"] = True
+    elif flag.type == "seconds":
+        settings["type"] = click.FloatRange(min=0, min_open=not flag.zero_allowed)
+    elif flag.type == "count":
+        settings["type"] = click.IntRange(min=1)
+    elif flag.type == "port":
+        settings["type"] = click.IntRange(1, 65535)
+    elif flag.type == "directory":
+        # Not checked for existence here: the manager's error names the directory.
+        settings["type"] = click.Path(file_okay=False, path_type=Path)
+    option: Callable[[F], F] = click.option(*names, flag.parameter, **settings)
+    return option
+
+
+def manager_options(*, controllers: bool = True) -> Callable[[F], F]:
+    """The flags of every :class:`ManagerOptions` field that has one (with ``controllers``
+    also those only commands that run reconcilers have), and ``--log-level``/``--log-format``.
+
+    The command reads them back with ``ManagerOptions.from_flags``."""
+
+    def decorate(command: F) -> F:
+        chosen = [
+            field
+            for field in option_fields()
+            if field.flag is not None and (controllers or not field.flag.controllers_only)
+        ]
+        options = [_click_option(f.flag, f.default) for f in chosen if f.flag is not None]
+        options += [
             click.option(
                 "--log-level",
                 type=click.Choice(["debug", "info", "warning", "error"]),
@@ -121,9 +117,11 @@ def manager_options(command: F) -> F:
                 show_default=True,
             ),
         ]
-    ):
-        command = option(command)
-    return command
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
 
 
 def fail(command: str, message: str, status: int = 2) -> NoReturn:

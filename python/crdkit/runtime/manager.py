@@ -13,7 +13,7 @@ What ``run`` does, in order:
 1. serves ``/healthz`` and ``/readyz`` (``:8081``) and ``/metrics`` (``127.0.0.1:8080``, or
    HTTPS on ``:8443`` with ``metrics_secure``), and the
    admission webhooks over HTTPS (``:9443``) if any were added (see
-   :mod:`crdkit.runtime.admission`): first, as controller-runtime does, since the apiserver
+   :mod:`crdkit.webhook.admission`): first, as controller-runtime does, since the apiserver
    calls them whether or not this replica leads;
 2. starts one informer per watched kind (shared by every controller: the primary kinds in full,
    owned kinds metadata-only), waits until all have listed, then reports ready
@@ -65,26 +65,33 @@ from crdkit.runtime.leader import (
     LeaderElector,
     default_identity,
 )
+from crdkit.runtime.manager_options import (
+    ManagerOptions,
+    default_leader_election_id,
+    default_metrics_address,
+)
 from crdkit.runtime.runnable import Runnable
 from crdkit.runtime.watch import declared_watches
-from crdkit.runtime.webhook_runner import WebhookRunner
+from crdkit.webhook.runner import WebhookRunner
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable, Sequence
+    from collections.abc import Awaitable, Callable
 
     from prometheus_client import CollectorRegistry
 
-    from crdkit.runtime.admission import Webhook
-    from crdkit.runtime.conversion import Conversion
     from crdkit.runtime.informer import Informer
     from crdkit.runtime.reconciler import Reconciler
     from crdkit.runtime.result import Request
+    from crdkit.webhook.admission import Webhook
+    from crdkit.webhook.conversion import Conversion
 
 __all__ = [
     "INFORMER_REPORTING_CONTROLLER",
     "CacheSyncTimeout",
     "Manager",
+    "ManagerOptions",
     "default_leader_election_id",
+    "default_metrics_address",
 ]
 
 INFORMER_REPORTING_CONTROLLER = "crdkit.io/informer"
@@ -93,28 +100,6 @@ INFORMER_REPORTING_CONTROLLER = "crdkit.io/informer"
 log = logging.getLogger("crdkit.runtime.manager")
 
 _SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-
-
-def default_leader_election_id(controller_names: Iterable[str]) -> str:
-    """The Lease name when none is given: the controllers' names, then ``-leader``.
-
-    ``crdkit gen-rbac`` grants get and update on exactly this Lease, so both use this function.
-    """
-    # A manager of runnables only has no controller names to build one from.
-    return ("-".join(sorted(controller_names))[:50] or "crdkit") + "-leader"
-
-
-METRICS_ADDRESS = "127.0.0.1:8080"
-"""Where plain-HTTP ``/metrics`` is served unless told: loopback only, so metrics are never
-open to the network by default (``--metrics-bind-address :8080`` opens them, with a warning)."""
-
-SECURE_METRICS_ADDRESS = ":8443"
-"""Where ``/metrics`` is served over HTTPS, to tokens RBAC allows, unless told (kubebuilder's)."""
-
-
-def default_metrics_address(secure: bool) -> str:
-    """The metrics address when none is given: HTTPS on every interface, plain on loopback."""
-    return SECURE_METRICS_ADDRESS if secure else METRICS_ADDRESS
 
 
 def _is_loopback(host: str) -> bool:
@@ -163,95 +148,85 @@ class _RunnableEntry:
 class Manager:
     """Owns the client's informers and runs controllers; see the module docstring.
 
-    ``namespace`` limits every watch to one namespace (``None``: all). Addresses use
+    What it is told is a :class:`~crdkit.runtime.manager_options.ManagerOptions`: the
+    namespace it watches (``None``: all), leader election, the metrics, probe and webhook
+    servers, workers per controller, the grace period and the cache sync timeout. Addresses use
     controller-runtime's spelling (``":8080"``, ``"127.0.0.1:0"`` for a free port, ``"0"`` to
     turn the server off).
 
-    Webhooks: ``webhook_cert_dir`` holds ``tls.crt``/``tls.key`` (cert-manager's layout, reloaded
-    when renewed); without it a self-signed pair for ``webhook_hosts`` is made and its CA is
-    :attr:`webhook_ca_bundle`. ``webhook_install`` (development) names the webhook
-    configurations the manager applies itself, calling it at ``webhook_url`` (default
+    Webhooks: ``webhook.cert_dir`` holds ``tls.crt``/``tls.key`` (cert-manager's layout,
+    reloaded when renewed); without it a self-signed pair for ``webhook.hosts`` is made and its
+    CA is :attr:`webhook_ca_bundle`. ``webhook.install`` (development) names the webhook
+    configurations the manager applies itself, calling it at ``webhook.url`` (default
     ``https://127.0.0.1:<port>``) with that CA.
 
-    ``metrics_secure`` serves ``/metrics`` over HTTPS to callers whose bearer token RBAC allows
-    ``get /metrics`` (``crdkit.runtime.metrics_auth``), with the pair in ``metrics_cert_dir``
+    ``metrics.secure`` serves ``/metrics`` over HTTPS to callers whose bearer token RBAC allows
+    ``get /metrics`` (``crdkit.runtime.metrics_auth``), with the pair in ``metrics.cert_dir``
     (reloaded when renewed) or a self-signed one; plain HTTP otherwise.
     """
 
     def __init__(
         self,
         client: Client,
+        options: ManagerOptions | None = None,
         *,
-        namespace: str | None = None,
-        leader_election: bool = False,
-        leader_election_id: str | None = None,
-        leader_election_namespace: str | None = None,
-        lease_duration: float = 15.0,
-        renew_deadline: float = 10.0,
-        retry_period: float = 2.0,
-        identity: str | None = None,
-        metrics_bind_address: str | None = None,
-        metrics_secure: bool = False,
-        metrics_cert_dir: str | Path | None = None,
-        health_probe_bind_address: str = ":8081",
-        webhook_bind_address: str = ":9443",
-        webhook_cert_dir: str | Path | None = None,
-        webhook_hosts: Sequence[str] = ("127.0.0.1", "localhost"),
-        webhook_install: str | None = None,
-        webhook_url: str | None = None,
-        max_concurrent_reconciles: int = 1,
-        graceful_shutdown_timeout: float = 30.0,
-        cache_sync_timeout: float = 120.0,
         registry: CollectorRegistry | None = None,
         clock: Callable[[], float] | None = None,
+        **shorthand: Any,
     ) -> None:
-        """``clock`` is the leader elector's (default ``time.monotonic``); tests on a virtual
-        clock pass ``loop.time``."""
-        if max_concurrent_reconciles < 1:
-            raise ValueError(
-                f"max_concurrent_reconciles must be at least 1, got {max_concurrent_reconciles}"
+        """``options`` or, for short, their keywords (``leader_election=True``,
+        ``metrics_bind_address="0"``: :meth:`ManagerOptions.from_shorthand`), not both.
+
+        ``registry`` is where the metrics go (default: prometheus-client's global one);
+        ``clock`` is the leader elector's (default ``time.monotonic``): tests on a virtual clock
+        pass ``loop.time``."""
+        if options is None:
+            options = ManagerOptions.from_shorthand(shorthand)
+        elif shorthand:
+            raise TypeError(
+                f"Manager() got options and the keyword {next(iter(shorthand))!r}: give one"
             )
-        if graceful_shutdown_timeout < 0:
-            raise ValueError("graceful_shutdown_timeout must not be negative")
+        self.options = options
+        namespace = options.namespace
+        election = options.leader_election
+        webhook = options.webhook
         self.client = client
         self.namespace = namespace
-        self.identity = identity or default_identity()
-        self.max_concurrent_reconciles = max_concurrent_reconciles
-        self.graceful_shutdown_timeout = graceful_shutdown_timeout
-        self.cache_sync_timeout = cache_sync_timeout
+        self.identity = election.identity or default_identity()
+        self.max_concurrent_reconciles = options.max_concurrent_reconciles
+        self.graceful_shutdown_timeout = options.graceful_shutdown_timeout
+        self.cache_sync_timeout = options.cache_sync_timeout
         self.registry = registry if registry is not None else REGISTRY
         self._metrics_address = parse_bind_address(
-            default_metrics_address(metrics_secure)
-            if metrics_bind_address is None
-            else metrics_bind_address,
-            field="metrics_bind_address",
+            options.metrics.address, field="metrics_bind_address"
         )
         self._probe_address = parse_bind_address(
-            health_probe_bind_address, field="health_probe_bind_address"
+            options.health_probe_bind_address, field="health_probe_bind_address"
         )
-        webhook_address = parse_bind_address(webhook_bind_address, field="webhook_bind_address")
+        webhook_address = parse_bind_address(webhook.bind_address, field="webhook_bind_address")
         if webhook_address is None:
             raise ValueError("webhook_bind_address cannot be '0': add no webhooks instead")
-        self._metrics_secure = metrics_secure
-        self._metrics_cert_dir = Path(metrics_cert_dir) if metrics_cert_dir is not None else None
         self._webhook_options: dict[str, Any] = {
             "address": webhook_address,
-            "cert_dir": Path(webhook_cert_dir) if webhook_cert_dir is not None else None,
-            "hosts": tuple(webhook_hosts),
-            "install": webhook_install,
-            "url": webhook_url,
+            "cert_dir": Path(webhook.cert_dir) if webhook.cert_dir is not None else None,
+            "hosts": tuple(webhook.hosts),
+            "install": webhook.install,
+            "url": webhook.url,
         }
         self.webhooks: list[Webhook[Any]] = []
         self.conversions: list[Conversion] = []
         self.webhook_runner: WebhookRunner | None = None
-        self._leader_election = leader_election
-        self._leader_election_id = leader_election_id
-        self._leader_election_namespace = leader_election_namespace
-        self._timings = (lease_duration, renew_deadline, retry_period)
         self._clock = clock
-        if leader_election:
+        if election.enabled:
             # Checked now so that bad timings fail at construction, not after the caches sync.
-            LeaderElectionConfig("check", "check", "check", *self._timings)
+            LeaderElectionConfig(
+                "check",
+                "check",
+                "check",
+                election.lease_duration,
+                election.renew_deadline,
+                election.retry_period,
+            )
         self.controllers: list[Controller[Any]] = []
         # The informers report objects their types refuse as Events from the manager itself
         # (they belong to no one controller: a cache is shared).
@@ -494,7 +469,7 @@ class Manager:
         if not await self._start_caches():
             return False
         self._start_runnables(needs_leader=False)
-        if self._leader_election:
+        if self.options.leader_election.enabled:
             clock = {"clock": self._clock} if self._clock is not None else {}
             self.elector = LeaderElector(
                 self.client, self._election_config(), registry=self.registry, **clock
@@ -601,19 +576,18 @@ class Manager:
         return True
 
     def _election_config(self) -> LeaderElectionConfig:
-        name = self._leader_election_id or default_leader_election_id(
-            c.name for c in self.controllers
-        )
-        namespace = self._leader_election_namespace or self.namespace
+        election = self.options.leader_election
+        name = election.id or default_leader_election_id(c.name for c in self.controllers)
+        namespace = election.namespace or self.namespace
         if namespace is None and _SERVICE_ACCOUNT_NAMESPACE.is_file():
             namespace = _SERVICE_ACCOUNT_NAMESPACE.read_text().strip() or None
         return LeaderElectionConfig(
             lease_name=name,
             lease_namespace=namespace or "default",
             identity=self.identity,
-            lease_duration=self._timings[0],
-            renew_deadline=self._timings[1],
-            retry_period=self._timings[2],
+            lease_duration=election.lease_duration,
+            renew_deadline=election.renew_deadline,
+            retry_period=election.retry_period,
         )
 
     async def _shutdown(self, lost: bool) -> None:
@@ -658,7 +632,7 @@ class Manager:
             self._servers.append(probes)
             self.probe_port = probes.port
         if self._metrics_address is not None:
-            if not self._metrics_secure and not _is_loopback(self._metrics_address[0]):
+            if not self.options.metrics.secure and not _is_loopback(self._metrics_address[0]):
                 log.warning(
                     "serving /metrics over plain HTTP to anyone who can reach %s:%d; "
                     "--metrics-secure serves it over HTTPS to tokens RBAC allows",
@@ -675,12 +649,13 @@ class Manager:
             await self.webhook_runner.start(self.client)
 
     def _metrics_server(self) -> HttpServer:
-        if not self._metrics_secure:
+        if not self.options.metrics.secure:
             return HttpServer({"/metrics": self._metrics})
         from crdkit.runtime.metrics_auth import MetricsAuthorizer
-        from crdkit.runtime.webhook_certs import CertWatcher, write_self_signed
+        from crdkit.webhook.certs import CertWatcher, write_self_signed
 
-        directory = self._metrics_cert_dir
+        cert_dir = self.options.metrics.cert_dir
+        directory = Path(cert_dir) if cert_dir is not None else None
         if directory is None:
             # As controller-runtime does without a certificate: a self-signed one, made where
             # a read-only root still lets the process write.

@@ -12,6 +12,7 @@ Volcano PodGroup). The PodGroup APIs watched are those whose CRDs the cluster se
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from crdkit.client.errors import ConfigError
 from crdkit.placer.models import HOSTNAME_LEVEL
 from crdkit.runtime.cli_common import connection_options, manager_options, run_manager
 from crdkit.runtime.logs import configure_logging
+from crdkit.runtime.manager_options import ManagerOptions
 from crdkit.scheduling.podgroups import (
     COSCHEDULING_GROUP,
     COSCHEDULING_VERSION,
@@ -134,7 +136,7 @@ async def _pod_group_apis(client: Client, wanted: list[str] | None) -> list[str]
     "as YAML and exit, e.g. for kubectl apply -f -.",
 )
 @connection_options
-@manager_options
+@manager_options(controllers=False)
 def scheduler_command(
     name: str,
     levels: str,
@@ -146,18 +148,11 @@ def scheduler_command(
     kubeconfig: Path | None,
     context: str | None,
     exec_timeout: float,
-    leader_elect: bool,
-    leader_election_id: str | None,
-    leader_election_namespace: str | None,
-    metrics_bind_address: str | None,
-    metrics_secure: bool,
-    metrics_cert_dir: Path | None,
-    health_probe_bind_address: str,
-    cache_sync_timeout: float,
     log_level: str,
     log_format: str,
     install_crds: bool,
     print_crds: bool,
+    **flags: Any,
 ) -> None:
     """Run a secondary gang scheduler for pods whose spec.schedulerName is NAME.
 
@@ -188,16 +183,11 @@ def scheduler_command(
                 text if text.startswith("---") else f"---\n{text}", nl=not text.endswith("\n")
             )
         return
-    manager_settings: dict[str, Any] = {
-        "leader_election": leader_elect,
-        "leader_election_id": leader_election_id or f"{name}-leader",
-        "leader_election_namespace": leader_election_namespace,
-        "metrics_bind_address": metrics_bind_address,
-        "metrics_secure": metrics_secure,
-        "metrics_cert_dir": metrics_cert_dir,
-        "health_probe_bind_address": health_probe_bind_address,
-        "cache_sync_timeout": cache_sync_timeout,
-    }
+    options = ManagerOptions.from_flags(flags, controllers=False)
+    if options.leader_election.id is None:
+        # The scheduler's Lease is named by the scheduler, not by controllers it has none of.
+        election = dataclasses.replace(options.leader_election, id=f"{name}-leader")
+        options = dataclasses.replace(options, leader_election=election)
 
     async def build(client: Client) -> Manager:
         from crdkit.runtime.manager import Manager
@@ -210,7 +200,7 @@ def scheduler_command(
             log.info("PodGroup CRDs installed", extra={"fields": {"created": created}})
         apis = await _pod_group_apis(client, wanted)
         log.info("watching PodGroups", extra={"fields": {"apis": apis}})
-        manager = Manager(client, **manager_settings)
+        manager = Manager(client, options)
         manager.add_runnable(
             GangScheduler(
                 name,
