@@ -26,7 +26,7 @@ from crdkit.resources import Node, Pod
 from crdkit.runtime import Manager
 from crdkit.scheduling import GangScheduler
 from crdkit.testing import FakeCluster
-from crdkit.testing.nodes import simulated_node
+from crdkit.testing.sim.nodes import simulated_node
 
 LEAF = "topology.crdkit.io/leaf"
 

@@ -20,7 +20,7 @@ from crdkit._version import VERSION
 
 # Subcommands register here, one line each: name -> (module, attribute).
 COMMANDS = {
-    "envtest": ("crdkit.testing.cli", "envtest"),
+    "envtest": ("crdkit.testing.envtest.cli", "envtest"),
     "gen-crd": ("crdkit.crd.cli", "gen_crd"),
     "gen-manifests": ("crdkit.deploy.cli.manifests", "gen_manifests"),
     "gen-rbac": ("crdkit.deploy.cli.rbac", "gen_rbac"),

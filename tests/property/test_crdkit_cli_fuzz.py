@@ -31,9 +31,9 @@ import yaml
 from click.testing import CliRunner, Result
 
 import crdkit.runtime.cli
-import crdkit.testing.control_plane
+import crdkit.testing.envtest.control_plane
 from crdkit.cli import main
-from crdkit.testing.certs import Pki, generate_pki
+from crdkit.testing.envtest.certs import Pki, generate_pki
 from crdkit.testing.errors import BinariesNotFoundError
 
 SEED = int(os.environ.get("CRDKIT_FUZZ_SEED", "15"))
@@ -560,7 +560,7 @@ def test_envtest_arguments_fuzz(
         raise BinariesNotFoundError("no kube-apiserver and etcd here (fuzzing arguments)")
 
     # Arguments that pass every check end where a real run would start the control plane.
-    monkeypatch.setattr(crdkit.testing.control_plane, "find_binaries", no_binaries)
+    monkeypatch.setattr(crdkit.testing.envtest.control_plane, "find_binaries", no_binaries)
     rng = random.Random(SEED + 3)
     mutate = Mutator(rng)
     tally = Tally("envtest")

@@ -24,7 +24,7 @@ def loaded_after(statement: str) -> tuple[set[str], set[str]]:
     ).stdout
     modules = set(json.loads(out))
     # The root package's own small modules are not layers.
-    own = {"_lazy", "_pki", "_version", "_yaml"}
+    own = {"_lazy", "_moved", "_pki", "_version", "_yaml"}
     layers = {m.split(".")[1] for m in modules if m.startswith("crdkit.")} - own
     return layers, {m for m in HEAVY if m in modules}
 
@@ -38,6 +38,9 @@ def loaded_after(statement: str) -> tuple[set[str], set[str]]:
         ("import crdkit.placer", {"placer", "_placer"}),
         ("from crdkit import ObjectMeta", {"resources"}),
         ("import crdkit.scheduling", {"scheduling"}),
+        ("import crdkit.webhook", {"webhook"}),
+        ("import crdkit.testing", {"testing"}),
+        ("import crdkit.deploy", {"deploy"}),
         # What an operator needs to size its pods: no client, no runtime.
         (
             "from crdkit.scheduling import pod_requests",
@@ -49,6 +52,13 @@ def test_a_layer_loads_only_what_it_needs(statement: str, layers: set[str]) -> N
     found, heavy = loaded_after(statement)
     assert found == layers
     assert heavy == set()
+
+
+def test_the_test_kit_loads_a_room_on_use() -> None:
+    # The fake cluster needs the client (and so its HTTP stack: it is a real Client), not the
+    # control plane, the fault proxies or the runtime.
+    found, _ = loaded_after("from crdkit.testing import FakeCluster")
+    assert found == {"testing", "client", "resources"}
 
 
 def test_every_scheduling_name_resolves() -> None:
@@ -70,6 +80,8 @@ def test_the_client_layer_does_not_load_the_runtime() -> None:
         "from crdkit import Context, CustomResource, Reconciler, Result",
         "from crdkit.runtime import Condition, GenerationChanged, Reconciler, set_condition",
         "from crdkit.client import NotFound, Conflict",
+        # The generators read declarations and write files: no HTTP stack.
+        "import crdkit.deploy.cli.rbac, crdkit.deploy.cli.webhooks, crdkit.deploy.cli.manifests",
     ],
 )
 def test_declaring_an_operator_loads_no_http_client(statement: str) -> None:

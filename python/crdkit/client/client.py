@@ -49,8 +49,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from types import TracebackType
 
+    from crdkit.client.config import AdminEndpoint
     from crdkit.client.retry import RetryPolicy
-    from crdkit.testing import ControlPlane
 
 __all__ = [
     "Client",
@@ -183,7 +183,7 @@ class Client:
         return cls(ClientConfig.from_incluster())
 
     @classmethod
-    def from_control_plane(cls, plane: ControlPlane) -> Client:
+    def from_control_plane(cls, plane: AdminEndpoint) -> Client:
         return cls(ClientConfig.from_control_plane(plane))
 
     @classmethod

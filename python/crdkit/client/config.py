@@ -14,7 +14,7 @@ import ssl
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from crdkit.client.auth import (
     AuthProviderCredentials,
@@ -31,12 +31,26 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from crdkit.client.kubeconfig import Kubeconfig, KubeconfigCluster, KubeconfigUser
-    from crdkit.testing import ControlPlane
 
-__all__ = ["ClientConfig", "Timeouts"]
+__all__ = ["AdminEndpoint", "ClientConfig", "Timeouts"]
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
+
+
+class AdminEndpoint(Protocol):
+    """What a local control plane (``crdkit.testing.ControlPlane``) gives a client: where the
+    apiserver listens, its CA and the admin user's certificate. A protocol, so that the client
+    needs nothing from the test kit that sits above it."""
+
+    @property
+    def server_url(self) -> str: ...
+    @property
+    def ca_file(self) -> Path: ...
+    @property
+    def client_cert_file(self) -> Path: ...
+    @property
+    def client_key_file(self) -> Path: ...
 
 @dataclass(frozen=True)
 class Timeouts:
@@ -143,7 +157,7 @@ class ClientConfig:
         )
 
     @classmethod
-    def from_control_plane(cls, plane: ControlPlane) -> ClientConfig:
+    def from_control_plane(cls, plane: AdminEndpoint) -> ClientConfig:
         """The admin user of a local :class:`~crdkit.testing.ControlPlane`."""
         return cls(
             server=plane.server_url,

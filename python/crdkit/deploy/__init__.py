@@ -1,8 +1,49 @@
-"""Deploying an operator: kustomize bases for ``config/`` and the image's Dockerfile
-(``crdkit gen-manifests``). It sits on top of ``crd`` (the CRDs) and ``runtime`` (the roles,
-the ``crdkit run`` command line)."""
+"""Deploying an operator: every generator and its command. ``crdkit gen-manifests`` writes the
+kustomize bases of ``config/`` and the image's Dockerfile, ``crdkit gen-rbac`` the least
+privilege roles (and ``--check`` compares roles someone wrote), ``crdkit gen-webhooks`` the
+webhook configurations.
 
-from crdkit.deploy.dockerfile import dockerfile
-from crdkit.deploy.manifests import ManifestOptions, crd_classes, operator_manifests, run_arguments
+It reads declarations (the CRDs from ``crd``, the reconcilers' watches, webhooks and setup from
+``runtime``) and writes files; it never talks to a cluster, so it loads no HTTP stack.
+"""
 
-__all__ = ["ManifestOptions", "crd_classes", "dockerfile", "operator_manifests", "run_arguments"]
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from crdkit._lazy import lazy_namespace
+
+if TYPE_CHECKING:
+    from crdkit.deploy.dockerfile import dockerfile
+    from crdkit.deploy.manifests import (
+        ManifestOptions,
+        crd_classes,
+        operator_manifests,
+        run_arguments,
+    )
+    from crdkit.deploy.rbac import rbac_documents, rbac_rules
+    from crdkit.deploy.role_check import missing_permissions
+
+_HOMES = {
+    "crdkit.deploy.dockerfile": ("dockerfile",),
+    "crdkit.deploy.manifests": (
+        "ManifestOptions",
+        "crd_classes",
+        "operator_manifests",
+        "run_arguments",
+    ),
+    "crdkit.deploy.rbac": ("rbac_documents", "rbac_rules"),
+    "crdkit.deploy.role_check": ("missing_permissions",),
+}
+__getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
+
+__all__ = [
+    "ManifestOptions",
+    "crd_classes",
+    "dockerfile",
+    "missing_permissions",
+    "operator_manifests",
+    "rbac_documents",
+    "rbac_rules",
+    "run_arguments",
+]

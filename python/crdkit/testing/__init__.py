@@ -1,4 +1,17 @@
-"""A real local control plane (kube-apiserver + etcd) for tests and demos.
+"""crdkit's test kit, in rooms; importing this package loads none of them until a name is used.
+
+::
+
+    envtest/   ControlPlane: a real etcd + kube-apiserver (``make envtest`` builds them)
+    fake/      FakeCluster: an in-memory apiserver behind a real Client, for unit tests
+    faults/    TcpFaultProxy, HttpFaultProxy: network faults between a client and the apiserver
+    sim/       simulated Nodes and kubelet, and a virtual clock
+    operator   OperatorRunner: reconcilers in a real Manager for the length of a test
+    reconcile  reconcile_once: one reconcile, called directly, on any client
+    pytest_plugin  the fixtures (control_plane, namespace, crdkit_client, k8s_api_client,
+               operator), loaded through the ``pytest11`` entry point
+
+::
 
     from crdkit.testing import ControlPlane
 
@@ -6,39 +19,80 @@
         await cp.install_crds(["config/crds"])
         ...  # talk to cp.server_url with cp.kubeconfig_path
 
-The binaries come from ``make envtest`` (built from pinned Go modules into ``.envtest/bin``),
-``KUBEBUILDER_ASSETS``, or setup-envtest's store. The pytest fixtures live in
-:mod:`crdkit.testing.pytest_plugin`, loaded automatically through the ``pytest11`` entry point.
-
-:mod:`crdkit.testing.faults` puts a proxy between a client and the apiserver that blackholes,
-drops, refuses, resets or delays connections, answers chosen requests with 429 or 5xx, and
-cuts watches, on demand: ``TcpFaultProxy`` and ``HttpFaultProxy``. ``eventually`` polls a
-condition on the live cluster until it holds. ``simulated_node`` and ``create_nodes`` register
-Nodes as a kubelet would (Ready, without the not-ready taint the apiserver adds), and
-``SimulatedKubelet`` moves the pods bound to them to Running, then Succeeded or Failed.
-
-:class:`FakeCluster` is the opposite end: no processes at all, an in-memory apiserver behind
-a real ``Client`` (:mod:`crdkit.testing.fake`), for unit tests of reconcilers.
+The kit sits above the client and the runtime it tests; the client does not import it.
 """
 
 from __future__ import annotations
 
-from crdkit.testing.binaries import Binaries, candidate_folders, find_binaries
-from crdkit.testing.control_plane import ControlPlane
-from crdkit.testing.crds import CrdSource, load_crds
-from crdkit.testing.errors import BinariesNotFoundError, ControlPlaneError
-from crdkit.testing.eventually import eventually
-from crdkit.testing.fake import FakeCluster
-from crdkit.testing.fake_kinds import FakeKind, UnknownKind
-from crdkit.testing.faults import (
-    FaultMode,
-    HttpFaultProxy,
-    InjectedFault,
-    RecordedRequest,
-    TcpFaultProxy,
-)
-from crdkit.testing.kubelet import SimulatedKubelet
-from crdkit.testing.nodes import create_nodes, simulated_node
+from typing import TYPE_CHECKING
+
+from crdkit._lazy import lazy_namespace
+
+if TYPE_CHECKING:
+    from crdkit.testing.envtest.binaries import Binaries, candidate_folders, find_binaries
+    from crdkit.testing.envtest.control_plane import ControlPlane
+    from crdkit.testing.envtest.crds import CrdSource, load_crds
+    from crdkit.testing.errors import BinariesNotFoundError, ControlPlaneError
+    from crdkit.testing.eventually import eventually
+    from crdkit.testing.fake.cluster import FakeCluster
+    from crdkit.testing.fake.kinds import FakeKind, UnknownKind
+    from crdkit.testing.faults.proxies import (
+        FaultMode,
+        HttpFaultProxy,
+        InjectedFault,
+        RecordedRequest,
+        TcpFaultProxy,
+    )
+    from crdkit.testing.operator import OperatorRunner
+    from crdkit.testing.reconcile import reconcile_context, reconcile_once
+    from crdkit.testing.sim.kubelet import SimulatedKubelet
+    from crdkit.testing.sim.nodes import create_nodes, simulated_node
+    from crdkit.testing.sim.virtual_time import VirtualTimeLoop, run_on_virtual_clock
+
+_HOMES = {
+    "crdkit.testing.envtest.binaries": (
+        "Binaries",
+        "candidate_folders",
+        "find_binaries",
+    ),
+    "crdkit.testing.envtest.control_plane": ("ControlPlane",),
+    "crdkit.testing.envtest.crds": (
+        "CrdSource",
+        "load_crds",
+    ),
+    "crdkit.testing.errors": (
+        "BinariesNotFoundError",
+        "ControlPlaneError",
+    ),
+    "crdkit.testing.eventually": ("eventually",),
+    "crdkit.testing.fake.cluster": ("FakeCluster",),
+    "crdkit.testing.fake.kinds": (
+        "FakeKind",
+        "UnknownKind",
+    ),
+    "crdkit.testing.faults.proxies": (
+        "FaultMode",
+        "HttpFaultProxy",
+        "InjectedFault",
+        "RecordedRequest",
+        "TcpFaultProxy",
+    ),
+    "crdkit.testing.operator": ("OperatorRunner",),
+    "crdkit.testing.reconcile": (
+        "reconcile_context",
+        "reconcile_once",
+    ),
+    "crdkit.testing.sim.kubelet": ("SimulatedKubelet",),
+    "crdkit.testing.sim.nodes": (
+        "create_nodes",
+        "simulated_node",
+    ),
+    "crdkit.testing.sim.virtual_time": (
+        "VirtualTimeLoop",
+        "run_on_virtual_clock",
+    ),
+}
+__getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
 
 __all__ = [
     "Binaries",
@@ -51,14 +105,19 @@ __all__ = [
     "FaultMode",
     "HttpFaultProxy",
     "InjectedFault",
+    "OperatorRunner",
     "RecordedRequest",
     "SimulatedKubelet",
     "TcpFaultProxy",
     "UnknownKind",
+    "VirtualTimeLoop",
     "candidate_folders",
     "create_nodes",
     "eventually",
     "find_binaries",
     "load_crds",
+    "reconcile_context",
+    "reconcile_once",
+    "run_on_virtual_clock",
     "simulated_node",
 ]

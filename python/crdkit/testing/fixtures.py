@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest_asyncio
 
-from crdkit.testing.control_plane import ControlPlane
+from crdkit.testing.envtest.control_plane import ControlPlane
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -21,7 +21,10 @@ if TYPE_CHECKING:
     import pytest
     from kubernetes_asyncio.client import ApiClient
 
-__all__ = ["control_plane", "k8s_api_client", "namespace"]
+    from crdkit.client import Client
+    from crdkit.testing.operator import OperatorRunner
+
+__all__ = ["control_plane", "crdkit_client", "k8s_api_client", "namespace", "operator"]
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
@@ -62,3 +65,23 @@ async def k8s_api_client(control_plane: ControlPlane) -> AsyncIterator[ApiClient
         yield client
     finally:
         await client.close()
+
+
+@pytest_asyncio.fixture
+async def crdkit_client(control_plane: ControlPlane) -> AsyncIterator[Client]:
+    """An open crdkit ``Client`` for the admin user of ``control_plane``, closed afterwards."""
+    from crdkit.client import Client
+
+    async with Client.from_control_plane(control_plane) as client:
+        yield client
+
+
+@pytest_asyncio.fixture
+async def operator(crdkit_client: Client) -> AsyncIterator[OperatorRunner]:
+    """An :class:`~crdkit.testing.operator.OperatorRunner` on ``crdkit_client``; whatever it
+    runs is stopped after the test, and a manager that failed fails the test."""
+    from crdkit.testing.operator import OperatorRunner
+
+    runner = OperatorRunner(crdkit_client)
+    yield runner
+    await runner.stop()

@@ -5,6 +5,8 @@ Fixtures:
     namespace        a fresh namespace per test (its name)
     k8s_api_client   a kubernetes-asyncio ``ApiClient`` configured for the control plane
     crdkit_client    an open :class:`crdkit.client.Client` for the control plane
+    operator         an :class:`~crdkit.testing.operator.OperatorRunner` on that client:
+                     reconcilers in a real Manager for the length of a test
 
 The fixtures are async and need pytest-asyncio (0.24 or newer). The plugin loads in every
 pytest run of an environment where crdkit is installed, so it must not break pytest where
@@ -28,11 +30,16 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Generator
 
-__all__ = ["control_plane", "crdkit_client", "k8s_api_client", "namespace"]
+__all__ = ["control_plane", "crdkit_client", "k8s_api_client", "namespace", "operator"]
 
 if find_spec("pytest_asyncio") is not None:
-    from crdkit.client.fixtures import crdkit_client
-    from crdkit.testing.fixtures import control_plane, k8s_api_client, namespace
+    from crdkit.testing.fixtures import (
+        control_plane,
+        crdkit_client,
+        k8s_api_client,
+        namespace,
+        operator,
+    )
 else:  # pragma: no cover - exercised only without pytest-asyncio
 
     def _needs_pytest_asyncio() -> NoReturn:
@@ -52,6 +59,10 @@ else:  # pragma: no cover - exercised only without pytest-asyncio
 
     @pytest.fixture
     def crdkit_client() -> NoReturn:
+        _needs_pytest_asyncio()
+
+    @pytest.fixture
+    def operator() -> NoReturn:
         _needs_pytest_asyncio()
 
 

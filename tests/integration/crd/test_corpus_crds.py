@@ -11,7 +11,7 @@ from crd_corpus import CORPUS
 from crdkit.crd import build_crds, render_all, schema_violations
 from crdkit.crd.cli import gen_crd
 from crdkit.testing import ControlPlane
-from crdkit.testing.crds import crd_is_established
+from crdkit.testing.envtest.crds import crd_is_established
 
 pytestmark = pytest.mark.integration
 

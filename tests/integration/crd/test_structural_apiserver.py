@@ -17,7 +17,7 @@ from crd_api import BlockingApi
 
 from crdkit.crd import schema_violations
 from crdkit.testing import ControlPlane
-from crdkit.testing.crds import crd_is_established, load_crds
+from crdkit.testing.envtest.crds import crd_is_established, load_crds
 
 pytestmark = pytest.mark.integration
 

@@ -29,7 +29,7 @@ from crdkit.deploy.cli.manifests import gen_manifests
 from crdkit.resources import ConfigMap, ObjectMeta
 from crdkit.runtime import is_condition_true
 from crdkit.testing import ControlPlane, eventually
-from crdkit.testing.users import service_account_token, token_kubeconfig
+from crdkit.testing.envtest.users import service_account_token, token_kubeconfig
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 

@@ -13,9 +13,9 @@ from _runtime_support import HELLO_CRD
 from examples.hello.operator import HelloReconciler
 
 from crdkit.client import Client
-from crdkit.runtime.operator_runner import OperatorRunner
 from crdkit.testing import ControlPlane
-from crdkit.testing.users import service_account_token
+from crdkit.testing.envtest.users import service_account_token
+from crdkit.testing.operator import OperatorRunner
 from crdkit.webhook.certs import write_self_signed
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]

@@ -12,8 +12,8 @@ from examples.hello.operator import Hello, HelloReconciler, HelloSpec
 from crdkit.client import Client, NotFound
 from crdkit.resources import ConfigMap, ObjectMeta
 from crdkit.runtime import Manager, Runnable, is_condition_true
-from crdkit.runtime.operator_runner import OperatorRunner
 from crdkit.testing import ControlPlane, eventually
+from crdkit.testing.operator import OperatorRunner
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 

@@ -30,7 +30,7 @@ from crdkit.client import Client, Forbidden, GroupVersionKind, NotFound
 from crdkit.resources import ConfigMap, Lease, LeaseSpec, ObjectMeta
 from crdkit.runtime import is_condition_true
 from crdkit.testing import ControlPlane
-from crdkit.testing.users import service_account_token, token_kubeconfig
+from crdkit.testing.envtest.users import service_account_token, token_kubeconfig
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(180)]
 

@@ -21,8 +21,8 @@ from crdkit.deploy.rbac import rbac_documents
 from crdkit.resources import ConfigMap, Node
 from crdkit.scheduling import ClusterMirror
 from crdkit.testing import ControlPlane
-from crdkit.testing.nodes import create_nodes, simulated_node
-from crdkit.testing.users import service_account_token, token_kubeconfig
+from crdkit.testing.envtest.users import service_account_token, token_kubeconfig
+from crdkit.testing.sim.nodes import create_nodes, simulated_node
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 

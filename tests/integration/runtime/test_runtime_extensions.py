@@ -24,7 +24,7 @@ from crdkit.client import Client, GroupVersionKind
 from crdkit.resources import ConfigMap, ObjectMeta, Pod, Secret
 from crdkit.runtime import Request
 from crdkit.testing import ControlPlane
-from crdkit.testing.users import restricted_kubeconfig
+from crdkit.testing.envtest.users import restricted_kubeconfig
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 

@@ -27,7 +27,7 @@ from click.testing import CliRunner
 from crdkit.cli import main
 from crdkit.client import Client, GroupVersionKind
 from crdkit.testing import ControlPlane, eventually
-from crdkit.testing.users import service_account_token, token_kubeconfig
+from crdkit.testing.envtest.users import service_account_token, token_kubeconfig
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(180)]
 

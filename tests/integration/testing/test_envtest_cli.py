@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from crdkit.testing import _http
+from crdkit.testing.faults import _http
 
 pytestmark = pytest.mark.integration
 

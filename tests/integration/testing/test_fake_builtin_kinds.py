@@ -13,7 +13,7 @@ import pytest
 
 from crdkit.client import Client, GroupVersionKind
 from crdkit.testing import FakeCluster
-from crdkit.testing.fake_kinds import BUILTIN_KINDS
+from crdkit.testing.fake.kinds import BUILTIN_KINDS
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 

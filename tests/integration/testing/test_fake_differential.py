@@ -19,7 +19,7 @@ from crdkit.client import ApiError, Client, GroupVersionKind, PatchType, Precond
 from crdkit.client.codec import ListPage
 from crdkit.client.watch import BOOKMARK
 from crdkit.testing import ControlPlane, FakeCluster, FakeKind
-from crdkit.testing.fake_kinds import KindRegistry
+from crdkit.testing.fake.kinds import KindRegistry
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 

@@ -11,7 +11,7 @@ from crdkit.client import Client
 from crdkit.resources import Node
 from crdkit.scheduling import node_entry
 from crdkit.testing import create_nodes, simulated_node
-from crdkit.testing.nodes import NOT_READY_TAINT
+from crdkit.testing.sim.nodes import NOT_READY_TAINT
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from crdkit.runtime.queue import QueueEmpty, QueueShutDown, WorkQueue
 from crdkit.runtime.ratelimit import ItemExponentialRateLimiter
-from crdkit.testing.virtual_time import run_on_virtual_clock
+from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
 KEYS = st.sampled_from(["a", "b", "c", "d"])
 

@@ -24,7 +24,7 @@ from crdkit.client.auth import (
 )
 from crdkit.client.config import ClientConfig
 from crdkit.client.errors import ConfigError
-from crdkit.testing.certs import Pki, generate_pki
+from crdkit.testing.envtest.certs import Pki, generate_pki
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from crdkit.client.errors import (
 )
 from crdkit.client.retry import RetryPolicy
 from crdkit.client.transport import TcpKeepalive, Transport, keepalive_socket_factory
-from crdkit.testing.certs import generate_pki
+from crdkit.testing.envtest.certs import generate_pki
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

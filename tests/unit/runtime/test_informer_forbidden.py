@@ -17,7 +17,7 @@ from crdkit.client import Forbidden
 from crdkit.client.codec import codec_for
 from crdkit.resources import Pod, resource_info
 from crdkit.runtime.informer import FORBIDDEN_LOG_INTERVAL, Backoff, Informer
-from crdkit.testing.virtual_time import run_on_virtual_clock
+from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
 
 class RefusingClient:

@@ -2,8 +2,8 @@
 
 The Lease lives in a small in-memory store with the apiserver's optimistic concurrency (a
 resourceVersion per write, 409 on a stale replace, 409 AlreadyExists on a second create), so
-these are unit tests of the elector's logic. Time is virtual (crdkit.testing.virtual_time), so the
-bounds below are exact and hold on any machine; the same scenario on the real apiserver is in
+these are unit tests of the elector's logic. Time is virtual (crdkit.testing.sim.virtual_time), so
+the bounds below are exact and hold on any machine; the same scenario on the real apiserver is in
 tests/integration/runtime/, and its real-time figures in benches/leader_failover.py.
 """
 
@@ -22,7 +22,7 @@ from crdkit.client import Client
 from crdkit.client.errors import AlreadyExists, Conflict, NotFound, TransportError
 from crdkit.resources import Lease
 from crdkit.runtime import LeaderElectionConfig, LeaderElectionLost, LeaderElector
-from crdkit.testing.virtual_time import run_on_virtual_clock
+from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
 LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 15.0, 10.0, 2.0
 

@@ -9,7 +9,7 @@ from prometheus_client import CollectorRegistry
 
 from crdkit.runtime.queue import QueueEmpty, QueueShutDown, WorkQueue
 from crdkit.runtime.ratelimit import ItemExponentialRateLimiter
-from crdkit.testing.virtual_time import run_on_virtual_clock
+from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
 
 def new_queue(**kwargs: object) -> WorkQueue[str]:

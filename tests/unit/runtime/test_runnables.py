@@ -15,7 +15,7 @@ from crdkit.client import Client
 from crdkit.client.errors import NotFound, TransportError
 from crdkit.resources import Lease, Secret
 from crdkit.runtime import LeaderElectionLost, Manager, Runnable
-from crdkit.testing.virtual_time import run_on_virtual_clock
+from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
 
 class GatedLeases:

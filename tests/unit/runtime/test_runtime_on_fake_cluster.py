@@ -16,8 +16,8 @@ from crdkit.resources import ConfigMap, Event, Lease, ObjectMeta
 from crdkit.runtime import Context, Informer, Manager, is_condition_true
 from crdkit.runtime.http import parse_bind_address
 from crdkit.runtime.manager import default_metrics_address
-from crdkit.runtime.testing import reconcile_context
 from crdkit.testing import FakeCluster, eventually
+from crdkit.testing.reconcile import reconcile_context
 
 NS = "ns"
 

@@ -6,8 +6,8 @@ from examples.hello.operator import Hello, HelloReconciler, HelloSpec
 
 from crdkit.resources import ConfigMap, ObjectMeta
 from crdkit.runtime import is_condition_true
-from crdkit.runtime.testing import reconcile_once
 from crdkit.testing import FakeCluster
+from crdkit.testing.reconcile import reconcile_once
 
 
 def hello(name: str = "world", target: str = "world") -> Hello:
