@@ -37,7 +37,6 @@ __all__ = ["AdminEndpoint", "ClientConfig", "Timeouts"]
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
 
-
 class AdminEndpoint(Protocol):
     """What a local control plane (``crdkit.testing.ControlPlane``) gives a client: where the
     apiserver listens, its CA and the admin user's certificate. A protocol, so that the client
@@ -51,6 +50,7 @@ class AdminEndpoint(Protocol):
     def client_cert_file(self) -> Path: ...
     @property
     def client_key_file(self) -> Path: ...
+
 
 @dataclass(frozen=True)
 class Timeouts:

@@ -23,12 +23,7 @@ from crdkit.placer.models import HOSTNAME_LEVEL
 from crdkit.runtime.cli_common import connection_options, manager_options, run_manager
 from crdkit.runtime.logs import configure_logging
 from crdkit.runtime.manager_options import ManagerOptions
-from crdkit.scheduling.podgroups import (
-    COSCHEDULING_GROUP,
-    COSCHEDULING_VERSION,
-    VOLCANO_GROUP,
-    VOLCANO_VERSION,
-)
+from crdkit.scheduling.group_apis import POD_GROUP_APIS, group_api, group_version
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -40,10 +35,9 @@ __all__ = ["parse_topology", "scheduler_command", "served_pod_group_apis"]
 
 log = logging.getLogger("crdkit.scheduler")
 
-_APIS = {
-    "coscheduling": (COSCHEDULING_GROUP, COSCHEDULING_VERSION),
-    "volcano": (VOLCANO_GROUP, VOLCANO_VERSION),
-}
+
+def _group_version(api: str) -> tuple[str, str]:
+    return group_version(group_api(api, field="--pod-groups"))
 
 
 def parse_topology(text: str | None, levels: list[str]) -> dict[str, Any] | None:
@@ -69,8 +63,9 @@ async def served_pod_group_apis(client: Client) -> list[str]:
     """The PodGroup APIs the cluster serves."""
     from crdkit.client import GroupVersionKind, NotFound
 
-    served = []
-    for api, (group, version) in _APIS.items():
+    served: list[str] = []
+    for api in POD_GROUP_APIS:
+        group, version = _group_version(api)
         try:
             await client.discovery.resolve(GroupVersionKind(group, version, "PodGroup"))
         except NotFound:
@@ -87,7 +82,7 @@ async def _pod_group_apis(client: Client, wanted: list[str] | None) -> list[str]
     if missing:
         raise ConfigError(
             f"--pod-groups: the cluster does not serve the {missing[0]} PodGroup API "
-            f"({'/'.join(_APIS[missing[0]])}); install its CRD or leave it out"
+            f"({'/'.join(_group_version(missing[0]))}); install its CRD or leave it out"
         )
     return wanted
 
@@ -169,15 +164,15 @@ def scheduler_command(
     wanted = None
     if pod_groups is not None:
         wanted = [api.strip() for api in pod_groups.split(",") if api.strip()]
-        unknown = [api for api in wanted if api not in _APIS]
-        if unknown:
-            raise click.UsageError(
-                f"--pod-groups: unknown API {unknown[0]!r} (coscheduling, volcano)"
-            )
+        for api in wanted:
+            try:
+                group_api(api, field="--pod-groups")
+            except ValueError as error:
+                raise click.UsageError(str(error)) from None
     if print_crds:
         from crdkit.scheduling.podgroup_crds import pod_group_crd_text
 
-        for api in wanted or list(_APIS):
+        for api in wanted or POD_GROUP_APIS:
             text = pod_group_crd_text(api)
             click.echo(
                 text if text.startswith("---") else f"---\n{text}", nl=not text.endswith("\n")
@@ -196,7 +191,7 @@ def scheduler_command(
         if install_crds:
             from crdkit.scheduling.podgroup_crds import install_pod_group_crds
 
-            created = await install_pod_group_crds(client, wanted or list(_APIS))
+            created = await install_pod_group_crds(client, wanted or list(POD_GROUP_APIS))
             log.info("PodGroup CRDs installed", extra={"fields": {"created": created}})
         apis = await _pod_group_apis(client, wanted)
         log.info("watching PodGroups", extra={"fields": {"apis": apis}})

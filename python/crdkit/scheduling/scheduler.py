@@ -25,6 +25,11 @@ pending pods and:
   ``Unschedulable`` condition) and a ``FailedScheduling`` Event on each pending pod with the
   explanation (`crdkit.scheduling.explain`), once per distinct explanation.
 
+What differs between the gang APIs (the policy a PodGroup asks for, the status it is given,
+where that status is written) is each API's adapter (`crdkit.scheduling.group_apis`); the
+pass never asks which API a gang is of. A gang whose bind the apiserver refused is retried
+after the runtime's per-item exponential backoff (``retry_backoff``: first and longest delay).
+
 A group whose pods are partly bound but short of ``minMember`` with none running (what a
 scheduler that crashed mid-bind leaves) is adopted when its missing pods can be placed beside
 the bound ones (inside the same domain of a ``required`` level), and rolled back (its bound
@@ -47,6 +52,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from crdkit.client import Conflict, KubernetesError, NotFound, PatchType, Preconditions
 from crdkit.resources import Pod
 from crdkit.runtime.events import EventRecorder
+from crdkit.runtime.ratelimit import ItemExponentialRateLimiter
 from crdkit.runtime.runnable import Runnable
 from crdkit.scheduling.binder import Binder, BindError, PodBinding, Reservation
 from crdkit.scheduling.explain import explain
@@ -56,11 +62,17 @@ from crdkit.scheduling.gangs import (
     build_gang,
     pod_role,
     scheduling_gates,
-    tier_level,
 )
-from crdkit.scheduling.group_status import GroupCounts, coscheduling_phase, volcano_phase
+from crdkit.scheduling.group_apis import (
+    GROUP_APIS,
+    POD_GROUP_APIS,
+    GroupApiName,
+    PodGroupApi,
+    group_api,
+)
+from crdkit.scheduling.group_status import GroupCounts
 from crdkit.scheduling.mirror import ClusterMirror, pod_key
-from crdkit.scheduling.podgroups import CoschedulingPodGroup, VolcanoPodGroup, pod_group_of
+from crdkit.scheduling.podgroups import pod_group_of
 from crdkit.scheduling.requests import pod_requests
 
 if TYPE_CHECKING:
@@ -75,18 +87,15 @@ __all__ = ["GROUP_INDEX", "GangScheduler", "GroupRef", "PodGroupApi"]
 
 log = logging.getLogger("crdkit.scheduling.scheduler")
 
-PodGroupApi = Literal["coscheduling", "volcano"]
 GROUP_INDEX = "crdkit.io/gang"
 """The Pod store index of this scheduler's pods by group (``GroupRef`` text)."""
-
-_MODELS: dict[str, type[Any]] = {"coscheduling": CoschedulingPodGroup, "volcano": VolcanoPodGroup}
 
 
 @dataclass(frozen=True, order=True)
 class GroupRef:
     """A gang: the PodGroup of an API (or ``pod`` for a pod in no group) in a namespace."""
 
-    api: Literal["coscheduling", "volcano", "pod"]
+    api: GroupApiName
     namespace: str
     name: str
 
@@ -96,9 +105,9 @@ class GroupRef:
     @classmethod
     def parse(cls, text: str) -> GroupRef:
         api, namespace, name = text.split("/", 2)
-        if api not in ("coscheduling", "volcano", "pod"):
+        if api not in GROUP_APIS:
             raise ValueError(f"group: unknown PodGroup API {api!r}")
-        return cls(api, namespace, name)  # type: ignore[arg-type]
+        return cls(GROUP_APIS[api].name, namespace, name)
 
 
 _NEVER = datetime.max.replace(tzinfo=UTC)
@@ -145,9 +154,7 @@ class GangScheduler(Runnable):
         ("", "pods/binding", ("create",)),
         ("", "nodes", ("get", "list", "watch")),
         ("events.k8s.io", "events", ("create", "patch")),
-        ("scheduling.x-k8s.io", "podgroups", ("get", "list", "watch")),
-        ("scheduling.x-k8s.io", "podgroups/status", ("get", "patch", "update")),
-        ("scheduling.volcano.sh", "podgroups", ("get", "list", "watch", "patch", "update")),
+        *(rule for api in GROUP_APIS.values() for rule in api.rbac),
     )
 
     def __init__(
@@ -156,7 +163,7 @@ class GangScheduler(Runnable):
         levels: Sequence[str] = (),
         *,
         default_topology: Mapping[str, Any] | None = None,
-        pod_groups: Sequence[PodGroupApi] = ("coscheduling", "volcano"),
+        pod_groups: Sequence[PodGroupApi] = POD_GROUP_APIS,
         node_selector: str | None = None,
         policy: Policy = "best-fit",
         assume_ttl: float = 30.0,
@@ -171,11 +178,8 @@ class GangScheduler(Runnable):
         its gang nor the placer's reason changed (its node counts may then lag that long)."""
         if not name:
             raise ValueError("name: the scheduler needs the name pods give in spec.schedulerName")
-        unknown = sorted(set(pod_groups) - set(_MODELS))
-        if unknown:
-            raise ValueError(
-                f"pod_groups: unknown PodGroup API {unknown[0]!r} (coscheduling, volcano)"
-            )
+        for api in pod_groups:
+            group_api(api)  # a ValueError naming pod_groups for an unknown one
         self.name = name
         self.levels = list(levels)
         self.default_topology = dict(default_topology) if default_topology else None
@@ -185,7 +189,9 @@ class GangScheduler(Runnable):
         self.mirror = mirror or ClusterMirror(levels, assume_ttl=assume_ttl, clock=clock)
         self._own_mirror = mirror is None
         self._bind_concurrency = bind_concurrency
-        self._backoff = retry_backoff
+        # A gang whose bind the apiserver refused waits before it is tried again, longer
+        # each time (the runtime's per-item exponential limiter, as a controller's retries).
+        self._retries = ItemExponentialRateLimiter(*retry_backoff)
         self._clock = clock
         self.shutdown_grace = shutdown_grace
         """Seconds binds and writes in flight get to finish when the scheduler stops."""
@@ -202,7 +208,8 @@ class GangScheduler(Runnable):
         self._dirty: set[GroupRef] = set()
         self._waiting: set[GroupRef] = set()
         self._binding: set[GroupRef] = set()
-        self._retry_at: dict[GroupRef, tuple[float, float]] = {}
+        self._retry_at: dict[GroupRef, float] = {}
+        """When each gang whose bind failed may be tried again (on ``clock``)."""
         self._reported: dict[GroupRef, tuple[str, str]] = {}
         """The last waiting report of each group: its topic and message."""
         self._status: dict[GroupRef, Any] = {}
@@ -228,7 +235,7 @@ class GangScheduler(Runnable):
             self._pod_changed, lambda _old, new: self._pod_changed(new), self._pod_changed
         )
         for api in self.pod_groups:
-            informer = manager.informers.informer(_MODELS[api])
+            informer = manager.informers.informer(self._model(api))
             informer.add_event_handler(*self._podgroup_handlers(api))
         self._binder = Binder(
             manager.client,
@@ -241,6 +248,12 @@ class GangScheduler(Runnable):
             reporting_controller=f"crdkit.io/{self.name}",
             reporting_instance=manager.identity,
         )
+
+    @staticmethod
+    def _model(api: GroupApiName) -> type[Any]:
+        model = GROUP_APIS[api].model
+        assert model is not None, f"{api} gangs have no PodGroup"
+        return model
 
     def _ours(self, pod: Pod) -> bool:
         return pod.spec.scheduler_name == self.name
@@ -330,9 +343,9 @@ class GangScheduler(Runnable):
         for ref in refs:
             if ref in self._binding:
                 continue  # its bind marks it again when it ends
-            retry = self._retry_at.get(ref)
-            if retry is not None and retry[0] > now:
-                self._later(ref, retry[0] - now)
+            retry_at = self._retry_at.get(ref)
+            if retry_at is not None and retry_at > now:
+                self._later(ref, retry_at - now)
                 continue
             group = self._read_group(ref)
             if group is None:
@@ -381,8 +394,8 @@ class GangScheduler(Runnable):
             elif pod.metadata.deletion_timestamp is None:
                 (group.gated if scheduling_gates(pod) else group.pending).append(pod)
         group.counts = GroupCounts(len(pods), len(group.bound), running, succeeded, failed)
-        if ref.api != "pod":
-            store = self._manager.informers.informer(_MODELS[ref.api]).store
+        if GROUP_APIS[ref.api].model is not None:
+            store = self._manager.informers.informer(self._model(ref.api)).store
             group.podgroup = store.get_by_name(ref.name, ref.namespace)
         if not pods and group.podgroup is None:
             self._forget(ref)
@@ -392,39 +405,11 @@ class GangScheduler(Runnable):
     def _forget(self, ref: GroupRef) -> None:
         for table in (self._reported, self._status, self._retry_at, self._explained):
             table.pop(ref, None)
+        self._retries.forget(ref)
         self._waiting.discard(ref)
 
     def _policy(self, group: _Group) -> GangPolicy:
-        podgroup = group.podgroup
-        if group.ref.api == "coscheduling":
-            return GangPolicy(min_member=max(podgroup.spec.min_member or 0, 1))
-        if group.ref.api == "volcano":
-            spec = podgroup.spec
-            return GangPolicy(
-                min_member=max(spec.min_member or 0, 1),
-                topology=self._volcano_topology(spec.network_topology),
-                min_task_member={k.lower(): v for k, v in (spec.min_task_member or {}).items()},
-            )
-        return GangPolicy()
-
-    def _volcano_topology(self, network: Any) -> dict[str, Any] | None:
-        if network is None:
-            return None
-        field_name = "spec.networkTopology"
-        if network.mode == "soft":
-            return {"mode": "preferred", "level": tier_level(self.levels, 1, field_name)}
-        if network.highest_tier_name:
-            if network.highest_tier_name not in self.levels:
-                raise ValueError(
-                    f"{field_name}.highestTierName: {network.highest_tier_name!r} is not one of "
-                    f"the scheduler's levels ({', '.join(self.levels)})"
-                )
-            return {"mode": "required", "level": network.highest_tier_name}
-        tier = network.highest_tier_allowed if network.highest_tier_allowed is not None else 1
-        return {
-            "mode": "required",
-            "level": tier_level(self.levels, tier, f"{field_name}.highestTierAllowed"),
-        }
+        return GROUP_APIS[group.ref.api].policy(group.podgroup, self.levels)
 
     # -- deciding --------------------------------------------------------------------------
 
@@ -433,7 +418,7 @@ class GangScheduler(Runnable):
         if not group.pending and not group.gated:
             self._waiting.discard(ref)
             return None
-        if ref.api != "pod" and group.podgroup is None:
+        if GROUP_APIS[ref.api].model is not None and group.podgroup is None:
             self._wait(
                 group, "PodGroupNotFound", f"PodGroup {ref.namespace}/{ref.name} does not exist"
             )
@@ -606,6 +591,7 @@ class GangScheduler(Runnable):
             self._mark(ref)
         self.bound_gangs += 1
         self._retry_at.pop(ref, None)
+        self._retries.forget(ref)
         self._reported.pop(ref, None)
         where = ", ".join(f"{k}={v}" for k, v in placement.domain.items()) or "across domains"
         for binding in reservation.bindings:
@@ -617,10 +603,7 @@ class GangScheduler(Runnable):
             )
 
     def _fail_backoff(self, ref: GroupRef) -> None:
-        first, cap = self._backoff
-        previous = self._retry_at.get(ref)
-        delay = first if previous is None else min(previous[1] * 2, cap)
-        self._retry_at[ref] = (self._clock() + delay, delay)
+        self._retry_at[ref] = self._clock() + self._retries.when(ref)
 
     async def _roll_back(self, group: _Group) -> None:
         assert self._manager is not None
@@ -682,85 +665,24 @@ class GangScheduler(Runnable):
         podgroup, ref = group.podgroup, group.ref
         if podgroup is None or self._manager is None:
             return
-        min_member = max(podgroup.spec.min_member or 0, 1)
-        counts = group.counts
-        if ref.api == "coscheduling":
-            status: dict[str, Any] = {
-                "phase": coscheduling_phase(min_member, counts, ref in self._binding),
-                "running": counts.running,
-                "succeeded": counts.succeeded,
-                "failed": counts.failed,
-            }
-            if podgroup.status is None or podgroup.status.schedule_start_time is None:
-                status["scheduleStartTime"] = _now()
-            subresource: str | None = "status"
-        else:
-            status = {
-                "phase": volcano_phase(min_member, counts),
-                "running": counts.running,
-                "succeeded": counts.succeeded,
-                "failed": counts.failed,
-            }
-            status["conditions"] = self._volcano_conditions(podgroup, counts, min_member, waiting)
-            subresource = None  # Volcano's PodGroup CRD has no status subresource
+        api = GROUP_APIS[ref.api]
+        status = api.status(podgroup, group.counts, ref in self._binding, waiting)
         key = tuple(sorted((k, repr(v)) for k, v in status.items() if k != "scheduleStartTime"))
         if waiting is None and self._status.get(ref) == key:
             return
         self._status[ref] = key
         try:
             await self._manager.client.patch(
-                _MODELS[ref.api],
+                self._model(ref.api),
                 ref.name,
                 {"status": status},
                 namespace=ref.namespace,
                 patch_type=PatchType.MERGE,
-                subresource=subresource,
+                # Volcano's PodGroup CRD has no status subresource: its status is the object's.
+                subresource="status" if api.status_subresource else None,
             )
         except NotFound:
             return
         except KubernetesError as error:
             self._status.pop(ref, None)
             log.warning("%s: could not write the PodGroup status: %s", ref, error)
-
-    def _volcano_conditions(
-        self, podgroup: Any, counts: GroupCounts, min_member: int, waiting: tuple[str, str] | None
-    ) -> list[dict[str, Any]]:
-        current = {c.type: c for c in (podgroup.status.conditions if podgroup.status else [])}
-        if counts.bound + counts.succeeded >= min_member:
-            wanted = ("Scheduled", "True", "tasks in gang are ready to be scheduled", "")
-        elif waiting is not None:
-            wanted = ("Unschedulable", "True", waiting[0], waiting[1])
-        elif "Unschedulable" in current:
-            old = current["Unschedulable"]
-            wanted = ("Unschedulable", old.status, old.reason or "", old.message or "")
-        else:
-            return [
-                c.model_dump(by_alias=True, exclude_none=True, mode="json")
-                for c in current.values()
-            ]
-        type_, status, reason, message = wanted
-        kept = [
-            c.model_dump(by_alias=True, exclude_none=True, mode="json")
-            for t, c in current.items()
-            if t not in ("Scheduled", "Unschedulable")
-        ]
-        old = current.get(type_)
-        stamp = (
-            old.last_transition_time.isoformat().replace("+00:00", "Z")
-            if old is not None and old.status == status and old.last_transition_time
-            else _now()
-        )
-        return [
-            *kept,
-            {
-                "type": type_,
-                "status": status,
-                "reason": reason,
-                "message": message,
-                "lastTransitionTime": stamp,
-            },
-        ]
-
-
-def _now() -> str:
-    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")

@@ -18,8 +18,9 @@ from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config import new_client_from_config
 
-from crdkit.testing import Binaries, ControlPlane, ControlPlaneError, processes
+from crdkit.testing import Binaries, ControlPlane, ControlPlaneError
 from crdkit.testing.envtest import control_plane as control_plane_module
+from crdkit.testing.envtest import processes
 
 pytestmark = pytest.mark.integration
 

@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry
 
-from crdkit.resources import Node, Pod
+from crdkit.resources import Node, Pod, resource_info
 from crdkit.runtime import Manager
 from crdkit.scheduling import GangScheduler
-from crdkit.testing import FakeCluster
+from crdkit.scheduling.group_apis import GROUP_APIS, PodGroupApi
+from crdkit.testing import FakeCluster, FakeKind
 from crdkit.testing.sim.nodes import simulated_node
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator, Callable, Sequence
 
     from crdkit.client import Client
 
@@ -41,10 +42,10 @@ def gpu_pod(name: str, gpus: int = 8, **spec: Any) -> Pod:
     )
 
 
-async def add_node(client: Client, name: str) -> None:
+async def add_node(client: Client, name: str, labels: dict[str, str] | None = None) -> None:
     """An 8-GPU node, Ready: its status written through the status subresource, since the
     fake cluster (as the apiserver does for kinds with one) drops status on create."""
-    node = simulated_node(name)
+    node = simulated_node(name, labels=labels)
     await client.create(node)
     await client.patch(
         Node,
@@ -54,12 +55,28 @@ async def add_node(client: Client, name: str) -> None:
     )
 
 
+def pod_group_kind(api: PodGroupApi) -> FakeKind:
+    """The PodGroup kind of ``api`` as its upstream CRD serves it (Volcano's CRD has no status
+    subresource, the coscheduling one has)."""
+    adapter = GROUP_APIS[api]
+    assert adapter.model is not None
+    return FakeKind(
+        info=resource_info(adapter.model),
+        status_subresource=adapter.status_subresource,
+        tracks_generation=True,
+        typed_list_items=True,
+    )
+
+
 @contextlib.asynccontextmanager
 async def scheduling(
     clock: Callable[[], float] = time.monotonic,
+    *,
+    pod_groups: Sequence[PodGroupApi] = (),
+    levels: Sequence[str] = (),
 ) -> AsyncIterator[tuple[GangScheduler, Client]]:
-    """The scheduler running (no PodGroup APIs: every pod is a gang of one) and a client."""
-    cluster = FakeCluster()
+    """The scheduler running and a client; without ``pod_groups`` every pod is a gang of one."""
+    cluster = FakeCluster(kinds=[pod_group_kind(api) for api in pod_groups])
     async with cluster.client() as client:
         manager = Manager(
             client,
@@ -67,7 +84,7 @@ async def scheduling(
             health_probe_bind_address="0",
             registry=CollectorRegistry(),
         )
-        scheduler = GangScheduler(SCHEDULER, pod_groups=(), clock=clock)
+        scheduler = GangScheduler(SCHEDULER, levels, pod_groups=pod_groups, clock=clock)
         manager.add_runnable(scheduler)
         task = asyncio.create_task(manager.run())
         try:

@@ -18,7 +18,7 @@ def test_bad_options_are_one_line_usage_errors() -> None:
     assert "--topology: level 'c' is not one of --levels (a, b)" in result.output
     result = runner.invoke(main, ["scheduler", "--name", "x", "--pod-groups", "kueue"])
     assert result.exit_code == 2
-    assert "--pod-groups: unknown API 'kueue'" in result.output
+    assert "--pod-groups: unknown PodGroup API 'kueue'" in result.output
 
 
 def test_topology_options_read_as_the_contract() -> None:
