@@ -15,6 +15,7 @@ from crdkit._lazy import lazy_namespace
 _moved.install()
 
 if TYPE_CHECKING:
+    from crdkit._errors import CrdkitError
     from crdkit.client import (
         AlreadyExists,
         ApiError,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 # for the client and the runtime (aiohttp, prometheus-client, kubernetes-asyncio). Each public
 # name is imported from its module on first use.
 _HOMES = {
+    "crdkit._errors": ("CrdkitError",),
     "crdkit.client": (
         "AlreadyExists",
         "ApiError",
@@ -119,6 +121,7 @@ __all__ = [
     "Condition",
     "Conflict",
     "Context",
+    "CrdkitError",
     "CustomResource",
     "Gone",
     "GroupVersionKind",

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from crdkit._errors import CrdkitError
+
 if TYPE_CHECKING:
     import yaml
 
 __all__ = ["NestedTooDeeply", "load_yaml", "load_yaml_documents"]
 
 
-class NestedTooDeeply(ValueError):
+class NestedTooDeeply(CrdkitError, ValueError):
     """The document nests deeper than the parser can follow."""
 
 

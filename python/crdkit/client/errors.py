@@ -33,6 +33,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from crdkit._errors import CrdkitError
+
 __all__ = [
     "AlreadyExists",
     "ApiError",
@@ -61,7 +63,7 @@ __all__ = [
 ]
 
 
-class KubernetesError(Exception):
+class KubernetesError(CrdkitError):
     """Base of every error the client raises on purpose."""
 
 

@@ -11,13 +11,15 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from crdkit.client.errors import KubernetesError
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = ["FieldSelector", "LabelSelector", "Requirement", "SelectorError"]
 
 
-class SelectorError(ValueError):
+class SelectorError(KubernetesError, ValueError):
     """A selector that does not parse; the message quotes the offending part."""
 
 

@@ -43,6 +43,7 @@ from crdkit.crd.cel_ranges import (
     union,
 )
 from crdkit.crd.cel_types import Decl
+from crdkit.crd.errors import CrdError
 
 __all__ = ["Estimate", "NotEstimated", "estimate_rule"]
 
@@ -69,7 +70,7 @@ _TIME_ACCESSORS = {"getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "
                    "getMilliseconds"}  # fmt: skip
 
 
-class NotEstimated(ValueError):
+class NotEstimated(CrdError):
     """A rule whose cost this module does not know how the apiserver would estimate."""
 
 

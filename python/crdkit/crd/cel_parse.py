@@ -17,13 +17,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from crdkit.crd.errors import CrdError
+
 __all__ = ["ACCUMULATOR", "CelSyntaxError", "Node", "parse"]
 
 # cel-go's name for a macro's accumulator; the cost estimator hides its path from sizes.
 ACCUMULATOR = "@result"
 
 
-class CelSyntaxError(ValueError):
+class CelSyntaxError(CrdError):
     """An expression outside what this parser reads."""
 
 

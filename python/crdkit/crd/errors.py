@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from crdkit._errors import CrdkitError
+
 __all__ = [
     "AssemblyError",
     "CostError",
@@ -22,7 +24,7 @@ __all__ = [
 ]
 
 
-class CrdError(ValueError):
+class CrdError(CrdkitError, ValueError):
     """Base of every error crdkit.crd raises for bad input."""
 
 

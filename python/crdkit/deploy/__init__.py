@@ -15,6 +15,7 @@ from crdkit._lazy import lazy_namespace
 
 if TYPE_CHECKING:
     from crdkit.deploy.dockerfile import dockerfile
+    from crdkit.deploy.errors import DeployError
     from crdkit.deploy.manifests import (
         ManifestOptions,
         crd_classes,
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from crdkit.deploy.role_check import missing_permissions
 
 _HOMES = {
+    "crdkit.deploy.errors": ("DeployError",),
     "crdkit.deploy.dockerfile": ("dockerfile",),
     "crdkit.deploy.manifests": (
         "ManifestOptions",
@@ -38,6 +40,7 @@ _HOMES = {
 __getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
 
 __all__ = [
+    "DeployError",
     "ManifestOptions",
     "crd_classes",
     "dockerfile",

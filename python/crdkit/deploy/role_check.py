@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from crdkit._yaml import load_yaml_documents
+from crdkit.deploy.errors import DeployError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -42,7 +43,7 @@ _SKIPPED_KINDS = ("RoleBinding", "ClusterRoleBinding", "ServiceAccount", "Kustom
 _LIST_KINDS = ("List", "RoleList", "ClusterRoleList")
 
 
-class RoleFileError(ValueError):
+class RoleFileError(DeployError, ValueError):
     """The role file cannot be read, or a document in it is not a role (one line)."""
 
 

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     )
     from crdkit.runtime.context import Context
     from crdkit.runtime.controller import Controller
+    from crdkit.runtime.errors import ControllerError
     from crdkit.runtime.events import EventRecorder, EventType
     from crdkit.runtime.factory import SharedInformerFactory
     from crdkit.runtime.informer import Informer
@@ -89,6 +90,7 @@ if TYPE_CHECKING:
 
 # Lazy (PEP 562, see crdkit._lazy): importing one name loads only its module and what it needs.
 _HOMES = {
+    "crdkit.runtime.errors": ("ControllerError",),
     "crdkit.webhook.admission": (
         "AdmissionContext",
         "Defaulter",
@@ -187,6 +189,7 @@ __all__ = [
     "ConditionStatus",
     "Context",
     "Controller",
+    "ControllerError",
     "Conversion",
     "Defaulter",
     "Denied",

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from crdkit.client.errors import AlreadyExists, Conflict, KubernetesError, NotFound
 from crdkit.resources import Lease, LeaseSpec, ObjectMeta
+from crdkit.runtime.errors import ControllerError
 from crdkit.runtime.metrics import runtime_metrics
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def default_identity() -> str:
     return f"{socket.gethostname()}_{uuid.uuid4()}"
 
 
-class LeaderElectionLost(Exception):
+class LeaderElectionLost(ControllerError):
     """This replica was the leader and could not renew its lease in time."""
 
 

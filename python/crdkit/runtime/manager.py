@@ -56,6 +56,7 @@ from crdkit.client.client import Client
 from crdkit.resources import KubernetesObject, resource_info
 from crdkit.runtime.cache import CacheReader
 from crdkit.runtime.controller import Controller
+from crdkit.runtime.errors import ControllerError
 from crdkit.runtime.events import EventRecorder
 from crdkit.runtime.factory import SharedInformerFactory
 from crdkit.runtime.http import HttpServer, Response, parse_bind_address
@@ -109,7 +110,7 @@ def _is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
-class CacheSyncTimeout(TimeoutError):
+class CacheSyncTimeout(ControllerError, TimeoutError):
     """The caches did not sync within ``cache_sync_timeout``; names each informer that did
     not and the last error it saw (often a 403: the role lacks list or watch), or, when the
     apiserver could not be reached at all, that (``connection_problem``)."""

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
 
 from crdkit._yaml import load_yaml
+from crdkit.runtime.errors import ControllerError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -42,7 +43,7 @@ _TRUE = ("true", "1", "yes", "y", "on")
 _FALSE = ("false", "0", "no", "n", "off")
 
 
-class OptionError(ValueError):
+class OptionError(ControllerError, ValueError):
     """A reconciler option that cannot be given as asked (one line)."""
 
 

@@ -4,6 +4,7 @@ and the garbage collector deletes it with its owner."""
 from __future__ import annotations
 
 from crdkit.resources import KubernetesObject, OwnerReference, resource_info
+from crdkit.runtime.errors import ControllerError
 
 __all__ = [
     "AlreadyOwnedError",
@@ -14,7 +15,7 @@ __all__ = [
 ]
 
 
-class AlreadyOwnedError(ValueError):
+class AlreadyOwnedError(ControllerError, ValueError):
     """The object already has a different controlling owner; Kubernetes allows only one."""
 
 

@@ -25,6 +25,7 @@ from collections import deque
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from crdkit.runtime.errors import ControllerError
 from crdkit.runtime.ratelimit import Clock, RateLimiter, default_controller_rate_limiter
 
 if TYPE_CHECKING:
@@ -35,11 +36,11 @@ __all__ = ["QueueEmpty", "QueueShutDown", "WorkQueue"]
 K = TypeVar("K", bound=Hashable)
 
 
-class QueueShutDown(Exception):
+class QueueShutDown(ControllerError):
     """The queue was shut down: there is no more work to take."""
 
 
-class QueueEmpty(Exception):
+class QueueEmpty(ControllerError):
     """:meth:`WorkQueue.get_nowait` found nothing ready."""
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from crdkit.runtime.errors import ControllerError
+
 __all__ = ["Request", "Result", "TerminalError"]
 
 
@@ -39,7 +41,7 @@ class Result:
             raise ValueError(f"Result.requeue_after must not be negative, got {self.requeue_after}")
 
 
-class TerminalError(Exception):
+class TerminalError(ControllerError):
     """A failure that retrying cannot fix (an invalid spec, say): logged and counted, not retried.
 
     The object is reconciled again only when it changes.

@@ -18,7 +18,8 @@
   call (`place_and_create`), and reconcile the gangs that did not fit when room frees
   (`WaitingForCapacity`); `gang_of` and `bindings_for` are its two halves.
 - `GangScheduler`: all of it as a secondary scheduler for pods grouped by coscheduling or
-  Volcano PodGroups (``crdkit scheduler``, or ``manager.add_runnable(GangScheduler(...))``).
+  Volcano PodGroups (``crdkit scheduler``, or ``manager.add_runnable(GangScheduler(...))``);
+  each gang API is one adapter (`GroupApi`, in ``GROUP_APIS``).
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ from crdkit._lazy import lazy_namespace
 
 if TYPE_CHECKING:
     from crdkit.scheduling.binder import Binder, BindError, PodBinding, Reservation
+    from crdkit.scheduling.errors import SchedulingError
     from crdkit.scheduling.explain import Explanation, TaskFilters, explain
     from crdkit.scheduling.gangs import GangPolicy, GangRequest, build_gang
+    from crdkit.scheduling.group_apis import GROUP_APIS, GroupApi
     from crdkit.scheduling.mirror import ClusterMirror, pod_holds_capacity, pod_key
     from crdkit.scheduling.nodes import node_entry, node_ready
     from crdkit.scheduling.own_gang import (
@@ -50,6 +53,7 @@ if TYPE_CHECKING:
     from crdkit.scheduling.scheduler import GangScheduler, GroupRef
 
 _HOMES = {
+    "crdkit.scheduling.errors": ("SchedulingError",),
     "crdkit.scheduling.binder": ("BindError", "Binder", "PodBinding", "Reservation"),
     "crdkit.scheduling.explain": ("Explanation", "TaskFilters", "explain"),
     "crdkit.scheduling.gangs": ("GangPolicy", "GangRequest", "build_gang"),
@@ -65,11 +69,13 @@ _HOMES = {
     ),
     "crdkit.scheduling.podgroups": ("CoschedulingPodGroup", "VolcanoPodGroup", "pod_group_of"),
     "crdkit.scheduling.requests": ("format_quantity", "pod_requests", "requests_as_quantities"),
+    "crdkit.scheduling.group_apis": ("GROUP_APIS", "GroupApi"),
     "crdkit.scheduling.scheduler": ("GangScheduler", "GroupRef"),
 }
 __getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
 
 __all__ = [
+    "GROUP_APIS",
     "OWN_GANG_RBAC",
     "BindError",
     "Binder",
@@ -80,10 +86,12 @@ __all__ = [
     "GangPolicy",
     "GangRequest",
     "GangScheduler",
+    "GroupApi",
     "GroupRef",
     "OwnGangs",
     "PodBinding",
     "Reservation",
+    "SchedulingError",
     "TaskFilters",
     "VolcanoPodGroup",
     "WaitingForCapacity",

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from crdkit.client import NotFound, Preconditions
 from crdkit.resources import Pod
+from crdkit.scheduling.errors import SchedulingError
 from crdkit.scheduling.mirror import pod_key
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class Reservation:
 
 
 @dataclass
-class BindError(Exception):
+class BindError(SchedulingError):
     """A gang's bind failed and was rolled back. ``failures``: pod key to the error of its
     call; ``not_undone``: pods that were bound or created but could not be deleted again."""
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from crdkit.testing.envtest.binaries import Binaries, candidate_folders, find_binaries
     from crdkit.testing.envtest.control_plane import ControlPlane
     from crdkit.testing.envtest.crds import CrdSource, load_crds
-    from crdkit.testing.errors import BinariesNotFoundError, ControlPlaneError
+    from crdkit.testing.errors import BinariesNotFoundError, ControlPlaneError, KitError
     from crdkit.testing.eventually import eventually
     from crdkit.testing.fake.cluster import FakeCluster
     from crdkit.testing.fake.kinds import FakeKind, UnknownKind
@@ -63,6 +63,7 @@ _HOMES = {
     "crdkit.testing.errors": (
         "BinariesNotFoundError",
         "ControlPlaneError",
+        "KitError",
     ),
     "crdkit.testing.eventually": ("eventually",),
     "crdkit.testing.fake.cluster": ("FakeCluster",),
@@ -105,6 +106,7 @@ __all__ = [
     "FaultMode",
     "HttpFaultProxy",
     "InjectedFault",
+    "KitError",
     "OperatorRunner",
     "RecordedRequest",
     "SimulatedKubelet",

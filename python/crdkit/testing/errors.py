@@ -1,15 +1,24 @@
-"""Errors raised by the local control plane.
+"""Errors raised by the test kit.
 
-ControlPlaneError            something went wrong starting, driving or stopping it
- +-- BinariesNotFoundError   no folder holds both kube-apiserver and etcd
+KitError                     the root: raised by crdkit.testing
+ +-- ControlPlaneError       something went wrong starting, driving or stopping it
+ |    +-- BinariesNotFoundError   no folder holds both kube-apiserver and etcd
+ +-- UnknownKind             the fake cluster does not serve that kind (also a LookupError)
+ +-- PatchError              a patch the fake cluster cannot apply (also a ValueError)
 """
 
 from __future__ import annotations
 
-__all__ = ["BinariesNotFoundError", "ControlPlaneError"]
+from crdkit._errors import CrdkitError
+
+__all__ = ["BinariesNotFoundError", "ControlPlaneError", "KitError"]
 
 
-class ControlPlaneError(Exception):
+class KitError(CrdkitError):
+    """Raised by the test kit (named so pytest never takes it for a test class)."""
+
+
+class ControlPlaneError(KitError):
     """The local control plane could not do what was asked (start, restart, compact, install)."""
 
 

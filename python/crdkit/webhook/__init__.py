@@ -35,11 +35,13 @@ if TYPE_CHECKING:
     from crdkit.webhook.certs import CertWatcher, write_self_signed
     from crdkit.webhook.configuration import ServiceRef, webhook_configurations
     from crdkit.webhook.conversion import Conversion, ConversionError, convert_review
+    from crdkit.webhook.errors import WebhookError
     from crdkit.webhook.jsonpatch import json_patch
     from crdkit.webhook.runner import WebhookRunner
     from crdkit.webhook.server import WebhookServer
 
 _HOMES = {
+    "crdkit.webhook.errors": ("WebhookError",),
     "crdkit.webhook.admission": (
         "AdmissionContext",
         "BadReview",
@@ -75,6 +77,7 @@ __all__ = [
     "Validator",
     "Warnings",
     "Webhook",
+    "WebhookError",
     "WebhookRunner",
     "WebhookServer",
     "convert_review",

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 from pydantic import ValidationError
 
 from crdkit.resources import KubernetesObject, resource_info
+from crdkit.webhook.errors import WebhookError
 from crdkit.webhook.jsonpatch import fit_patch, json_patch
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ _OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")
 _MATCH_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 
 
-class Denied(Exception):
+class Denied(WebhookError):
     """Refuse the request with ``message``; ``code`` is the HTTP status the apiserver reports
     (403 Forbidden by default, 422 for an invalid object)."""
 
@@ -74,7 +75,7 @@ class Denied(Exception):
         self.code = code
 
 
-class BadReview(ValueError):
+class BadReview(WebhookError, ValueError):
     """The request body is not an ``AdmissionReview`` v1 request (the server answers 400)."""
 
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from crdkit.resources import KubernetesObject, resource_info
+from crdkit.webhook.errors import WebhookError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -40,7 +41,7 @@ log = logging.getLogger("crdkit.webhook.conversion")
 CONVERT_PATH = "/convert"
 
 
-class ConversionError(ValueError):
+class ConversionError(WebhookError, ValueError):
     """A ``ConversionReview`` that cannot be read, or an object no conversion covers."""
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import crdkit.resources as resources
 from crdkit.resources import CustomResource, KubernetesObject, ResourceInfo, resource_info
+from crdkit.testing.errors import KitError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["BUILTIN_KINDS", "FakeKind", "KindRegistry", "UnknownKind"]
 
 
-class UnknownKind(LookupError):
+class UnknownKind(KitError, LookupError):
     """A kind the fake cluster was not told about; the message says how to register it."""
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from crdkit.testing.errors import KitError
+
 __all__ = [
     "PatchError",
     "applied_paths",
@@ -38,7 +40,7 @@ _UNOWNED: frozenset[Path] = frozenset(
 )
 
 
-class PatchError(ValueError):
+class PatchError(KitError, ValueError):
     """A patch that cannot be applied (the apiserver answers 422 or 400)."""
 
 
