@@ -72,6 +72,13 @@ class _Offline:
 def probe_setup(reconciler: Reconciler[Any], *, namespace: str | None = None) -> SetupAttachments:
     """Add ``reconciler`` to an offline Manager (watching ``namespace``, as ``crdkit run
     --namespace`` would) and report what it wired."""
+    from crdkit.runtime.reconciler import Reconciler
+
+    if type(reconciler).setup is Reconciler.setup:
+        # No setup of its own: what a manager wires for it is its declarations (kind, owns,
+        # watches, runnables), which gen-rbac reads directly, so no manager (and no HTTP
+        # stack) is needed to learn it.
+        return SetupAttachments((), ())
     # Imported here: gen-rbac reads declarations without the HTTP stack unless it probes.
     from prometheus_client import CollectorRegistry
 
