@@ -23,9 +23,19 @@ def lazy_namespace(
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` of ``package``, whose globals are ``namespace``.
 
-    ``homes`` maps each module to the public names it defines.
+    ``homes`` maps each module to the public names it defines. No public name may be the name of
+    one of the package's own modules: importing that module (from anywhere) makes the import
+    system set the package attribute to the module, so the package's name would silently stop
+    meaning the function or class.
     """
     home_of = {name: module for module, names in homes.items() for name in names}
+    prefix = f"{package}."
+    modules = {
+        module[len(prefix) :].partition(".")[0] for module in homes if module.startswith(prefix)
+    }
+    shadowed = sorted(modules & home_of.keys())
+    if shadowed:
+        raise ValueError(f"{package}: public names {shadowed} are also names of its modules")
 
     def __getattr__(name: str) -> Any:
         home = home_of.get(name)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from crdkit._lazy import lazy_namespace
 
 if TYPE_CHECKING:
-    from crdkit.deploy.dockerfile import dockerfile
+    from crdkit.deploy.container_image import dockerfile
     from crdkit.deploy.errors import DeployError
     from crdkit.deploy.manifests import (
         ManifestOptions,
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "crdkit.deploy.errors": ("DeployError",),
-    "crdkit.deploy.dockerfile": ("dockerfile",),
+    "crdkit.deploy.container_image": ("dockerfile",),
     "crdkit.deploy.manifests": (
         "ManifestOptions",
         "crd_classes",

@@ -31,7 +31,7 @@ from crdkit._lazy import lazy_namespace
 if TYPE_CHECKING:
     from crdkit.scheduling.binder import Binder, BindError, PodBinding, Reservation
     from crdkit.scheduling.errors import SchedulingError
-    from crdkit.scheduling.explain import Explanation, TaskFilters, explain
+    from crdkit.scheduling.explanation import Explanation, TaskFilters, explain
     from crdkit.scheduling.gangs import GangPolicy, GangRequest, build_gang
     from crdkit.scheduling.group_apis import GROUP_APIS, GroupApi
     from crdkit.scheduling.mirror import ClusterMirror, pod_holds_capacity, pod_key
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 _HOMES = {
     "crdkit.scheduling.errors": ("SchedulingError",),
     "crdkit.scheduling.binder": ("BindError", "Binder", "PodBinding", "Reservation"),
-    "crdkit.scheduling.explain": ("Explanation", "TaskFilters", "explain"),
+    "crdkit.scheduling.explanation": ("Explanation", "TaskFilters", "explain"),
     "crdkit.scheduling.gangs": ("GangPolicy", "GangRequest", "build_gang"),
     "crdkit.scheduling.mirror": ("ClusterMirror", "pod_holds_capacity", "pod_key"),
     "crdkit.scheduling.nodes": ("node_entry", "node_ready"),

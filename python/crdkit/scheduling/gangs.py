@@ -1,4 +1,4 @@
-"""Pending pods of one group as a placer gang (the contract's ``Gang``, docs/placement-io.md).
+"""Pending pods of one group as a placer gang (the ``Gang`` of docs/reference/placement-io.md).
 
 The pods of a gang were made by some other controller (a training operator, JobSet, LWS, a
 Job), so the gang's tasks are read off the pods: pods that ask for the same thing (requests,

@@ -1,4 +1,4 @@
-"""A Node object as the placer sees it: the contract's node entry (docs/placement-io.md).
+"""A Node object as the placer sees it: the contract's node entry (docs/reference/placement-io.md).
 
 The rules follow kube-scheduler's filters:
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from crdkit.scheduling.binder import Binder, PodBinding
-from crdkit.scheduling.explain import Explanation, explain
+from crdkit.scheduling.explanation import Explanation, explain
 from crdkit.scheduling.gangs import task_entry
 from crdkit.scheduling.mirror import pod_key
 from crdkit.scheduling.requests import pod_requests

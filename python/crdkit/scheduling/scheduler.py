@@ -23,7 +23,7 @@ pending pods and:
   of a gang, and a failed bind rolls back what it bound;
 - for a gang that does not fit, writes the PodGroup's status (phase, and for Volcano an
   ``Unschedulable`` condition) and a ``FailedScheduling`` Event on each pending pod with the
-  explanation (`crdkit.scheduling.explain`), once per distinct explanation.
+  explanation (`crdkit.scheduling.explanation`), once per distinct explanation.
 
 What differs between the gang APIs (the policy a PodGroup asks for, the status it is given,
 where that status is written) is each API's adapter (`crdkit.scheduling.group_apis`); the
@@ -55,7 +55,7 @@ from crdkit.runtime.events import EventRecorder
 from crdkit.runtime.ratelimit import ItemExponentialRateLimiter
 from crdkit.runtime.runnable import Runnable
 from crdkit.scheduling.binder import Binder, BindError, PodBinding, Reservation
-from crdkit.scheduling.explain import explain
+from crdkit.scheduling.explanation import explain
 from crdkit.scheduling.gangs import (
     GangPolicy,
     GangRequest,

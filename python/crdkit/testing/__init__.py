@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from crdkit.testing.envtest.control_plane import ControlPlane
     from crdkit.testing.envtest.crds import CrdSource, load_crds
     from crdkit.testing.errors import BinariesNotFoundError, ControlPlaneError, KitError
-    from crdkit.testing.eventually import eventually
     from crdkit.testing.fake.cluster import FakeCluster
     from crdkit.testing.fake.kinds import FakeKind, UnknownKind
     from crdkit.testing.faults.proxies import (
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
         TcpFaultProxy,
     )
     from crdkit.testing.operator import OperatorRunner
+    from crdkit.testing.polling import eventually
     from crdkit.testing.reconcile import reconcile_context, reconcile_once
     from crdkit.testing.sim.kubelet import SimulatedKubelet
     from crdkit.testing.sim.nodes import create_nodes, simulated_node
@@ -65,7 +65,7 @@ _HOMES = {
         "ControlPlaneError",
         "KitError",
     ),
-    "crdkit.testing.eventually": ("eventually",),
+    "crdkit.testing.polling": ("eventually",),
     "crdkit.testing.fake.cluster": ("FakeCluster",),
     "crdkit.testing.fake.kinds": (
         "FakeKind",

@@ -14,8 +14,8 @@ pytest-asyncio is absent: then the fixtures exist but fail with a clear message.
 
 A fresh project runs pytest-asyncio in its default ``strict`` mode, where an ``async def``
 test without ``@pytest.mark.asyncio`` is not run at all. A coroutine test that asks for one of
-crdkit's fixtures is marked here, so the README's examples work as copied; ``asyncio_mode =
-"auto"`` (or the mark) does the same for every other async test.
+crdkit's fixtures is marked here, so the examples in docs/guides/testing.md work as copied;
+``asyncio_mode = "auto"`` (or the mark) does the same for every other async test.
 """
 
 from __future__ import annotations

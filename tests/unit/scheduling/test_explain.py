@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from crdkit.resources import Node
-from crdkit.scheduling.explain import explain
+from crdkit.scheduling.explanation import explain
 from crdkit.scheduling.mirror import ClusterMirror
 
 

@@ -22,7 +22,7 @@ import click
 import yaml
 
 from crdkit.crd.output import render
-from crdkit.deploy.dockerfile import dockerfile
+from crdkit.deploy.container_image import dockerfile
 from crdkit.deploy.manifests import ManifestOptions, operator_manifests
 from crdkit.runtime.loader import build_rbac_sources, load_rbac_sources
 from crdkit.runtime.options import OptionError

@@ -169,7 +169,7 @@ def _topology_labels(
     gang_topology: tuple[str, int | None], task: CompiledTask, levels: list[str]
 ) -> list[str]:
     """The level labels a node must carry to take this task's pods: every level's, when the
-    task or its gang is constrained or the task has slices (docs/placement-io.md); the
+    task or its gang is constrained or the task has slices (docs/reference/placement-io.md); the
     per-node level is left out, since every Node carries its hostname."""
     modes = {gang_topology[0], (task.topology or gang_topology)[0]}
     if modes == {"unconstrained"} and task.slice is None:
