@@ -21,13 +21,14 @@ export HYPOTHESIS_PROFILE ?= $(if $(CI),ci,dev)
 RUST_SOURCES := Cargo.toml $(wildcard Cargo.lock) rust/placer/Cargo.toml $(shell find rust -name '*.rs' 2>/dev/null)
 PY_SOURCES := $(shell find python -name '*.py' -o -name '*.pyi' 2>/dev/null)
 
-.PHONY: help dev ext envtest lint typecheck rust-check pytest wheel-check test test-under-load demo wheels clean
+.PHONY: help dev ext envtest lint typecheck rust-check pytest wheel-check docs test test-under-load demo wheels clean
 
 help:
 	@echo "make test   - install everything into .venv, build, lint, type-check and run every test"
 	@echo "make demo   - run the gang-scheduling example on a simulated GPU cluster"
 	@echo "make test-under-load - make test with two CPU-bound processes running beside it"
 	@echo "make dev    - only create .venv with the package (editable) and the dev tools"
+	@echo "make docs   - build the documentation site (mkdocs --strict) into $(DOCS_SITE)"
 	@echo "make wheels - abi3 wheels for Linux x86_64 and aarch64 and the sdist, into dist/wheels"
 
 $(PY):
@@ -99,7 +100,13 @@ wheels: dev
 pytest: dev envtest
 	$(BIN)/pytest
 
-test: lint typecheck rust-check wheel-check pytest
+# The documentation site (docs/, mkdocs.yml); --strict fails on any warning, a broken link or
+# anchor included. The API pages are read from python/ statically, so no import is needed.
+DOCS_SITE ?= $(CACHE_ROOT)/site
+docs: dev
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(DOCS_SITE)
+
+test: lint typecheck rust-check wheel-check docs pytest
 
 # The whole `make test` with two CPU-bound processes beside it: no test may need a quiet machine.
 test-under-load:

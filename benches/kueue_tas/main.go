@@ -1,5 +1,5 @@
 // Command kueue_tas times Kueue's own topology-aware scheduling (TAS) on a cluster and gangs
-// given in crdkit's placement-io format (docs/placement-io.md), as a peer for
+// given in crdkit's placement-io format (docs/reference/placement-io.md), as a peer for
 // benches/placer_bench.py.
 //
 // It imports sigs.k8s.io/kueue (the version pinned in go.mod) and drives its scheduler cache

@@ -2,7 +2,7 @@
 
 `Cluster` holds the nodes and their usage (in Rust) and answers `place(gang)` with a `Placement`;
 `crdkit.placer.reference` is the same rules in pure Python. The input and output follow the
-contract in docs/placement-io.md.
+contract in docs/reference/placement-io.md.
 """
 
 from __future__ import annotations

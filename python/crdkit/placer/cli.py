@@ -1,4 +1,6 @@
-"""`crdkit place`: the placer on files, printing the contract's JSON (docs/placement-io.md).
+"""`crdkit place`: the placer on files, printing the contract's JSON.
+
+The contract is docs/reference/placement-io.md.
 
 Bad input is not a result: the command exits with status 2 and prints one line on stderr that
 names the field, e.g. ``gang.tasks[1].requests.cpu: invalid quantity "abc": ...``.

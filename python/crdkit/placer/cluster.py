@@ -1,6 +1,6 @@
 """`Cluster`: the cluster state and the placer's Python API, backed by the Rust core.
 
-The class validates input against the contract (docs/placement-io.md) and compiles it once
+The class validates input against the contract (docs/reference/placement-io.md) and compiles it once
 into the binding's typed records (`crdkit._placer.Node`, `Gang`, ...); the engine answers with
 an `crdkit._placer.Outcome` record that becomes a `Placement`. The Rust engine
 (`crdkit._placer.Engine`) releases the GIL while it works, batches included (`place_all` runs in

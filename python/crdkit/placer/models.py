@@ -1,4 +1,4 @@
-"""The placement contract (docs/placement-io.md) as pydantic models, and their validation.
+"""The placement contract (docs/reference/placement-io.md) as pydantic models, and their validation.
 
 Two layers, so that every refusal names the field that caused it:
 

@@ -1,4 +1,6 @@
-"""The pure-Python reference placer: the placement rules of docs/placement-io.md in plain code.
+"""The pure-Python reference placer: the contract's placement rules in plain code.
+
+The contract is docs/reference/placement-io.md.
 
 It is written to be read, not to be fast; the Rust core (`crdkit._placer`) implements the same
 rules with incremental aggregates, and a differential test keeps the two identical.

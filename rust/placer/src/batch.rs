@@ -1,6 +1,6 @@
 //! Batches: several gangs decided on one snapshot, each seeing the pods of the ones before it.
 //!
-//! The contract (docs/placement-io.md) orders a batch by `priority`, higher first, then input
+//! The contract (docs/reference/placement-io.md) orders a batch by `priority`, higher first, then input
 //! order. Every placed gang's pods are assumed before the next gang is decided and all of them
 //! are released at the end, so the cluster is unchanged afterwards. Only
 //! [`ClusterState::place_with`], [`ClusterState::assume`] and [`ClusterState::release`] are used.
