@@ -95,6 +95,7 @@ class PodSpec(OpenModel):
     priority_class_name: str | None = None
     affinity: RawObject | None = None
     restart_policy: str | None = None
+    active_deadline_seconds: int | None = None
 
 
 class PodCondition(OpenModel):

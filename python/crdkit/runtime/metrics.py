@@ -14,10 +14,14 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["RuntimeMetrics", "runtime_metrics"]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["RuntimeMetrics", "families_in", "runtime_metrics"]
 
 # client-go's workqueue buckets: prometheus.ExponentialBuckets(10e-9, 10, 12), 10 ns .. 1000 s.
 _WORKQUEUE_BUCKETS = tuple(1e-8 * 10**i for i in range(12))
@@ -150,18 +154,29 @@ def _create(registry: CollectorRegistry) -> RuntimeMetrics:
     )
 
 
-_by_registry: weakref.WeakKeyDictionary[CollectorRegistry, RuntimeMetrics] = (
+_by_registry: weakref.WeakKeyDictionary[CollectorRegistry, dict[Callable[..., Any], Any]] = (
     weakref.WeakKeyDictionary()
 )
 _lock = threading.Lock()
 
+_Families = TypeVar("_Families")
+
+
+def families_in(
+    registry: CollectorRegistry | None, create: Callable[[CollectorRegistry], _Families]
+) -> _Families:
+    """The metric families ``create`` registers, created once per registry (the process-wide
+    one by default) and shared by everyone who asks again with the same ``create``: a registry
+    refuses a name it already has. Components above the runtime (the gang scheduler) keep
+    their families this way too."""
+    target = REGISTRY if registry is None else registry
+    with _lock:
+        made = _by_registry.setdefault(target, {})
+        if create not in made:
+            made[create] = create(target)
+        return cast("_Families", made[create])
+
 
 def runtime_metrics(registry: CollectorRegistry | None = None) -> RuntimeMetrics:
     """The runtime's metric families in ``registry`` (the process-wide one by default)."""
-    target = REGISTRY if registry is None else registry
-    with _lock:
-        found = _by_registry.get(target)
-        if found is None:
-            found = _create(target)
-            _by_registry[target] = found
-        return found
+    return families_in(registry, _create)

@@ -22,6 +22,10 @@ Nodes come from their objects (`crdkit.scheduling.nodes.node_entry`); a Node eve
 nothing the placer reads (a heartbeat) costs a comparison. Pods on a node the mirror does not
 have (not yet seen, deleted, or outside the scheduler's node selector) are remembered and
 counted once the node is there.
+
+A scheduler may hold nodes for a waiting gang (`hold`): the placer's view of a held node then
+carries the `HOLD_TAINT` taint, which only the gangs allowed there tolerate; `node` and
+`nodes` still give the node as its object says (`crdkit.scheduling.reservations`).
 """
 
 from __future__ import annotations
@@ -41,9 +45,13 @@ if TYPE_CHECKING:
     from crdkit.placer.cluster import GangInput, Policy
     from crdkit.runtime.manager import Manager
 
-__all__ = ["TERMINAL_PHASES", "ClusterMirror", "pod_holds_capacity", "pod_key"]
+__all__ = ["HOLD_TAINT", "TERMINAL_PHASES", "ClusterMirror", "pod_holds_capacity", "pod_key"]
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+HOLD_TAINT = "scheduling.crdkit.io/reserved"
+"""The ``NoSchedule`` taint a held node carries in the placer's view; its value names the
+reservation. It is never written to a Node."""
 
 
 def pod_key(namespace: str | None, name: str | None) -> str:
@@ -91,6 +99,8 @@ class ClusterMirror:
     ) -> None:
         if assume_ttl <= 0:
             raise ValueError(f"assume_ttl: must be positive, got {assume_ttl!r}")
+        self.levels = list(levels)
+        """The topology's levels as given (the placer may add its per-node level)."""
         self.cluster = cluster_type(levels, search_budget=search_budget)
         self.empty = cluster_type(levels, search_budget=search_budget)
         """The same nodes with no pods at all: what could ever fit (for explanations)."""
@@ -103,6 +113,8 @@ class ClusterMirror:
         """The deadlines of the assumptions whose binding finished, by pod key: what
         `expire_assumed` reads, so a decision does not scan every counted pod."""
         self._listeners: list[Callable[[], None]] = []
+        self._held: dict[str, str] = {}
+        """Held nodes: the value of their `HOLD_TAINT`."""
         self.version = 0
         """Grows whenever capacity may have grown (a node came or changed, a pod went): a
         scheduler that found no room can tell whether looking again may help."""
@@ -140,12 +152,12 @@ class ClusterMirror:
         if previous == entry:
             return  # a heartbeat: nothing the placer reads changed
         if previous is None:
-            self.cluster.add_node(entry)
+            self.cluster.add_node(self._placer_entry(entry))
             self.empty.add_node(entry)
             self._nodes[name] = entry
             self._apply_waiting(name)
         else:
-            self.cluster.update_node(entry, keep_used=True)
+            self.cluster.update_node(self._placer_entry(entry), keep_used=True)
             self.empty.update_node(entry)
             self._nodes[name] = entry
         self._freed()
@@ -159,6 +171,43 @@ class ClusterMirror:
         self.empty.remove_node(name)
         for key in self._on_node.get(name, ()):
             self._pods[key].applied = False
+
+    def _placer_entry(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """The node as the placer sees it: with its hold's taint, if it is held."""
+        held = self._held.get(entry["name"])
+        if held is None:
+            return entry
+        taint = {"key": HOLD_TAINT, "value": held, "effect": "NoSchedule"}
+        return {**entry, "taints": [*entry["taints"], taint]}
+
+    def hold(self, nodes: Iterable[str], value: str) -> None:
+        """Hold ``nodes`` (taint them ``HOLD_TAINT=value:NoSchedule`` for the placer); a node
+        held already is held for ``value`` instead. Unknown nodes are held once they come."""
+        for name in nodes:
+            if self._held.get(name) == value:
+                continue
+            self._held[name] = value
+            entry = self._nodes.get(name)
+            if entry is not None:
+                self.cluster.update_node(self._placer_entry(entry), keep_used=True)
+
+    def release(self, nodes: Iterable[str], value: str) -> None:
+        """Stop holding those of ``nodes`` held for ``value``: capacity may have grown."""
+        released = False
+        for name in nodes:
+            if self._held.get(name) != value:
+                continue
+            del self._held[name]
+            released = True
+            entry = self._nodes.get(name)
+            if entry is not None:
+                self.cluster.update_node(entry, keep_used=True)
+        if released:
+            self._freed()
+
+    def held(self) -> dict[str, str]:
+        """Every held node and the value of its hold."""
+        return dict(self._held)
 
     def _apply_waiting(self, name: str) -> None:
         for key in sorted(self._on_node.get(name, ())):
@@ -266,6 +315,11 @@ class ClusterMirror:
         """Whether pod ``key`` is counted from a decision only."""
         record = self._pods.get(key)
         return record is not None and record.assumed
+
+    def requests_of(self, key: str) -> dict[str, int] | None:
+        """What counted pod ``key`` asked for (milli-units, as `pod_requests` gives them)."""
+        record = self._pods.get(key)
+        return None if record is None else dict(record.milli)
 
     def node_of(self, key: str) -> str | None:
         """The node pod ``key`` is counted on, if it is."""

@@ -19,6 +19,10 @@ pending pods and:
   pods' ``spec.priority``, which the apiserver resolves from ``priorityClassName``), then the
   gang that arrived first (its PodGroup's ``creationTimestamp``, or its first pod's), then its
   namespace and name;
+- gives the gang at the head of each priority's queue that does not fit a reservation
+  (`crdkit.scheduling.reservations`): the domain it can fit in soonest is held for it as it
+  drains, so a stream of smaller gangs cannot starve it; gangs behind it use the rest of the
+  cluster, and held nodes only when their declared run time ends before the holder could start;
 - binds a placed gang all-or-nothing (`crdkit.scheduling.binder.Binder`): it never binds part
   of a gang, and a failed bind rolls back what it bound;
 - for a gang that does not fit, writes the PodGroup's status (phase, and for Volcano an
@@ -71,9 +75,18 @@ from crdkit.scheduling.group_apis import (
     group_api,
 )
 from crdkit.scheduling.group_status import GroupCounts
+from crdkit.scheduling.metrics import SchedulerMetrics, scheduler_metrics
 from crdkit.scheduling.mirror import ClusterMirror, pod_key
 from crdkit.scheduling.podgroups import pod_group_of
 from crdkit.scheduling.requests import pod_requests
+from crdkit.scheduling.reservations import (
+    DomainReservation,
+    choose_room,
+    hold_toleration,
+    pod_end,
+    pod_runtime_bound,
+    ready_by,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -111,6 +124,10 @@ class GroupRef:
 
 
 _NEVER = datetime.max.replace(tzinfo=UTC)
+
+
+def _priority(request: GangRequest) -> int:
+    return int(request.gang.get("priority") or 0)
 
 
 def _arrival(group: _Group) -> tuple[datetime, str, str]:
@@ -173,11 +190,24 @@ class GangScheduler(Runnable):
         mirror: ClusterMirror | None = None,
         shutdown_grace: float = 10.0,
         explain_refresh: float = 10.0,
+        reservations_per_priority: int = 1,
+        max_reservations: int = 16,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         """``explain_refresh``: seconds a waiting gang's explanation is reused while neither
-        its gang nor the placer's reason changed (its node counts may then lag that long)."""
+        its gang nor the placer's reason changed (its node counts may then lag that long).
+        ``reservations_per_priority``: how many gangs of one priority, first in line, may
+        hold a reservation at once (0: none); ``max_reservations``: how many in all (a new
+        one of higher priority displaces the lowest). ``wall_clock`` (epoch seconds) dates
+        the pods' declared ends, which backfill into held nodes is judged by."""
         if not name:
             raise ValueError("name: the scheduler needs the name pods give in spec.schedulerName")
+        for field_name, value in (
+            ("reservations_per_priority", reservations_per_priority),
+            ("max_reservations", max_reservations),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{field_name}: expected a whole number >= 0, got {value!r}")
         for api in pod_groups:
             group_api(api)  # a ValueError naming pod_groups for an unknown one
         self.name = name
@@ -214,10 +244,24 @@ class GangScheduler(Runnable):
         """The last waiting report of each group: its topic and message."""
         self._status: dict[GroupRef, Any] = {}
         self._wake = asyncio.Event()
+        self._in_pass = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._manager: Manager | None = None
         self._binder: Binder | None = None
         self._recorder: EventRecorder | None = None
+        self.reservations_per_priority = reservations_per_priority
+        self.max_reservations = max_reservations
+        self._wall_clock = wall_clock
+        self.reservations: dict[GroupRef, DomainReservation] = {}
+        """The reservations held now, by holder (read them; the scheduler changes them)."""
+        self._reservation_serial = 0
+        self._queued: dict[GroupRef, tuple[int, tuple[datetime, str, str]]] = {}
+        """Gangs that did not fit when last tried: their priority and arrival."""
+        self._unreservable: set[GroupRef] = set()
+        """Queued gangs that fit nowhere even on empty nodes: no reservation can help."""
+        self.metrics: SchedulerMetrics | None = None
+        """The queue's metric families (in the manager's registry), once set up."""
+        self._priorities_shown: set[int] = set()
         self.bound_gangs = 0
         """Gangs this scheduler bound (for metrics and tests)."""
         self.passes = 0
@@ -226,6 +270,7 @@ class GangScheduler(Runnable):
 
     def setup(self, manager: Manager) -> None:
         self._manager = manager
+        self.metrics = scheduler_metrics(manager.registry)
         if self._own_mirror:
             self.mirror.attach(manager, node_selector=self.node_selector)
         self.mirror.on_capacity_freed(self._capacity_freed)
@@ -325,12 +370,22 @@ class GangScheduler(Runnable):
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    @property
+    def idle(self) -> bool:
+        """No pass running or due, and no bind or status write in flight: what a test waits
+        for before it looks (events still on their way from the apiserver are not seen)."""
+        return not (
+            self._in_pass or self._dirty or self._binding or self._tasks or self._wake.is_set()
+        )
+
     async def schedule_pass(self) -> None:
         """One pass over the groups that changed since the last; see the module docstring."""
         started = time.perf_counter()
+        self._in_pass = True
         try:
             await self._pass()
         finally:
+            self._in_pass = False
             self.last_pass_seconds = time.perf_counter() - started
 
     async def _pass(self) -> None:
@@ -354,21 +409,198 @@ class GangScheduler(Runnable):
             request = self._gang_for(group)
             if request is not None:
                 requests.append((group, request))
+            else:
+                self._dequeue(ref)  # bound, gated or short of pods: not in line for room
         if not requests:
             return
         # The queue's order: higher priority first (the placer keeps it), then the gang that
         # arrived first (its PodGroup's creationTimestamp, or its first pod's), then the name.
         requests.sort(key=lambda item: _arrival(item[0]))
+        wall = self._wall_clock()
+        ends: dict[GroupRef, float | None] = {}
+        for group, request in requests:
+            ends[group.ref] = self._declared_end(group, wall)
+            self._tolerate_holds(group.ref, request, ends[group.ref])
         placements = await self.mirror.place_all_async(
             [request.gang for _, request in requests], self.policy
         )
         by_name = {request.gang["name"]: (group, request) for group, request in requests}
+        made: list[DomainReservation] = []
         for placement in placements:
             group, request = by_name[placement.gang]
             if placement.status == "unschedulable":
+                self._queued[group.ref] = (_priority(request), _arrival(group))
+                self._reserve(group, request, wall, made)
                 self._unschedulable(group, request, placement)
+            elif self._on_new_hold(group.ref, request, placement, made, ends[group.ref]):
+                self._later(group.ref, 0.0)  # placed before the hold existed: try again
             else:
                 self._bind(group, request, placement)
+        self._show_queue()
+
+    def _show_queue(self) -> None:
+        """The queue's and the reservations' gauges, as this pass left them."""
+        if self.metrics is None:
+            return
+        depth: dict[int, int] = {}
+        for priority, _ in self._queued.values():
+            depth[priority] = depth.get(priority, 0) + 1
+        for priority in self._priorities_shown | depth.keys():
+            self.metrics.pending_gangs.labels(self.name, str(priority)).set(depth.get(priority, 0))
+        self._priorities_shown = set(depth)
+        self.metrics.reservations.labels(self.name).set(len(self.reservations))
+        held = sum(len(r.nodes) for r in self.reservations.values())
+        self.metrics.reserved_nodes.labels(self.name).set(held)
+
+    # -- reservations ----------------------------------------------------------------------
+
+    def _declared_end(self, group: _Group, wall: float) -> float | None:
+        """When the gang ends at the latest if it starts now: None unless every pending pod
+        declares a run-time bound."""
+        bounds = []
+        for pod in group.pending:
+            try:
+                bound = pod_runtime_bound(pod)
+            except ValueError:
+                return None  # _gang_for reported it; it is not placed
+            if bound is None:
+                return None
+            bounds.append(bound)
+        return wall + max(bounds) if bounds else None
+
+    def _may_use(
+        self, reservation: DomainReservation, ref: GroupRef, priority: int, end: float | None
+    ) -> bool:
+        """Whether gang ``ref`` may place on ``reservation``'s nodes: its holder, a gang of
+        higher priority, or one proven to end before the holder could start there."""
+        if reservation.holder == str(ref) or priority > reservation.priority:
+            return True
+        return end is not None and reservation.ready_by is not None and end <= reservation.ready_by
+
+    def _tolerate_holds(self, ref: GroupRef, request: GangRequest, end: float | None) -> None:
+        allowed = [
+            hold_toleration(r.id)
+            for r in self.reservations.values()
+            if self._may_use(r, ref, _priority(request), end)
+        ]
+        if allowed:
+            for task in request.gang["tasks"]:
+                task["tolerations"] = [*task.get("tolerations", []), *allowed]
+
+    def _on_new_hold(
+        self,
+        ref: GroupRef,
+        request: GangRequest,
+        placement: Placement,
+        made: Sequence[DomainReservation],
+        end: float | None,
+    ) -> bool:
+        """Whether ``placement`` uses a node held by a reservation made after it was placed
+        (in this pass) that the gang may not use."""
+        for reservation in made:
+            if self._may_use(reservation, ref, _priority(request), end):
+                continue
+            if any(a.node in reservation.nodes for a in placement.assignments):
+                return True
+        return False
+
+    def _pod_end(self, key: str) -> float | None:
+        """The declared end of counted pod ``key`` (epoch seconds), if it declares one."""
+        assert self._manager is not None
+        namespace, _, name = key.partition("/")
+        pod = self._manager.informers.informer(Pod).store.get_by_name(name, namespace)
+        if pod is None:
+            return None
+        try:
+            return pod_end(pod, self._wall_clock())
+        except ValueError:
+            return None
+
+    def _reserve(
+        self,
+        group: _Group,
+        request: GangRequest,
+        wall: float,
+        made: list[DomainReservation],
+    ) -> None:
+        """Keep the gang's reservation current, or give it one if it is first in its
+        priority's line and there is room for one more."""
+        ref, priority = group.ref, _priority(request)
+        held = self.reservations.get(ref)
+        if held is not None:
+            held.ready_by = ready_by(self.mirror, held.nodes, request.gang, self._pod_end, wall)
+            return
+        if self.reservations_per_priority == 0 or self.max_reservations == 0:
+            return
+        same = sum(r.priority == priority for r in self.reservations.values())
+        if same >= self.reservations_per_priority:
+            return
+        arrival = self._queued[ref][1]
+        for other, (other_priority, other_arrival) in self._queued.items():
+            if (
+                other_priority == priority
+                and other_arrival < arrival
+                and other not in self.reservations
+                and other not in self._unreservable
+            ):
+                return  # a gang ahead of it in line is owed the reservation first
+        taken = frozenset(
+            node for r in self.reservations.values() if r.priority >= priority for node in r.nodes
+        )
+        room = choose_room(self.mirror, request.gang, taken=taken, end_of=self._pod_end, now=wall)
+        if room is None:
+            self._unreservable.add(ref)
+            return
+        self._unreservable.discard(ref)
+        level, domain, nodes, ready = room
+        for overlapping in [r for r in self.reservations.values() if r.nodes & nodes]:
+            self._release(overlapping)  # overtaken: only lower priorities can overlap (see taken)
+        if len(self.reservations) >= self.max_reservations:
+            lowest = min(self.reservations.values(), key=lambda r: (r.priority, r.id))
+            if lowest.priority >= priority:
+                return
+            self._release(lowest)
+        self._reservation_serial += 1
+        reservation = DomainReservation(
+            str(ref), f"r{self._reservation_serial}", priority, level, domain, nodes, ready
+        )
+        self.reservations[ref] = reservation
+        self.mirror.hold(nodes, reservation.id)
+        made.append(reservation)
+        log.info("%s holds %s (%d nodes)", ref, reservation.where(), len(nodes))
+
+    def _release(self, reservation: DomainReservation) -> None:
+        for ref, held in list(self.reservations.items()):
+            if held is reservation:
+                del self.reservations[ref]
+        self.mirror.release(reservation.nodes, reservation.id)
+
+    def _dequeue(self, ref: GroupRef) -> None:
+        """The gang is no longer in line for room: bound, gone, or not placeable now."""
+        self._queued.pop(ref, None)
+        self._unreservable.discard(ref)
+        held = self.reservations.get(ref)
+        if held is not None:
+            self._release(held)
+
+    def _reservation_note(self, ref: GroupRef) -> tuple[str, str | None]:
+        """What the waiting message adds about reservations, and the report's topic for a
+        holder (so its counts changing rewrites the status, not every pod's Event)."""
+        held = self.reservations.get(ref)
+        if held is not None:
+            idle = sum(not self.mirror.pods_on(node) for node in held.nodes)
+            note = (
+                f"; reserved {held.where()}: {idle} of {len(held.nodes)} held nodes free, "
+                f"{len(held.nodes) - idle} still held by other pods"
+            )
+            if held.ready_by is not None:
+                when = datetime.fromtimestamp(held.ready_by, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+                note += f" (room sure by {when})"
+            return note, f"Reserved/{held.id}"
+        others = sum(len(r.nodes) for r in self.reservations.values())
+        if others:
+            return f"; {others} nodes are held for gangs ahead of it", None
+        return "", None
 
     def _later(self, ref: GroupRef, delay: float) -> None:
         asyncio.get_running_loop().call_later(max(delay, 0.0), self._mark, ref)
@@ -403,6 +635,7 @@ class GangScheduler(Runnable):
         return group
 
     def _forget(self, ref: GroupRef) -> None:
+        self._dequeue(ref)
         for table in (self._reported, self._status, self._retry_at, self._explained):
             table.pop(ref, None)
         self._retries.forget(ref)
@@ -509,7 +742,9 @@ class GangScheduler(Runnable):
             # Left partly bound (a crash mid-bind) and the rest does not fit beside it.
             self._spawn(self._roll_back(group))
             return
-        self._wait(group, "Unschedulable", self._explanation(group.ref, request, placement))
+        note, topic = self._reservation_note(group.ref)
+        message = self._explanation(group.ref, request, placement) + note
+        self._wait(group, "Unschedulable", message, topic=topic)
 
     def _explanation(self, ref: GroupRef, request: GangRequest, placement: Placement) -> str:
         """Why the gang waits: explained again only when its gang or the placer's reason
@@ -566,6 +801,12 @@ class GangScheduler(Runnable):
                         )
                     )
         reservation = self._binder.reserve(bindings)  # before any await: the room is taken
+        self._dequeue(group.ref)  # its reservation, if any, has done its work
+        if self.metrics is not None:
+            arrived = _arrival(group)[0]
+            if arrived != _NEVER:
+                waited = max(self._wall_clock() - arrived.timestamp(), 0.0)
+                self.metrics.gang_wait.labels(self.name, str(_priority(request))).observe(waited)
         self._binding.add(group.ref)
         self._waiting.discard(group.ref)
         self._explained.pop(group.ref, None)
@@ -590,6 +831,8 @@ class GangScheduler(Runnable):
             self._binding.discard(ref)
             self._mark(ref)
         self.bound_gangs += 1
+        if self.metrics is not None:
+            self.metrics.gangs_bound.labels(self.name).inc()
         self._retry_at.pop(ref, None)
         self._retries.forget(ref)
         self._reported.pop(ref, None)

@@ -1,0 +1,274 @@
+"""Reservations: the gang at the head of a priority's queue holds the room it can fit in soonest.
+
+Without them, a gang that needs a whole leaf never starts on a busy cluster: each node that
+frees in a leaf goes to the next small gang, so no leaf ever drains. With them, the head gang
+that does not fit gets a reservation: the domain of its ``required`` level (or, with none, the
+least-loaded set of nodes it fits on) where, judged from the pods held there now, it fits
+soonest. Every node of that domain is then held for it: the scheduler's placer view gives the
+node a ``NoSchedule`` taint (`HOLD_TAINT`, value the reservation's id) that only the gangs
+allowed there tolerate. The pods already there keep running; as they finish, their room stays
+free for the holder.
+
+Who may place on held nodes:
+
+- the holder itself;
+- a gang of strictly higher priority (it would overtake the holder anyway);
+- a gang behind it (backfill) only when it is proven to end before the reservation's
+  ``ready_by``: every pod of it declares a bound on its run time (``activeDeadlineSeconds``,
+  or the `MAX_RUNTIME_ANNOTATION`) and now plus that bound is no later than ``ready_by``, the
+  time by which the declared run times of the pods on the held nodes guarantee the holder
+  fits. Where a pod there declares no bound, ``ready_by`` is unknown and nothing backfills.
+
+Gangs of any priority may use every node no reservation holds. The choosing (`choose_room`)
+and the timing (`ready_by`) are pure functions of the mirror's view, tested apart from the
+scheduler that keeps the reservations (`crdkit.scheduling.scheduler`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from crdkit.placer import Cluster, parse_quantity
+from crdkit.scheduling.mirror import HOLD_TAINT
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+
+    from crdkit.resources import Pod
+    from crdkit.scheduling.mirror import ClusterMirror
+
+__all__ = [
+    "HOLD_TAINT",
+    "MAX_RUNTIME_ANNOTATION",
+    "DomainReservation",
+    "choose_room",
+    "hold_toleration",
+    "pod_end",
+    "pod_runtime_bound",
+    "ready_by",
+]
+
+MAX_RUNTIME_ANNOTATION = "scheduling.crdkit.io/max-runtime-seconds"
+"""A pod's declared bound on its run time, in seconds (a positive number), for schedulers
+that only learn it from the pod; ``spec.activeDeadlineSeconds`` is the kubelet-enforced one."""
+
+
+@dataclass
+class DomainReservation:
+    """Nodes held for one waiting gang."""
+
+    holder: str
+    """The gang's name (its ``GroupRef`` text)."""
+    id: str
+    """The value of `HOLD_TAINT` on the held nodes (taint values have no room for a name)."""
+    priority: int
+    level: str | None
+    """The ``required`` level whose domain is held, or None for a set of nodes."""
+    domain: str | None
+    """That level's value (the leaf, the spine), or None for a set of nodes."""
+    nodes: frozenset[str]
+    ready_by: float | None
+    """Wall-clock seconds (epoch) by which the declared run times of the pods on ``nodes``
+    guarantee the holder fits there; None when some pod there declares none."""
+
+    def where(self) -> str:
+        """The held room in words, for status messages."""
+        if self.level is not None:
+            return f"{self.level}={self.domain}"
+        return f"{len(self.nodes)} nodes"
+
+
+def hold_toleration(reservation_id: str) -> dict[str, str]:
+    """The placer toleration that lets a gang use the nodes held by ``reservation_id``."""
+    return {"key": HOLD_TAINT, "operator": "Equal", "value": reservation_id, "effect": "NoSchedule"}
+
+
+def pod_runtime_bound(pod: Pod) -> float | None:
+    """The longest the pod says it runs, in seconds: the smaller of its
+    ``spec.activeDeadlineSeconds`` and `MAX_RUNTIME_ANNOTATION`; None if it says neither.
+
+    A malformed annotation is a ``ValueError`` naming it."""
+    bounds: list[float] = []
+    deadline = getattr(pod.spec, "active_deadline_seconds", None)
+    if deadline is not None:
+        bounds.append(float(deadline))
+    text = pod.metadata.annotations.get(MAX_RUNTIME_ANNOTATION)
+    if text is not None:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value <= 0:
+            raise ValueError(
+                f"metadata.annotations[{MAX_RUNTIME_ANNOTATION}]: expected a positive number "
+                f"of seconds, got {text!r}"
+            )
+        bounds.append(value)
+    return min(bounds) if bounds else None
+
+
+def pod_end(pod: Pod, now: float) -> float | None:
+    """When the pod will have ended at the latest (epoch seconds), from its start (``now`` if
+    it has not started) and its run-time bound; None if it declares none."""
+    bound = pod_runtime_bound(pod)
+    if bound is None:
+        return None
+    started = pod.status.start_time if pod.status is not None else None
+    start = started.timestamp() if isinstance(started, datetime) else now
+    return start + bound
+
+
+def _fits(
+    mirror: ClusterMirror,
+    nodes: Iterable[str],
+    gang: Mapping[str, Any],
+    used: Callable[[str], Mapping[str, int]] | None,
+) -> bool:
+    """Whether ``gang`` fits on ``nodes`` alone, each using ``used(node)`` (None: empty)."""
+    cluster = Cluster(mirror.levels)
+    for name in nodes:
+        entry = mirror.node(name)
+        if entry is None:
+            continue
+        cluster.add_node(entry)
+        if used is None:
+            continue
+        usage = used(name)
+        milli = {k: v for k, v in usage.items() if v > 0 and k != "pods"}
+        pods = max(usage.get("pods", 0) // 1000, 0)
+        # add_pods counts one ``pods`` per pod: the summed requests as one pod, then the rest
+        # of the node's pod count with nothing else, is the node's usage exactly.
+        if milli or pods:
+            cluster.add_pods(name, milli, 1)
+        if pods > 1:
+            cluster.add_pods(name, {}, pods - 1)
+    return cluster.place(dict(gang)).status != "unschedulable"
+
+
+def _used_after(
+    mirror: ClusterMirror, removed: Mapping[str, list[Mapping[str, int]]]
+) -> Callable[[str], dict[str, int]]:
+    """Each node's usage once the pods in ``removed`` (their requests, by node) are gone."""
+
+    def used(name: str) -> dict[str, int]:
+        now = dict(mirror.used(name))
+        for milli in removed.get(name, ()):
+            for resource, amount in milli.items():
+                now[resource] = now.get(resource, 0) - amount
+            now["pods"] = now.get("pods", 0) - 1000
+        return now
+
+    return used
+
+
+def ready_by(
+    mirror: ClusterMirror,
+    nodes: Iterable[str],
+    gang: Mapping[str, Any],
+    end_of: Callable[[str], float | None],
+    now: float,
+) -> float | None:
+    """When ``gang`` is sure to fit on ``nodes``: the earliest time by which pods there whose
+    declared ends (``end_of(pod key)``) have passed leave it room. ``now`` if it fits now;
+    None if it needs room that a pod without a declared end holds."""
+    names = sorted(nodes)
+    if _fits(mirror, names, gang, mirror.used):
+        return now
+    ending: list[tuple[float, str, str]] = []
+    for name in names:
+        for key in mirror.pods_on(name):
+            end = end_of(key)
+            if end is not None:
+                ending.append((end, key, name))
+    ending.sort()
+
+    def fits_after(count: int) -> bool:
+        removed: dict[str, list[Mapping[str, int]]] = {}
+        for _, key, name in ending[:count]:
+            milli = mirror.requests_of(key)
+            if milli is not None:
+                removed.setdefault(name, []).append(milli)
+        return _fits(mirror, names, gang, _used_after(mirror, removed))
+
+    if not ending or not fits_after(len(ending)):
+        return None
+    low, high = 1, len(ending)  # fewest of the earliest-ending pods that must go
+    while low < high:
+        middle = (low + high) // 2
+        if fits_after(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return max(now, ending[low - 1][0])
+
+
+def _load(mirror: ClusterMirror, nodes: Iterable[str], resources: Sequence[str]) -> float:
+    """How full ``nodes`` are in the resources a gang asks for (a sum of used fractions)."""
+    total = 0.0
+    for name in nodes:
+        entry = mirror.node(name) or {}
+        allocatable = entry.get("allocatable", {})
+        used = mirror.used(name)
+        for resource in resources:
+            capacity = _milli(allocatable.get(resource))
+            if capacity > 0:
+                total += used.get(resource, 0) / capacity
+    return total
+
+
+def _milli(quantity: Any) -> int:
+    return 0 if quantity is None else parse_quantity(quantity)
+
+
+def choose_room(
+    mirror: ClusterMirror,
+    gang: Mapping[str, Any],
+    *,
+    taken: frozenset[str],
+    end_of: Callable[[str], float | None],
+    now: float,
+) -> tuple[str | None, str | None, frozenset[str], float | None] | None:
+    """Where ``gang`` (which does not fit now) fits soonest: ``(level, domain, nodes,
+    ready_by)``, or None when it fits nowhere even on empty nodes. Nodes in ``taken`` (held
+    for gangs it may not overtake) are never chosen.
+
+    With a ``required`` topology level the candidates are that level's domains with no taken
+    node, ranked by ``ready_by`` (unknown last), then by how full they are, then by name.
+    Without one, the room is the fewest least-loaded free nodes it fits on when empty."""
+    topology = gang.get("topology") or {}
+    resources = sorted({r for task in gang.get("tasks", ()) for r in task.get("requests", {})})
+    if topology.get("mode") == "required":
+        level = str(topology["level"])
+        domains: dict[str, set[str]] = {}
+        for entry in mirror.nodes():
+            value = entry["labels"].get(level)
+            if value is not None:
+                domains.setdefault(value, set()).add(entry["name"])
+        ranked: list[tuple[bool, float, float, str]] = []
+        for value, names in domains.items():
+            if names & taken or not _fits(mirror, names, gang, None):
+                continue
+            when = ready_by(mirror, names, gang, end_of, now)
+            ranked.append((when is None, when or 0.0, _load(mirror, names, resources), value))
+        if not ranked:
+            return None
+        unknown, when, _, value = min(ranked)
+        return level, value, frozenset(domains[value]), None if unknown else when
+    free = sorted(
+        (name for name in mirror.node_names() if name not in taken),
+        key=lambda name: (_load(mirror, [name], resources), name),
+    )
+    if not free or not _fits(mirror, free, gang, None):
+        return None
+    low, high = 1, len(free)  # the shortest prefix of the least-loaded nodes it fits on
+    while low < high:
+        middle = (low + high) // 2
+        if _fits(mirror, free[:middle], gang, None):
+            high = middle
+        else:
+            low = middle + 1
+    nodes = frozenset(free[:low])
+    return None, None, nodes, ready_by(mirror, nodes, gang, end_of, now)

@@ -1,0 +1,284 @@
+"""A property test of ``GangScheduler``'s queue on the fake cluster: random streams of gang
+arrivals (sizes, priorities, a required leaf or not, declared run times or not), finishes and
+deletes. After every step, once the scheduler is idle:
+
+- no gang is partly bound;
+- no node holds more GPUs than it has;
+- no node held by a reservation throughout the step went to a gang that may not use it (the
+  holder, a higher priority, or a gang that declares its run time while the reservation knows
+  when it is sure to fit);
+
+and at the end, finishing whatever is bound until nothing waits binds every gang (each fits the
+empty cluster), so none starves on a finite stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from prometheus_client import CollectorRegistry
+
+from crdkit.resources import Node, Pod, resource_info
+from crdkit.runtime import Manager
+from crdkit.scheduling import GangScheduler
+from crdkit.scheduling.gangs import KUEUE_REQUIRED
+from crdkit.scheduling.group_apis import GROUP_APIS
+from crdkit.scheduling.podgroups import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
+from crdkit.testing import FakeCluster, FakeKind
+from crdkit.testing.sim.nodes import simulated_node
+
+LEAF = "example.com/leaf"
+NAMESPACE = "ml"
+NODES = {f"{leaf}{i}": leaf for leaf in ("a", "b") for i in (1, 2)}  # two leaves of two
+GPUS = 8
+
+
+@dataclass(frozen=True)
+class Arrive:
+    pods: int
+    gpus: int
+    priority: int
+    whole_leaf: bool
+    declares: bool
+
+
+@dataclass(frozen=True)
+class Finish:
+    pick: int
+
+
+@dataclass(frozen=True)
+class Delete:
+    pick: int
+
+
+def _fits_empty(step: Arrive) -> bool:
+    if step.whole_leaf:
+        return step.pods * step.gpus <= 2 * GPUS  # one leaf: two nodes of 8
+    return step.pods * step.gpus <= len(NODES) * GPUS
+
+
+ARRIVALS = st.builds(
+    Arrive,
+    pods=st.integers(1, 3),
+    gpus=st.sampled_from([4, 8]),
+    priority=st.sampled_from([0, 100]),
+    whole_leaf=st.booleans(),
+    declares=st.booleans(),
+).filter(_fits_empty)
+STEPS = st.lists(
+    st.one_of(
+        ARRIVALS,
+        ARRIVALS,
+        st.builds(Finish, st.integers(0, 7)),
+        st.builds(Delete, st.integers(0, 7)),
+    ),
+    min_size=1,
+    max_size=9,
+)
+
+
+@dataclass
+class World:
+    client: Any
+    scheduler: GangScheduler
+    gangs: dict[str, Arrive] = field(default_factory=dict)
+    ever_bound: set[str] = field(default_factory=set)
+    deleted: set[str] = field(default_factory=set)
+
+
+async def pods_by_gang(world: World) -> dict[str, list[Pod]]:
+    found: dict[str, list[Pod]] = {}
+    for pod in (await world.client.list(Pod, namespace=NAMESPACE)).items:
+        found.setdefault(pod.metadata.labels[COSCHEDULING_POD_GROUP_LABEL], []).append(pod)
+    return found
+
+
+async def bound_pods(world: World) -> set[str]:
+    return {
+        p.metadata.name or ""
+        for members in (await pods_by_gang(world)).values()
+        for p in members
+        if p.spec.node_name
+    }
+
+
+async def settle(world: World) -> None:
+    """Until the scheduler is idle and what it bound stays the same for a few looks."""
+    last: Any = None
+    quiet = 0
+    while quiet < 3:
+        await asyncio.sleep(0.02)
+        pods = await pods_by_gang(world)
+        now = (
+            world.scheduler.passes,
+            sorted((p.metadata.name, p.spec.node_name) for g in pods.values() for p in g),
+        )
+        if world.scheduler.idle and now == last:
+            quiet += 1
+        else:
+            quiet = 0
+        last = now
+
+
+async def arrive(world: World, step: Arrive) -> None:
+    name = f"g{len(world.gangs)}"
+    world.gangs[name] = step
+    await world.client.create(
+        CoschedulingPodGroup.model_validate(
+            {"metadata": {"name": name, "namespace": NAMESPACE}, "spec": {"minMember": step.pods}}
+        )
+    )
+    for index in range(step.pods):
+        spec: dict[str, Any] = {
+            "schedulerName": "gangs",
+            "priority": step.priority,
+            "containers": [
+                {"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(step.gpus)}}}
+            ],
+        }
+        if step.declares:
+            spec["activeDeadlineSeconds"] = 60
+        metadata: dict[str, Any] = {
+            "name": f"{name}-{index}",
+            "namespace": NAMESPACE,
+            "labels": {COSCHEDULING_POD_GROUP_LABEL: name},
+        }
+        if step.whole_leaf:
+            metadata["annotations"] = {KUEUE_REQUIRED: LEAF}
+        await world.client.create(Pod.model_validate({"metadata": metadata, "spec": spec}))
+
+
+async def remove(world: World, name: str) -> None:
+    world.deleted.add(name)
+    for pod in (await pods_by_gang(world)).get(name, []):
+        await world.client.delete(
+            Pod, pod.metadata.name or "", namespace=NAMESPACE, grace_period_seconds=0
+        )
+    await world.client.delete(CoschedulingPodGroup, name, namespace=NAMESPACE)
+
+
+async def check(
+    world: World, held_before: dict[str, tuple[str, int, bool]], bound_before: set[str]
+) -> None:
+    pods = await pods_by_gang(world)
+    used: dict[str, int] = {}
+    for name, members in pods.items():
+        bound = [p for p in members if p.spec.node_name]
+        assert len(bound) in (0, len(members)), f"{name} partly bound"
+        if bound:
+            world.ever_bound.add(name)
+        for pod in bound:
+            node = pod.spec.node_name or ""
+            used[node] = used.get(node, 0) + world.gangs[name].gpus
+    assert all(amount <= GPUS for amount in used.values()), used
+    # Holds that lasted the whole step (same reservation id before and after).
+    held_after = {
+        node: (r.id, r.priority, r.ready_by is not None, r.holder)
+        for r in world.scheduler.reservations.values()
+        for node in r.nodes
+    }
+    for name, members in pods.items():
+        step = world.gangs[name]
+        for pod in members:
+            node = pod.spec.node_name
+            if node is None or pod.metadata.name in bound_before:
+                continue  # only binds made during the step
+            if node not in held_before or node not in held_after:
+                continue
+            rid, priority, knows_when = held_before[node]
+            if held_after[node][0] != rid:
+                continue
+            holder = held_after[node][3]
+            if holder == f"coscheduling/{NAMESPACE}/{name}":
+                continue
+            assert step.priority > priority or (step.declares and knows_when), (
+                f"{name} was placed on {node}, held by {holder}"
+            )
+
+
+async def run(steps: list[Any]) -> None:
+    kind = FakeKind(
+        info=resource_info(CoschedulingPodGroup),
+        status_subresource=GROUP_APIS["coscheduling"].status_subresource,
+        tracks_generation=True,
+        typed_list_items=True,
+    )
+    cluster = FakeCluster(kinds=[kind])
+    async with cluster.client() as client:
+        manager = Manager(
+            client,
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            registry=CollectorRegistry(),
+        )
+        scheduler = GangScheduler("gangs", [LEAF], pod_groups=("coscheduling",))
+        manager.add_runnable(scheduler)
+        task = asyncio.create_task(manager.run())
+        try:
+            await manager.wait_ready()
+            for node_name, leaf in NODES.items():
+                node = simulated_node(node_name, labels={LEAF: leaf})
+                await client.create(node)
+                status = node.model_dump(mode="json", by_alias=True)["status"]
+                await client.patch(Node, node_name, {"status": status}, subresource="status")
+            world = World(client, scheduler)
+            for step in steps:
+                held_before = {
+                    node: (r.id, r.priority, r.ready_by is not None)
+                    for r in scheduler.reservations.values()
+                    for node in r.nodes
+                }
+                bound_before = await bound_pods(world)
+                bound = sorted(world.ever_bound - world.deleted)
+                waiting = sorted(set(world.gangs) - world.ever_bound - world.deleted)
+                if isinstance(step, Arrive):
+                    await arrive(world, step)
+                elif isinstance(step, Finish) and bound:
+                    await remove(world, bound[step.pick % len(bound)])
+                elif isinstance(step, Delete) and waiting:
+                    await remove(world, waiting[step.pick % len(waiting)])
+                await settle(world)
+                await check(world, held_before, bound_before)
+            # A finite stream: finish what runs until nothing waits; every gang gets its turn.
+            for _ in range(len(world.gangs) + 1):
+                waiting = set(world.gangs) - world.ever_bound - world.deleted
+                if not waiting:
+                    break
+                for name in sorted(world.ever_bound - world.deleted):
+                    await remove(world, name)
+                await settle(world)
+                await check(world, {}, set())
+            assert set(world.gangs) - world.deleted <= world.ever_bound, (
+                f"never bound: {sorted(set(world.gangs) - world.deleted - world.ever_bound)}"
+            )
+        finally:
+            manager.stop()
+            await asyncio.wait_for(task, 30)
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(STEPS)
+# A whole-leaf gang waits behind two others and holds the emptier leaf; a small gang of the
+# same priority that declares nothing arrives and must not take the held node.
+@example(
+    [
+        Arrive(2, 8, 0, whole_leaf=False, declares=False),
+        Arrive(1, 8, 0, whole_leaf=False, declares=False),
+        Arrive(2, 8, 0, whole_leaf=True, declares=False),
+        Arrive(1, 8, 0, whole_leaf=False, declares=False),
+        Finish(0),
+    ]
+)
+def test_the_queue_never_splits_overcommits_or_starves_and_holds_mean_held(
+    steps: list[Any],
+) -> None:
+    asyncio.run(run(steps))
