@@ -119,6 +119,20 @@ async def _pod_group_apis(client: Client, wanted: list[str] | None) -> list[str]
     help="Seconds a bound pod's assumption waits for the pod to show up bound.",
 )
 @click.option(
+    "--reservations-per-priority",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Gangs of one priority, first in line, that may hold room while they wait (0: none).",
+)
+@click.option(
+    "--max-reservations",
+    type=click.IntRange(min=0),
+    default=16,
+    show_default=True,
+    help="Reservations held at once in all; a higher priority displaces the lowest.",
+)
+@click.option(
     "--install-crds",
     is_flag=True,
     help="Create the upstream PodGroup CRDs (those --pod-groups names, else both) that the "
@@ -140,6 +154,8 @@ def scheduler_command(
     node_selector: str | None,
     policy: str,
     assume_ttl: float,
+    reservations_per_priority: int,
+    max_reservations: int,
     kubeconfig: Path | None,
     context: str | None,
     exec_timeout: float,
@@ -205,6 +221,8 @@ def scheduler_command(
                 node_selector=node_selector,
                 policy=policy,  # type: ignore[arg-type]
                 assume_ttl=assume_ttl,
+                reservations_per_priority=reservations_per_priority,
+                max_reservations=max_reservations,
             )
         )
         return manager

@@ -893,7 +893,9 @@ class GangScheduler(Runnable):
 
     async def _report_waiting(self, group: _Group, reason: str, message: str) -> None:
         log.info("%s waits: %s", group.ref, message)
-        for pod in group.pending:
+        # A gated pod is told only that it is gated (kube-scheduler does not even try it).
+        told = [*group.pending, *group.gated] if reason == "SchedulingGated" else group.pending
+        for pod in told:
             await self._event(pod, "Warning", "FailedScheduling", f"{reason}: {message}")
         await self._write_status(group, (reason, message))
 

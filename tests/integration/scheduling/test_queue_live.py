@@ -1,0 +1,167 @@
+"""The gang scheduler's queue on the real apiserver: a whole-rack gang under a stream of small
+pods holds a rack and binds there as soon as it drains, and pods held by Kueue's admission gate
+wait until the gate is removed.
+
+Nothing runs a kubelet: a small pod "finishes" by being deleted.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from _cluster import (
+    RACK,
+    create_all,
+    make_nodes,
+    new_pool,
+    pods_of,
+    pytorchjob_pods,
+    running_scheduler,
+    volcano_podgroup,
+)
+
+from crdkit.client import Client
+from crdkit.resources import Event, Pod
+from crdkit.testing import ControlPlane, eventually
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+HOST = "kubernetes.io/hostname"
+KUEUE_GATE = "kueue.x-k8s.io/admission"
+
+
+def small_pod(name: str, namespace: str, scheduler: str, **spec: object) -> Pod:
+    return Pod.model_validate(
+        {
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "schedulerName": scheduler,
+                "containers": [
+                    {
+                        "name": "c",
+                        "image": "registry.k8s.io/pause:3.10",
+                        "resources": {
+                            "requests": {"nvidia.com/gpu": "8"},
+                            "limits": {"nvidia.com/gpu": "8"},
+                        },
+                    }
+                ],
+                **spec,
+            },
+        }
+    )
+
+
+async def node_of(client: Client, namespace: str, name: str) -> str | None:
+    return (await client.get(Pod, name, namespace=namespace)).spec.node_name
+
+
+async def told_to_wait(client: Client, namespace: str, name: str) -> bool:
+    events = await client.list(Event, namespace=namespace)
+    return any(
+        e.regarding is not None and e.regarding.name == name and e.reason == "FailedScheduling"
+        for e in events.items
+    )
+
+
+async def test_a_whole_rack_gang_binds_under_a_stream_of_small_pods(
+    scheduling_plane: ControlPlane,
+) -> None:
+    pool = new_pool()
+    async with Client.from_control_plane(scheduling_plane) as client:
+        await scheduling_plane.create_namespace(pool)
+        ns = pool
+        nodes = await make_nodes(client, pool, {"a": 2, "b": 2})
+        name = f"sched-{pool}"
+        async with running_scheduler(client, pool, name) as scheduler:
+            # One small pod in each rack: no rack is free for the gang.
+            for index, node in enumerate((nodes[0], nodes[2])):
+                await client.create(small_pod(f"s{index}", ns, name, nodeSelector={HOST: node}))
+            for index in range(2):
+                await eventually(
+                    lambda i=index: _bound(client, ns, f"s{i}"), what=f"s{index} bound"
+                )
+            created = time.monotonic()
+            await create_all(client, [volcano_podgroup("big", ns, 2, tier=1)])
+            await create_all(client, pytorchjob_pods("big", ns, 1, scheduler=name, group="volcano"))
+
+            async def reserved() -> bool:
+                return bool(scheduler.reservations)
+
+            await eventually(reserved, what="the gang holding a rack")
+            (reservation,) = scheduler.reservations.values()
+            held_rack = reservation.domain
+            # The stream: each small pod that arrives finds room outside the held rack or
+            # waits; the oldest small pod finishes after each arrival.
+            running = [("s0", nodes[0]), ("s1", nodes[2])]
+            bound_at_step = None
+            for step in range(2, 8):
+                pod = f"s{step}"
+                await client.create(small_pod(pod, ns, name))
+                await eventually(
+                    lambda p=pod: _bound_or_told(client, ns, p), what=f"{pod} bound or waiting"
+                )
+                node = await node_of(client, ns, pod)
+                if node is not None:
+                    assert not node.startswith(f"{held_rack}-"), f"{pod} took a held node"
+                    running.append((pod, node))
+                oldest, on = running.pop(0)
+                await client.delete(Pod, oldest, namespace=ns, grace_period_seconds=0)
+                if on.startswith(f"{held_rack}-"):
+                    # The held rack's last small pod finished: the gang binds there next.
+                    await eventually(lambda: _gang_bound(client, ns), what="the gang bound")
+                    bound_at_step = step
+                    break
+            waited = time.monotonic() - created
+            assert bound_at_step is not None, "the gang starved under the stream"
+            racks = {
+                (p.spec.node_name or "").rsplit("-n", 1)[0]
+                for p in await pods_of(client, ns, "big")
+            }
+            assert racks == {held_rack}
+            assert scheduler.reservations == {} or all(
+                r.holder != f"volcano/{ns}/big" for r in scheduler.reservations.values()
+            )
+            print(
+                f"whole-rack gang bound {waited:.2f} s after its creation, at step {bound_at_step}"
+            )
+        assert RACK
+
+
+async def test_a_pod_behind_kueues_admission_gate_waits_until_the_gate_is_removed(
+    scheduling_plane: ControlPlane,
+) -> None:
+    pool = new_pool()
+    async with Client.from_control_plane(scheduling_plane) as client:
+        await scheduling_plane.create_namespace(pool)
+        ns = pool
+        await make_nodes(client, pool, {"a": 1})
+        name = f"sched-{pool}"
+        async with running_scheduler(client, pool, name):
+            await client.create(
+                small_pod("gated", ns, name, schedulingGates=[{"name": KUEUE_GATE}])
+            )
+            await eventually(
+                lambda: told_to_wait(client, ns, "gated"), what="the gated pod told it waits"
+            )
+            events = await client.list(Event, namespace=ns)
+            notes = [e.note or "" for e in events.items if e.reason == "FailedScheduling"]
+            assert any("SchedulingGated" in n and KUEUE_GATE in n for n in notes), notes
+            assert await node_of(client, ns, "gated") is None
+            # Kueue admits the workload by removing its gate (the apiserver allows only that).
+            await client.patch(Pod, "gated", {"spec": {"schedulingGates": None}}, namespace=ns)
+            await eventually(lambda: _bound(client, ns, "gated"), what="bound once ungated")
+
+
+async def _bound(client: Client, namespace: str, name: str) -> bool:
+    return await node_of(client, namespace, name) is not None
+
+
+async def _bound_or_told(client: Client, namespace: str, name: str) -> bool:
+    return await _bound(client, namespace, name) or await told_to_wait(client, namespace, name)
+
+
+async def _gang_bound(client: Client, namespace: str) -> bool:
+    pods = await pods_of(client, namespace, "big")
+    return len(pods) == 2 and all(p.spec.node_name for p in pods)
