@@ -96,6 +96,7 @@ class PodSpec(OpenModel):
     affinity: RawObject | None = None
     restart_policy: str | None = None
     active_deadline_seconds: int | None = None
+    preemption_policy: str | None = None
 
 
 class PodCondition(OpenModel):

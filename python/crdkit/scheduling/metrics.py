@@ -26,6 +26,7 @@ class SchedulerMetrics:
     reservations: Gauge
     reserved_nodes: Gauge
     gangs_bound: Counter
+    preemptions: Counter
 
 
 def _create(registry: CollectorRegistry) -> SchedulerMetrics:
@@ -59,6 +60,12 @@ def _create(registry: CollectorRegistry) -> SchedulerMetrics:
         gangs_bound=Counter(
             "crdkit_scheduler_gangs_bound_total",
             "Gangs bound whole, by scheduler",
+            ("scheduler",),
+            registry=registry,
+        ),
+        preemptions=Counter(
+            "crdkit_scheduler_preemption_victims_total",
+            "Gangs evicted whole to make room for a gang of higher priority, by scheduler",
             ("scheduler",),
             registry=registry,
         ),

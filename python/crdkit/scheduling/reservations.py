@@ -45,6 +45,7 @@ __all__ = [
     "MAX_RUNTIME_ANNOTATION",
     "DomainReservation",
     "choose_room",
+    "fits_without",
     "hold_toleration",
     "pod_end",
     "pod_runtime_bound",
@@ -148,8 +149,19 @@ def _fits(
     return cluster.place(dict(gang)).status != "unschedulable"
 
 
+def fits_without(
+    mirror: ClusterMirror,
+    nodes: Iterable[str],
+    gang: Mapping[str, Any],
+    removed: Mapping[str, Sequence[Mapping[str, int]]],
+) -> bool:
+    """Whether ``gang`` fits on ``nodes`` alone once the pods in ``removed`` (their requests,
+    by node) are gone from them; the placer's view of holds is not consulted."""
+    return _fits(mirror, nodes, gang, _used_after(mirror, removed))
+
+
 def _used_after(
-    mirror: ClusterMirror, removed: Mapping[str, list[Mapping[str, int]]]
+    mirror: ClusterMirror, removed: Mapping[str, Sequence[Mapping[str, int]]]
 ) -> Callable[[str], dict[str, int]]:
     """Each node's usage once the pods in ``removed`` (their requests, by node) are gone."""
 

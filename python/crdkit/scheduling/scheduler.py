@@ -78,6 +78,7 @@ from crdkit.scheduling.group_status import GroupCounts
 from crdkit.scheduling.metrics import SchedulerMetrics, scheduler_metrics
 from crdkit.scheduling.mirror import ClusterMirror, pod_key
 from crdkit.scheduling.podgroups import pod_group_of
+from crdkit.scheduling.preemption import RunningGang, VictimPod, choose_victims
 from crdkit.scheduling.requests import pod_requests
 from crdkit.scheduling.reservations import (
     DomainReservation,
@@ -216,7 +217,12 @@ class GangScheduler(Runnable):
         self.pod_groups = tuple(pod_groups)
         self.node_selector = node_selector
         self.policy: Policy = policy
-        self.mirror = mirror or ClusterMirror(levels, assume_ttl=assume_ttl, clock=clock)
+        # Not "mirror or ...": a mirror with no nodes yet has len() 0 and is falsy.
+        self.mirror = (
+            mirror
+            if mirror is not None
+            else ClusterMirror(levels, assume_ttl=assume_ttl, clock=clock)
+        )
         self._own_mirror = mirror is None
         self._bind_concurrency = bind_concurrency
         # A gang whose bind the apiserver refused waits before it is tried again, longer
@@ -258,6 +264,8 @@ class GangScheduler(Runnable):
         self._queued: dict[GroupRef, tuple[int, tuple[datetime, str, str]]] = {}
         """Gangs that did not fit when last tried: their priority and arrival."""
         self._unreservable: set[GroupRef] = set()
+        self._preempting: dict[GroupRef, set[str]] = {}
+        """Gangs that evicted victims: the victims' pod keys, until they are gone."""
         """Queued gangs that fit nowhere even on empty nodes: no reservation can help."""
         self.metrics: SchedulerMetrics | None = None
         """The queue's metric families (in the manager's registry), once set up."""
@@ -431,6 +439,7 @@ class GangScheduler(Runnable):
             if placement.status == "unschedulable":
                 self._queued[group.ref] = (_priority(request), _arrival(group))
                 self._reserve(group, request, wall, made)
+                self._preempt(group, request, made)
                 self._unschedulable(group, request, placement)
             elif self._on_new_hold(group.ref, request, placement, made, ends[group.ref]):
                 self._later(group.ref, 0.0)  # placed before the hold existed: try again
@@ -535,15 +544,8 @@ class GangScheduler(Runnable):
         same = sum(r.priority == priority for r in self.reservations.values())
         if same >= self.reservations_per_priority:
             return
-        arrival = self._queued[ref][1]
-        for other, (other_priority, other_arrival) in self._queued.items():
-            if (
-                other_priority == priority
-                and other_arrival < arrival
-                and other not in self.reservations
-                and other not in self._unreservable
-            ):
-                return  # a gang ahead of it in line is owed the reservation first
+        if not self._first_in_line(ref, priority):
+            return  # a gang ahead of it in line is owed the reservation first
         taken = frozenset(
             node for r in self.reservations.values() if r.priority >= priority for node in r.nodes
         )
@@ -569,6 +571,136 @@ class GangScheduler(Runnable):
         made.append(reservation)
         log.info("%s holds %s (%d nodes)", ref, reservation.where(), len(nodes))
 
+    def _first_in_line(self, ref: GroupRef, priority: int) -> bool:
+        """No gang of its priority that arrived before it waits without a reservation (one
+        that fits nowhere does not count)."""
+        arrival = self._queued[ref][1]
+        return not any(
+            other_priority == priority
+            and other_arrival < arrival
+            and other not in self.reservations
+            and other not in self._unreservable
+            for other, (other_priority, other_arrival) in self._queued.items()
+        )
+
+    # -- preemption ------------------------------------------------------------------------
+
+    def _running_gangs(self, exclude: GroupRef) -> list[RunningGang]:
+        """This scheduler's gangs with pods bound (deleting ones excluded), as victims."""
+        assert self._manager is not None
+        store = self._manager.informers.informer(Pod).store
+        gangs: list[RunningGang] = []
+        for text in store.index_values(GROUP_INDEX):
+            if text == str(exclude):
+                continue
+            pods = store.by_index(GROUP_INDEX, text)
+            victims: list[VictimPod] = []
+            for pod in pods:
+                key = pod_key(pod.metadata.namespace, pod.metadata.name)
+                node = pod.spec.node_name or self.mirror.node_of(key)
+                phase = pod.status.phase if pod.status else None
+                if not node or phase in ("Succeeded", "Failed"):
+                    continue
+                if pod.metadata.deletion_timestamp is not None:
+                    victims = []  # already going: evicting it again frees nothing new
+                    break
+                milli = self.mirror.requests_of(key) or pod_requests(pod)
+                victims.append(VictimPod(key, node, milli, pod.metadata.uid))
+            if not victims:
+                continue
+            stamps = [p.metadata.creation_timestamp for p in pods if p.metadata.creation_timestamp]
+            gangs.append(
+                RunningGang(
+                    text,
+                    max((p.spec.priority or 0 for p in pods), default=0),
+                    min(stamps) if stamps else None,
+                    tuple(victims),
+                )
+            )
+        return gangs
+
+    def _preempt(self, group: _Group, request: GangRequest, made: list[DomainReservation]) -> None:
+        """Evict lower-priority gangs for the gang first in its priority's line, when that
+        lets it fit, and hold the room they free for it."""
+        ref, priority = group.ref, _priority(request)
+        if any(p.spec.preemption_policy == "Never" for p in group.pending):
+            return
+        assert self._manager is not None
+        store = self._manager.informers.informer(Pod).store
+        waiting_for = self._preempting.get(ref)
+        if waiting_for is not None:
+            if any(
+                store.get_by_name(key.partition("/")[2], key.partition("/")[0]) is not None
+                for key in waiting_for
+            ):
+                return  # its victims are still going
+            del self._preempting[ref]
+        if not self._first_in_line(ref, priority):
+            return
+        own = self.reservations.get(ref)
+        protected = frozenset(
+            node
+            for r in self.reservations.values()
+            if r is not own and r.priority >= priority
+            for node in r.nodes
+        )
+        choice = choose_victims(
+            self.mirror, request.gang, priority, self._running_gangs(ref), protected=protected
+        )
+        if choice is None:
+            return
+        self._preempting[ref] = {pod.key for victim in choice.victims for pod in victim.pods}
+        if own is not None:
+            self._release(own)
+        for overlapping in [r for r in self.reservations.values() if r.nodes & choice.nodes]:
+            self._release(overlapping)  # lower priority (see protected): overtaken
+        self._reservation_serial += 1
+        reservation = DomainReservation(
+            str(ref),
+            f"r{self._reservation_serial}",
+            priority,
+            choice.level,
+            choice.domain,
+            choice.nodes,
+            None,
+        )
+        self.reservations[ref] = reservation
+        self.mirror.hold(choice.nodes, reservation.id)
+        made.append(reservation)
+        names = ", ".join(victim.ref for victim in choice.victims)
+        log.info("%s preempts %s in %s", ref, names, reservation.where())
+        if self.metrics is not None:
+            self.metrics.preemptions.labels(self.name).inc(len(choice.victims))
+        self._spawn(self._evict(ref, priority, choice.victims, reservation.where()))
+
+    async def _evict(
+        self, ref: GroupRef, priority: int, victims: Sequence[RunningGang], where: str
+    ) -> None:
+        """Delete every pod of each victim gang, with its grace period, after an Event on it
+        naming the preemptor."""
+        assert self._manager is not None
+        store = self._manager.informers.informer(Pod).store
+        for victim in victims:
+            for pod in victim.pods:
+                namespace, _, name = pod.key.partition("/")
+                seen = store.get_by_name(name, namespace)
+                if seen is not None:
+                    await self._event(
+                        seen,
+                        "Warning",
+                        "Preempted",
+                        f"Preempted by gang {ref} (priority {priority}) to free {where}; "
+                        f"the whole gang {victim.ref} (priority {victim.priority}) is evicted",
+                    )
+                try:
+                    await self._manager.client.delete(
+                        Pod, name, namespace=namespace, preconditions=Preconditions(uid=pod.uid)
+                    )
+                except (NotFound, Conflict):
+                    pass  # gone already, or replaced by a new pod of that name
+                except KubernetesError as error:
+                    log.warning("%s: could not evict %s: %s", ref, pod.key, error)
+
     def _release(self, reservation: DomainReservation) -> None:
         for ref, held in list(self.reservations.items()):
             if held is reservation:
@@ -579,6 +711,7 @@ class GangScheduler(Runnable):
         """The gang is no longer in line for room: bound, gone, or not placeable now."""
         self._queued.pop(ref, None)
         self._unreservable.discard(ref)
+        self._preempting.pop(ref, None)
         held = self.reservations.get(ref)
         if held is not None:
             self._release(held)

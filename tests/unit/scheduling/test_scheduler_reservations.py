@@ -193,3 +193,10 @@ async def test_the_waiting_gangs_event_names_its_reservation_and_what_it_waits_f
             return any(expected in (event.note or "") for event in events)
 
         await eventually(event_says_reserved, what="the gang's Event naming its reservation")
+
+
+def test_a_mirror_given_with_no_nodes_yet_is_the_one_used() -> None:
+    from crdkit.scheduling.mirror import ClusterMirror
+
+    mirror = ClusterMirror([LEAF])  # empty, so falsy: it must still be the scheduler's
+    assert GangScheduler("gangs", [LEAF], mirror=mirror).mirror is mirror

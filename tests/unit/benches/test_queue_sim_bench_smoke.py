@@ -1,0 +1,34 @@
+"""Smoke test of benches/queue_sim_bench.py: a 32-node cluster, one seed, both variants; the
+JSON has every figure docs/performance.md records, and the figures hold together."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[3] / "benches" / "queue_sim_bench.py"
+
+
+def test_a_tiny_run_reports_every_figure(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = importlib.util.spec_from_file_location("queue_sim_bench", BENCH)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(sys, "argv", ["queue_sim_bench", "--nodes", "32", "--seeds", "3"])
+    module.main()
+    result = json.loads(capsys.readouterr().out)
+    assert {run["variant"] for run in result["runs"]} == {"reservations", "no-reservations"}
+    for run in result["runs"]:
+        assert run["makespan_s"] >= run["lower_bound_s"] > 0
+        assert 0 < run["gpu_in_bound_jobs_pct"] <= 100
+        assert run["leaf_jobs_in_one_leaf_pct"] == 100.0
+        assert run["partly_bound_max_s"] < 1.0  # binds are instant on the fake cluster
+        assert set(run["wait_by_size"]) == {"1", "2", "4", "8", "16"}
