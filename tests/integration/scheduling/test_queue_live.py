@@ -165,3 +165,70 @@ async def _bound_or_told(client: Client, namespace: str, name: str) -> bool:
 async def _gang_bound(client: Client, namespace: str) -> bool:
     pods = await pods_of(client, namespace, "big")
     return len(pods) == 2 and all(p.spec.node_name for p in pods)
+
+
+async def test_a_high_priority_gang_preempts_a_whole_low_priority_gang(
+    scheduling_plane: ControlPlane,
+) -> None:
+    pool = new_pool()
+    async with Client.from_control_plane(scheduling_plane) as client:
+        await scheduling_plane.create_namespace(pool)
+        ns = pool
+        # The apiserver's Priority admission resolves the classes into spec.priority (and
+        # spec.preemptionPolicy); pods may not set the number themselves.
+        for klass, value in ((f"{pool}-low", 10), (f"{pool}-high", 1000)):
+            await client.create(
+                {
+                    "apiVersion": "scheduling.k8s.io/v1",
+                    "kind": "PriorityClass",
+                    "metadata": {"name": klass},
+                    "value": value,
+                }
+            )
+        await make_nodes(client, pool, {"a": 2})  # one rack of two 8-GPU nodes
+        name = f"sched-{pool}"
+        low = pytorchjob_pods("low", ns, 1, scheduler=name, group="volcano")
+        high = pytorchjob_pods("high", ns, 1, scheduler=name, group="volcano")
+        for pod in low:
+            pod.spec.priority_class_name = f"{pool}-low"
+        for pod in high:
+            pod.spec.priority_class_name = f"{pool}-high"
+        async with running_scheduler(client, pool, name) as scheduler:
+            await create_all(client, [volcano_podgroup("low", ns, 2, tier=1), *low])
+            await eventually(lambda: _all_bound(client, ns, "low"), what="the low gang bound")
+            created = time.monotonic()
+            await create_all(client, [volcano_podgroup("high", ns, 2, tier=1), *high])
+
+            async def low_evicted() -> bool:
+                pods = await pods_of(client, ns, "low")
+                return len(pods) == 2 and all(p.metadata.deletion_timestamp for p in pods)
+
+            # Both pods of the victim go (never one), with their grace period...
+            await eventually(low_evicted, what="the whole low gang evicted")
+            events = await client.list(Event, namespace=ns)
+            preempted = {
+                e.regarding.name
+                for e in events.items
+                if e.reason == "Preempted" and e.regarding and "high" in (e.note or "")
+            }
+            assert preempted == {"low-master-0", "low-worker-0"}
+            waiting = await pods_of(client, ns, "high")
+            assert len(waiting) == 2
+            assert not any(p.spec.node_name for p in waiting)  # not before the victims go
+            # ...which, with no kubelet here, this test confirms as the kubelet would.
+            for pod in await pods_of(client, ns, "low"):
+                await client.delete(
+                    Pod, pod.metadata.name or "", namespace=ns, grace_period_seconds=0
+                )
+            await eventually(lambda: _all_bound(client, ns, "high"), what="the preemptor bound")
+            waited = time.monotonic() - created
+            assert scheduler.reservations == {}
+            print(
+                f"preemptor bound {waited:.2f} s after its creation (victims: low-master-0, "
+                "low-worker-0)"
+            )
+
+
+async def _all_bound(client: Client, namespace: str, prefix: str) -> bool:
+    pods = await pods_of(client, namespace, prefix)
+    return bool(pods) and all(p.spec.node_name for p in pods)

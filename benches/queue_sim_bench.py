@@ -1,0 +1,299 @@
+"""A saturated mixed workload through `GangScheduler`, on the fake cluster and a virtual clock.
+
+    python benches/queue_sim_bench.py --nodes 256 --seeds 7,8,9 --json
+
+The whole workload, not one decision: ``--nodes`` 8-GPU nodes in leaves of 16; jobs of 1, 2,
+4, 8 or 16 pods of 8 GPUs (35/30/20/10/5 %), jobs of 8 pods or more requiring one leaf (Kueue's
+``podset-required-topology``), smaller ones preferring it; jobs are drawn until their pods
+want ``--load`` times the cluster's GPUs, and all are submitted at once. Each job runs 20-40 s
+(seeded) from the moment a simulated kubelet sees its pods bound. ``--rate`` submits them as a
+Poisson stream of that many jobs per second instead (waits count from each job's submit).
+The same stream runs once per ``--variants`` entry:
+
+- ``reservations``: the scheduler as shipped (the head of each priority holds room);
+- ``no-reservations``: the same scheduler with ``reservations_per_priority=0``.
+
+What is measured is the scheduling policy: the fake apiserver answers at once and the clock is
+virtual (it jumps to the next timer whenever every task waits), so the figures are seconds of
+simulated time, exact and repeatable, not the apiserver's or the placer's speed. Placement runs
+on the event loop (not a worker thread) so the virtual clock cannot move while it computes.
+
+Per variant and seed: ``makespan_s`` (submit to the last job done), ``lower_bound_s``
+(GPU-seconds of work over the cluster's GPUs), ``gpu_in_bound_jobs_pct`` (mean share of GPUs
+held by fully bound jobs, from submit until the last job is bound), ``wait_p50_s``/``p99``/
+``max`` (submit to all pods bound) overall and by job size, ``leaf_jobs_in_one_leaf_pct``,
+and ``partly_bound_max_s`` (longest time a job had some but not all pods bound).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from crdkit.placer import Placement
+from crdkit.resources import Node, Pod, resource_info
+from crdkit.runtime import Manager
+from crdkit.scheduling import GangScheduler
+from crdkit.scheduling.gangs import KUEUE_PREFERRED, KUEUE_REQUIRED
+from crdkit.scheduling.group_apis import GROUP_APIS
+from crdkit.scheduling.mirror import ClusterMirror
+from crdkit.scheduling.podgroups import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
+from crdkit.testing import FakeCluster, FakeKind, SimulatedKubelet
+from crdkit.testing.sim.nodes import simulated_node
+from crdkit.testing.sim.virtual_time import run_on_virtual_clock
+
+LEAF = "topology.crdkit.io/leaf"
+NAMESPACE = "jobs"
+SCHEDULER = "gangs"
+SIZES = (1, 2, 4, 8, 16)
+WEIGHTS = (35, 30, 20, 10, 5)
+GPUS = 8
+
+
+class InlineMirror(ClusterMirror):
+    """Places on the event loop: on a virtual clock a worker thread would let time jump."""
+
+    async def place_all_async(self, gangs: Any, policy: Any = "best-fit") -> list[Placement]:
+        return self.place_all(gangs, policy)
+
+    def place_all(self, gangs: Any, policy: Any = "best-fit") -> list[Placement]:
+        self.expire_assumed()
+        return self.cluster.place_all(gangs, policy)
+
+
+@dataclass
+class Job:
+    name: str
+    pods: int
+    seconds: float
+    bound: set[str] = field(default_factory=set)
+    first_bound: float | None = None
+    all_bound: float | None = None
+    nodes: list[str] = field(default_factory=list)
+    submitted: float = 0.0
+
+
+def stream(nodes: int, load: float, seed: int) -> list[Job]:
+    rng = random.Random(seed)
+    jobs: list[Job] = []
+    wanted = load * nodes
+    total = 0
+    while total < wanted:
+        size = rng.choices(SIZES, WEIGHTS)[0]
+        jobs.append(Job(f"j{len(jobs):04d}", size, rng.uniform(20.0, 40.0)))
+        total += size
+    return jobs
+
+
+def job_objects(job: Job) -> list[Any]:
+    group = CoschedulingPodGroup.model_validate(
+        {"metadata": {"name": job.name, "namespace": NAMESPACE}, "spec": {"minMember": job.pods}}
+    )
+    topology = KUEUE_REQUIRED if job.pods >= 8 else KUEUE_PREFERRED
+    pods = [
+        Pod.model_validate(
+            {
+                "metadata": {
+                    "name": f"{job.name}-{index}",
+                    "namespace": NAMESPACE,
+                    "labels": {COSCHEDULING_POD_GROUP_LABEL: job.name},
+                    "annotations": {topology: LEAF},
+                },
+                "spec": {
+                    "schedulerName": SCHEDULER,
+                    "containers": [
+                        {"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(GPUS)}}}
+                    ],
+                },
+            }
+        )
+        for index in range(job.pods)
+    ]
+    return [group, *pods]
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
+
+
+async def run(nodes: int, jobs: list[Job], reservations: bool, rate: float) -> dict[str, Any]:
+    loop = asyncio.get_running_loop()
+    kind = FakeKind(
+        info=resource_info(CoschedulingPodGroup),
+        status_subresource=GROUP_APIS["coscheduling"].status_subresource,
+        tracks_generation=True,
+        typed_list_items=True,
+    )
+    cluster = FakeCluster(kinds=[kind])
+    by_pod = {f"{job.name}-{i}": job for job in jobs for i in range(job.pods)}
+    node_leaf: dict[str, str] = {}
+    async with cluster.client() as client:
+        for index in range(nodes):
+            name, leaf = f"n{index:05d}", f"l{index // 16:03d}"
+            node_leaf[name] = leaf
+            node = simulated_node(name, labels={LEAF: leaf})
+            await client.create(node)
+            status = node.model_dump(mode="json", by_alias=True)["status"]
+            await client.patch(Node, name, {"status": status}, subresource="status")
+        manager = Manager(
+            client, metrics_bind_address="0", health_probe_bind_address="0",
+            registry=CollectorRegistry(),
+        )  # fmt: skip
+        mirror = InlineMirror([LEAF], clock=loop.time)
+        mirror.attach(manager)
+        scheduler = GangScheduler(
+            SCHEDULER,
+            [LEAF],
+            pod_groups=("coscheduling",),
+            clock=loop.time,
+            mirror=mirror,
+            reservations_per_priority=1 if reservations else 0,
+        )
+        manager.add_runnable(scheduler)
+        done = asyncio.Event()
+        finished: list[float] = []
+        held: list[tuple[float, int]] = []  # (time, GPUs of fully bound jobs, +/-)
+
+        def started(pod: Pod) -> None:
+            job = by_pod[pod.metadata.name or ""]
+            now = loop.time()
+            job.bound.add(pod.metadata.name or "")
+            job.nodes.append(pod.spec.node_name or "")
+            if job.first_bound is None:
+                job.first_bound = now
+            if len(job.bound) == job.pods:
+                job.all_bound = now
+                held.append((now, job.pods * GPUS))
+                held.append((now + job.seconds, -job.pods * GPUS))
+                finished.append(now + job.seconds)
+                if len(finished) == len(jobs):
+                    done.set()
+
+        def run_for(pod: Pod) -> float:
+            return by_pod[pod.metadata.name or ""].seconds
+
+        task = asyncio.create_task(manager.run())
+        await manager.wait_ready()
+        async with SimulatedKubelet(client, namespace=NAMESPACE, run_for=run_for, on_start=started):
+            submitted = loop.time()
+            gaps = random.Random(len(jobs))
+            for job in jobs:
+                if rate > 0:
+                    await asyncio.sleep(gaps.expovariate(rate))  # a Poisson stream
+                job.submitted = loop.time()
+                for obj in job_objects(job):
+                    await client.create(obj)
+            try:
+                await asyncio.wait_for(done.wait(), timeout=100_000)
+            except TimeoutError:
+                bound = sum(len(j.bound) for j in jobs)
+                raise SystemExit(
+                    f"stuck: {bound} pods bound, {scheduler.passes} passes, "
+                    f"{len(finished)} of {len(jobs)} jobs done"
+                ) from None
+        manager.stop()
+        await task
+    last_bound = max(job.all_bound or 0.0 for job in jobs)
+    # Mean GPUs in fully bound jobs from submit until the last job is bound.
+    area, level, at = 0.0, 0, submitted
+    for when, delta in sorted(held):
+        if when > last_bound:
+            break
+        area += level * (when - at)
+        level, at = level + delta, when
+    area += level * (last_bound - at)
+    window = max(last_bound - submitted, 1e-9)
+    waits = {job.name: (job.all_bound or 0.0) - job.submitted for job in jobs}
+    by_size = {
+        str(size): {
+            "p50_s": round(percentile([waits[j.name] for j in jobs if j.pods == size], 0.5), 1),
+            "max_s": round(max([waits[j.name] for j in jobs if j.pods == size] or [0.0]), 1),
+        }
+        for size in SIZES
+    }
+    leaf_jobs = [job for job in jobs if job.pods >= 8]
+    in_one_leaf = sum(len({node_leaf[n] for n in job.nodes}) == 1 for job in leaf_jobs)
+    work = sum(job.pods * GPUS * job.seconds for job in jobs)
+    return {
+        "makespan_s": round(max(finished) - submitted, 1),
+        "lower_bound_s": round(work / (nodes * GPUS), 1),
+        "gpu_in_bound_jobs_pct": round(100 * area / window / (nodes * GPUS), 1),
+        "wait_p50_s": round(percentile(list(waits.values()), 0.5), 1),
+        "wait_p99_s": round(percentile(list(waits.values()), 0.99), 1),
+        "wait_max_s": round(max(waits.values()), 1),
+        "wait_by_size": by_size,
+        "leaf_jobs_in_one_leaf_pct": round(100 * in_one_leaf / max(len(leaf_jobs), 1), 1),
+        "partly_bound_max_s": round(
+            max((job.all_bound or 0.0) - (job.first_bound or 0.0) for job in jobs), 3
+        ),
+        "passes": scheduler.passes,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=256)
+    parser.add_argument("--load", type=float, default=1.9, help="pods' GPUs over the cluster's")
+    parser.add_argument("--seeds", default="7,8,9")
+    parser.add_argument("--variants", default="reservations,no-reservations")
+    parser.add_argument(
+        "--rate", type=float, default=0.0, help="jobs per second, Poisson (default: all at once)"
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object (the default)")
+    args = parser.parse_args()
+    if args.nodes < 16 or args.nodes % 16:
+        parser.error("--nodes: a positive multiple of 16 (whole leaves)")
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    for variant in variants:
+        if variant not in ("reservations", "no-reservations"):
+            parser.error(f"--variants: unknown variant {variant!r}")
+    results: list[dict[str, Any]] = []
+    for seed in (int(s) for s in args.seeds.split(",")):
+        for variant in variants:
+            jobs = stream(args.nodes, args.load, seed)
+            figures = run_on_virtual_clock(
+                run(args.nodes, jobs, variant == "reservations", args.rate)
+            )
+            results.append(
+                {"seed": seed, "variant": variant, "jobs": len(jobs),
+                 "pods": sum(j.pods for j in jobs), **figures}
+            )  # fmt: skip
+            print(json.dumps(results[-1]), file=sys.stderr)
+    summary = {
+        variant: {
+            "makespan_s_mean": round(
+                statistics.mean(r["makespan_s"] for r in results if r["variant"] == variant), 1
+            ),
+            "gpu_in_bound_jobs_pct_mean": round(
+                statistics.mean(
+                    r["gpu_in_bound_jobs_pct"] for r in results if r["variant"] == variant
+                ),
+                1,
+            ),
+        }
+        for variant in variants
+    }
+    print(
+        json.dumps(
+            {
+                "nodes": args.nodes,
+                "load": args.load,
+                "rate": args.rate,
+                "runs": results,
+                "summary": summary,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
