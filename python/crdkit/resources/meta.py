@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import Field
 
 from crdkit.resources._model import OpenModel, RawObject, Time
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["LabelSelector", "LabelSelectorRequirement", "ListMeta", "ObjectMeta", "OwnerReference"]
 
@@ -64,3 +69,24 @@ class LabelSelector(OpenModel):
 
     match_labels: dict[str, str] = Field(default_factory=dict)
     match_expressions: list[LabelSelectorRequirement] = Field(default_factory=list)
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Whether ``labels`` satisfy this selector, as ``metav1.LabelSelectorAsSelector``
+        reads it (an unknown operator matches nothing, as the apiserver would refuse it)."""
+        if any(labels.get(key) != value for key, value in self.match_labels.items()):
+            return False
+        for term in self.match_expressions:
+            present = term.key in labels
+            if term.operator == "In":
+                ok = present and labels[term.key] in term.values
+            elif term.operator == "NotIn":
+                ok = not present or labels[term.key] not in term.values
+            elif term.operator == "Exists":
+                ok = present
+            elif term.operator == "DoesNotExist":
+                ok = not present
+            else:
+                ok = False
+            if not ok:
+                return False
+        return True

@@ -7,13 +7,18 @@ The rules (as Volcano, KAI and Kueue preempt workloads, not kube-scheduler's sin
 - victims are chosen inside one candidate domain of the preemptor's ``required`` level (the
   whole cluster without one, where the nodes the victims free are what is held for it), and
   never in a domain that holds nodes for a gang the preemptor may not overtake;
+- PodDisruptionBudgets are honoured as kube-scheduler honours them: victims whose eviction
+  would break one are taken only when no others make room, and the domain that breaks the
+  fewest wins;
 - in each domain, victims are taken lowest priority first, then fewest GPUs, then youngest,
   until the preemptor fits with their pods gone; any that turn out not to be needed are put
-  back. The domain chosen is the one whose victims lose least: the lowest highest-priority
-  among them, then the fewest GPUs, then the fewest gangs, then the domain's name.
+  back. The domain chosen is the one whose victims lose least: the fewest broken budgets, then
+  the lowest highest-priority among them, then the fewest GPUs, then the fewest gangs, then the
+  domain's name.
 
-Only the gangs of this scheduler are candidates (it knows their gangs); PodDisruptionBudgets
-are not consulted. `choose_victims` is pure (the mirror's view in, a choice out); the scheduler
+Only the gangs of this scheduler are candidates (it knows their gangs). A budget is judged gang
+by gang (its ``disruptionsAllowed`` against the gang's pods it covers), not for the victims
+together. `choose_victims` is pure (the mirror's view in, a choice out); the scheduler
 evicts the victims, holds the domain for the preemptor until they are gone, and writes the
 Events (`crdkit.scheduling.scheduler`).
 """
@@ -53,6 +58,8 @@ class RunningGang:
     priority: int
     created: datetime | None
     pods: tuple[VictimPod, ...]
+    breaks_budget: bool = False
+    """Evicting it would take more pods than a PodDisruptionBudget covering them allows."""
 
     @property
     def gpus(self) -> int:
@@ -73,9 +80,9 @@ class Preemption:
     victims: tuple[RunningGang, ...]
 
 
-def _victim_order(gang: RunningGang) -> tuple[int, int, float, str]:
+def _victim_order(gang: RunningGang) -> tuple[bool, int, int, float, str]:
     created = gang.created or _OLDEST
-    return (gang.priority, gang.gpus, -created.timestamp(), gang.ref)
+    return (gang.breaks_budget, gang.priority, gang.gpus, -created.timestamp(), gang.ref)
 
 
 def _removed(victims: Sequence[RunningGang], nodes: frozenset[str]) -> dict[str, list[Any]]:
@@ -143,12 +150,13 @@ def choose_victims(
     if any(fits_without(mirror, nodes, gang, {}) for nodes in open_domains.values()):
         # It fits now (room freed since it was placed): placing it is the next pass's work.
         return None
-    best: tuple[tuple[int, int, int, str], Preemption] | None = None
+    best: tuple[tuple[int, int, int, int, str], Preemption] | None = None
     for value, nodes in open_domains.items():
         victims = _in_domain(mirror, gang, nodes, candidates)
         if not victims:
             continue  # nothing to evict here (or it fits already: not a preemption)
         cost = (
+            sum(v.breaks_budget for v in victims),
             max(v.priority for v in victims),
             sum(v.gpus for v in victims),
             len(victims),

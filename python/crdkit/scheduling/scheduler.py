@@ -54,7 +54,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from crdkit.client import Conflict, KubernetesError, NotFound, PatchType, Preconditions
-from crdkit.resources import Pod
+from crdkit.resources import Pod, PodDisruptionBudget
 from crdkit.runtime.events import EventRecorder
 from crdkit.runtime.ratelimit import ItemExponentialRateLimiter
 from crdkit.runtime.runnable import Runnable
@@ -172,6 +172,7 @@ class GangScheduler(Runnable):
         ("", "pods/binding", ("create",)),
         ("", "nodes", ("get", "list", "watch")),
         ("events.k8s.io", "events", ("create", "patch")),
+        ("policy", "poddisruptionbudgets", ("get", "list", "watch")),
         *(rule for api in GROUP_APIS.values() for rule in api.rbac),
     )
 
@@ -282,6 +283,7 @@ class GangScheduler(Runnable):
         if self._own_mirror:
             self.mirror.attach(manager, node_selector=self.node_selector)
         self.mirror.on_capacity_freed(self._capacity_freed)
+        manager.informers.informer(PodDisruptionBudget)  # what preemption must not break
         pods = manager.informers.informer(Pod)
         pods.store.add_indexer(GROUP_INDEX, self._group_index)
         pods.add_event_handler(
@@ -609,15 +611,36 @@ class GangScheduler(Runnable):
             if not victims:
                 continue
             stamps = [p.metadata.creation_timestamp for p in pods if p.metadata.creation_timestamp]
+            live = [p for p in pods if p.metadata.deletion_timestamp is None]
             gangs.append(
                 RunningGang(
                     text,
                     max((p.spec.priority or 0 for p in pods), default=0),
                     min(stamps) if stamps else None,
                     tuple(victims),
+                    self._breaks_budget(live),
                 )
             )
         return gangs
+
+    def _breaks_budget(self, pods: Sequence[Pod]) -> bool:
+        """Whether evicting ``pods`` takes more than some PodDisruptionBudget allows."""
+        assert self._manager is not None
+        budgets = self._manager.informers.informer(PodDisruptionBudget).store.list()
+        for budget in budgets:
+            selector = budget.spec.selector
+            if selector is None:
+                continue  # policy/v1: a budget with no selector covers no pod
+            covered = sum(
+                1
+                for pod in pods
+                if pod.metadata.namespace == budget.metadata.namespace
+                and selector.matches(pod.metadata.labels)
+            )
+            allowed = budget.status.disruptions_allowed if budget.status else 0
+            if covered > allowed:
+                return True
+        return False
 
     def _preempt(self, group: _Group, request: GangRequest, made: list[DomainReservation]) -> None:
         """Evict lower-priority gangs for the gang first in its priority's line, when that

@@ -10,7 +10,7 @@ import pytest
 from _fake_scheduling import NAMESPACE, add_node, gpu_pod, scheduling
 
 from crdkit.client import Client, NotFound
-from crdkit.resources import Event, Pod
+from crdkit.resources import Event, Pod, PodDisruptionBudget
 from crdkit.scheduling.gangs import KUEUE_REQUIRED
 from crdkit.scheduling.podgroups import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.testing import eventually
@@ -137,3 +137,39 @@ async def test_no_eviction_for_equal_priority_or_preemption_policy_never(
         assert await exists(client, "low-a1")
         assert await exists(client, "low-b1")
         assert [await node_of(client, n) for n in big] == [None, None]
+
+
+async def test_a_victim_a_disruption_budget_covers_is_spared_when_others_make_room() -> None:
+    async with scheduling(pod_groups=("coscheduling",), levels=[LEAF]) as (_, client):
+        await two_leaves(client)
+        # Leaf a: one pod (the cheaper victim), covered by a budget allowing no disruption;
+        # leaf b: a two-pod gang with none.
+        protected = gpu_pod("protected", priority=0, nodeSelector={HOST: "a1"})
+        protected.metadata.labels = {"app": "serving"}
+        await client.create(protected)
+        await client.create(
+            PodDisruptionBudget.model_validate(
+                {
+                    "metadata": {"name": "serving", "namespace": NAMESPACE},
+                    "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "serving"}}},
+                }
+            )
+        )
+        low_b = await gang(client, "low-b", 2, 0, nodeSelector={LEAF: "b"})
+
+        async def placed() -> bool:
+            names = ["protected", *low_b]
+            return None not in [await node_of(client, n) for n in names]
+
+        await eventually(placed, what="both victims-to-be bound")
+        big = await gang(client, "big", 2, 100)
+        await kubelet_ends(client, low_b)
+
+        async def big_bound() -> bool:
+            return None not in [await node_of(client, n) for n in big]
+
+        await eventually(big_bound, what="the preemptor bound in leaf b")
+        assert {(await node_of(client, n) or "?")[0] for n in big} == {"b"}
+        assert (
+            await client.get(Pod, "protected", namespace=NAMESPACE)
+        ).metadata.deletion_timestamp is None
