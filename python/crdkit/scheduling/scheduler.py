@@ -900,7 +900,30 @@ class GangScheduler(Runnable):
             return
         note, topic = self._reservation_note(group.ref)
         message = self._explanation(group.ref, request, placement) + note
-        self._wait(group, "Unschedulable", message, topic=topic)
+        self._wait(
+            group, "Unschedulable", message, topic=topic, tail=lambda: self._place_note(group.ref)
+        )
+
+    def queue(self) -> list[tuple[str, int]]:
+        """The gangs waiting for room, in the order they are served: ``(gang, priority)``,
+        higher priority first, then first to arrive (a snapshot; it changes every pass)."""
+        ordered = sorted(self._queued.items(), key=lambda item: (-item[1][0], item[1][1]))
+        return [(str(ref), priority) for ref, (priority, _) in ordered]
+
+    def _place_note(self, ref: GroupRef) -> str:
+        """Its place in line when the report is written (a later shift rewrites nothing)."""
+        entry = self._queued.get(ref)
+        if entry is None:
+            return ""
+        priority, arrival = entry
+        same = [a for p, a in self._queued.values() if p == priority]
+        ahead = sum(1 for a in same if a < arrival)
+        higher = sum(1 for p, _ in self._queued.values() if p > priority)
+        return (
+            f" [in line: {ahead + 1} of {len(same)} at priority {priority}"
+            + (f", {higher} waiting at higher priorities" if higher else "")
+            + "]"
+        )
 
     def _explanation(self, ref: GroupRef, request: GangRequest, placement: Placement) -> str:
         """Why the gang waits: explained again only when its gang or the placer's reason
@@ -1030,11 +1053,20 @@ class GangScheduler(Runnable):
 
     # -- reporting -------------------------------------------------------------------------
 
-    def _wait(self, group: _Group, reason: str, message: str, *, topic: str | None = None) -> None:
+    def _wait(
+        self,
+        group: _Group,
+        reason: str,
+        message: str,
+        *,
+        topic: str | None = None,
+        tail: Callable[[], str] | None = None,
+    ) -> None:
         """Record why ``group`` waits: an Event on each pending pod and the PodGroup's status,
         once per ``topic`` (default: the message). A new message of the same topic (a gang
         whose pods are being created, one more each pass) only rewrites the status, so a
-        controller creating a gang pod by pod causes no storm of Events."""
+        controller creating a gang pod by pod causes no storm of Events. ``tail`` adds to
+        what is written (the place in line) without being a reason to write again."""
         ref = group.ref
         self._waiting.add(ref)
         report = (message if topic is None else topic, message)
@@ -1042,6 +1074,8 @@ class GangScheduler(Runnable):
         if last == report:
             return  # already said: no event storm on every pass
         self._reported[ref] = report
+        if tail is not None:
+            message += tail()
         if last is not None and last[0] == report[0]:
             self._spawn(self._write_status(group, (reason, message)))
             return

@@ -193,6 +193,10 @@ async def test_the_waiting_gangs_event_names_its_reservation_and_what_it_waits_f
             return any(expected in (event.note or "") for event in events)
 
         await eventually(event_says_reserved, what="the gang's Event naming its reservation")
+        events = (await client.list(Event, namespace=NAMESPACE)).items
+        notes = [event.note or "" for event in events if expected in (event.note or "")]
+        assert all(note.endswith("[in line: 1 of 1 at priority 0]") for note in notes), notes
+        assert scheduler.queue() == [(f"coscheduling/{NAMESPACE}/big", 0)]
 
 
 def test_a_mirror_given_with_no_nodes_yet_is_the_one_used() -> None:
