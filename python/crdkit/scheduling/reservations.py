@@ -52,6 +52,8 @@ __all__ = [
     "ready_by",
 ]
 
+_NAMED = 8  # nodes named in a message; a domain of a level is named by its label value
+
 MAX_RUNTIME_ANNOTATION = "scheduling.crdkit.io/max-runtime-seconds"
 """A pod's declared bound on its run time, in seconds (a positive number), for schedulers
 that only learn it from the pod; ``spec.activeDeadlineSeconds`` is the kubelet-enforced one."""
@@ -79,7 +81,10 @@ class DomainReservation:
         """The held room in words, for status messages."""
         if self.level is not None:
             return f"{self.level}={self.domain}"
-        return f"{len(self.nodes)} nodes"
+        names = sorted(self.nodes)
+        shown = ", ".join(names[:_NAMED])
+        more = f" and {len(names) - _NAMED} more" if len(names) > _NAMED else ""
+        return f"nodes {shown}{more}"
 
 
 def hold_toleration(reservation_id: str) -> dict[str, str]:

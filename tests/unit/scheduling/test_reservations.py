@@ -1,0 +1,60 @@
+"""The reservation rules' small parts: a pod's declared run time (and the error that names a
+bad annotation), its declared end, and how a held room is named in messages."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from crdkit.resources import Pod
+from crdkit.scheduling.reservations import (
+    MAX_RUNTIME_ANNOTATION,
+    DomainReservation,
+    pod_end,
+    pod_runtime_bound,
+)
+
+
+def pod(
+    deadline: int | None = None, annotation: str | None = None, started: str | None = None
+) -> Pod:
+    data: dict[str, object] = {"metadata": {"name": "p", "annotations": {}}, "spec": {}}
+    if deadline is not None:
+        data["spec"] = {"activeDeadlineSeconds": deadline}
+    if annotation is not None:
+        data["metadata"] = {"name": "p", "annotations": {MAX_RUNTIME_ANNOTATION: annotation}}
+    if started is not None:
+        data["status"] = {"startTime": started}
+    return Pod.model_validate(data)
+
+
+def test_the_bound_is_the_smaller_of_the_deadline_and_the_annotation() -> None:
+    assert pod_runtime_bound(pod()) is None
+    assert pod_runtime_bound(pod(deadline=600)) == 600
+    assert pod_runtime_bound(pod(annotation="90.5")) == 90.5
+    assert pod_runtime_bound(pod(deadline=600, annotation="900")) == 600
+
+
+@pytest.mark.parametrize("text", ["soon", "0", "-5", "nan", "inf"])
+def test_a_bad_annotation_is_an_error_naming_it(text: str) -> None:
+    with pytest.raises(ValueError, match=rf"metadata\.annotations\[{MAX_RUNTIME_ANNOTATION}\]"):
+        pod_runtime_bound(pod(annotation=text))
+
+
+def test_the_end_counts_from_the_start_or_from_now() -> None:
+    start = datetime(2026, 12, 2, 12, 0, tzinfo=UTC).timestamp()
+    assert pod_end(pod(deadline=60, started="2026-12-02T12:00:00Z"), now=0.0) == start + 60
+    assert pod_end(pod(deadline=60), now=1000.0) == 1060.0
+    assert pod_end(pod(), now=1000.0) is None
+
+
+def test_a_room_is_named_by_its_domain_or_its_nodes() -> None:
+    leaf = DomainReservation("g", "r1", 0, "leaf", "l3", frozenset({"a", "b"}), None)
+    assert leaf.where() == "leaf=l3"
+    few = DomainReservation("g", "r2", 0, None, None, frozenset({"n2", "n1"}), None)
+    assert few.where() == "nodes n1, n2"
+    many = DomainReservation(
+        "g", "r3", 0, None, None, frozenset(f"n{i:02d}" for i in range(10)), None
+    )
+    assert many.where() == "nodes n00, n01, n02, n03, n04, n05, n06, n07 and 2 more"
