@@ -1,4 +1,4 @@
-"""A property test of ``GangScheduler``'s queue on the fake cluster: random streams of gang
+"""A hypothesis state machine over ``GangScheduler``'s queue on the fake cluster: gang
 arrivals (sizes, priorities, a required leaf or not, declared run times or not), finishes and
 deletes. After every step, once the scheduler is idle:
 
@@ -15,11 +15,13 @@ empty cluster), so none starves on a finite stream.
 from __future__ import annotations
 
 import asyncio
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule
 from prometheus_client import CollectorRegistry
 
 from crdkit.resources import Node, Pod, resource_info
@@ -70,22 +72,13 @@ ARRIVALS = st.builds(
     whole_leaf=st.booleans(),
     declares=st.booleans(),
 ).filter(_fits_empty)
-STEPS = st.lists(
-    st.one_of(
-        ARRIVALS,
-        ARRIVALS,
-        st.builds(Finish, st.integers(0, 7)),
-        st.builds(Delete, st.integers(0, 7)),
-    ),
-    min_size=1,
-    max_size=9,
-)
 
 
 @dataclass
 class World:
     client: Any
     scheduler: GangScheduler
+    stack: AsyncExitStack  # the client's session, closed when the machine stops
     gangs: dict[str, Arrive] = field(default_factory=dict)
     ever_bound: set[str] = field(default_factory=set)
     deleted: set[str] = field(default_factory=set)
@@ -201,7 +194,7 @@ async def check(
             )
 
 
-async def run(steps: list[Any]) -> None:
+async def start() -> tuple[World, Manager, asyncio.Task[None]]:
     kind = FakeKind(
         info=resource_info(CoschedulingPodGroup),
         status_subresource=GROUP_APIS["coscheduling"].status_subresource,
@@ -209,76 +202,122 @@ async def run(steps: list[Any]) -> None:
         typed_list_items=True,
     )
     cluster = FakeCluster(kinds=[kind])
-    async with cluster.client() as client:
-        manager = Manager(
-            client,
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            registry=CollectorRegistry(),
-        )
-        scheduler = GangScheduler("gangs", [LEAF], pod_groups=("coscheduling",))
-        manager.add_runnable(scheduler)
-        task = asyncio.create_task(manager.run())
+    stack = AsyncExitStack()
+    client = await stack.enter_async_context(cluster.client())
+    manager = Manager(
+        client,
+        metrics_bind_address="0",
+        health_probe_bind_address="0",
+        registry=CollectorRegistry(),
+    )
+    scheduler = GangScheduler("gangs", [LEAF], pod_groups=("coscheduling",))
+    manager.add_runnable(scheduler)
+    task = asyncio.create_task(manager.run())
+    await manager.wait_ready()
+    for node_name, leaf in NODES.items():
+        node = simulated_node(node_name, labels={LEAF: leaf})
+        await client.create(node)
+        status = node.model_dump(mode="json", by_alias=True)["status"]
+        await client.patch(Node, node_name, {"status": status}, subresource="status")
+    return World(client, scheduler, stack), manager, task
+
+
+async def step(world: World, action: Any) -> None:
+    """One step of the stream, then the checks once the scheduler is idle."""
+    held_before = {
+        node: (r.id, r.priority, r.ready_by is not None)
+        for r in world.scheduler.reservations.values()
+        for node in r.nodes
+    }
+    bound_before = await bound_pods(world)
+    bound = sorted(world.ever_bound - world.deleted)
+    waiting = sorted(set(world.gangs) - world.ever_bound - world.deleted)
+    if isinstance(action, Arrive):
+        await arrive(world, action)
+    elif isinstance(action, Finish) and bound:
+        await remove(world, bound[action.pick % len(bound)])
+    elif isinstance(action, Delete) and waiting:
+        await remove(world, waiting[action.pick % len(waiting)])
+    await settle(world)
+    await check(world, held_before, bound_before)
+
+
+async def drain(world: World) -> None:
+    """A finite stream: finish what runs until nothing waits; every gang gets its turn."""
+    for _ in range(len(world.gangs) + 1):
+        waiting = set(world.gangs) - world.ever_bound - world.deleted
+        if not waiting:
+            break
+        for name in sorted(world.ever_bound - world.deleted):
+            await remove(world, name)
+        await settle(world)
+        await check(world, {}, set())
+    assert set(world.gangs) - world.deleted <= world.ever_bound, (
+        f"never bound: {sorted(set(world.gangs) - world.deleted - world.ever_bound)}"
+    )
+
+
+async def stop(world: World, manager: Manager, task: asyncio.Task[None]) -> None:
+    manager.stop()
+    await asyncio.wait_for(task, 30)
+    await world.stack.aclose()
+
+
+class QueueMachine(RuleBasedStateMachine):
+    """Arrivals, finishes and deletes in any order, checked after every step; the teardown
+    finishes what runs until every gang has been bound."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loop = asyncio.new_event_loop()
+        self.world, self.manager, self.task = self.loop.run_until_complete(start())
+
+    @rule(action=ARRIVALS)
+    def arrive(self, action: Arrive) -> None:
+        self.loop.run_until_complete(step(self.world, action))
+
+    @rule(pick=st.integers(0, 7))
+    def finish(self, pick: int) -> None:
+        self.loop.run_until_complete(step(self.world, Finish(pick)))
+
+    @rule(pick=st.integers(0, 7))
+    def delete(self, pick: int) -> None:
+        self.loop.run_until_complete(step(self.world, Delete(pick)))
+
+    def teardown(self) -> None:
         try:
-            await manager.wait_ready()
-            for node_name, leaf in NODES.items():
-                node = simulated_node(node_name, labels={LEAF: leaf})
-                await client.create(node)
-                status = node.model_dump(mode="json", by_alias=True)["status"]
-                await client.patch(Node, node_name, {"status": status}, subresource="status")
-            world = World(client, scheduler)
-            for step in steps:
-                held_before = {
-                    node: (r.id, r.priority, r.ready_by is not None)
-                    for r in scheduler.reservations.values()
-                    for node in r.nodes
-                }
-                bound_before = await bound_pods(world)
-                bound = sorted(world.ever_bound - world.deleted)
-                waiting = sorted(set(world.gangs) - world.ever_bound - world.deleted)
-                if isinstance(step, Arrive):
-                    await arrive(world, step)
-                elif isinstance(step, Finish) and bound:
-                    await remove(world, bound[step.pick % len(bound)])
-                elif isinstance(step, Delete) and waiting:
-                    await remove(world, waiting[step.pick % len(waiting)])
-                await settle(world)
-                await check(world, held_before, bound_before)
-            # A finite stream: finish what runs until nothing waits; every gang gets its turn.
-            for _ in range(len(world.gangs) + 1):
-                waiting = set(world.gangs) - world.ever_bound - world.deleted
-                if not waiting:
-                    break
-                for name in sorted(world.ever_bound - world.deleted):
-                    await remove(world, name)
-                await settle(world)
-                await check(world, {}, set())
-            assert set(world.gangs) - world.deleted <= world.ever_bound, (
-                f"never bound: {sorted(set(world.gangs) - world.deleted - world.ever_bound)}"
-            )
+            self.loop.run_until_complete(drain(self.world))
         finally:
-            manager.stop()
-            await asyncio.wait_for(task, 30)
+            self.loop.run_until_complete(stop(self.world, self.manager, self.task))
+            self.loop.close()
 
 
-@settings(
-    max_examples=20,
+QueueMachine.TestCase.settings = settings(
+    max_examples=15,
+    stateful_step_count=8,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-@given(STEPS)
-# A whole-leaf gang waits behind two others and holds the emptier leaf; a small gang of the
-# same priority that declares nothing arrives and must not take the held node.
-@example(
-    [
-        Arrive(2, 8, 0, whole_leaf=False, declares=False),
-        Arrive(1, 8, 0, whole_leaf=False, declares=False),
-        Arrive(2, 8, 0, whole_leaf=True, declares=False),
-        Arrive(1, 8, 0, whole_leaf=False, declares=False),
-        Finish(0),
-    ]
-)
-def test_the_queue_never_splits_overcommits_or_starves_and_holds_mean_held(
-    steps: list[Any],
-) -> None:
-    asyncio.run(run(steps))
+test_the_queue_machine_never_splits_overcommits_or_starves = QueueMachine.TestCase
+
+
+def test_a_small_gang_does_not_take_a_node_held_for_a_whole_leaf() -> None:
+    """A whole-leaf gang waits behind two others and holds the emptier leaf; a small gang of
+    the same priority that declares nothing arrives and must not take the held node."""
+
+    async def scenario() -> None:
+        world, manager, task = await start()
+        try:
+            for action in [
+                Arrive(2, 8, 0, whole_leaf=False, declares=False),
+                Arrive(1, 8, 0, whole_leaf=False, declares=False),
+                Arrive(2, 8, 0, whole_leaf=True, declares=False),
+                Arrive(1, 8, 0, whole_leaf=False, declares=False),
+                Finish(0),
+            ]:
+                await step(world, action)
+            await drain(world)
+        finally:
+            await stop(world, manager, task)
+
+    asyncio.run(scenario())
