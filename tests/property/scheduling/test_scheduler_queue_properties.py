@@ -21,7 +21,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, rule
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 from prometheus_client import CollectorRegistry
 
 from crdkit.resources import Node, Pod, resource_info
@@ -78,7 +78,9 @@ ARRIVALS = st.builds(
 class World:
     client: Any
     scheduler: GangScheduler
-    stack: AsyncExitStack  # the client's session, closed when the machine stops
+    manager: Manager
+    task: asyncio.Task[None]  # the manager's run
+    stack: AsyncExitStack  # the client's session, closed by stop()
     gangs: dict[str, Arrive] = field(default_factory=dict)
     ever_bound: set[str] = field(default_factory=set)
     deleted: set[str] = field(default_factory=set)
@@ -194,7 +196,7 @@ async def check(
             )
 
 
-async def start() -> tuple[World, Manager, asyncio.Task[None]]:
+async def start() -> World:
     kind = FakeKind(
         info=resource_info(CoschedulingPodGroup),
         status_subresource=GROUP_APIS["coscheduling"].status_subresource,
@@ -219,10 +221,10 @@ async def start() -> tuple[World, Manager, asyncio.Task[None]]:
         await client.create(node)
         status = node.model_dump(mode="json", by_alias=True)["status"]
         await client.patch(Node, node_name, {"status": status}, subresource="status")
-    return World(client, scheduler, stack), manager, task
+    return World(client, scheduler, manager, task, stack)
 
 
-async def step(world: World, action: Any) -> None:
+async def step(world: World, action: Arrive | Finish | Delete) -> None:
     """One step of the stream, then the checks once the scheduler is idle."""
     held_before = {
         node: (r.id, r.priority, r.ready_by is not None)
@@ -257,9 +259,9 @@ async def drain(world: World) -> None:
     )
 
 
-async def stop(world: World, manager: Manager, task: asyncio.Task[None]) -> None:
-    manager.stop()
-    await asyncio.wait_for(task, 30)
+async def stop(world: World) -> None:
+    world.manager.stop()
+    await asyncio.wait_for(world.task, 30)
     await world.stack.aclose()
 
 
@@ -270,16 +272,26 @@ class QueueMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.loop = asyncio.new_event_loop()
-        self.world, self.manager, self.task = self.loop.run_until_complete(start())
+        self.world = self.loop.run_until_complete(start())
+
+    def _running(self) -> bool:
+        return bool(self.world.ever_bound - self.world.deleted)
+
+    def _waiting(self) -> bool:
+        return bool(set(self.world.gangs) - self.world.ever_bound - self.world.deleted)
 
     @rule(action=ARRIVALS)
     def arrive(self, action: Arrive) -> None:
         self.loop.run_until_complete(step(self.world, action))
 
+    # Rules are drawn evenly: without these, a finish or delete with nothing to act on would
+    # spend a step doing nothing.
+    @precondition(_running)
     @rule(pick=st.integers(0, 7))
     def finish(self, pick: int) -> None:
         self.loop.run_until_complete(step(self.world, Finish(pick)))
 
+    @precondition(_waiting)
     @rule(pick=st.integers(0, 7))
     def delete(self, pick: int) -> None:
         self.loop.run_until_complete(step(self.world, Delete(pick)))
@@ -288,13 +300,13 @@ class QueueMachine(RuleBasedStateMachine):
         try:
             self.loop.run_until_complete(drain(self.world))
         finally:
-            self.loop.run_until_complete(stop(self.world, self.manager, self.task))
+            self.loop.run_until_complete(stop(self.world))
             self.loop.close()
 
 
 QueueMachine.TestCase.settings = settings(
-    max_examples=15,
-    stateful_step_count=8,
+    max_examples=20,
+    stateful_step_count=9,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
@@ -306,7 +318,7 @@ def test_a_small_gang_does_not_take_a_node_held_for_a_whole_leaf() -> None:
     the same priority that declares nothing arrives and must not take the held node."""
 
     async def scenario() -> None:
-        world, manager, task = await start()
+        world = await start()
         try:
             for action in [
                 Arrive(2, 8, 0, whole_leaf=False, declares=False),
@@ -318,6 +330,6 @@ def test_a_small_gang_does_not_take_a_node_held_for_a_whole_leaf() -> None:
                 await step(world, action)
             await drain(world)
         finally:
-            await stop(world, manager, task)
+            await stop(world)
 
     asyncio.run(scenario())
