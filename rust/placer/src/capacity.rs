@@ -6,6 +6,9 @@
 //! never grows going down the tree; the search relies on that to walk only fitting domains.
 //! Whole domains are skipped when their aggregates show that no node in them takes one pod.
 
+use std::sync::Arc;
+
+pub(crate) use crate::fit_cache::Capacities;
 use crate::model::{Effect, Policy, TaskSpec, POD, UNLIMITED};
 use crate::state::{ClusterState, Domain, Node, SCHEDULABLE, TAINTED};
 
@@ -63,19 +66,6 @@ impl Ask<'_> {
             format!("{what} {name} {unit}")
         }
     }
-}
-
-/// Capacities of one task, indexed by domain id and node id.
-#[derive(Debug, Clone)]
-pub(crate) struct Capacities {
-    pub(crate) pods: Vec<u64>,
-    pub(crate) units: Vec<u64>,
-    pub(crate) fit: Vec<u64>,
-    pub(crate) penalty: Vec<u8>,
-    pub(crate) loose: Vec<(usize, u64)>,
-    /// Policy ranks (less is better) of domains and nodes, for `LeastFree` and `Binpack`.
-    pub(crate) domain_rank: Vec<i64>,
-    pub(crate) node_rank: Vec<i64>,
 }
 
 /// `sum over resources of 10^6 * free / allocatable`, skipping resources with no allocatable.
@@ -323,5 +313,65 @@ impl Capacities {
         self.pods[id] = pods;
         self.units[id] = units;
         (pods, units)
+    }
+}
+
+/// What a task's capacities depend on besides the state: its requests, filters and slices.
+fn cache_key(ask: &Ask<'_>) -> String {
+    format!(
+        "{:?}|{:?}|{:?}|{}|{}|{}",
+        ask.requests, ask.task.node_selector, ask.task.tolerations, ask.k, ask.s, ask.loose_ok
+    )
+}
+
+impl Capacities {
+    /// The task's capacities over the whole cluster, from the cache when it has them (only
+    /// for the best-fit policy: the other policies rank by usage sums the cache does not keep).
+    pub(crate) fn cached(state: &ClusterState, ask: &Ask<'_>) -> Arc<Self> {
+        if ask.policy != Policy::BestFit {
+            return Arc::new(Self::of_cluster(state, ask, true));
+        }
+        state.fit_cache.lookup(
+            cache_key(ask),
+            |caps, node| caps.refresh_node(state, node, ask),
+            || Self::of_cluster(state, ask, false),
+        )
+    }
+
+    /// Brings one node's fit up to date and carries the change up its domains.
+    fn refresh_node(&mut self, state: &ClusterState, id: usize, ask: &Ask<'_>) {
+        let Some(node) = state.nodes.get(id).and_then(Option::as_ref) else {
+            return;
+        };
+        let new = node_fit(state, id, ask);
+        let old = self.fit[id];
+        if new == old {
+            return;
+        }
+        self.fit[id] = new;
+        let Some(leaf) = node.leaf else {
+            if let Some(entry) = self.loose.iter_mut().find(|e| e.0 == id) {
+                entry.1 = new;
+            }
+            return;
+        };
+        let mut at = Some(leaf);
+        let mut child_units: i128 = 0;
+        while let Some(d) = at {
+            let domain = &state.domains[d];
+            let pods = i128::from(self.pods[d]) + i128::from(new) - i128::from(old);
+            self.pods[d] = u64::try_from(pods).unwrap_or(0);
+            let before = i128::from(self.units[d]);
+            let after = if domain.depth >= ask.s {
+                i128::from(self.pods[d] / ask.k)
+            } else if d == leaf {
+                before + i128::from(new / ask.k) - i128::from(old / ask.k)
+            } else {
+                before + child_units
+            };
+            self.units[d] = u64::try_from(after).unwrap_or(0);
+            child_units = after - before;
+            at = domain.parent;
+        }
     }
 }

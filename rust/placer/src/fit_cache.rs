@@ -7,17 +7,30 @@
 //! was last brought up to date: each changed node's fit is recomputed and the difference is
 //! carried up its chain of domains, O(depth) per node. Anything that changes the tree or a
 //! node's labels, taints or flags starts a new epoch, which drops every entry.
+//!
+//! This module holds data only and imports nothing from the crate: the state owns the cache,
+//! and `capacity` computes what goes in it (`Capacities::cached`), so the state does not
+//! depend on the search's arithmetic.
 
 use std::sync::{Arc, Mutex, MutexGuard};
-
-use crate::capacity::{node_fit, Ask, Capacities};
-use crate::model::Policy;
-use crate::state::ClusterState;
 
 /// Request shapes remembered at once.
 const ENTRIES: usize = 8;
 /// Usage changes logged before the log is dropped (and with it every entry).
 const LOG_LIMIT: usize = 1 << 16;
+
+/// Capacities of one task, indexed by domain id and node id.
+#[derive(Debug, Clone)]
+pub(crate) struct Capacities {
+    pub(crate) pods: Vec<u64>,
+    pub(crate) units: Vec<u64>,
+    pub(crate) fit: Vec<u64>,
+    pub(crate) penalty: Vec<u8>,
+    pub(crate) loose: Vec<(usize, u64)>,
+    /// Policy ranks (less is better) of domains and nodes, for `LeastFree` and `Binpack`.
+    pub(crate) domain_rank: Vec<i64>,
+    pub(crate) node_rank: Vec<i64>,
+}
 
 /// The cached capacities of one request shape.
 #[derive(Debug)]
@@ -28,7 +41,7 @@ struct Entry {
     caps: Arc<Capacities>,
 }
 
-/// The cache and its change log, owned by a [`ClusterState`].
+/// The cache and its change log, owned by the cluster state.
 #[derive(Debug, Default)]
 pub(crate) struct FitCache {
     entries: Mutex<Vec<Entry>>,
@@ -73,39 +86,30 @@ impl FitCache {
             guard
         })
     }
-}
 
-/// What a task's capacities depend on besides the state: its requests, filters and slices.
-fn key(ask: &Ask<'_>) -> String {
-    format!(
-        "{:?}|{:?}|{:?}|{}|{}|{}",
-        ask.requests, ask.task.node_selector, ask.task.tolerations, ask.k, ask.s, ask.loose_ok
-    )
-}
-
-impl Capacities {
-    /// The task's capacities over the whole cluster, from the cache when it has them (only
-    /// for the best-fit policy: the other policies rank by usage sums the cache does not keep).
-    pub(crate) fn cached(state: &ClusterState, ask: &Ask<'_>) -> Arc<Self> {
-        if ask.policy != Policy::BestFit {
-            return Arc::new(Self::of_cluster(state, ask, true));
-        }
-        let cache = &state.fit_cache;
-        let key = key(ask);
-        let mut entries = cache.lock();
+    /// The capacities of the shape named `key`. A current entry is returned as it is; one of
+    /// this epoch is first brought up to date by `refresh`, given the nodes changed since (each
+    /// once, in id order); otherwise `build` makes a new entry, evicting the oldest.
+    pub(crate) fn lookup(
+        &self,
+        key: String,
+        mut refresh: impl FnMut(&mut Capacities, usize),
+        build: impl FnOnce() -> Capacities,
+    ) -> Arc<Capacities> {
+        let mut entries = self.lock();
         if let Some(at) = entries.iter().position(|e| e.key == key) {
             let entry = &mut entries[at];
-            if entry.epoch == cache.epoch {
-                if entry.version != cache.version {
-                    let start = usize::try_from(entry.version - cache.base).unwrap_or(0);
-                    let mut dirty = cache.changed[start..].to_vec();
+            if entry.epoch == self.epoch {
+                if entry.version != self.version {
+                    let start = usize::try_from(entry.version - self.base).unwrap_or(0);
+                    let mut dirty = self.changed[start..].to_vec();
                     dirty.sort_unstable();
                     dirty.dedup();
                     let caps = Arc::make_mut(&mut entry.caps);
                     for node in dirty {
-                        caps.refresh_node(state, node, ask);
+                        refresh(caps, node);
                     }
-                    entry.version = cache.version;
+                    entry.version = self.version;
                 }
                 return Arc::clone(&entry.caps);
             }
@@ -114,50 +118,13 @@ impl Capacities {
         if entries.len() >= ENTRIES {
             entries.remove(0);
         }
-        let caps = Arc::new(Self::of_cluster(state, ask, false));
+        let caps = Arc::new(build());
         entries.push(Entry {
             key,
-            epoch: cache.epoch,
-            version: cache.version,
+            epoch: self.epoch,
+            version: self.version,
             caps: Arc::clone(&caps),
         });
         caps
-    }
-
-    /// Brings one node's fit up to date and carries the change up its domains.
-    fn refresh_node(&mut self, state: &ClusterState, id: usize, ask: &Ask<'_>) {
-        let Some(node) = state.nodes.get(id).and_then(Option::as_ref) else {
-            return;
-        };
-        let new = node_fit(state, id, ask);
-        let old = self.fit[id];
-        if new == old {
-            return;
-        }
-        self.fit[id] = new;
-        let Some(leaf) = node.leaf else {
-            if let Some(entry) = self.loose.iter_mut().find(|e| e.0 == id) {
-                entry.1 = new;
-            }
-            return;
-        };
-        let mut at = Some(leaf);
-        let mut child_units: i128 = 0;
-        while let Some(d) = at {
-            let domain = &state.domains[d];
-            let pods = i128::from(self.pods[d]) + i128::from(new) - i128::from(old);
-            self.pods[d] = u64::try_from(pods).unwrap_or(0);
-            let before = i128::from(self.units[d]);
-            let after = if domain.depth >= ask.s {
-                i128::from(self.pods[d] / ask.k)
-            } else if d == leaf {
-                before + i128::from(new / ask.k) - i128::from(old / ask.k)
-            } else {
-                before + child_units
-            };
-            self.units[d] = u64::try_from(after).unwrap_or(0);
-            child_units = after - before;
-            at = domain.parent;
-        }
     }
 }

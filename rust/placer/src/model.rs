@@ -14,6 +14,10 @@ pub const PODS: &str = "pods";
 pub const POD: i64 = 1000;
 /// The fit of a node that no request limits (all-zero requests and no `pods` resource).
 pub const UNLIMITED: u64 = 1 << 40;
+/// Steps (node visits) the exact search of one gang attempt may take before it gives up; the
+/// attempt then fails with its own reason, never with "does not fit". The state carries the
+/// budget (`ClusterState::set_search_budget`), the search spends it.
+pub const SEARCH_BUDGET: u64 = 200_000;
 
 /// Placed pods as `assume` and `release` take them: `(node name, per-pod requests, count)`.
 pub type PlacedPods = (String, Vec<(String, i64)>, u64);

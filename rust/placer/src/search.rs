@@ -15,8 +15,6 @@ use crate::state::{ClusterState, NodePods};
 
 mod exact;
 
-pub use exact::SEARCH_BUDGET;
-
 /// A place pods can go: a domain, a node in the tree, or a loose node (a child of the root).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Entry {
@@ -38,7 +36,7 @@ struct Search<'s> {
     state: &'s mut ClusterState,
     log: Vec<NodePods>,
     policy: Policy,
-    /// Steps the exact search has taken in the current attempt (see [`SEARCH_BUDGET`]).
+    /// Steps the exact search has taken in the current attempt (see [`crate::model::SEARCH_BUDGET`]).
     steps: u64,
 }
 

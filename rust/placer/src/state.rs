@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use crate::fit_cache::FitCache;
-use crate::model::{NodeSpec, PlacedPods, PlacerError, Usage, POD, PODS};
+use crate::model::{NodeSpec, PlacedPods, PlacerError, Usage, POD, PODS, SEARCH_BUDGET};
 
 /// Pods on one node by ids: `(node id, interned per-pod requests, count)`.
 pub(crate) type NodePods = (usize, Vec<(usize, i64)>, u64);
@@ -151,7 +151,7 @@ pub struct ClusterState {
     pub(crate) flags: Vec<u8>,
     /// Capacities of recent request shapes and the log that keeps them current.
     pub(crate) fit_cache: FitCache,
-    /// Steps one exact-search attempt may take (see `search::exact::SEARCH_BUDGET`).
+    /// Steps one exact-search attempt may take (see `model::SEARCH_BUDGET`).
     pub(crate) search_budget: u64,
 }
 
@@ -196,7 +196,7 @@ impl ClusterState {
             ranks_dirty: true,
             free_columns: Vec::new(),
             flags: Vec::new(),
-            search_budget: crate::search::SEARCH_BUDGET,
+            search_budget: SEARCH_BUDGET,
             fit_cache: FitCache::default(),
         })
     }

@@ -19,10 +19,6 @@ use crate::capacity::{node_fit, Ask};
 use crate::model::{Effect, Mode, Topology, POD};
 use crate::state::SCHEDULABLE;
 
-/// Steps (node visits) the exact search of one gang attempt may take before it gives up; the
-/// attempt then fails with its own reason, never with "does not fit".
-pub const SEARCH_BUDGET: u64 = 200_000;
-
 /// The node-level label, left out when nodes are compared for interchangeability.
 const HOSTNAME: &str = "kubernetes.io/hostname";
 
