@@ -53,7 +53,11 @@ impl Ask<'_> {
     /// This task's whole ask in a list: "1 master pod", "15 worker pods".
     pub(crate) fn counted(&self) -> String {
         let word = self.unit_word();
-        let unit = if self.count == 1 { &word[..word.len() - 1] } else { word };
+        let unit = if self.count == 1 {
+            &word[..word.len() - 1]
+        } else {
+            word
+        };
         self.named(&self.count.to_string(), unit)
     }
 
