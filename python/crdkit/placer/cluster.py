@@ -27,8 +27,6 @@ from crdkit.placer.models import (
     compile_node,
     compile_snapshot,
     load_document,
-    reference_gang,
-    reference_node,
     validated,
 )
 from crdkit.placer.policies import POLICIES
@@ -264,8 +262,8 @@ def _check_policy(policy: str) -> None:
 
 
 class _ReferenceEngineAdapter:
-    """`ReferenceEngine` behind the API of `crdkit._placer.Engine`: it reads the compiled
-    records through their reference views and answers with the same `Outcome` records."""
+    """`ReferenceEngine` behind the API of `crdkit._placer.Engine`: it takes the same compiled
+    records and answers with the same `Outcome` records."""
 
     def __init__(
         self, levels: Sequence[str], implicit_host: bool, search_budget: int | None
@@ -278,28 +276,28 @@ class _ReferenceEngineAdapter:
         self._engine = ReferenceEngine(levels, implicit_host, search_budget or SEARCH_BUDGET)
 
     def add_node(self, node: _placer.Node) -> None:
-        self._engine.add_node(reference_node(node))
+        self._engine.add_node(node)
 
     def add_nodes(self, nodes: list[_placer.Node]) -> None:
         for node in nodes:
             self.add_node(node)
 
     def update_node(self, node: _placer.Node, keep_used: bool = False) -> None:
-        self._engine.update_node(reference_node(node), keep_used)
+        self._engine.update_node(node, keep_used)
 
     def remove_node(self, name: str) -> None:
         self._engine.remove_node(name)
 
     def place(self, gang: _placer.Gang, policy: str = "best-fit") -> _placer.Outcome:
         self._check_levels(gang)
-        return self._outcome(gang, self._engine.place(reference_gang(gang), policy))
+        return self._outcome(gang, self._engine.place(gang, policy))
 
     def place_all(
         self, gangs: list[_placer.Gang], policy: str = "best-fit"
     ) -> list[_placer.Outcome]:
         for gang in gangs:
             self._check_levels(gang)
-        placed = self._engine.place_all([reference_gang(gang) for gang in gangs], policy)
+        placed = self._engine.place_all(gangs, policy)
         return [self._outcome(gangs[index], raw) for index, raw in placed]
 
     def assume(self, gang: _placer.Gang, assignments: list[_placer.Assignment]) -> None:

@@ -9,7 +9,8 @@ Two layers, so that every refusal names the field that caused it:
   and build the binding's frozen records (`crdkit._placer.Node`, `Gang`, `Task`, ...) with
   quantities in integer milli-units and levels as indexes. This is the only place a request is
   compiled: the Rust record keeps the converted spec, so placing it extracts nothing more, and
-  the pure-Python reference reads the same records through `reference_node`/`reference_gang`.
+  the pure-Python reference engine takes the same records (it copies what it reads once, at
+  its boundary).
 
 Every error is a `ValueError` whose single line starts with the field path, for example
 ``gang.tasks[1].requests.cpu: invalid quantity "abc": not a Kubernetes quantity``.
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -42,9 +42,6 @@ __all__ = [
     "HOSTNAME_LEVEL",
     "Assignment",
     "ClusterSnapshot",
-    "CompiledGang",
-    "CompiledNode",
-    "CompiledTask",
     "Fit",
     "Gang",
     "NodeSpec",
@@ -60,8 +57,6 @@ __all__ = [
     "compile_snapshot",
     "effective_levels",
     "load_document",
-    "reference_gang",
-    "reference_node",
     "validated",
 ]
 
@@ -208,83 +203,6 @@ class Placement(_Model):
         if self._gang is None:
             return {}
         return {task.name: task.requests for task in self._gang.tasks}
-
-
-# --- the reference engine's view of the compiled records --------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class CompiledNode:
-    """A compiled node as the pure-Python reference engine reads it (see `reference_node`)."""
-
-    name: str
-    labels: Mapping[str, str]
-    allocatable: Mapping[str, int]
-    used: Mapping[str, int]
-    taints: tuple[tuple[str, str, str], ...]
-    unschedulable: bool
-    ready: bool
-
-
-@dataclass(frozen=True, slots=True)
-class CompiledTask:
-    """A compiled task as the reference reads it. Levels are indexes into the effective levels."""
-
-    name: str
-    replicas: int
-    min_available: int
-    requests: Mapping[str, int]
-    node_selector: tuple[tuple[str, str], ...]
-    tolerations: tuple[tuple[str, str, str, str | None], ...]
-    slice: tuple[int, int] | None  # (level index, size)
-    topology: tuple[Mode, int | None] | None
-
-
-@dataclass(frozen=True, slots=True)
-class CompiledGang:
-    """A compiled gang as the reference reads it (see `reference_gang`)."""
-
-    name: str
-    priority: int
-    topology: tuple[Mode, int | None]
-    tasks: tuple[CompiledTask, ...]
-
-
-def _topology_view(topology: _placer.Topology) -> tuple[Mode, int | None]:
-    return (topology.mode, topology.level)
-
-
-def reference_node(node: _placer.Node) -> CompiledNode:
-    """The reference engine's view of a compiled node."""
-    return CompiledNode(
-        name=node.name,
-        labels=node.labels,
-        allocatable=node.allocatable,
-        used=node.used,
-        taints=tuple((t.key, t.value, t.effect) for t in node.taints),
-        unschedulable=node.unschedulable,
-        ready=node.ready,
-    )
-
-
-def reference_gang(gang: _placer.Gang) -> CompiledGang:
-    """The reference engine's view of a compiled gang."""
-    tasks = tuple(
-        CompiledTask(
-            name=task.name,
-            replicas=task.replicas,
-            min_available=task.min_available,
-            requests=task.requests,
-            node_selector=tuple(sorted(task.node_selector.items())),
-            tolerations=tuple((t.key, t.operator, t.value, t.effect) for t in task.tolerations),
-            slice=None if task.slice is None else (task.slice.level, task.slice.size),
-            topology=None if task.topology is None else _topology_view(task.topology),
-        )
-        for task in gang.tasks
-    )
-    return CompiledGang(
-        name=gang.name, priority=gang.priority, topology=_topology_view(gang.topology), tasks=tasks
-    )
 
 
 # --- validation ------------------------------------------------------------------------------

@@ -71,7 +71,7 @@ resources the task requests:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from crdkit.placer.policies import POLICIES
 from crdkit.placer.taints import tolerates
@@ -79,7 +79,7 @@ from crdkit.placer.taints import tolerates
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    from crdkit.placer.models import CompiledGang, CompiledNode, CompiledTask
+    from crdkit import _placer
 
 __all__ = [
     "POD",
@@ -121,9 +121,83 @@ class _Unschedulable(Exception):
         self.fit = fit
 
 
+# --- the engine's working copy of the compiled records ---------------------------------------
+# The engine takes the binding's records (`crdkit._placer.Node`, `Gang`) and copies what it reads
+# once, at its boundary: a record's getters build new Python objects on every access, and the
+# search reads a task's requests and filters at every node it visits.
+
+Mode = Literal["required", "preferred", "unconstrained"]
+
+
+@dataclass(frozen=True, slots=True)
+class _NodeSpec:
+    name: str
+    labels: Mapping[str, str]
+    allocatable: Mapping[str, int]
+    used: Mapping[str, int]
+    taints: tuple[tuple[str, str, str], ...]
+    unschedulable: bool
+    ready: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Task:
+    """Levels are indexes into the effective levels."""
+
+    name: str
+    replicas: int
+    min_available: int
+    requests: Mapping[str, int]
+    node_selector: tuple[tuple[str, str], ...]
+    tolerations: tuple[tuple[str, str, str, str | None], ...]
+    slice: tuple[int, int] | None  # (level index, size)
+    topology: tuple[Mode, int | None] | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Gang:
+    name: str
+    priority: int
+    topology: tuple[Mode, int | None]
+    tasks: tuple[_Task, ...]
+
+
+def _topology(topology: _placer.Topology) -> tuple[Mode, int | None]:
+    return (topology.mode, topology.level)
+
+
+def _node_spec(node: _placer.Node) -> _NodeSpec:
+    return _NodeSpec(
+        name=node.name,
+        labels=node.labels,
+        allocatable=node.allocatable,
+        used=node.used,
+        taints=tuple((t.key, t.value, t.effect) for t in node.taints),
+        unschedulable=node.unschedulable,
+        ready=node.ready,
+    )
+
+
+def _gang(gang: _placer.Gang) -> _Gang:
+    tasks = tuple(
+        _Task(
+            name=task.name,
+            replicas=task.replicas,
+            min_available=task.min_available,
+            requests=task.requests,
+            node_selector=tuple(sorted(task.node_selector.items())),
+            tolerations=tuple((t.key, t.operator, t.value, t.effect) for t in task.tolerations),
+            slice=None if task.slice is None else (task.slice.level, task.slice.size),
+            topology=None if task.topology is None else _topology(task.topology),
+        )
+        for task in gang.tasks
+    )
+    return _Gang(gang.name, gang.priority, _topology(gang.topology), tasks)
+
+
 @dataclass
 class _Node:
-    spec: CompiledNode
+    spec: _NodeSpec
     used: dict[str, int]
     path: Path | None  # label values at every effective level; None for a loose node
 
@@ -136,7 +210,7 @@ class _Ask:
     """One task to place now: `count` units of `k` pods, each unit inside one depth-`s` domain."""
 
     index: int
-    task: CompiledTask
+    task: _Task
     count: int
     k: int
     s: int
@@ -291,7 +365,7 @@ class ReferenceEngine:
 
     # --- cluster state ---------------------------------------------------------------------
 
-    def _path(self, node: CompiledNode) -> Path | None:
+    def _path(self, node: _NodeSpec) -> Path | None:
         named = self.levels[:-1] if self.implicit_host else self.levels
         values = [node.labels.get(level) for level in named]
         if any(value is None for value in values):
@@ -299,12 +373,14 @@ class ReferenceEngine:
         path = tuple(v for v in values if v is not None)
         return (*path, node.name) if self.implicit_host else path
 
-    def add_node(self, node: CompiledNode) -> None:
+    def add_node(self, record: _placer.Node) -> None:
+        node = _node_spec(record)
         if node.name in self.nodes:
             raise ValueError(f'node.name: node "{node.name}" already exists')
         self.nodes[node.name] = _Node(node, dict(node.used), self._path(node))
 
-    def update_node(self, node: CompiledNode, keep_used: bool = False) -> None:
+    def update_node(self, record: _placer.Node, keep_used: bool = False) -> None:
+        node = _node_spec(record)
         old = self.nodes.get(node.name)
         if old is None:
             raise ValueError(f'node.name: no node "{node.name}"')
@@ -371,7 +447,7 @@ class ReferenceEngine:
 
     # --- capacities (rules 1 and 2) --------------------------------------------------------
 
-    def _fit(self, node: _Node, task: CompiledTask) -> int:
+    def _fit(self, node: _Node, task: _Task) -> int:
         spec = node.spec
         if spec.unschedulable or not spec.ready:
             return 0
@@ -388,7 +464,7 @@ class ReferenceEngine:
             fit = min(fit, max(0, node.free("pods")) // POD)
         return fit
 
-    def _penalty(self, node: _Node, task: CompiledTask) -> int:
+    def _penalty(self, node: _Node, task: _Task) -> int:
         return int(
             any(
                 taint[2] == "PreferNoSchedule" and not tolerates(task.tolerations, taint)
@@ -430,7 +506,7 @@ class ReferenceEngine:
         return caps
 
     @staticmethod
-    def _requested(task: CompiledTask) -> list[str]:
+    def _requested(task: _Task) -> list[str]:
         return [r for r, milli in task.requests.items() if milli > 0 and r != "pods"]
 
     def _least_free_ranks(self, ask: _Ask, caps: _Capacities) -> None:
@@ -457,7 +533,7 @@ class ReferenceEngine:
         for key in free:
             caps.rank[key] = share(free[key], allocatable[key])
 
-    def _binpack_score(self, node: _Node, task: CompiledTask) -> int:
+    def _binpack_score(self, node: _Node, task: _Task) -> int:
         terms = [
             10**6 * (node.used.get(r, 0) + task.requests[r]) // node.spec.allocatable[r]
             for r in self._requested(task)
@@ -566,7 +642,7 @@ class ReferenceEngine:
 
     # --- rules 5 and 6 ---------------------------------------------------------------------
 
-    def _ask(self, index: int, task: CompiledTask, count: int, topology_mode: str) -> _Ask:
+    def _ask(self, index: int, task: _Task, count: int, topology_mode: str) -> _Ask:
         if task.slice is not None:
             s, k = task.slice
             return _Ask(index, task, count // k, k, s, False)
@@ -1039,7 +1115,7 @@ class ReferenceEngine:
             node, requests, pods = self._log.pop()
             self._apply(node, requests, pods, -1)
 
-    def _attempt(self, gang: CompiledGang, counts: list[int]) -> list[tuple[int, str, int]]:
+    def _attempt(self, gang: _Gang, counts: list[int]) -> list[tuple[int, str, int]]:
         out: list[tuple[int, str, int]] = []
         self._steps = 0
         self._walk = None
@@ -1057,7 +1133,10 @@ class ReferenceEngine:
         self._place_group(asks, gang_mode, gang_level, out, own=own)
         return out
 
-    def place(self, gang: CompiledGang, policy: str = "best-fit") -> RawOutcome:
+    def place(self, gang: _placer.Gang, policy: str = "best-fit") -> RawOutcome:
+        return self._place(_gang(gang), policy)
+
+    def _place(self, gang: _Gang, policy: str) -> RawOutcome:
         if policy not in POLICIES:
             raise ValueError(f"policy: unknown policy {policy!r} (one of {', '.join(POLICIES)})")
         self._policy = policy
@@ -1095,17 +1174,18 @@ class ReferenceEngine:
         return len(common) - 1, list(common)
 
     def place_all(
-        self, gangs: Sequence[CompiledGang], policy: str = "best-fit"
+        self, records: Sequence[_placer.Gang], policy: str = "best-fit"
     ) -> list[tuple[int, RawOutcome]]:
         """A batch: higher `priority` first, then input order, each gang seeing the pods of the
         ones placed before it; `(input index, outcome)` in that order. The cluster is unchanged
         afterwards."""
+        gangs = [_gang(record) for record in records]
         order = sorted(range(len(gangs)), key=lambda i: (-gangs[i].priority, i))
         results: list[tuple[int, RawOutcome]] = []
         held: list[list[tuple[str, Mapping[str, int], int]]] = []
         try:
             for index in order:
-                outcome = self.place(gangs[index], policy)
+                outcome = self._place(gangs[index], policy)
                 results.append((index, outcome))
                 tasks = gangs[index].tasks
                 items = [(node, tasks[task].requests, count) for task, node, count in outcome[1]]

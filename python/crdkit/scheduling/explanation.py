@@ -20,16 +20,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from crdkit.placer import parse_quantity
-from crdkit.placer.models import HOSTNAME_LEVEL, reference_gang
+from crdkit.placer.models import HOSTNAME_LEVEL
 from crdkit.placer.taints import tolerates
 from crdkit.scheduling.nodes import UNSCHEDULABLE_TAINT
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from crdkit import _placer
     from crdkit.placer import Placement
     from crdkit.placer.cluster import GangInput
-    from crdkit.placer.models import CompiledTask
     from crdkit.scheduling.mirror import ClusterMirror
 
 __all__ = ["Explanation", "TaskFilters", "explain", "filter_nodes"]
@@ -85,7 +85,7 @@ class Explanation:
 
 
 def filter_nodes(
-    task: CompiledTask,
+    task: _placer.Task,
     nodes: Iterable[Mapping[str, Any]],
     used: Mapping[str, Mapping[str, int]] | None,
     needed_labels: Iterable[str] = (),
@@ -93,16 +93,22 @@ def filter_nodes(
     """Counts, for one compiled task, the nodes (placer entries) that could take one more pod
     and the reasons the others could not. ``used`` is each node's usage in milli-units;
     ``None`` counts every node empty (what could ever take a pod)."""
-    labels = tuple(needed_labels)
+    # The record's getters build new objects on every access: read them once for all nodes.
+    asks = _Asks(
+        tolerations=tuple((t.key, t.operator, t.value, t.effect) for t in task.tolerations),
+        selector=tuple(task.node_selector.items()),
+        requests=dict(task.requests),
+        labels=tuple(needed_labels),
+    )
     reasons: Counter[str] = Counter()
     total = fit = 0
     for node in nodes:
         total += 1
-        rejected = _first_filter(task, node, labels)
+        rejected = _first_filter(asks, node)
         if rejected is not None:
             reasons[rejected] += 1
             continue
-        short = _short_of(task, node, {} if used is None else used.get(node["name"], {}))
+        short = _short_of(asks, node, {} if used is None else used.get(node["name"], {}))
         if short:
             reasons.update(f"Insufficient {resource}" for resource in short)
         else:
@@ -110,33 +116,41 @@ def filter_nodes(
     return TaskFilters(task.name, total, fit, dict(reasons), now=used is not None)
 
 
-def _first_filter(
-    task: CompiledTask, node: Mapping[str, Any], labels: tuple[str, ...]
-) -> str | None:
+@dataclass(frozen=True, slots=True)
+class _Asks:
+    """What one task asks of a node, read once from its record."""
+
+    tolerations: tuple[tuple[str, str, str, str | None], ...]
+    selector: tuple[tuple[str, str], ...]
+    requests: dict[str, int]
+    labels: tuple[str, ...]
+
+
+def _first_filter(asks: _Asks, node: Mapping[str, Any]) -> str | None:
     if not node.get("ready", True):
         return NOT_READY
     for taint in node.get("taints", ()):
         if taint["effect"] == "PreferNoSchedule":
             continue
         triple = (taint["key"], taint.get("value") or "", taint["effect"])
-        if not tolerates(task.tolerations, triple):
+        if not tolerates(asks.tolerations, triple):
             if taint["key"] == UNSCHEDULABLE_TAINT:
                 return CORDONED
             return f"node(s) had untolerated taint {{{triple[0]}: {triple[1]}}}"
     node_labels = node.get("labels", {})
-    if any(node_labels.get(key) != value for key, value in task.node_selector):
+    if any(node_labels.get(key) != value for key, value in asks.selector):
         return SELECTOR
-    for label in labels:
+    for label in asks.labels:
         if label not in node_labels:
             return f"node(s) lack the topology label {label}"
     return None
 
 
-def _short_of(task: CompiledTask, node: Mapping[str, Any], used: Mapping[str, int]) -> list[str]:
+def _short_of(asks: _Asks, node: Mapping[str, Any], used: Mapping[str, int]) -> list[str]:
     allocatable = node.get("allocatable", {})
     short = []
-    asks = {**task.requests, "pods": 1000} if "pods" in allocatable else task.requests
-    for resource, milli in sorted(asks.items()):
+    wanted = {**asks.requests, "pods": 1000} if "pods" in allocatable else asks.requests
+    for resource, milli in sorted(wanted.items()):
         if milli <= 0:
             continue
         have = parse_quantity(allocatable[resource]) if resource in allocatable else 0
@@ -152,26 +166,24 @@ def explain(mirror: ClusterMirror, gang: GangInput, placement: Placement) -> Exp
     the counts are the empty cluster's (what blocks it for good). Otherwise they are now's.
     """
     compiled = mirror.cluster.compile(gang)
-    view = reference_gang(compiled)
     levels = mirror.cluster.levels
     empty = mirror.empty.place(compiled)
     never = empty.status == "unschedulable"
     used = None if never else mirror.cluster.used()
     tasks = []
-    for task in view.tasks:
-        needed = _topology_labels(view.topology, task, levels)
+    gang_mode = compiled.topology.mode
+    for task in compiled.tasks:
+        needed = _topology_labels(gang_mode, task, levels)
         tasks.append(filter_nodes(task, mirror.nodes(), used, needed))
     reason = (empty if never else placement).reason or "the placer found no room"
     return Explanation(never_fits=never, reason=reason, tasks=tuple(tasks))
 
 
-def _topology_labels(
-    gang_topology: tuple[str, int | None], task: CompiledTask, levels: list[str]
-) -> list[str]:
+def _topology_labels(gang_mode: str, task: _placer.Task, levels: list[str]) -> list[str]:
     """The level labels a node must carry to take this task's pods: every level's, when the
     task or its gang is constrained or the task has slices (docs/reference/placement-io.md); the
     per-node level is left out, since every Node carries its hostname."""
-    modes = {gang_topology[0], (task.topology or gang_topology)[0]}
+    modes = {gang_mode, gang_mode if task.topology is None else task.topology.mode}
     if modes == {"unconstrained"} and task.slice is None:
         return []
     return [label for label in levels if label != HOSTNAME_LEVEL]
