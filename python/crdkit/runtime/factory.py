@@ -15,14 +15,13 @@ consumers still cannot slow each other down.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Self, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from crdkit._lifecycle import StartStop
 from crdkit.runtime.informer import DEFAULT_RESYNC, Backoff, Informer
 from crdkit.runtime.store import NAMESPACE_INDEX, index_namespace
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from prometheus_client import CollectorRegistry
 
     from crdkit.client.client import Client
@@ -46,7 +45,7 @@ class InformerKey:
     metadata_only: bool
 
 
-class SharedInformerFactory:
+class SharedInformerFactory(StartStop):
     """Creates informers on demand, shares them by ``InformerKey``, starts and stops them.
 
     Every informer it creates records Warning Events about objects its type refuses with
@@ -172,15 +171,3 @@ class SharedInformerFactory:
     @property
     def started(self) -> bool:
         return self._started
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()

@@ -35,8 +35,9 @@ import asyncio
 import logging
 import random
 import time
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
+from crdkit._lifecycle import StartStop
 from crdkit.client.codec import (
     Codec,
     DictCodec,
@@ -70,7 +71,6 @@ from crdkit.runtime.store import IndexFunc, Store
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from types import TracebackType
 
     from prometheus_client import CollectorRegistry
 
@@ -107,7 +107,7 @@ def strip_managed_fields(obj: T) -> T:
     return obj
 
 
-class Informer(Generic[T]):
+class Informer(StartStop, Generic[T]):
     """Keeps ``store`` in sync with one kind (in one namespace, matching selectors).
 
     Create it with a resource class (objects of that class), a ``GroupVersionKind`` (dicts),
@@ -213,18 +213,6 @@ class Informer(Generic[T]):
         return informer
 
     # -- lifecycle -------------------------------------------------------------------------
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     @property
     def running(self) -> bool:

@@ -19,8 +19,9 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import Any, TypeVar
 
+from crdkit._lifecycle import StartStop
 from crdkit.testing.envtest.binaries import Binaries, find_binaries
 from crdkit.testing.envtest.certs import Pki, generate_pki
 from crdkit.testing.envtest.crds import CrdSource, crd_is_established, load_crds, served_versions
@@ -29,9 +30,6 @@ from crdkit.testing.envtest.processes import ManagedProcess, free_ports, stop_al
 from crdkit.testing.envtest.supervisor import Supervisor
 from crdkit.testing.errors import ControlPlaneError
 from crdkit.testing.faults import _http
-
-if TYPE_CHECKING:
-    from types import TracebackType
 
 __all__ = ["ControlPlane"]
 
@@ -65,7 +63,7 @@ class _PortTakenError(ControlPlaneError):
     """A program could not bind its port: it was free when chosen, but not any more."""
 
 
-class ControlPlane:
+class ControlPlane(StartStop):
     """etcd and kube-apiserver as local processes, stopped however the caller exits.
 
     Use ``async with ControlPlane() as cp:`` or ``await cp.start()`` / ``await cp.stop()``.
@@ -101,18 +99,6 @@ class ControlPlane:
         self._lock = threading.Lock()
 
     # -- lifecycle -------------------------------------------------------------------------
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     async def start(self) -> None:
         """Start etcd, then kube-apiserver, and return once ``/readyz`` answers ok.
