@@ -102,8 +102,9 @@ class ClusterMirror:
         self.levels = list(levels)
         """The topology's levels as given (the placer may add its per-node level)."""
         self.cluster = cluster_type(levels, search_budget=search_budget)
-        self.empty = cluster_type(levels, search_budget=search_budget)
-        """The same nodes with no pods at all: what could ever fit (for explanations)."""
+        self._cluster_type = cluster_type
+        self._search_budget = search_budget
+        self._empty: Cluster | None = None
         self.assume_ttl = assume_ttl
         self._clock = clock
         self._nodes: dict[str, dict[str, Any]] = {}
@@ -118,6 +119,22 @@ class ClusterMirror:
         self.version = 0
         """Grows whenever capacity may have grown (a node came or changed, a pod went): a
         scheduler that found no room can tell whether looking again may help."""
+
+    @property
+    def empty(self) -> Cluster:
+        """The same nodes with no pods at all: what could ever fit (for explanations).
+
+        Built on first use from the nodes the mirror has, then kept current by node events only
+        (pods never reach it), so a mirror that never explains keeps one engine. It is a second
+        engine, not a mode of the first: the search prunes by per-domain free aggregates, which
+        an "as if empty" question would need a second set of anyway, and rebuilding it per
+        question costs a whole cluster's compile (`benches/mirror_twin_bench.py`).
+        """
+        if self._empty is None:
+            self._empty = self._cluster_type(
+                self.levels, list(self._nodes.values()), search_budget=self._search_budget
+            )
+        return self._empty
 
     # -- wiring ----------------------------------------------------------------------------
 
@@ -153,12 +170,14 @@ class ClusterMirror:
             return  # a heartbeat: nothing the placer reads changed
         if previous is None:
             self.cluster.add_node(self._placer_entry(entry))
-            self.empty.add_node(entry)
+            if self._empty is not None:
+                self._empty.add_node(entry)
             self._nodes[name] = entry
             self._apply_waiting(name)
         else:
             self.cluster.update_node(self._placer_entry(entry), keep_used=True)
-            self.empty.update_node(entry)
+            if self._empty is not None:
+                self._empty.update_node(entry)
             self._nodes[name] = entry
         self._freed()
 
@@ -168,7 +187,8 @@ class ClusterMirror:
         if self._nodes.pop(name, None) is None:
             return
         self.cluster.remove_node(name)  # its usage goes with it
-        self.empty.remove_node(name)
+        if self._empty is not None:
+            self._empty.remove_node(name)
         for key in self._on_node.get(name, ()):
             self._pods[key].applied = False
 

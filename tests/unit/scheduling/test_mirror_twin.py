@@ -1,0 +1,59 @@
+"""`ClusterMirror.empty`, the "as if every node were empty" twin: built on first use from the
+nodes the mirror has, then kept current by node events, never by pods."""
+
+from __future__ import annotations
+
+from crdkit.resources import Node, Pod
+from crdkit.scheduling import ClusterMirror
+from crdkit.testing.sim.nodes import simulated_node
+
+
+def whole_nodes(count: int) -> dict[str, object]:
+    """A gang of ``count`` pods that each take a whole 8-GPU node."""
+    task = {"name": "w", "replicas": count, "requests": {"nvidia.com/gpu": "8"}}
+    return {"name": "g", "tasks": [task]}
+
+
+WHOLE_NODE = whole_nodes(1)
+
+
+def node(name: str, gpus: int = 8) -> Node:
+    return simulated_node(name, labels={"rack": "r1"}, allocatable={"nvidia.com/gpu": gpus})
+
+
+def bound_pod(name: str, on: str) -> Pod:
+    requests = {"requests": {"nvidia.com/gpu": "8"}}
+    return Pod.model_validate(
+        {
+            "metadata": {"name": name, "namespace": "ns", "uid": f"u-{name}"},
+            "spec": {"nodeName": on, "containers": [{"name": "c", "resources": requests}]},
+            "status": {"phase": "Running"},
+        }
+    )
+
+
+def nodes_taken(mirror: ClusterMirror, gang: dict[str, object]) -> list[str]:
+    return [a.node for a in mirror.empty.place(gang).assignments]
+
+
+def test_the_twin_sees_the_nodes_added_before_and_after_it_was_built() -> None:
+    mirror = ClusterMirror(["rack"])
+    mirror.set_node(node("n1"))
+    mirror.set_pod(bound_pod("p1", "n1"))  # n1 is full now, but not for the twin
+    assert mirror.cluster.place(WHOLE_NODE).status == "unschedulable"
+    assert nodes_taken(mirror, WHOLE_NODE) == ["n1"]
+    mirror.set_node(node("n2"))
+    mirror.set_pod(bound_pod("p2", "n2"))
+    assert sorted(nodes_taken(mirror, whole_nodes(2))) == ["n1", "n2"]
+
+
+def test_node_changes_and_removals_reach_the_twin() -> None:
+    mirror = ClusterMirror(["rack"])
+    mirror.set_node(node("n1"))
+    assert nodes_taken(mirror, WHOLE_NODE) == ["n1"]
+    mirror.set_node(node("n1", gpus=4))  # smaller now: a whole-node pod can never fit
+    assert mirror.empty.place(WHOLE_NODE).status == "unschedulable"
+    mirror.set_node(node("n1"))
+    mirror.remove_node("n1")
+    assert mirror.empty.place(WHOLE_NODE).status == "unschedulable"
+    assert len(mirror.empty) == 0
