@@ -9,7 +9,9 @@ import asyncio
 import time
 import uuid
 from collections import Counter, defaultdict
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -55,65 +57,119 @@ def _scheduler_name(shape: ClusterShape) -> str:
     return f"gang-{shape.name_prefix}"
 
 
-def _operator(
-    client: Client, namespace: str, shape: ClusterShape
-) -> AbstractAsyncContextManager[VolcanoJobReconciler]:
-    """The operator on the shape's nodes, its scheduler named for them: the tests share one
-    apiserver, and a scheduler places the pods naming it in every namespace."""
-    return running_operator(
-        client,
-        TOPOLOGY,
-        namespace=namespace,
-        node_selector=f"{SIMULATED_LABEL}={shape.name_prefix}",
-        pod_scheduler_name=_scheduler_name(shape),
-    )
-
-
-async def _job(client: Client, name: str, namespace: str) -> Job:
-    return await client.get(Job, name, namespace=namespace)
-
-
-async def _pods(client: Client, namespace: str, job: str | None = None) -> list[Pod]:
-    selector = f"{JOB_NAME_LABEL}={job}" if job else JOB_NAME_LABEL
-    return (await client.list(Pod, namespace=namespace, label_selector=selector)).items
-
-
-async def _bound(client: Client, namespace: str, job: str | None = None) -> list[Pod]:
-    return [pod for pod in await _pods(client, namespace, job) if pod.spec.node_name]
-
-
-async def _submit(client: Client, namespace: str, data: dict[str, Any]) -> None:
-    await client.create(dict(data, metadata=dict(data["metadata"], namespace=namespace)))
-
-
 def _gang(name: str, pods: int, tier: int | None = 1) -> dict[str, Any]:
     return manifest(JobShape(name, (TaskShape("worker", pods),), tier=tier))
 
 
-async def _phase(client: Client, name: str, namespace: str) -> str | None:
-    try:
-        job = await _job(client, name, namespace)
-    except NotFound:
-        return None
-    return job.status.state.phase if job.status else None
+@dataclass(frozen=True)
+class _Cluster:
+    """One test's simulated nodes and namespace on the shared gang plane, and a client to it:
+    what the tests ask of the apiserver, always about their own namespace."""
 
+    client: Client
+    namespace: str
+    shape: ClusterShape
 
-async def _is(client: Client, name: str, namespace: str, phase: str) -> bool:
-    return await _phase(client, name, namespace) == phase
+    def operator(self) -> AbstractAsyncContextManager[VolcanoJobReconciler]:
+        """The operator on the shape's nodes, its scheduler named for them: the tests share one
+        apiserver, and a scheduler places the pods naming it in every namespace."""
+        return running_operator(
+            self.client,
+            TOPOLOGY,
+            namespace=self.namespace,
+            node_selector=f"{SIMULATED_LABEL}={self.shape.name_prefix}",
+            pod_scheduler_name=_scheduler_name(self.shape),
+        )
 
+    async def job(self, name: str) -> Job:
+        return await self.client.get(Job, name, namespace=self.namespace)
 
-async def _any_running(client: Client, names: tuple[str, ...], namespace: str) -> bool:
-    return any([await _is(client, name, namespace, "Running") for name in names])
+    async def pods(self, job: str | None = None) -> list[Pod]:
+        selector = f"{JOB_NAME_LABEL}={job}" if job else JOB_NAME_LABEL
+        pods = await self.client.list(Pod, namespace=self.namespace, label_selector=selector)
+        return pods.items
 
+    async def bound(self, job: str | None = None) -> list[Pod]:
+        return [pod for pod in await self.pods(job) if pod.spec.node_name]
 
-async def _gone(client: Client, name: str, namespace: str) -> bool:
-    if await _phase(client, name, namespace) is not None or await _pods(client, namespace, name):
+    async def bound_count(self, job: str, count: int) -> bool:
+        return len(await self.bound(job)) == count
+
+    async def submit(self, data: dict[str, Any]) -> None:
+        metadata = dict(data["metadata"], namespace=self.namespace)
+        await self.client.create(dict(data, metadata=metadata))
+
+    async def phase(self, name: str) -> str | None:
+        try:
+            job = await self.job(name)
+        except NotFound:
+            return None
+        return job.status.state.phase if job.status else None
+
+    async def is_(self, name: str, phase: str) -> bool:
+        return await self.phase(name) == phase
+
+    async def any_running(self, names: tuple[str, ...]) -> bool:
+        return any([await self.is_(name, "Running") for name in names])
+
+    async def gone(self, name: str) -> bool:
+        if await self.phase(name) is not None or await self.pods(name):
+            return False
+        try:
+            await self.client.get(VolcanoPodGroup, name, namespace=self.namespace)
+        except NotFound:
+            return True
         return False
-    try:
-        await client.get(VolcanoPodGroup, name, namespace=namespace)
-    except NotFound:
+
+    async def gpus_per_node(self) -> dict[str, int]:
+        held: dict[str, int] = defaultdict(int)
+        for pod in await self.pods():
+            if pod.spec.node_name and (
+                pod.status is None or pod.status.phase not in ("Succeeded", "Failed")
+            ):
+                limits = pod.spec.containers[0].resources.limits
+                held[pod.spec.node_name] += int(limits.get(GPU_RESOURCE, "0"))
+        return held
+
+    async def leave_pods(self, job_name: str, nodes: list[str]) -> None:
+        """Create bound pods for ``job_name`` as a scheduler that stopped mid-gang would leave
+        them."""
+        job = await self.job(job_name)
+        for index, node in enumerate(nodes):
+            pod = pod_manifest(job, "worker", index, _scheduler_name(self.shape))
+            pod["spec"]["nodeName"] = node
+            await self.client.create(pod)
+
+    async def podgroup_exists(self, name: str) -> bool:
+        try:
+            podgroup = await self.client.get(VolcanoPodGroup, name, namespace=self.namespace)
+        except NotFound:
+            return False
+        assert podgroup.spec.min_member == 4
+        assert podgroup.metadata.owner_references[0].name == name
         return True
-    return False
+
+    async def scheduler_said_why(self, name: str) -> bool:
+        job = await self.job(name)
+        conditions = job.status.conditions if job.status is not None else []
+        return any(c.type == "Scheduled" and c.reason == "Unschedulable" for c in conditions)
+
+
+Simulate = Callable[[ClusterShape], AbstractAsyncContextManager[_Cluster]]
+
+
+@pytest.fixture
+def simulate(gang_plane: ControlPlane, gang_namespace: str) -> Simulate:
+    """Creates a shape's simulated nodes on the gang plane for the test's namespace; no operator
+    runs until the test starts one."""
+
+    @asynccontextmanager
+    async def simulated(shape: ClusterShape) -> AsyncIterator[_Cluster]:
+        async with Client.from_control_plane(gang_plane) as client:
+            await create_simulated_cluster(client, shape, TOPOLOGY)
+            yield _Cluster(client, gang_namespace, shape)
+
+    return simulated
 
 
 def _recorded(job: Job) -> Counter[tuple[str, str]]:
@@ -132,25 +188,13 @@ def _pod_nodes(pods: list[Pod]) -> Counter[tuple[str, str]]:
     )
 
 
-async def _gpus_per_node(client: Client, namespace: str) -> dict[str, int]:
-    held: dict[str, int] = defaultdict(int)
-    for pod in await _pods(client, namespace):
-        if pod.spec.node_name and (
-            pod.status is None or pod.status.phase not in ("Succeeded", "Failed")
-        ):
-            limits = pod.spec.containers[0].resources.limits
-            held[pod.spec.node_name] += int(limits.get(GPU_RESOURCE, "0"))
-    return held
-
-
 async def test_demo_scenario_every_job_lands_whole_inside_its_domain(
-    gang_plane: ControlPlane, gang_namespace: str
+    simulate: Simulate,
 ) -> None:
-    namespace = gang_namespace
     shape = ClusterShape(name_prefix=_prefix())
     stream = demo_stream()
-    async with Client.from_control_plane(gang_plane) as client:
-        await create_simulated_cluster(client, shape, TOPOLOGY)
+    async with simulate(shape) as cluster:
+        client = cluster.client
         nodes = {
             node.metadata.name: node.metadata.labels
             for node in (
@@ -159,21 +203,21 @@ async def test_demo_scenario_every_job_lands_whole_inside_its_domain(
         }
         run_for = {entry.name: entry.run_for_s for entry in stream}
         async with (
-            _operator(client, namespace, shape),
-            SimulatedKubelets(client, namespace, run_for),
+            cluster.operator(),
+            SimulatedKubelets(client, cluster.namespace, run_for),
         ):
             started = time.monotonic()
             for entry in stream:
                 await asyncio.sleep(max(0.0, started + entry.submit_at_s - time.monotonic()))
-                await _submit(client, namespace, entry.manifest)
+                await cluster.submit(entry.manifest)
 
             async def settled() -> bool:
                 for entry in stream:
-                    phase = await _phase(client, entry.name, namespace)
+                    phase = await cluster.phase(entry.name)
                     if entry.name == "gpt-neox-20b":
                         # settled once the scheduler has said why: its first attempt may come
                         # after the other jobs are running, depending on the queue's order
-                        if not await _scheduler_said_why(client, entry.name, namespace):
+                        if not await cluster.scheduler_said_why(entry.name):
                             return False
                         continue
                     if phase != ("Completed" if entry.run_for_s is not None else "Running"):
@@ -183,9 +227,9 @@ async def test_demo_scenario_every_job_lands_whole_inside_its_domain(
             await eventually(settled, within=120)
 
             for entry in stream:
-                job = await _job(client, entry.name, namespace)
+                job = await cluster.job(entry.name)
                 assert job.status is not None
-                pods = await _pods(client, namespace, entry.name)
+                pods = await cluster.pods(entry.name)
                 replicas = sum(task["replicas"] for task in entry.manifest["spec"]["tasks"])
                 assert len(pods) == replicas  # one pod per replica, made by the controller
                 if entry.name == "gpt-neox-20b":
@@ -221,169 +265,154 @@ async def test_demo_scenario_every_job_lands_whole_inside_its_domain(
                         entry.name,
                         job.metadata.uid,
                     )
-            headline = await _pods(client, namespace, "llama3-8b-finetune")
+            headline = await cluster.pods("llama3-8b-finetune")
             assert {
                 nodes[pod.spec.node_name]["feature.node.kubernetes.io/rdma.available"]
                 for pod in headline
             } == {"true"}
             # Never more GPUs bound to a node than it has.
-            assert max((await _gpus_per_node(client, namespace)).values()) <= shape.gpus_per_node
+            assert max((await cluster.gpus_per_node()).values()) <= shape.gpus_per_node
 
 
 async def test_a_job_that_does_not_fit_waits_and_is_placed_when_another_is_deleted(
-    gang_plane: ControlPlane, gang_namespace: str
+    simulate: Simulate,
 ) -> None:
-    namespace = gang_namespace
     shape = _small(leaves_per_spine=2, nodes_per_leaf=4)
-    async with Client.from_control_plane(gang_plane) as client:
-        await create_simulated_cluster(client, shape, TOPOLOGY)
-        async with _operator(client, namespace, shape):
-            await _submit(client, namespace, _gang("first", 4))
-            await _submit(client, namespace, _gang("second", 4))
-            await eventually(lambda: _is(client, "first", namespace, "Running"))
-            await eventually(lambda: _is(client, "second", namespace, "Running"))
-            await _submit(client, namespace, _gang("third", 4))
+    async with (
+        simulate(shape) as cluster,
+        cluster.operator(),
+    ):
+        await cluster.submit(_gang("first", 4))
+        await cluster.submit(_gang("second", 4))
+        await eventually(lambda: cluster.is_("first", "Running"))
+        await eventually(lambda: cluster.is_("second", "Running"))
+        await cluster.submit(_gang("third", 4))
 
-            async def waiting_with_reason() -> bool:
-                job = await _job(client, "third", namespace)
-                conditions = job.status.conditions if job.status else []
-                return any(
-                    c.type == "Scheduled" and c.status == "False" and c.reason == "Unschedulable"
-                    for c in conditions
-                )
-
-            await eventually(waiting_with_reason)
-            third = await _job(client, "third", namespace)
-            assert third.status is not None
-            assert third.status.state.phase == "Pending"
-            assert third.status.conditions[0].message.startswith(
-                f"not now: required {LEAF}: the best leaf fits 0 of 4"
+        async def waiting_with_reason() -> bool:
+            job = await cluster.job("third")
+            conditions = job.status.conditions if job.status else []
+            return any(
+                c.type == "Scheduled" and c.status == "False" and c.reason == "Unschedulable"
+                for c in conditions
             )
-            assert await _bound(client, namespace, "third") == []
-            await asyncio.sleep(1.0)  # nothing changes while nothing frees up
-            assert await _bound(client, namespace, "third") == []
 
-            first_leaf = {pod.spec.node_name for pod in await _pods(client, namespace, "first")}
-            await client.delete(Job, "first", namespace=namespace)
-            # The finalizer deletes the pods and the PodGroup, then the job goes; the freed
-            # leaf takes "third".
-            await eventually(lambda: _gone(client, "first", namespace))
-            await eventually(lambda: _is(client, "third", namespace, "Running"))
-            third = await _job(client, "third", namespace)
-            pods = await _pods(client, namespace, "third")
-            assert {pod.spec.node_name for pod in pods} == first_leaf
-            assert _pod_nodes(pods) == _recorded(third)
+        await eventually(waiting_with_reason)
+        third = await cluster.job("third")
+        assert third.status is not None
+        assert third.status.state.phase == "Pending"
+        assert third.status.conditions[0].message.startswith(
+            f"not now: required {LEAF}: the best leaf fits 0 of 4"
+        )
+        assert await cluster.bound("third") == []
+        await asyncio.sleep(1.0)  # nothing changes while nothing frees up
+        assert await cluster.bound("third") == []
 
-            async def both_events() -> bool:
-                events = (await client.list(Event, namespace=namespace)).items
-                seen = {(e.regarding.name if e.regarding else None, e.reason) for e in events}
-                return {("third", "FailedScheduling"), ("third", "Scheduled")} <= seen
+        first_leaf = {pod.spec.node_name for pod in await cluster.pods("first")}
+        await cluster.client.delete(Job, "first", namespace=cluster.namespace)
+        # The finalizer deletes the pods and the PodGroup, then the job goes; the freed
+        # leaf takes "third".
+        await eventually(lambda: cluster.gone("first"))
+        await eventually(lambda: cluster.is_("third", "Running"))
+        third = await cluster.job("third")
+        pods = await cluster.pods("third")
+        assert {pod.spec.node_name for pod in pods} == first_leaf
+        assert _pod_nodes(pods) == _recorded(third)
 
-            # Each change of the Scheduled condition is an Event on the job.
-            await eventually(both_events, within=60)
+        async def both_events() -> bool:
+            events = (await cluster.client.list(Event, namespace=cluster.namespace)).items
+            seen = {(e.regarding.name if e.regarding else None, e.reason) for e in events}
+            return {("third", "FailedScheduling"), ("third", "Scheduled")} <= seen
+
+        # Each change of the Scheduled condition is an Event on the job.
+        await eventually(both_events, within=60)
 
 
 async def test_a_waiting_job_is_placed_when_a_node_is_added(
-    gang_plane: ControlPlane, gang_namespace: str
+    simulate: Simulate,
 ) -> None:
-    namespace = gang_namespace
     shape = _small(leaves_per_spine=1, nodes_per_leaf=2)
-    async with Client.from_control_plane(gang_plane) as client:
-        await create_simulated_cluster(client, shape, TOPOLOGY)
-        async with _operator(client, namespace, shape):
-            await _submit(client, namespace, _gang("wide", 3))
+    async with (
+        simulate(shape) as cluster,
+        cluster.operator(),
+    ):
+        await cluster.submit(_gang("wide", 3))
 
-            async def unschedulable() -> bool:
-                job = await _job(client, "wide", namespace)
-                conditions = job.status.conditions if job.status else []
-                return any(c.reason == "Unschedulable" for c in conditions)
+        async def unschedulable() -> bool:
+            job = await cluster.job("wide")
+            conditions = job.status.conditions if job.status else []
+            return any(c.reason == "Unschedulable" for c in conditions)
 
-            await eventually(unschedulable)
-            # A third node joins the same leaf (as a kubelet registering would).
-            extra = layout(
-                ClusterShape(
-                    zones=1,
-                    spines_per_zone=1,
-                    leaves_per_spine=1,
-                    nodes_per_leaf=3,
-                    name_prefix=shape.name_prefix,
-                )
-            )[2]
-            await client.create(node_manifest(extra, shape, TOPOLOGY))
-            await client.patch(Node, extra.name, {"spec": {"taints": None}})
-            await eventually(lambda: _is(client, "wide", namespace, "Running"))
-            assert len({pod.spec.node_name for pod in await _pods(client, namespace, "wide")}) == 3
+        await eventually(unschedulable)
+        # A third node joins the same leaf (as a kubelet registering would).
+        extra = layout(
+            ClusterShape(
+                zones=1,
+                spines_per_zone=1,
+                leaves_per_spine=1,
+                nodes_per_leaf=3,
+                name_prefix=shape.name_prefix,
+            )
+        )[2]
+        await cluster.client.create(node_manifest(extra, shape, TOPOLOGY))
+        await cluster.client.patch(Node, extra.name, {"spec": {"taints": None}})
+        await eventually(lambda: cluster.is_("wide", "Running"))
+        assert len({pod.spec.node_name for pod in await cluster.pods("wide")}) == 3
 
 
 async def test_restarting_the_operator_neither_loses_nor_double_places(
-    gang_plane: ControlPlane, gang_namespace: str
+    simulate: Simulate,
 ) -> None:
-    namespace = gang_namespace
     shape = _small(leaves_per_spine=2, nodes_per_leaf=4)
-    async with Client.from_control_plane(gang_plane) as client:
-        await create_simulated_cluster(client, shape, TOPOLOGY)
-        async with _operator(client, namespace, shape):
-            await _submit(client, namespace, _gang("before", 4))
-            await eventually(lambda: _is(client, "before", namespace, "Running"))
+    async with simulate(shape) as cluster:
+        async with cluster.operator():
+            await cluster.submit(_gang("before", 4))
+            await eventually(lambda: cluster.is_("before", "Running"))
         before = {
             (p.metadata.name, p.metadata.uid, p.spec.node_name)
-            for p in await _pods(client, namespace, "before")
+            for p in await cluster.pods("before")
         }
         # Submitted while no operator runs: one fits the free leaf, the other then cannot.
-        await _submit(client, namespace, _gang("during", 4))
-        await _submit(client, namespace, _gang("later", 4))
-        async with _operator(client, namespace, shape) as second:
-            await eventually(lambda: _any_running(client, ("during", "later"), namespace))
+        await cluster.submit(_gang("during", 4))
+        await cluster.submit(_gang("later", 4))
+        async with cluster.operator() as second:
+            await eventually(lambda: cluster.any_running(("during", "later")))
             await asyncio.sleep(1.0)  # let any wrong second placement show itself
             after = {
                 (p.metadata.name, p.metadata.uid, p.spec.node_name)
-                for p in await _pods(client, namespace, "before")
+                for p in await cluster.pods("before")
             }
             assert after == before  # the placed job was recognised, not placed again
             assert second.scheduler.bound_gangs == 1
             placed, waiting = (
                 ("during", "later")
-                if await _is(client, "during", namespace, "Running")
+                if await cluster.is_("during", "Running")
                 else ("later", "during")
             )
-            assert len(await _bound(client, namespace)) == 8
-            assert max((await _gpus_per_node(client, namespace)).values()) <= shape.gpus_per_node
-            placed_nodes = {pod.spec.node_name for pod in await _pods(client, namespace, placed)}
+            assert len(await cluster.bound()) == 8
+            assert max((await cluster.gpus_per_node()).values()) <= shape.gpus_per_node
+            placed_nodes = {pod.spec.node_name for pod in await cluster.pods(placed)}
             assert placed_nodes.isdisjoint(node for _, _, node in before)
-            assert await _is(client, waiting, namespace, "Pending")
-            assert await _bound(client, namespace, waiting) == []
-
-
-async def _leave_pods(
-    client: Client, namespace: str, job_name: str, nodes: list[str], shape: ClusterShape
-) -> None:
-    """Create bound pods for ``job_name`` as a scheduler that stopped mid-gang would leave them."""
-    job = await _job(client, job_name, namespace)
-    for index, node in enumerate(nodes):
-        pod = pod_manifest(job, "worker", index, _scheduler_name(shape))
-        pod["spec"]["nodeName"] = node
-        await client.create(pod)
+            assert await cluster.is_(waiting, "Pending")
+            assert await cluster.bound(waiting) == []
 
 
 async def test_a_gang_left_half_bound_is_rolled_back_and_placed_whole_again(
-    gang_plane: ControlPlane, gang_namespace: str
+    simulate: Simulate,
 ) -> None:
-    namespace = gang_namespace
     shape = _small(leaves_per_spine=2, nodes_per_leaf=4)
-    async with Client.from_control_plane(gang_plane) as client:
-        await create_simulated_cluster(client, shape, TOPOLOGY)
-        await _submit(client, namespace, _gang("torn", 4))
-        await _submit(client, namespace, _gang("filler", 2))
+    async with simulate(shape) as cluster:
+        await cluster.submit(_gang("torn", 4))
+        await cluster.submit(_gang("filler", 2))
         names = [node.name for node in layout(shape)]
         # Two of four pods exist, bound in leaf l0, and "filler" is about to take the rest of
         # it: the missing two cannot join them there, so the gang is rolled back.
-        await _leave_pods(client, namespace, "torn", names[0:2], shape)
-        await _leave_pods(client, namespace, "filler", names[2:4], shape)
-        old = {p.metadata.uid for p in await _pods(client, namespace, "torn")}
-        async with _operator(client, namespace, shape):
-            await eventually(lambda: _is(client, "torn", namespace, "Running"))
-            job = await _job(client, "torn", namespace)
-            pods = await _pods(client, namespace, "torn")
+        await cluster.leave_pods("torn", names[0:2])
+        await cluster.leave_pods("filler", names[2:4])
+        old = {p.metadata.uid for p in await cluster.pods("torn")}
+        async with cluster.operator():
+            await eventually(lambda: cluster.is_("torn", "Running"))
+            job = await cluster.job("torn")
+            pods = await cluster.pods("torn")
             assert len(pods) == 4
             assert old.isdisjoint(p.metadata.uid for p in pods)  # the half-bound ones went
             assert {pod.spec.node_name for pod in pods} == set(names[4:8])
@@ -391,20 +420,18 @@ async def test_a_gang_left_half_bound_is_rolled_back_and_placed_whole_again(
 
 
 async def test_a_gang_left_incomplete_across_two_leaves_is_rolled_back_and_placed_again(
-    gang_plane: ControlPlane, gang_namespace: str
+    simulate: Simulate,
 ) -> None:
-    namespace = gang_namespace
     shape = _small(leaves_per_spine=2, nodes_per_leaf=4)
-    async with Client.from_control_plane(gang_plane) as client:
-        await create_simulated_cluster(client, shape, TOPOLOGY)
-        await _submit(client, namespace, _gang("split", 4))
+    async with simulate(shape) as cluster:
+        await cluster.submit(_gang("split", 4))
         names = [node.name for node in layout(shape)]
         # Two of four pods exist, on two different leaves: not a gang anyone would have chosen.
-        await _leave_pods(client, namespace, "split", [names[0], names[4]], shape)
-        async with _operator(client, namespace, shape):
-            await eventually(lambda: _is(client, "split", namespace, "Running"))
-            job = await _job(client, "split", namespace)
-            pods = await _pods(client, namespace, "split")
+        await cluster.leave_pods("split", [names[0], names[4]])
+        async with cluster.operator():
+            await eventually(lambda: cluster.is_("split", "Running"))
+            job = await cluster.job("split")
+            pods = await cluster.pods("split")
             assert len(pods) == 4
             nodes = {node.name: node.leaf for node in layout(shape)}
             assert len({nodes[pod.spec.node_name or ""] for pod in pods}) == 1
@@ -412,144 +439,118 @@ async def test_a_gang_left_incomplete_across_two_leaves_is_rolled_back_and_place
 
 
 async def test_a_complete_gang_without_a_recorded_placement_is_adopted_not_placed_again(
-    gang_plane: ControlPlane, gang_namespace: str
+    simulate: Simulate,
 ) -> None:
-    namespace = gang_namespace
     shape = _small(leaves_per_spine=2, nodes_per_leaf=4)
-    async with Client.from_control_plane(gang_plane) as client:
-        await create_simulated_cluster(client, shape, TOPOLOGY)
-        await _submit(client, namespace, _gang("whole", 4))
+    async with simulate(shape) as cluster:
+        await cluster.submit(_gang("whole", 4))
         leaf = [node.name for node in layout(shape)][4:8]
-        await _leave_pods(client, namespace, "whole", leaf, shape)
-        before = {
-            (p.metadata.name, p.metadata.uid) for p in await _pods(client, namespace, "whole")
-        }
-        async with _operator(client, namespace, shape) as operator:
+        await cluster.leave_pods("whole", leaf)
+        before = {(p.metadata.name, p.metadata.uid) for p in await cluster.pods("whole")}
+        async with cluster.operator() as operator:
 
             async def recorded() -> bool:
-                job = await _job(client, "whole", namespace)
+                job = await cluster.job("whole")
                 return bool(job.status and job.status.placement)
 
             await eventually(recorded)
-            job = await _job(client, "whole", namespace)
+            job = await cluster.job("whole")
             assert job.status is not None
             assert job.status.placement is not None
             assert job.status.state.phase == "Running"
             assert job.status.placement.tier == 1
             assert job.status.placement.domain_name == "z0-s0-l1"
             assert job.status.placement.tasks[0].nodes == leaf
-            await eventually(partial(_podgroup_exists, client, namespace, "whole"))
-            after = {
-                (p.metadata.name, p.metadata.uid) for p in await _pods(client, namespace, "whole")
-            }
+            await eventually(partial(cluster.podgroup_exists, "whole"))
+            after = {(p.metadata.name, p.metadata.uid) for p in await cluster.pods("whole")}
             assert after == before
             assert operator.scheduler.bound_gangs == 0
 
 
-async def _podgroup_exists(client: Client, namespace: str, name: str) -> bool:
-    try:
-        podgroup = await client.get(VolcanoPodGroup, name, namespace=namespace)
-    except NotFound:
-        return False
-    assert podgroup.spec.min_member == 4
-    assert podgroup.metadata.owner_references[0].name == name
-    return True
-
-
 async def test_freed_capacity_goes_to_the_higher_priority_job_first(
-    gang_plane: ControlPlane, gang_namespace: str
+    simulate: Simulate,
 ) -> None:
-    namespace = gang_namespace
     shape = _small(leaves_per_spine=1, nodes_per_leaf=4)
-    async with Client.from_control_plane(gang_plane) as client:
-        await create_simulated_cluster(client, shape, TOPOLOGY)
-        async with _operator(client, namespace, shape):
-            await _submit(client, namespace, _gang("fill", 4))
-            await eventually(lambda: _is(client, "fill", namespace, "Running"))
-            low = manifest(JobShape("low", (TaskShape("worker", 4),), tier=1))
-            high = manifest(
-                JobShape("high", (TaskShape("worker", 4),), tier=1, priority_class="training-high")
+    async with (
+        simulate(shape) as cluster,
+        cluster.operator(),
+    ):
+        await cluster.submit(_gang("fill", 4))
+        await eventually(lambda: cluster.is_("fill", "Running"))
+        low = manifest(JobShape("low", (TaskShape("worker", 4),), tier=1))
+        high = manifest(
+            JobShape("high", (TaskShape("worker", 4),), tier=1, priority_class="training-high")
+        )
+        await cluster.submit(low)  # older, but lower priority
+        await asyncio.sleep(1.1)  # a later creationTimestamp (whole seconds) for "high"
+        await cluster.submit(high)
+
+        async def both_waiting() -> bool:
+            jobs = [await cluster.job(name) for name in ("low", "high")]
+            return all(
+                job.status is not None
+                and any(c.reason == "Unschedulable" for c in job.status.conditions)
+                for job in jobs
             )
-            await _submit(client, namespace, low)  # older, but lower priority
-            await asyncio.sleep(1.1)  # a later creationTimestamp (whole seconds) for "high"
-            await _submit(client, namespace, high)
 
-            async def both_waiting() -> bool:
-                jobs = [await _job(client, name, namespace) for name in ("low", "high")]
-                return all(
-                    job.status is not None
-                    and any(c.reason == "Unschedulable" for c in job.status.conditions)
-                    for job in jobs
-                )
-
-            await eventually(both_waiting)
-            await client.delete(Job, "fill", namespace=namespace)
-            await eventually(lambda: _is(client, "high", namespace, "Running"))
-            await asyncio.sleep(0.5)
-            assert await _is(client, "low", namespace, "Pending")
-            assert await _bound(client, namespace, "low") == []
+        await eventually(both_waiting)
+        await cluster.client.delete(Job, "fill", namespace=cluster.namespace)
+        await eventually(lambda: cluster.is_("high", "Running"))
+        await asyncio.sleep(0.5)
+        assert await cluster.is_("low", "Pending")
+        assert await cluster.bound("low") == []
 
 
 async def test_a_gang_that_fits_only_at_its_minimum_starts_with_min_available_pods(
-    gang_plane: ControlPlane, gang_namespace: str
+    simulate: Simulate,
 ) -> None:
-    namespace = gang_namespace
     shape = _small(leaves_per_spine=1, nodes_per_leaf=4)
     elastic = _gang("elastic", 6)
     elastic["spec"]["minAvailable"] = 3
     elastic["spec"]["tasks"][0]["minAvailable"] = 3
-    async with Client.from_control_plane(gang_plane) as client:
-        await create_simulated_cluster(client, shape, TOPOLOGY)
-        async with _operator(client, namespace, shape):
-            await _submit(client, namespace, elastic)
-            await eventually(lambda: _is(client, "elastic", namespace, "Running"))
-            # Six 8-GPU pods do not fit four 8-GPU nodes: the gang starts with its minimum of
-            # three bound together, and the pods beyond it are bound as room allows (one more).
-            await eventually(lambda: _bound_count(client, namespace, "elastic", 4))
-            await asyncio.sleep(0.5)
-            pods = await _pods(client, namespace, "elastic")
-            assert len(pods) == 6
-            assert sum(_pod_nodes(pods).values()) == 4
-            job = await _job(client, "elastic", namespace)
-            assert job.status is not None
-            assert job.status.min_available == 3
-            assert _pod_nodes(pods) == _recorded(job)
-
-
-async def _bound_count(client: Client, namespace: str, job: str, count: int) -> bool:
-    return len(await _bound(client, namespace, job)) == count
+    async with (
+        simulate(shape) as cluster,
+        cluster.operator(),
+    ):
+        await cluster.submit(elastic)
+        await eventually(lambda: cluster.is_("elastic", "Running"))
+        # Six 8-GPU pods do not fit four 8-GPU nodes: the gang starts with its minimum of
+        # three bound together, and the pods beyond it are bound as room allows (one more).
+        await eventually(lambda: cluster.bound_count("elastic", 4))
+        await asyncio.sleep(0.5)
+        pods = await cluster.pods("elastic")
+        assert len(pods) == 6
+        assert sum(_pod_nodes(pods).values()) == 4
+        job = await cluster.job("elastic")
+        assert job.status is not None
+        assert job.status.min_available == 3
+        assert _pod_nodes(pods) == _recorded(job)
 
 
 async def test_volcanos_own_example_jobs_are_scheduled(
-    gang_plane: ControlPlane, gang_namespace: str
+    simulate: Simulate,
 ) -> None:
-    namespace = gang_namespace
     shape = _small(leaves_per_spine=1, nodes_per_leaf=4)
     manifests = Path(__file__).parents[3] / "examples" / "gang_scheduler" / "manifests"
-    async with Client.from_control_plane(gang_plane) as client:
-        await create_simulated_cluster(client, shape, TOPOLOGY)
-        async with _operator(client, namespace, shape):
-            # What each asks for that this controller does not do is named in Honored.
-            ignored = {
-                "volcano-basic-job.yaml": "spec.policies, spec.plugins, spec.maxRetry",
-                "volcano-mpi-job.yaml": "spec.plugins, spec.tasks[mpimaster].policies",
-            }
-            for name, pods in (("volcano-basic-job.yaml", 6), ("volcano-mpi-job.yaml", 3)):
-                data = yaml.safe_load((manifests / name).read_text())
-                await _submit(client, namespace, data)
-                job: str = data["metadata"]["name"]
-                await eventually(partial(_is, client, job, namespace, "Running"))
-                await eventually(partial(_bound_count, client, namespace, job, pods))
-                stored = await _job(client, job, namespace)
-                assert stored.status is not None
-                honored = next(c for c in stored.status.conditions if c.type == "Honored")
-                assert (honored.status, honored.reason) == ("False", "NotHonored")
-                assert honored.message == (
-                    f"kept, but not acted on by this controller: {ignored[name]}"
-                )
-
-
-async def _scheduler_said_why(client: Client, name: str, namespace: str) -> bool:
-    job = await _job(client, name, namespace)
-    conditions = job.status.conditions if job.status is not None else []
-    return any(c.type == "Scheduled" and c.reason == "Unschedulable" for c in conditions)
+    async with (
+        simulate(shape) as cluster,
+        cluster.operator(),
+    ):
+        # What each asks for that this controller does not do is named in Honored.
+        ignored = {
+            "volcano-basic-job.yaml": "spec.policies, spec.plugins, spec.maxRetry",
+            "volcano-mpi-job.yaml": "spec.plugins, spec.tasks[mpimaster].policies",
+        }
+        for name, pods in (("volcano-basic-job.yaml", 6), ("volcano-mpi-job.yaml", 3)):
+            data = yaml.safe_load((manifests / name).read_text())
+            await cluster.submit(data)
+            job: str = data["metadata"]["name"]
+            await eventually(partial(cluster.is_, job, "Running"))
+            await eventually(partial(cluster.bound_count, job, pods))
+            stored = await cluster.job(job)
+            assert stored.status is not None
+            honored = next(c for c in stored.status.conditions if c.type == "Honored")
+            assert (honored.status, honored.reason) == ("False", "NotHonored")
+            assert honored.message == (
+                f"kept, but not acted on by this controller: {ignored[name]}"
+            )

@@ -28,17 +28,43 @@ def make_informer(client: Client, namespace: str) -> Informer[ConfigMap]:
     )
 
 
-async def test_lists_then_follows_changes(crdkit_client: Client, namespace: str) -> None:
-    await crdkit_client.create(configmap(namespace, "before"))
-    informer = make_informer(crdkit_client, namespace)
+async def recorded_informer(
+    client: Client, namespace: str, *existing: str
+) -> tuple[Informer[ConfigMap], Recorder]:
+    """A ConfigMap made for each name of ``existing``, then an informer (not started) whose
+    handlers a Recorder is."""
+    for name in existing:
+        await client.create(configmap(namespace, name))
+    informer = make_informer(client, namespace)
     seen = Recorder()
     informer.add_event_handler(seen.on_add, seen.on_update, seen.on_delete)
+    return informer, seen
+
+
+async def change_one_of_each(
+    client: Client, namespace: str, *, create: str, patch: str, delete: str
+) -> None:
+    """An add, an update and a delete, in that order: what the handlers must all be told."""
+    await client.create(configmap(namespace, create))
+    await client.patch(ConfigMap, patch, {"data": {"v": "2"}}, namespace=namespace)
+    await client.delete(ConfigMap, delete, namespace=namespace)
+
+
+async def synced_then_stopped(informer: Informer[ConfigMap]) -> None:
+    """Disconnected after a full sync: the store and its resourceVersion stay."""
+    await informer.start()
+    assert await informer.wait_for_sync(timeout=30)
+    await informer.stop()
+
+
+async def test_lists_then_follows_changes(crdkit_client: Client, namespace: str) -> None:
+    informer, seen = await recorded_informer(crdkit_client, namespace, "before")
     async with informer:
         assert await informer.wait_for_sync(timeout=30)
         assert informer.store.get(f"{namespace}/before") is not None
-        await crdkit_client.create(configmap(namespace, "after"))
-        await crdkit_client.patch(ConfigMap, "before", {"data": {"v": "2"}}, namespace=namespace)
-        await crdkit_client.delete(ConfigMap, "after", namespace=namespace)
+        await change_one_of_each(
+            crdkit_client, namespace, create="after", patch="before", delete="after"
+        )
         await eventually(lambda: _has(seen.deleted, f"{namespace}/after"))
         await informer.drain()
     assert seen.added == [f"{namespace}/before", f"{namespace}/after"]
@@ -56,18 +82,12 @@ async def _has(items: list[str], key: str) -> bool:
 async def test_converges_after_apiserver_restart_mid_watch(
     control_plane: ControlPlane, crdkit_client: Client, namespace: str
 ) -> None:
-    for name in ("a", "b", "c"):
-        await crdkit_client.create(configmap(namespace, name))
-    informer = make_informer(crdkit_client, namespace)
-    seen = Recorder()
-    informer.add_event_handler(seen.on_add, seen.on_update, seen.on_delete)
+    informer, seen = await recorded_informer(crdkit_client, namespace, "a", "b", "c")
     async with informer:
         assert await informer.wait_for_sync(timeout=30)
         watches_before = informer.watch_count
         await control_plane.restart_apiserver()
-        await crdkit_client.create(configmap(namespace, "d"))
-        await crdkit_client.patch(ConfigMap, "a", {"data": {"v": "2"}}, namespace=namespace)
-        await crdkit_client.delete(ConfigMap, "b", namespace=namespace)
+        await change_one_of_each(crdkit_client, namespace, create="d", patch="a", delete="b")
         await eventually(lambda: store_matches_server(informer, crdkit_client, namespace))
         await informer.drain()
         assert informer.watch_count > watches_before  # it did reconnect
@@ -79,19 +99,11 @@ async def test_converges_after_apiserver_restart_mid_watch(
 async def test_relists_after_compaction_while_disconnected(
     control_plane: ControlPlane, crdkit_client: Client, namespace: str
 ) -> None:
-    for name in ("keep", "change", "drop"):
-        await crdkit_client.create(configmap(namespace, name))
-    informer = make_informer(crdkit_client, namespace)
-    seen = Recorder()
-    informer.add_event_handler(seen.on_add, seen.on_update, seen.on_delete)
-    await informer.start()
-    assert await informer.wait_for_sync(timeout=30)
-    await informer.stop()  # disconnected: the store and its resourceVersion stay
+    informer, seen = await recorded_informer(crdkit_client, namespace, "keep", "change", "drop")
+    await synced_then_stopped(informer)
     stale_version = informer.resource_version
 
-    await crdkit_client.create(configmap(namespace, "new"))
-    await crdkit_client.patch(ConfigMap, "change", {"data": {"v": "2"}}, namespace=namespace)
-    await crdkit_client.delete(ConfigMap, "drop", namespace=namespace)
+    await change_one_of_each(crdkit_client, namespace, create="new", patch="change", delete="drop")
     await control_plane.compact_etcd()
 
     # The version the informer holds is gone from etcd's history.
@@ -116,18 +128,10 @@ async def test_relists_after_compaction_while_disconnected(
 async def test_replays_changes_made_while_disconnected(
     crdkit_client: Client, namespace: str
 ) -> None:
-    for name in ("keep", "change", "drop"):
-        await crdkit_client.create(configmap(namespace, name))
-    informer = make_informer(crdkit_client, namespace)
-    seen = Recorder()
-    informer.add_event_handler(seen.on_add, seen.on_update, seen.on_delete)
-    await informer.start()
-    assert await informer.wait_for_sync(timeout=30)
-    await informer.stop()
+    informer, seen = await recorded_informer(crdkit_client, namespace, "keep", "change", "drop")
+    await synced_then_stopped(informer)
 
-    await crdkit_client.create(configmap(namespace, "new"))
-    await crdkit_client.patch(ConfigMap, "change", {"data": {"v": "2"}}, namespace=namespace)
-    await crdkit_client.delete(ConfigMap, "drop", namespace=namespace)
+    await change_one_of_each(crdkit_client, namespace, create="new", patch="change", delete="drop")
 
     lists_before = informer.list_count
     async with informer:

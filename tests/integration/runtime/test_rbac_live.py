@@ -109,6 +109,24 @@ async def greets(admin: Client, namespace: str) -> None:
     await eventually(greeted, within=60, what="the operator greeted")
 
 
+async def operator_kubeconfig(
+    admin: Client, plane: ControlPlane, namespace: str, directory: Path
+) -> Path:
+    """A kubeconfig in ``directory`` that signs in as the operator's service account."""
+    token = await service_account_token(admin, namespace, SERVICE_ACCOUNT)
+    return token_kubeconfig(
+        directory / "kubeconfig", plane, token, user=SERVICE_ACCOUNT, namespace=namespace
+    )
+
+
+def leader_lease_in_kube_system() -> Lease:
+    """The operator's leader Lease, but in a namespace its roles do not reach."""
+    return Lease(
+        metadata=ObjectMeta(name="hello-leader", namespace="kube-system"),
+        spec=LeaseSpec(holder_identity="x"),
+    )
+
+
 async def assert_forbidden(what: str, call: Any) -> None:
     with pytest.raises(Forbidden) as refused:
         await call
@@ -151,10 +169,7 @@ async def test_namespaced_operator_runs_with_generated_roles_only(
     )
     assert {d["kind"] for d in documents} == {"Role", "RoleBinding"}
     await apply_all(crdkit_client, documents)
-    token = await service_account_token(crdkit_client, namespace, SERVICE_ACCOUNT)
-    kubeconfig = token_kubeconfig(
-        tmp_path / "kubeconfig", control_plane, token, user=SERVICE_ACCOUNT, namespace=namespace
-    )
+    kubeconfig = await operator_kubeconfig(crdkit_client, control_plane, namespace, tmp_path)
     log = tmp_path / "operator.stderr"
     async with run_operator(kubeconfig, log, "--namespace", namespace) as process:
         await greets(crdkit_client, namespace)
@@ -188,12 +203,7 @@ async def test_namespaced_operator_runs_with_generated_roles_only(
         )
         await assert_forbidden(
             "create a lease in kube-system",
-            operator.create(
-                Lease(
-                    metadata=ObjectMeta(name="hello-leader", namespace="kube-system"),
-                    spec=LeaseSpec(holder_identity="x"),
-                )
-            ),
+            operator.create(leader_lease_in_kube_system()),
         )
         await assert_forbidden(
             "get another lease in its own namespace",
@@ -216,10 +226,7 @@ async def test_cluster_wide_operator_keeps_its_lease_in_its_namespace(
     )
     await apply_all(crdkit_client, documents)
     try:
-        token = await service_account_token(crdkit_client, namespace, SERVICE_ACCOUNT)
-        kubeconfig = token_kubeconfig(
-            tmp_path / "kubeconfig", control_plane, token, user=SERVICE_ACCOUNT, namespace=namespace
-        )
+        kubeconfig = await operator_kubeconfig(crdkit_client, control_plane, namespace, tmp_path)
         log = tmp_path / "operator.stderr"
         # In a pod the manager finds its namespace in the service account's files; here it
         # is given, as it is to gen-rbac (through --service-account-namespace).
@@ -240,12 +247,7 @@ async def test_cluster_wide_operator_keeps_its_lease_in_its_namespace(
             await assert_forbidden("list leases everywhere", operator.list(Lease))
             await assert_forbidden(
                 "create a lease in kube-system",
-                operator.create(
-                    Lease(
-                        metadata=ObjectMeta(name="hello-leader", namespace="kube-system"),
-                        spec=LeaseSpec(holder_identity="x"),
-                    )
-                ),
+                operator.create(leader_lease_in_kube_system()),
             )
     finally:
         await delete_cluster_wide(crdkit_client, documents)

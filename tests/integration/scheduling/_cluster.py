@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from prometheus_client import CollectorRegistry
 
@@ -16,7 +16,7 @@ from crdkit.resources import Pod
 from crdkit.runtime import Manager
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.podgroups import CoschedulingPodGroup, VolcanoPodGroup
-from crdkit.testing import create_nodes, simulated_node
+from crdkit.testing import ControlPlane, create_nodes, simulated_node
 
 BLOCK, RACK = "example.com/block", "example.com/rack"
 LEVELS = [BLOCK, RACK]
@@ -42,6 +42,23 @@ async def make_nodes(
         for index in range(count)
     ]
     return [node.metadata.name or "" for node in await create_nodes(client, nodes)]
+
+
+class Pool(NamedTuple):
+    """A test's own part of the shared plane: the pool's name (also its namespace), its nodes,
+    and the name of the scheduler the test runs for them."""
+
+    name: str
+    nodes: list[str]
+    scheduler: str
+
+
+async def pool_with_nodes(client: Client, plane: ControlPlane, racks: dict[str, int]) -> Pool:
+    """A new pool: its namespace, and the nodes of `make_nodes` in ``racks``."""
+    pool = new_pool()
+    await plane.create_namespace(pool)
+    nodes = await make_nodes(client, pool, racks)
+    return Pool(pool, nodes, f"sched-{pool}")
 
 
 def pytorchjob_pods(
@@ -130,6 +147,20 @@ async def pods_of(client: Client, namespace: str, prefix: str = "") -> list[Pod]
         (p for p in pods.items if (p.metadata.name or "").startswith(prefix)),
         key=lambda p: p.metadata.name or "",
     )
+
+
+async def bound_count(client: Client, namespace: str, prefix: str) -> int:
+    return sum(1 for p in await pods_of(client, namespace, prefix) if p.spec.node_name)
+
+
+async def bound_count_is(client: Client, namespace: str, prefix: str, count: int) -> bool:
+    return await bound_count(client, namespace, prefix) == count
+
+
+async def all_bound(client: Client, namespace: str, prefix: str) -> bool:
+    """Whether there are such pods and every one of them is bound."""
+    pods = await pods_of(client, namespace, prefix)
+    return bool(pods) and all(p.spec.node_name for p in pods)
 
 
 async def bound_nodes(client: Client, namespace: str, prefix: str = "") -> list[str | None]:

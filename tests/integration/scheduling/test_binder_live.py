@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _cluster import LEVELS, create_all, make_nodes, new_pool, pods_of, pytorchjob_pods
+from _cluster import LEVELS, create_all, pods_of, pool_with_nodes, pytorchjob_pods
 
 from crdkit.client import Client, NotFound
 from crdkit.resources import Node, Pod
@@ -35,9 +35,7 @@ async def pending_gang(
 ) -> tuple[str, list[str], list[Pod], ClusterMirror, Binder]:
     """A namespace (the pool's name), ``nodes`` nodes, a pending gang of one master and
     ``nodes - 1`` workers that no scheduler places, and a Binder over a mirror of the nodes."""
-    pool = new_pool()
-    await plane.create_namespace(pool)
-    names = await make_nodes(client, pool, {"a": nodes})
+    pool, names, _ = await pool_with_nodes(client, plane, {"a": nodes})
     await create_all(
         client, pytorchjob_pods(job, pool, nodes - 1, scheduler="nobody", group="none")
     )
@@ -86,10 +84,8 @@ async def test_a_bind_that_succeeds_binds_every_pod_and_keeps_the_assumptions(
 async def test_create_bound_rolls_back_the_created_pods_when_one_create_fails(
     scheduling_plane: ControlPlane,
 ) -> None:
-    pool = new_pool()
     async with Client.from_control_plane(scheduling_plane) as client:
-        await scheduling_plane.create_namespace(pool)
-        nodes = await make_nodes(client, pool, {"a": 2})
+        pool, nodes, _ = await pool_with_nodes(client, scheduling_plane, {"a": 2})
         mirror = await mirror_of(client, pool)
         binder = Binder(client, mirror)
         good, bad = pytorchjob_pods("mk", pool, 1, scheduler="nobody", group="none")

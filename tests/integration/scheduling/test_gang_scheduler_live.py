@@ -11,11 +11,13 @@ from __future__ import annotations
 import pytest
 from _cluster import (
     RACK,
+    all_bound,
+    bound_count,
+    bound_count_is,
     coscheduling_podgroup,
     create_all,
-    make_nodes,
-    new_pool,
     pods_of,
+    pool_with_nodes,
     pytorchjob_pods,
     running_scheduler,
     volcano_podgroup,
@@ -29,51 +31,34 @@ from crdkit.testing import ControlPlane, eventually
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 
-async def namespace_for(plane: ControlPlane, pool: str) -> str:
-    await plane.create_namespace(pool)
-    return pool
-
-
-async def bound_count(client: Client, namespace: str, prefix: str) -> int:
-    return sum(1 for p in await pods_of(client, namespace, prefix) if p.spec.node_name)
-
-
 async def test_a_pytorchjob_gang_lands_under_one_rack(scheduling_plane: ControlPlane) -> None:
-    pool = new_pool()
     async with Client.from_control_plane(scheduling_plane) as client:
-        ns = await namespace_for(scheduling_plane, pool)
         # Rack a has 3 nodes, rack b has 4: a master and 3 workers fit only in rack b.
-        await make_nodes(client, pool, {"a": 3, "b": 4})
-        name = f"sched-{pool}"
-        await create_all(client, [volcano_podgroup("llama", ns, 4, tier=1)])
-        await create_all(client, pytorchjob_pods("llama", ns, 3, scheduler=name, group="volcano"))
+        pool, _, name = await pool_with_nodes(client, scheduling_plane, {"a": 3, "b": 4})
+        await create_all(client, [volcano_podgroup("llama", pool, 4, tier=1)])
+        await create_all(client, pytorchjob_pods("llama", pool, 3, scheduler=name, group="volcano"))
         async with running_scheduler(client, pool, name):
-            await eventually(lambda: _all_bound(client, ns, "llama"), what="the gang bound")
-            pods = await pods_of(client, ns, "llama")
+            await eventually(lambda: all_bound(client, pool, "llama"), what="the gang bound")
+            pods = await pods_of(client, pool, "llama")
             nodes = {pod.spec.node_name for pod in pods}
             assert len(nodes) == 4  # one 8-GPU pod per 8-GPU node
             assert all(node and node.startswith(f"{pool}-b-") for node in nodes)
 
             async def group_running() -> bool:
-                group = await client.get(VolcanoPodGroup, "llama", namespace=ns)
+                group = await client.get(VolcanoPodGroup, "llama", namespace=pool)
                 return group.status is not None and group.status.phase == "Running"
 
             await eventually(group_running, what="the PodGroup Running")
-            group = await client.get(VolcanoPodGroup, "llama", namespace=ns)
+            group = await client.get(VolcanoPodGroup, "llama", namespace=pool)
             assert group.status is not None
             scheduled = [c for c in group.status.conditions or [] if c.type == "Scheduled"]
             assert scheduled
             assert scheduled[0].status == "True"
             await eventually(
-                lambda: _has_event(client, ns, "llama-master-0", "Scheduled"),
+                lambda: _has_event(client, pool, "llama-master-0", "Scheduled"),
                 what="a Scheduled event",
             )
         assert RACK  # the rack label is what the pool's nodes are grouped by
-
-
-async def _all_bound(client: Client, namespace: str, prefix: str) -> bool:
-    pods = await pods_of(client, namespace, prefix)
-    return bool(pods) and all(p.spec.node_name for p in pods)
 
 
 async def _has_event(client: Client, namespace: str, pod: str, reason: str) -> bool:
@@ -89,32 +74,30 @@ async def test_two_gangs_that_together_exceed_capacity_never_end_partly_bound(
 ) -> None:
     """Per-pod scheduling would bind some pods of each and deadlock both; a gang scheduler
     binds one whole gang and leaves the other wholly pending, with the reason."""
-    pool = new_pool()
     async with Client.from_control_plane(scheduling_plane) as client:
-        ns = await namespace_for(scheduling_plane, pool)
-        await make_nodes(client, pool, {"a": 2, "b": 2})  # 4 nodes, one 8-GPU pod each
-        name = f"sched-{pool}"
+        # 4 nodes, one 8-GPU pod each
+        pool, _, name = await pool_with_nodes(client, scheduling_plane, {"a": 2, "b": 2})
         objects: list[object] = [
-            coscheduling_podgroup("first", ns, 3),
-            coscheduling_podgroup("second", ns, 3),
+            coscheduling_podgroup("first", pool, 3),
+            coscheduling_podgroup("second", pool, 3),
         ]
-        objects += pytorchjob_pods("first", ns, 2, scheduler=name, group="coscheduling")
-        objects += pytorchjob_pods("second", ns, 2, scheduler=name, group="coscheduling")
+        objects += pytorchjob_pods("first", pool, 2, scheduler=name, group="coscheduling")
+        objects += pytorchjob_pods("second", pool, 2, scheduler=name, group="coscheduling")
         await create_all(client, objects)
         async with running_scheduler(client, pool, name):
 
             async def one_whole_gang() -> bool:
-                counts = [await bound_count(client, ns, job) for job in ("first", "second")]
+                counts = [await bound_count(client, pool, job) for job in ("first", "second")]
                 return sorted(counts) == [0, 3]
 
             await eventually(one_whole_gang, what="one gang bound whole")
-            counts = {job: await bound_count(client, ns, job) for job in ("first", "second")}
+            counts = {job: await bound_count(client, pool, job) for job in ("first", "second")}
             waiting = next(job for job, count in counts.items() if count == 0)
             await eventually(
-                lambda: _has_event(client, ns, f"{waiting}-master-0", "FailedScheduling"),
+                lambda: _has_event(client, pool, f"{waiting}-master-0", "FailedScheduling"),
                 what="FailedScheduling on the waiting gang",
             )
-            events = await client.list(Event, namespace=ns)
+            events = await client.list(Event, namespace=pool)
             notes = [
                 e.note or ""
                 for e in events.items
@@ -123,11 +106,11 @@ async def test_two_gangs_that_together_exceed_capacity_never_end_partly_bound(
                 and e.regarding.name == f"{waiting}-master-0"
             ]
             assert any("not now" in note for note in notes), notes
-            group = await client.get(CoschedulingPodGroup, waiting, namespace=ns)
+            group = await client.get(CoschedulingPodGroup, waiting, namespace=pool)
             assert group.status is not None
             assert group.status.phase == "Pending"
             # Still no partial binding after the scheduler had every chance.
-            assert await bound_count(client, ns, waiting) == 0
+            assert await bound_count(client, pool, waiting) == 0
 
             # Deleting one pod of the running gang frees its node at once: the waiting gang
             # still needs 3 and now 2 are free, so it keeps waiting; deleting a second one lets
@@ -135,55 +118,50 @@ async def test_two_gangs_that_together_exceed_capacity_never_end_partly_bound(
             running = next(job for job in counts if job != waiting)
             for index in (0, 1):
                 await client.delete(
-                    Pod, f"{running}-worker-{index}", namespace=ns, grace_period_seconds=0
+                    Pod, f"{running}-worker-{index}", namespace=pool, grace_period_seconds=0
                 )
             await eventually(
-                lambda: _count_is(client, ns, waiting, 3), what="the waiting gang bound whole"
+                lambda: bound_count_is(client, pool, waiting, 3),
+                what="the waiting gang bound whole",
             )
 
 
-async def _count_is(client: Client, namespace: str, prefix: str, count: int) -> bool:
-    return await bound_count(client, namespace, prefix) == count
-
-
 async def test_a_pod_without_a_group_is_a_gang_of_one(scheduling_plane: ControlPlane) -> None:
-    pool = new_pool()
     async with Client.from_control_plane(scheduling_plane) as client:
-        ns = await namespace_for(scheduling_plane, pool)
-        await make_nodes(client, pool, {"a": 1})
-        name = f"sched-{pool}"
-        (pod,) = [p for p in pytorchjob_pods("solo", ns, 0, scheduler=name, group="none")]
+        pool, _, name = await pool_with_nodes(client, scheduling_plane, {"a": 1})
+        (pod,) = [p for p in pytorchjob_pods("solo", pool, 0, scheduler=name, group="none")]
         await client.create(pod)
         async with running_scheduler(client, pool, name):
-            await eventually(lambda: _all_bound(client, ns, "solo"), what="the pod bound")
+            await eventually(lambda: all_bound(client, pool, "solo"), what="the pod bound")
 
 
 async def test_a_gang_short_of_pods_or_of_its_podgroup_waits_and_says_why(
     scheduling_plane: ControlPlane,
 ) -> None:
-    pool = new_pool()
     async with Client.from_control_plane(scheduling_plane) as client:
-        ns = await namespace_for(scheduling_plane, pool)
-        await make_nodes(client, pool, {"a": 5})
-        name = f"sched-{pool}"
-        await create_all(client, [volcano_podgroup("short", ns, 5)])
-        await create_all(client, pytorchjob_pods("short", ns, 2, scheduler=name, group="volcano"))
-        await create_all(client, pytorchjob_pods("orphan", ns, 1, scheduler=name, group="volcano"))
+        pool, _, name = await pool_with_nodes(client, scheduling_plane, {"a": 5})
+        await create_all(client, [volcano_podgroup("short", pool, 5)])
+        await create_all(client, pytorchjob_pods("short", pool, 2, scheduler=name, group="volcano"))
+        await create_all(
+            client, pytorchjob_pods("orphan", pool, 1, scheduler=name, group="volcano")
+        )
         async with running_scheduler(client, pool, name):
             await eventually(
-                lambda: _event_note(client, ns, "short-master-0", "3 of the 5 pods"),
+                lambda: _event_note(client, pool, "short-master-0", "3 of the 5 pods"),
                 what="the short gang's reason",
             )
             await eventually(
-                lambda: _event_note(client, ns, "orphan-master-0", "PodGroupNotFound"),
+                lambda: _event_note(client, pool, "orphan-master-0", "PodGroupNotFound"),
                 what="the missing PodGroup's reason",
             )
-            assert await bound_count(client, ns, "short") == 0
-            assert await bound_count(client, ns, "orphan") == 0
+            assert await bound_count(client, pool, "short") == 0
+            assert await bound_count(client, pool, "orphan") == 0
             # The missing pods arrive (as a controller would create them): the gang goes.
-            extra = pytorchjob_pods("short", ns, 4, scheduler=name, group="volcano")[3:]
+            extra = pytorchjob_pods("short", pool, 4, scheduler=name, group="volcano")[3:]
             await create_all(client, extra)
-            await eventually(lambda: _count_is(client, ns, "short", 5), what="the gang bound")
+            await eventually(
+                lambda: bound_count_is(client, pool, "short", 5), what="the gang bound"
+            )
 
 
 async def _event_note(client: Client, namespace: str, pod: str, text: str) -> bool:

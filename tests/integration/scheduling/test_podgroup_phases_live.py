@@ -8,9 +8,8 @@ import pytest
 from _cluster import (
     coscheduling_podgroup,
     create_all,
-    make_nodes,
-    new_pool,
     pods_of,
+    pool_with_nodes,
     pytorchjob_pods,
     running_scheduler,
 )
@@ -23,11 +22,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 
 async def test_the_podgroup_phase_follows_the_gang(scheduling_plane: ControlPlane) -> None:
-    pool = new_pool()
     async with Client.from_control_plane(scheduling_plane) as client:
-        await scheduling_plane.create_namespace(pool)
-        nodes = set(await make_nodes(client, pool, {"a": 3}))
-        name = f"sched-{pool}"
+        pool, nodes, name = await pool_with_nodes(client, scheduling_plane, {"a": 3})
         await create_all(client, [coscheduling_podgroup("job", pool, 3)])
         await create_all(
             client, pytorchjob_pods("job", pool, 2, scheduler=name, group="coscheduling")
@@ -38,7 +34,7 @@ async def test_the_podgroup_phase_follows_the_gang(scheduling_plane: ControlPlan
             return group.status is not None and group.status.phase == phase
 
         async with (
-            SimulatedKubelet(client, namespace=pool, nodes=nodes.__contains__) as kubelet,
+            SimulatedKubelet(client, namespace=pool, nodes=set(nodes).__contains__) as kubelet,
             running_scheduler(client, pool, name),
         ):
             await eventually(lambda: phase_is("Running"), what="the PodGroup Running")

@@ -12,10 +12,10 @@ import time
 import pytest
 from _cluster import (
     RACK,
+    all_bound,
     create_all,
-    make_nodes,
-    new_pool,
     pods_of,
+    pool_with_nodes,
     pytorchjob_pods,
     running_scheduler,
     volcano_podgroup,
@@ -68,23 +68,21 @@ async def told_to_wait(client: Client, namespace: str, name: str) -> bool:
 async def test_a_whole_rack_gang_binds_under_a_stream_of_small_pods(
     scheduling_plane: ControlPlane,
 ) -> None:
-    pool = new_pool()
     async with Client.from_control_plane(scheduling_plane) as client:
-        await scheduling_plane.create_namespace(pool)
-        ns = pool
-        nodes = await make_nodes(client, pool, {"a": 2, "b": 2})
-        name = f"sched-{pool}"
+        pool, nodes, name = await pool_with_nodes(client, scheduling_plane, {"a": 2, "b": 2})
         async with running_scheduler(client, pool, name) as scheduler:
             # One small pod in each rack: no rack is free for the gang.
             for index, node in enumerate((nodes[0], nodes[2])):
-                await client.create(small_pod(f"s{index}", ns, name, nodeSelector={HOST: node}))
+                await client.create(small_pod(f"s{index}", pool, name, nodeSelector={HOST: node}))
             for index in range(2):
                 await eventually(
-                    lambda i=index: _bound(client, ns, f"s{i}"), what=f"s{index} bound"
+                    lambda i=index: _bound(client, pool, f"s{i}"), what=f"s{index} bound"
                 )
             created = time.monotonic()
-            await create_all(client, [volcano_podgroup("big", ns, 2, tier=1)])
-            await create_all(client, pytorchjob_pods("big", ns, 1, scheduler=name, group="volcano"))
+            await create_all(client, [volcano_podgroup("big", pool, 2, tier=1)])
+            await create_all(
+                client, pytorchjob_pods("big", pool, 1, scheduler=name, group="volcano")
+            )
 
             async def reserved() -> bool:
                 return bool(scheduler.reservations)
@@ -98,30 +96,30 @@ async def test_a_whole_rack_gang_binds_under_a_stream_of_small_pods(
             bound_at_step = None
             for step in range(2, 8):
                 pod = f"s{step}"
-                await client.create(small_pod(pod, ns, name))
+                await client.create(small_pod(pod, pool, name))
                 await eventually(
-                    lambda p=pod: _bound_or_told(client, ns, p), what=f"{pod} bound or waiting"
+                    lambda p=pod: _bound_or_told(client, pool, p), what=f"{pod} bound or waiting"
                 )
-                node = await node_of(client, ns, pod)
+                node = await node_of(client, pool, pod)
                 if node is not None:
                     assert not node.startswith(f"{held_rack}-"), f"{pod} took a held node"
                     running.append((pod, node))
                 oldest, on = running.pop(0)
-                await client.delete(Pod, oldest, namespace=ns, grace_period_seconds=0)
+                await client.delete(Pod, oldest, namespace=pool, grace_period_seconds=0)
                 if on.startswith(f"{held_rack}-"):
                     # The held rack's last small pod finished: the gang binds there next.
-                    await eventually(lambda: _gang_bound(client, ns), what="the gang bound")
+                    await eventually(lambda: _gang_bound(client, pool), what="the gang bound")
                     bound_at_step = step
                     break
             waited = time.monotonic() - created
             assert bound_at_step is not None, "the gang starved under the stream"
             racks = {
                 (p.spec.node_name or "").rsplit("-n", 1)[0]
-                for p in await pods_of(client, ns, "big")
+                for p in await pods_of(client, pool, "big")
             }
             assert racks == {held_rack}
             assert scheduler.reservations == {} or all(
-                r.holder != f"volcano/{ns}/big" for r in scheduler.reservations.values()
+                r.holder != f"volcano/{pool}/big" for r in scheduler.reservations.values()
             )
             print(
                 f"whole-rack gang bound {waited:.2f} s after its creation, at step {bound_at_step}"
@@ -132,26 +130,22 @@ async def test_a_whole_rack_gang_binds_under_a_stream_of_small_pods(
 async def test_a_pod_behind_kueues_admission_gate_waits_until_the_gate_is_removed(
     scheduling_plane: ControlPlane,
 ) -> None:
-    pool = new_pool()
     async with Client.from_control_plane(scheduling_plane) as client:
-        await scheduling_plane.create_namespace(pool)
-        ns = pool
-        await make_nodes(client, pool, {"a": 1})
-        name = f"sched-{pool}"
+        pool, _, name = await pool_with_nodes(client, scheduling_plane, {"a": 1})
         async with running_scheduler(client, pool, name):
             await client.create(
-                small_pod("gated", ns, name, schedulingGates=[{"name": KUEUE_GATE}])
+                small_pod("gated", pool, name, schedulingGates=[{"name": KUEUE_GATE}])
             )
             await eventually(
-                lambda: told_to_wait(client, ns, "gated"), what="the gated pod told it waits"
+                lambda: told_to_wait(client, pool, "gated"), what="the gated pod told it waits"
             )
-            events = await client.list(Event, namespace=ns)
+            events = await client.list(Event, namespace=pool)
             notes = [e.note or "" for e in events.items if e.reason == "FailedScheduling"]
             assert any("SchedulingGated" in n and KUEUE_GATE in n for n in notes), notes
-            assert await node_of(client, ns, "gated") is None
+            assert await node_of(client, pool, "gated") is None
             # Kueue admits the workload by removing its gate (the apiserver allows only that).
-            await client.patch(Pod, "gated", {"spec": {"schedulingGates": None}}, namespace=ns)
-            await eventually(lambda: _bound(client, ns, "gated"), what="bound once ungated")
+            await client.patch(Pod, "gated", {"spec": {"schedulingGates": None}}, namespace=pool)
+            await eventually(lambda: _bound(client, pool, "gated"), what="bound once ungated")
 
 
 async def _bound(client: Client, namespace: str, name: str) -> bool:
@@ -170,10 +164,9 @@ async def _gang_bound(client: Client, namespace: str) -> bool:
 async def test_a_high_priority_gang_preempts_a_whole_low_priority_gang(
     scheduling_plane: ControlPlane,
 ) -> None:
-    pool = new_pool()
     async with Client.from_control_plane(scheduling_plane) as client:
-        await scheduling_plane.create_namespace(pool)
-        ns = pool
+        # one rack of two 8-GPU nodes
+        pool, _, name = await pool_with_nodes(client, scheduling_plane, {"a": 2})
         # The apiserver's Priority admission resolves the classes into spec.priority (and
         # spec.preemptionPolicy); pods may not set the number themselves.
         for klass, value in ((f"{pool}-low", 10), (f"{pool}-high", 1000)):
@@ -185,50 +178,43 @@ async def test_a_high_priority_gang_preempts_a_whole_low_priority_gang(
                     "value": value,
                 }
             )
-        await make_nodes(client, pool, {"a": 2})  # one rack of two 8-GPU nodes
-        name = f"sched-{pool}"
-        low = pytorchjob_pods("low", ns, 1, scheduler=name, group="volcano")
-        high = pytorchjob_pods("high", ns, 1, scheduler=name, group="volcano")
+        low = pytorchjob_pods("low", pool, 1, scheduler=name, group="volcano")
+        high = pytorchjob_pods("high", pool, 1, scheduler=name, group="volcano")
         for pod in low:
             pod.spec.priority_class_name = f"{pool}-low"
         for pod in high:
             pod.spec.priority_class_name = f"{pool}-high"
         async with running_scheduler(client, pool, name) as scheduler:
-            await create_all(client, [volcano_podgroup("low", ns, 2, tier=1), *low])
-            await eventually(lambda: _all_bound(client, ns, "low"), what="the low gang bound")
+            await create_all(client, [volcano_podgroup("low", pool, 2, tier=1), *low])
+            await eventually(lambda: all_bound(client, pool, "low"), what="the low gang bound")
             created = time.monotonic()
-            await create_all(client, [volcano_podgroup("high", ns, 2, tier=1), *high])
+            await create_all(client, [volcano_podgroup("high", pool, 2, tier=1), *high])
 
             async def low_evicted() -> bool:
-                pods = await pods_of(client, ns, "low")
+                pods = await pods_of(client, pool, "low")
                 return len(pods) == 2 and all(p.metadata.deletion_timestamp for p in pods)
 
             # Both pods of the victim go (never one), with their grace period...
             await eventually(low_evicted, what="the whole low gang evicted")
-            events = await client.list(Event, namespace=ns)
+            events = await client.list(Event, namespace=pool)
             preempted = {
                 e.regarding.name
                 for e in events.items
                 if e.reason == "Preempted" and e.regarding and "high" in (e.note or "")
             }
             assert preempted == {"low-master-0", "low-worker-0"}
-            waiting = await pods_of(client, ns, "high")
+            waiting = await pods_of(client, pool, "high")
             assert len(waiting) == 2
             assert not any(p.spec.node_name for p in waiting)  # not before the victims go
             # ...which, with no kubelet here, this test confirms as the kubelet would.
-            for pod in await pods_of(client, ns, "low"):
+            for pod in await pods_of(client, pool, "low"):
                 await client.delete(
-                    Pod, pod.metadata.name or "", namespace=ns, grace_period_seconds=0
+                    Pod, pod.metadata.name or "", namespace=pool, grace_period_seconds=0
                 )
-            await eventually(lambda: _all_bound(client, ns, "high"), what="the preemptor bound")
+            await eventually(lambda: all_bound(client, pool, "high"), what="the preemptor bound")
             waited = time.monotonic() - created
             assert scheduler.reservations == {}
             print(
                 f"preemptor bound {waited:.2f} s after its creation (victims: low-master-0, "
                 "low-worker-0)"
             )
-
-
-async def _all_bound(client: Client, namespace: str, prefix: str) -> bool:
-    pods = await pods_of(client, namespace, prefix)
-    return bool(pods) and all(p.spec.node_name for p in pods)

@@ -7,10 +7,10 @@ import asyncio
 
 import pytest
 from _cluster import (
+    bound_count_is,
     create_all,
-    make_nodes,
-    new_pool,
     pods_of,
+    pool_with_nodes,
     pytorchjob_pods,
     running_scheduler,
     volcano_podgroup,
@@ -40,11 +40,8 @@ async def recreate_missing(client: Client, namespace: str, wanted: list[Pod]) ->
 async def test_a_bind_refused_mid_gang_rolls_the_gang_back_and_a_retry_binds_it_whole(
     scheduling_plane: ControlPlane,
 ) -> None:
-    pool = new_pool()
     async with Client.from_control_plane(scheduling_plane) as admin:
-        await scheduling_plane.create_namespace(pool)
-        await make_nodes(admin, pool, {"a": 4})
-        name = f"sched-{pool}"
+        pool, _, name = await pool_with_nodes(admin, scheduling_plane, {"a": 4})
         wanted = pytorchjob_pods("job", pool, 3, scheduler=name, group="volcano")
         await create_all(admin, [volcano_podgroup("job", pool, 4, tier=1), *wanted])
         async with HttpFaultProxy.for_control_plane(scheduling_plane) as proxy:
@@ -69,12 +66,8 @@ async def test_a_bind_refused_mid_gang_rolls_the_gang_back_and_a_retry_binds_it_
                 for _ in range(2):
                     await recreate_missing(admin, pool, wanted)
                 await eventually(
-                    lambda: _bound_count(admin, pool, "job", 4), what="the gang bound whole"
+                    lambda: bound_count_is(admin, pool, "job", 4), what="the gang bound whole"
                 )
-
-
-async def _bound_count(client: Client, namespace: str, prefix: str, count: int) -> bool:
-    return len(await bound(client, namespace, prefix)) == count
 
 
 async def half_bound_gang(
@@ -83,15 +76,29 @@ async def half_bound_gang(
     """A master and 3 workers in one Volcano gang (minMember 4, one rack), and what a scheduler
     killed mid-bind leaves: the master and the first worker bound to the nodes at ``bound_on``.
     Returns the pool (also the namespace), the scheduler's name, the nodes and the pods."""
-    pool = new_pool()
-    await plane.create_namespace(pool)
-    nodes = await make_nodes(client, pool, racks)
-    name = f"sched-{pool}"
+    pool, nodes, name = await pool_with_nodes(client, plane, racks)
     pods = pytorchjob_pods(job, pool, 3, scheduler=name, group="volcano")
     await create_all(client, [volcano_podgroup(job, pool, 4, tier=1), *pods])
     await client.bind(f"{job}-master-0", nodes[bound_on[0]], namespace=pool)
     await client.bind(f"{job}-worker-0", nodes[bound_on[1]], namespace=pool)
     return pool, name, nodes, pods
+
+
+async def rolled_back_and_placed_again(
+    client: Client, pool: str, job: str, pods: list[Pod]
+) -> dict[str, str]:
+    """With a scheduler running on the gang of `half_bound_gang`: waits until it deletes the
+    two pods bound before it started, makes them again as their controller would, and waits
+    until the gang is bound whole. Returns where its pods are bound."""
+
+    async def bound_ones_deleted() -> bool:
+        names = {p.metadata.name for p in await pods_of(client, pool, job)}
+        return f"{job}-master-0" not in names and f"{job}-worker-0" not in names
+
+    await eventually(bound_ones_deleted, what=f"the half-bound pods of {job} deleted")
+    await recreate_missing(client, pool, pods)
+    await eventually(lambda: bound_count_is(client, pool, job, 4), what=f"{job} placed again")
+    return await bound(client, pool, job)
 
 
 async def test_a_half_bound_gang_is_adopted_when_the_rest_fits_beside_it(
@@ -103,7 +110,7 @@ async def test_a_half_bound_gang_is_adopted_when_the_rest_fits_beside_it(
             client, scheduling_plane, {"a": 4, "b": 4}, "half", (0, 1)
         )
         async with running_scheduler(client, pool, name):
-            await eventually(lambda: _bound_count(client, pool, "half", 4), what="adopted")
+            await eventually(lambda: bound_count_is(client, pool, "half", 4), what="adopted")
             placed = await bound(client, pool, "half")
             assert placed["half-master-0"] == nodes[0]  # the bound pods were kept
             assert all(f"{pool}-a-" in node for node in placed.values())
@@ -118,17 +125,8 @@ async def test_a_half_bound_gang_whose_rest_cannot_fit_beside_it_is_rolled_back(
             client, scheduling_plane, {"a": 2, "b": 4}, "stuck", (0, 1)
         )
         async with running_scheduler(client, pool, name):
-
-            async def bound_ones_deleted() -> bool:
-                names = {p.metadata.name for p in await pods_of(client, pool, "stuck")}
-                return "stuck-master-0" not in names and "stuck-worker-0" not in names
-
-            await eventually(bound_ones_deleted, what="the half-bound pods deleted")
-            await recreate_missing(client, pool, pods)
-            await eventually(lambda: _bound_count(client, pool, "stuck", 4), what="placed afresh")
-            assert all(
-                f"{pool}-b-" in node for node in (await bound(client, pool, "stuck")).values()
-            )
+            placed = await rolled_back_and_placed_again(client, pool, "stuck", pods)
+            assert all(f"{pool}-b-" in node for node in placed.values())
 
 
 async def test_a_half_bound_gang_split_across_racks_is_rolled_back_and_placed_whole(
@@ -140,15 +138,8 @@ async def test_a_half_bound_gang_split_across_racks_is_rolled_back_and_placed_wh
             client, scheduling_plane, {"a": 4, "b": 4}, "split", (0, 4)
         )
         async with running_scheduler(client, pool, name) as scheduler:
-
-            async def bound_ones_deleted() -> bool:
-                names = {p.metadata.name for p in await pods_of(client, pool, "split")}
-                return "split-master-0" not in names and "split-worker-0" not in names
-
-            await eventually(bound_ones_deleted, what="the split pods deleted")
-            await recreate_missing(client, pool, pods)
-            await eventually(lambda: _bound_count(client, pool, "split", 4), what="placed whole")
-            racks = {node.split("-")[1] for node in (await bound(client, pool, "split")).values()}
+            placed = await rolled_back_and_placed_again(client, pool, "split", pods)
+            racks = {node.split("-")[1] for node in placed.values()}
             assert len(racks) == 1
             assert scheduler.bound_gangs == 1
 
@@ -156,11 +147,8 @@ async def test_a_half_bound_gang_split_across_racks_is_rolled_back_and_placed_wh
 async def test_a_gang_bound_at_its_minimum_is_kept_and_grows_as_room_allows(
     scheduling_plane: ControlPlane,
 ) -> None:
-    pool = new_pool()
     async with Client.from_control_plane(scheduling_plane) as client:
-        await scheduling_plane.create_namespace(pool)
-        await make_nodes(client, pool, {"a": 4})
-        name = f"sched-{pool}"
+        pool, _, name = await pool_with_nodes(client, scheduling_plane, {"a": 4})
         # A master and 5 workers of 8 GPUs on four 8-GPU nodes: the gang (minMember 3, at least
         # 2 workers) starts at its minimum, then one more worker fits; none of it is undone.
         pods = pytorchjob_pods("grow", pool, 5, scheduler=name, group="volcano")
@@ -168,7 +156,7 @@ async def test_a_gang_bound_at_its_minimum_is_kept_and_grows_as_room_allows(
         group.spec.min_task_member = {"worker": 2}
         await create_all(client, [group, *pods])
         async with running_scheduler(client, pool, name):
-            await eventually(lambda: _bound_count(client, pool, "grow", 4), what="4 bound")
+            await eventually(lambda: bound_count_is(client, pool, "grow", 4), what="4 bound")
             first = {p.metadata.name: p.metadata.uid for p in await pods_of(client, pool, "grow")}
             await asyncio.sleep(1.0)  # no rollback, no more binds: the other two wait
             now = {p.metadata.name: p.metadata.uid for p in await pods_of(client, pool, "grow")}

@@ -3,24 +3,17 @@ with shell scripts standing in for build.sh and for the binary."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-BENCHES = Path(__file__).resolve().parents[3] / "benches"
+from _benches import load_bench
 
 
 @pytest.fixture(scope="module")
 def go_peer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("go_peer", BENCHES / "go_peer.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("go_peer")
 
 
 def test_a_failed_build_is_an_error_not_a_crash(go_peer: ModuleType, tmp_path: Path) -> None:

@@ -4,25 +4,18 @@ JSON answer is read, and the keys reported from fake runs or from a peer that di
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-BENCHES = Path(__file__).resolve().parents[3] / "benches"
+from _benches import BENCHES, load_bench
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("informer_bench", BENCHES / "informer_bench.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("informer_bench")
 
 
 def test_the_peer_syncs_the_same_objects(bench: ModuleType) -> None:

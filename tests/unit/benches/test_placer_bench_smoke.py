@@ -6,24 +6,17 @@ that cannot be built or run; the Go program itself is exercised only by the benc
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[3] / "benches" / "placer_bench.py"
+from _benches import load_bench
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("placer_bench", BENCH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("placer_bench")
 
 
 def test_kueue_input_is_the_placement_io_cluster_and_gangs(bench: ModuleType) -> None:

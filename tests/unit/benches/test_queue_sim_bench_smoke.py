@@ -3,25 +3,17 @@ JSON has every figure docs/performance.md records, and the figures hold together
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
-from pathlib import Path
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[3] / "benches" / "queue_sim_bench.py"
+from _benches import load_bench
 
 
 def test_a_tiny_run_reports_every_figure(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec = importlib.util.spec_from_file_location("queue_sim_bench", BENCH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
+    module = load_bench("queue_sim_bench")
     monkeypatch.setattr(sys, "argv", ["queue_sim_bench", "--nodes", "32", "--seeds", "3"])
     module.main()
     result = json.loads(capsys.readouterr().out)

@@ -7,31 +7,19 @@ how a peer that could not be built is reported; the operators themselves run onl
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from _benches import BENCHES, load_bench
 
-BENCHES = Path(__file__).resolve().parents[3] / "benches"
 PEER_DIR = BENCHES / "controller_runtime_peer"
-
-
-def load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, BENCHES / f"{name}.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    return load("runtime_bench")
+    return load_bench("runtime_bench")
 
 
 def go_flags(*files: str) -> set[str]:

@@ -12,6 +12,7 @@ import socket
 import ssl
 import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
@@ -54,6 +55,26 @@ async def serve() -> AsyncIterator[Callable[[Handler], Awaitable[str]]]:
         await runner.cleanup()
 
 
+@asynccontextmanager
+async def opened(transport: Transport) -> AsyncIterator[Transport]:
+    """The transport open for the block and closed after it, whatever the block raised."""
+    await transport.open()
+    try:
+        yield transport
+    finally:
+        await transport.close()
+
+
+async def streamed(request: web.Request, *chunks: bytes) -> web.StreamResponse:
+    """A 200 answer whose body is streamed, starting with ``chunks``; the handler may go on
+    writing to it or keep it open."""
+    response = web.StreamResponse()
+    await response.prepare(request)
+    for chunk in chunks:
+        await response.write(chunk)
+    return response
+
+
 def status(code: int, reason: str) -> web.Response:
     body = {"kind": "Status", "code": code, "reason": reason, "message": f"{reason} here"}
     return web.json_response(body, status=code)
@@ -81,14 +102,10 @@ async def test_ok_body_and_headers(serve: Callable[[Handler], Awaitable[str]]) -
         return web.json_response({"ok": True})
 
     url = await serve(handler)
-    transport = Transport(ClientConfig(server=url))
-    await transport.open()
-    try:
+    async with opened(Transport(ClientConfig(server=url))) as transport:
         body = await transport.request(
             "GET", "/api/v1/pods", params=[("labelSelector", "a in (b,c)")]
         )
-    finally:
-        await transport.close()
     assert json.loads(body) == {"ok": True}
     assert seen["Accept"] == "application/json"
     assert seen["User-Agent"].startswith("crdkit/")
@@ -100,13 +117,9 @@ async def test_error_status_is_raised(serve: Callable[[Handler], Awaitable[str]]
     async def handler(request: web.Request) -> web.Response:
         return status(404, "NotFound")
 
-    transport = Transport(ClientConfig(server=await serve(handler)))
-    await transport.open()
-    try:
+    async with opened(Transport(ClientConfig(server=await serve(handler)))) as transport:
         with pytest.raises(NotFound, match="NotFound here"):
             await transport.request("GET", "/x")
-    finally:
-        await transport.close()
 
 
 async def test_429_is_retried_after_retry_after(serve: Callable[[Handler], Awaitable[str]]) -> None:
@@ -120,12 +133,8 @@ async def test_429_is_retried_after_retry_after(serve: Callable[[Handler], Await
             return response
         return web.json_response({"done": True})
 
-    transport = Transport(ClientConfig(server=await serve(handler)))
-    await transport.open()
-    try:
+    async with opened(Transport(ClientConfig(server=await serve(handler)))) as transport:
         assert json.loads(await transport.request("POST", "/x", body=b"{}")) == {"done": True}
-    finally:
-        await transport.close()
     assert len(calls) == 3
     assert calls[1] - calls[0] >= 0.19
 
@@ -141,13 +150,11 @@ async def test_429_retries_are_bounded(serve: Callable[[Handler], Awaitable[str]
         return response
 
     policy = RetryPolicy(max_retries=2, max_retry_wait=0.05)
-    transport = Transport(ClientConfig(server=await serve(handler)), retry=policy)
-    await transport.open()
-    try:
+    async with opened(
+        Transport(ClientConfig(server=await serve(handler)), retry=policy)
+    ) as transport:
         with pytest.raises(TooManyRequests) as raised:
             await transport.request("GET", "/x")
-    finally:
-        await transport.close()
     assert calls == 3  # the first try and two retries
     assert raised.value.retry_after == 3600  # the header survives for the caller to honour
 
@@ -159,15 +166,13 @@ async def test_401_refreshes_credentials_once(serve: Callable[[Handler], Awaitab
         return status(401, "Unauthorized")
 
     credentials = CountingCredentials(["stale", "fresh", "never-used"])
-    transport = Transport(ClientConfig(server=await serve(handler), credentials=credentials))
-    await transport.open()
-    try:
+    async with opened(
+        Transport(ClientConfig(server=await serve(handler), credentials=credentials))
+    ) as transport:
         assert json.loads(await transport.request("GET", "/x")) == {"who": "fresh"}
         credentials.tokens = ["bad", "worse", "worst"]
         with pytest.raises(Unauthorized):
             await transport.request("GET", "/x")
-    finally:
-        await transport.close()
     assert credentials.invalidated == 2  # one refresh per request, not a loop
 
 
@@ -177,24 +182,18 @@ async def test_read_timeout(serve: Callable[[Handler], Awaitable[str]]) -> None:
         return web.json_response({})
 
     config = ClientConfig(server=await serve(handler), timeouts=Timeouts(connect=1, read=0.2))
-    transport = Transport(config)
-    await transport.open()
-    try:
+    async with opened(Transport(config)) as transport:
         with pytest.raises(RequestTimeout):
             await transport.request("GET", "/slow")
-    finally:
-        await transport.close()
 
 
 async def test_connection_refused_is_a_transport_error() -> None:
     quick = RetryPolicy(max_retries=2, backoff_initial=0.01, backoff_max=0.02)
-    transport = Transport(ClientConfig(server="http://127.0.0.1:9"), retry=quick)
-    await transport.open()
-    try:
+    async with opened(
+        Transport(ClientConfig(server="http://127.0.0.1:9"), retry=quick)
+    ) as transport:
         with pytest.raises(TransportError):
             await transport.request("GET", "/")
-    finally:
-        await transport.close()
 
 
 def _closed_port() -> int:
@@ -254,21 +253,17 @@ async def test_an_unreachable_server_is_said_from_the_first_attempt_and_once(
 
 async def test_stream_idle_timeout(serve: Callable[[Handler], Awaitable[str]]) -> None:
     async def handler(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse()
-        await response.prepare(request)
-        await response.write(b'{"type":"BOOKMARK"}\n')
+        response = await streamed(request, b'{"type":"BOOKMARK"}\n')
         await asyncio.sleep(2)
         return response
 
-    transport = Transport(ClientConfig(server=await serve(handler)))
-    await transport.open()
-    try:
-        async with transport.stream("GET", "/watch", idle_timeout=0.3) as body:
-            assert await body.readany() == b'{"type":"BOOKMARK"}\n'
-            with pytest.raises(TimeoutError):
-                await body.readany()
-    finally:
-        await transport.close()
+    async with (
+        opened(Transport(ClientConfig(server=await serve(handler)))) as transport,
+        transport.stream("GET", "/watch", idle_timeout=0.3) as body,
+    ):
+        assert await body.readany() == b'{"type":"BOOKMARK"}\n'
+        with pytest.raises(TimeoutError):
+            await body.readany()
 
 
 def test_timeouts_must_be_positive() -> None:
@@ -308,12 +303,10 @@ async def test_get_is_retried_after_a_connection_reset(
         return web.json_response({"third": True})
 
     sleeps = Sleeps()
-    transport = Transport(ClientConfig(server=await serve(handler)), sleep=sleeps)
-    await transport.open()
-    try:
+    async with opened(
+        Transport(ClientConfig(server=await serve(handler)), sleep=sleeps)
+    ) as transport:
         assert json.loads(await transport.request("GET", "/x")) == {"third": True}
-    finally:
-        await transport.close()
     assert seen == ["GET", "GET", "GET"]
     assert sleeps.waits
     assert 0.2 <= sleeps.waits[0] < 0.4  # backoff from 0.2 s with jitter
@@ -328,13 +321,11 @@ async def test_a_write_is_not_resent_after_a_connection_reset(
         seen.append(request.method)
         return reset_connection(request)
 
-    transport = Transport(ClientConfig(server=await serve(handler)), sleep=Sleeps())
-    await transport.open()
-    try:
+    async with opened(
+        Transport(ClientConfig(server=await serve(handler)), sleep=Sleeps())
+    ) as transport:
         with pytest.raises(TransportError):
             await transport.request("POST", "/x", body=b"{}")
-    finally:
-        await transport.close()
     assert seen == ["POST"]  # the server may have acted on it: only its caller can tell
 
 
@@ -353,19 +344,14 @@ async def test_stream_honours_retry_after(serve: Callable[[Handler], Awaitable[s
             response.headers["Retry-After"] = "2"
             return response
         answers.append(200)
-        stream = web.StreamResponse()
-        await stream.prepare(request)
-        await stream.write(b'{"type":"BOOKMARK"}\n')
-        return stream
+        return await streamed(request, b'{"type":"BOOKMARK"}\n')
 
     sleeps = Sleeps()
-    transport = Transport(ClientConfig(server=await serve(handler)), sleep=sleeps)
-    await transport.open()
-    try:
-        async with transport.stream("GET", "/watch", idle_timeout=5) as body:
-            assert await body.readany() == b'{"type":"BOOKMARK"}\n'
-    finally:
-        await transport.close()
+    async with (
+        opened(Transport(ClientConfig(server=await serve(handler)), sleep=sleeps)) as transport,
+        transport.stream("GET", "/watch", idle_timeout=5) as body,
+    ):
+        assert await body.readany() == b'{"type":"BOOKMARK"}\n'
     assert answers == [429, 503, 200]
     assert sleeps.waits == [5.0, 2.0]  # exactly what the server asked, nothing sooner
 
@@ -380,19 +366,14 @@ async def test_stream_is_reopened_after_a_connection_reset(
         calls += 1
         if calls <= 2:  # the second reset gets past aiohttp's own single resend
             return reset_connection(request)
-        stream = web.StreamResponse()
-        await stream.prepare(request)
-        await stream.write(b"{}\n")
-        return stream
+        return await streamed(request, b"{}\n")
 
     sleeps = Sleeps()
-    transport = Transport(ClientConfig(server=await serve(handler)), sleep=sleeps)
-    await transport.open()
-    try:
-        async with transport.stream("GET", "/watch", idle_timeout=5) as body:
-            assert await body.readany() == b"{}\n"
-    finally:
-        await transport.close()
+    async with (
+        opened(Transport(ClientConfig(server=await serve(handler)), sleep=sleeps)) as transport,
+        transport.stream("GET", "/watch", idle_timeout=5) as body,
+    ):
+        assert await body.readany() == b"{}\n"
     assert calls == 3
     assert sleeps.waits  # with a backoff, not in a tight loop
 
@@ -403,16 +384,13 @@ async def test_stream_idle_timer_restarts_with_every_chunk(
     # Chunks 0.05 s apart for 1.5 s: far longer in total than the 0.5 s idle timeout, but
     # never silent for that long. Only the silence after the last chunk times out.
     async def handler(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse()
-        await response.prepare(request)
+        response = await streamed(request)
         for _ in range(30):
             await response.write(b"x\n")
             await asyncio.sleep(0.05)
         await asyncio.sleep(30)  # cancelled at teardown
         return response
 
-    transport = Transport(ClientConfig(server=await serve(handler)))
-    await transport.open()
     received = b""
 
     async def read_all(body: aiohttp.StreamReader) -> None:
@@ -420,12 +398,12 @@ async def test_stream_idle_timer_restarts_with_every_chunk(
         while True:
             received += await body.readany()
 
-    try:
-        async with transport.stream("GET", "/watch", idle_timeout=0.5) as body:
-            with pytest.raises(TimeoutError):
-                await read_all(body)
-    finally:
-        await transport.close()
+    async with (
+        opened(Transport(ClientConfig(server=await serve(handler)))) as transport,
+        transport.stream("GET", "/watch", idle_timeout=0.5) as body,
+    ):
+        with pytest.raises(TimeoutError):
+            await read_all(body)
     assert received == b"x\n" * 30
 
 
@@ -433,20 +411,17 @@ async def test_stream_idle_timeout_defaults_to_the_config(
     serve: Callable[[Handler], Awaitable[str]],
 ) -> None:
     async def handler(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse()
-        await response.prepare(request)
+        response = await streamed(request)
         await asyncio.sleep(30)
         return response
 
     config = ClientConfig(server=await serve(handler), timeouts=Timeouts(watch_idle=0.3))
-    transport = Transport(config)
-    await transport.open()
-    try:
-        async with transport.stream("GET", "/watch") as body:
-            with pytest.raises(TimeoutError):
-                await body.readany()
-    finally:
-        await transport.close()
+    async with (
+        opened(Transport(config)) as transport,
+        transport.stream("GET", "/watch") as body,
+    ):
+        with pytest.raises(TimeoutError):
+            await body.readany()
 
 
 def test_default_timeouts_bound_a_silent_watch_to_two_minutes() -> None:
@@ -481,27 +456,23 @@ async def test_transport_connections_have_keepalive(
     release = asyncio.Event()
 
     async def handler(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse()
-        await response.prepare(request)
-        await response.write(b"open")
+        response = await streamed(request, b"open")
         await release.wait()  # the connection stays checked out while the test looks at it
         return response
 
     url = await serve(handler)
-    transport = Transport(ClientConfig(server=url))
-    await transport.open()
-    try:
-        async with transport.session.get(url) as response:
-            assert response.connection is not None
-            assert response.connection.transport is not None
-            sock = response.connection.transport.get_extra_info("socket")
-            assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
-            if hasattr(socket, "TCP_KEEPIDLE"):
-                assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 30
-            release.set()
-            await response.read()
-    finally:
-        await transport.close()
+    async with (
+        opened(Transport(ClientConfig(server=url))) as transport,
+        transport.session.get(url) as response,
+    ):
+        assert response.connection is not None
+        assert response.connection.transport is not None
+        sock = response.connection.transport.get_extra_info("socket")
+        assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+        if hasattr(socket, "TCP_KEEPIDLE"):
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 30
+        release.set()
+        await response.read()
 
 
 def _open_sockets_to(port: int) -> list[socket.socket]:

@@ -162,7 +162,9 @@ class MapStatus(ApiModel):
     selector: str = ""
 
 
-def _mapped(scale: ScaleSubresource, selectable: tuple[str, ...] = ()) -> type[CustomResource]:
+def _mapped(
+    scale: ScaleSubresource | None, selectable: tuple[str, ...] = ()
+) -> type[CustomResource]:
     class Mapped(
         CustomResource,
         group="map.example.com",
@@ -241,18 +243,9 @@ def test_a_scale_path_into_free_form_data_is_taken_unchecked() -> None:
 def test_paths_the_apiserver_or_the_subresource_would_refuse(
     scale: ScaleSubresource | None, selectable: tuple[str, ...], message: str
 ) -> None:
-    class Refused(
-        CustomResource,
-        group="map.example.com",
-        version="v1",
-        scale=scale,
-        selectable_fields=list(selectable),
-    ):
-        spec: MapSpec
-        status: MapStatus | None = None
-
+    refused = _mapped(scale, selectable)  # defining the kind is fine; assembling it is not
     with pytest.raises(AssemblyError, match=message):
-        build_crd([Refused])
+        build_crd([refused])
 
 
 def _volumes_crd(max_items: int | None) -> type[CustomResource]:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from examples.hello.operator import Hello, HelloReconciler, HelloSpec
@@ -24,6 +25,23 @@ NS = "ns"
 
 def configmap(name: str, value: str = "1") -> ConfigMap:
     return ConfigMap(metadata=ObjectMeta(name=name, namespace=NS), data={"v": value})
+
+
+def hello_named(name: str) -> Hello:
+    return Hello(metadata=ObjectMeta(name=name, namespace=NS), spec=HelloSpec(target=name))
+
+
+def hello_manager(client: Client, reconciler: HelloReconciler, **options: Any) -> Manager:
+    """A Manager on NS running ``reconciler``: no ports open and a metrics registry of its own,
+    unless ``options`` say otherwise."""
+    defaults: dict[str, Any] = {
+        "metrics_bind_address": "0",
+        "health_probe_bind_address": "0",
+        "registry": CollectorRegistry(),
+    }
+    manager = Manager(client, namespace=NS, **{**defaults, **options})
+    manager.add(reconciler)
+    return manager
 
 
 async def store_matches(informer: Informer[ConfigMap], client: Client) -> bool:
@@ -76,36 +94,25 @@ async def running(manager: Manager) -> AsyncIterator[None]:
 
 async def test_a_manager_runs_the_hello_operator_on_the_fake_cluster() -> None:
     cluster = FakeCluster(kinds=[Hello])
-    async with cluster.client() as client:
-        manager = Manager(
-            client,
-            namespace=NS,
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            registry=CollectorRegistry(),
-        )
-        manager.add(HelloReconciler())
-        async with running(manager):
-            await client.create(
-                Hello(metadata=ObjectMeta(name="w", namespace=NS), spec=HelloSpec(target="w"))
+    async with cluster.client() as client, running(hello_manager(client, HelloReconciler())):
+        await client.create(hello_named("w"))
+
+        async def greeted() -> bool:
+            try:
+                cm = await client.get(ConfigMap, "w-greeting", namespace=NS)
+            except NotFound:
+                return False
+            hello = await client.get(Hello, "w", namespace=NS)
+            return (
+                cm.data == {"message": "Hello, w!"}
+                and hello.status is not None
+                and is_condition_true(hello.status.conditions, "Ready")
             )
 
-            async def greeted() -> bool:
-                try:
-                    cm = await client.get(ConfigMap, "w-greeting", namespace=NS)
-                except NotFound:
-                    return False
-                hello = await client.get(Hello, "w", namespace=NS)
-                return (
-                    cm.data == {"message": "Hello, w!"}
-                    and hello.status is not None
-                    and is_condition_true(hello.status.conditions, "Ready")
-                )
-
-            await eventually(greeted, 30, "greeting and Ready")
-            # the owned ConfigMap is deleted: the controller (owns=ConfigMap) recreates it
-            await client.delete(ConfigMap, "w-greeting", namespace=NS)
-            await eventually(greeted, 30, "greeting recreated")
+        await eventually(greeted, 30, "greeting and Ready")
+        # the owned ConfigMap is deleted: the controller (owns=ConfigMap) recreates it
+        await client.delete(ConfigMap, "w-greeting", namespace=NS)
+        await eventually(greeted, 30, "greeting recreated")
 
 
 class CleaningHello(HelloReconciler):
@@ -123,55 +130,40 @@ class CleaningHello(HelloReconciler):
 async def test_a_finalizing_reconciler_holds_deletion_until_it_cleaned_up() -> None:
     cluster = FakeCluster(kinds=[Hello])
     reconciler = CleaningHello()
-    async with cluster.client() as client:
-        manager = Manager(
-            client,
-            namespace=NS,
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            registry=CollectorRegistry(),
-        )
-        manager.add(reconciler)
-        async with running(manager):
-            await client.create(
-                Hello(metadata=ObjectMeta(name="w", namespace=NS), spec=HelloSpec(target="w"))
-            )
+    async with cluster.client() as client, running(hello_manager(client, reconciler)):
+        await client.create(hello_named("w"))
 
-            async def finalizer_added() -> bool:
-                hello = await client.get(Hello, "w", namespace=NS)
-                return reconciler.finalizer_name() in hello.metadata.finalizers
+        async def finalizer_added() -> bool:
+            hello = await client.get(Hello, "w", namespace=NS)
+            return reconciler.finalizer_name() in hello.metadata.finalizers
 
-            await eventually(finalizer_added, 30, "the finalizer added")
-            deleting = await client.delete(Hello, "w", namespace=NS)
-            assert deleting is not None
-            assert deleting.metadata.deletion_timestamp is not None  # held by the finalizer
+        await eventually(finalizer_added, 30, "the finalizer added")
+        deleting = await client.delete(Hello, "w", namespace=NS)
+        assert deleting is not None
+        assert deleting.metadata.deletion_timestamp is not None  # held by the finalizer
 
-            async def gone() -> bool:
-                try:
-                    await client.get(Hello, "w", namespace=NS)
-                except NotFound:
-                    return True
-                return False
+        async def gone() -> bool:
+            try:
+                await client.get(Hello, "w", namespace=NS)
+            except NotFound:
+                return True
+            return False
 
-            await eventually(gone, 30, "the Hello gone after finalize")
+        await eventually(gone, 30, "the Hello gone after finalize")
     assert set(reconciler.finalized) == {"w"}  # finalize may run again: it is idempotent
 
 
 async def test_leader_election_takes_a_lease_on_the_fake_cluster() -> None:
     cluster = FakeCluster(kinds=[Hello])
     async with cluster.client() as client:
-        manager = Manager(
+        manager = hello_manager(
             client,
-            namespace=NS,
+            HelloReconciler(),
             leader_election=True,
             leader_election_id="hello-leader",
             leader_election_namespace=NS,
             identity="me",
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            registry=CollectorRegistry(),
         )
-        manager.add(HelloReconciler())
         async with running(manager):
 
             async def leading() -> bool:
@@ -185,8 +177,7 @@ async def test_leader_election_takes_a_lease_on_the_fake_cluster() -> None:
 
 
 async def test_the_reconcile_context_cache_reads_the_fake_cluster() -> None:
-    hello = Hello(metadata=ObjectMeta(name="w", namespace=NS), spec=HelloSpec(target="w"))
-    cluster = FakeCluster([hello, configmap("seen")])
+    cluster = FakeCluster([hello_named("w"), configmap("seen")])
     async with cluster.client() as client:
         current = await client.get(Hello, "w", namespace=NS)
         async with reconcile_context(HelloReconciler(), client, current) as ctx:
@@ -217,14 +208,7 @@ async def test_plain_metrics_open_to_the_network_are_warned_about(
 ) -> None:
     cluster = FakeCluster(kinds=[Hello])
     async with cluster.client() as client:
-        manager = Manager(
-            client,
-            namespace=NS,
-            metrics_bind_address=address,
-            health_probe_bind_address="0",
-            registry=CollectorRegistry(),
-        )
-        manager.add(HelloReconciler())
+        manager = hello_manager(client, HelloReconciler(), metrics_bind_address=address)
         with caplog.at_level(logging.WARNING, logger="crdkit.runtime.manager"):
             async with running(manager):
                 await manager.wait_ready()
