@@ -15,6 +15,7 @@ kube-scheduler's NodeResourcesFit reports).
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,15 @@ if TYPE_CHECKING:
     from crdkit.placer.cluster import GangInput
     from crdkit.scheduling.mirror import ClusterMirror
 
-__all__ = ["Explanation", "TaskFilters", "explain", "filter_nodes"]
+__all__ = [
+    "Explanation",
+    "NodeClass",
+    "TaskFilters",
+    "explain",
+    "filter_classes",
+    "filter_nodes",
+    "node_classes",
+]
 
 NOT_READY = "node(s) were not ready"
 CORDONED = "node(s) were unschedulable"
@@ -93,6 +102,58 @@ def filter_nodes(
     """Counts, for one compiled task, the nodes (placer entries) that could take one more pod
     and the reasons the others could not. ``used`` is each node's usage in milli-units;
     ``None`` counts every node empty (what could ever take a pod)."""
+    empty: Mapping[str, int] = {}
+    classes = [
+        NodeClass(node, empty if used is None else used.get(node["name"], empty), 1)
+        for node in nodes
+    ]
+    return filter_classes(task, classes, now=used is not None, needed_labels=needed_labels)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeClass:
+    """Nodes alike in all a filter reads (readiness, taints, labels but the hostname,
+    allocatable, usage): ``count`` of them, ``node`` one's entry and ``used`` its usage."""
+
+    node: Mapping[str, Any]
+    used: Mapping[str, int]
+    count: int
+
+
+def node_classes(
+    nodes: Iterable[Mapping[str, Any]], used: Mapping[str, Mapping[str, int]] | None
+) -> list[NodeClass]:
+    """``nodes`` grouped into classes whose members every filter judges alike, unless a task
+    selects by hostname (`explain` then counts node by node). A cluster of a few machine kinds
+    has a few dozen classes, so explaining a gang costs that many checks, not one per node."""
+    empty: Mapping[str, int] = {}
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for node in nodes:
+        usage = empty if used is None else used.get(node["name"], empty)
+        labels = node.get("labels", {})
+        key = (
+            node.get("ready", True),
+            tuple((t["key"], t.get("value") or "", t["effect"]) for t in node.get("taints", ())),
+            tuple(sorted((k, v) for k, v in labels.items() if k != HOSTNAME_LEVEL)),
+            tuple(sorted(node.get("allocatable", {}).items())),
+            tuple(sorted(usage.items())),
+        )
+        group = groups.get(key)
+        if group is None:
+            groups[key] = [node, usage, 1]
+        else:
+            group[2] += 1
+    return [NodeClass(node, usage, count) for node, usage, count in groups.values()]
+
+
+def filter_classes(
+    task: _placer.Task,
+    classes: Iterable[NodeClass],
+    *,
+    now: bool,
+    needed_labels: Iterable[str] = (),
+) -> TaskFilters:
+    """`filter_nodes` over node classes: each class counts as its ``count`` nodes."""
     # The record's getters build new objects on every access: read them once for all nodes.
     asks = _Asks(
         tolerations=tuple((t.key, t.operator, t.value, t.effect) for t in task.tolerations),
@@ -102,18 +163,19 @@ def filter_nodes(
     )
     reasons: Counter[str] = Counter()
     total = fit = 0
-    for node in nodes:
-        total += 1
-        rejected = _first_filter(asks, node)
+    for group in classes:
+        total += group.count
+        rejected = _first_filter(asks, group.node)
         if rejected is not None:
-            reasons[rejected] += 1
+            reasons[rejected] += group.count
             continue
-        short = _short_of(asks, node, {} if used is None else used.get(node["name"], {}))
+        short = _short_of(asks, group.node, group.used)
         if short:
-            reasons.update(f"Insufficient {resource}" for resource in short)
+            for resource in short:
+                reasons[f"Insufficient {resource}"] += group.count
         else:
-            fit += 1
-    return TaskFilters(task.name, total, fit, dict(reasons), now=used is not None)
+            fit += group.count
+    return TaskFilters(task.name, total, fit, dict(reasons), now=now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,14 +231,39 @@ def explain(mirror: ClusterMirror, gang: GangInput, placement: Placement) -> Exp
     levels = mirror.cluster.levels
     empty = mirror.empty.place(compiled)
     never = empty.status == "unschedulable"
-    used = None if never else mirror.cluster.used()
+    by_host = any(HOSTNAME_LEVEL in task.node_selector for task in compiled.tasks)
     tasks = []
     gang_mode = compiled.topology.mode
     for task in compiled.tasks:
         needed = _topology_labels(gang_mode, task, levels)
-        tasks.append(filter_nodes(task, mirror.nodes(), used, needed))
+        if by_host:
+            used = None if never else mirror.cluster.used()
+            tasks.append(filter_nodes(task, mirror.nodes(), used, needed))
+        else:
+            classes = _classes_of(mirror, now=not never)
+            tasks.append(filter_classes(task, classes, now=not never, needed_labels=needed))
     reason = (empty if never else placement).reason or "the placer found no room"
     return Explanation(never_fits=never, reason=reason, tasks=tuple(tasks))
+
+
+_CLASSES: weakref.WeakKeyDictionary[ClusterMirror, dict[bool, tuple[tuple[int, int], Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _classes_of(mirror: ClusterMirror, *, now: bool) -> list[NodeClass]:
+    """The mirror's node classes (against its usage, or ``now=False`` every node empty), kept
+    while neither its nodes nor its usage changed: a pass that explains many gangs groups the
+    nodes once."""
+    state = (mirror.nodes_version, mirror.usage_version if now else 0)
+    kept = _CLASSES.setdefault(mirror, {})
+    entry = kept.get(now)
+    if entry is None or entry[0] != state:
+        used = mirror.cluster.used() if now else None
+        entry = (state, node_classes(mirror.nodes(), used))
+        kept[now] = entry
+    classes: list[NodeClass] = entry[1]
+    return classes
 
 
 def _topology_labels(gang_mode: str, task: _placer.Task, levels: list[str]) -> list[str]:

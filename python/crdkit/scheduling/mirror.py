@@ -119,6 +119,11 @@ class ClusterMirror:
         self.version = 0
         """Grows whenever capacity may have grown (a node came or changed, a pod went): a
         scheduler that found no room can tell whether looking again may help."""
+        self.nodes_version = 0
+        """Grows whenever a node comes, changes what the placer reads, or goes."""
+        self.usage_version = 0
+        """Grows whenever a pod's usage enters or leaves the placer's state (counted, assumed,
+        dropped, or gone with its node): with `version`, what an answer about usage read."""
 
     @property
     def empty(self) -> Cluster:
@@ -168,6 +173,7 @@ class ClusterMirror:
         previous = self._nodes.get(name)
         if previous == entry:
             return  # a heartbeat: nothing the placer reads changed
+        self.nodes_version += 1
         if previous is None:
             self.cluster.add_node(self._placer_entry(entry))
             if self._empty is not None:
@@ -186,11 +192,13 @@ class ClusterMirror:
         name = node if isinstance(node, str) else node.metadata.name or ""
         if self._nodes.pop(name, None) is None:
             return
+        self.nodes_version += 1
         self.cluster.remove_node(name)  # its usage goes with it
         if self._empty is not None:
             self._empty.remove_node(name)
         for key in self._on_node.get(name, ()):
             self._pods[key].applied = False
+        self.usage_version += 1
 
     def _placer_entry(self, entry: dict[str, Any]) -> dict[str, Any]:
         """The node as the placer sees it: with its hold's taint, if it is held."""
@@ -235,6 +243,7 @@ class ClusterMirror:
             if not record.applied:
                 self.cluster.add_pods(name, record.milli)
                 record.applied = True
+                self.usage_version += 1
 
     # -- pods ------------------------------------------------------------------------------
 
@@ -275,6 +284,7 @@ class ClusterMirror:
         if record.node in self._nodes:
             self.cluster.add_pods(record.node, record.milli)
             record.applied = True
+            self.usage_version += 1
 
     def _drop(self, key: str, *, notify: bool = True) -> None:
         record = self._pods.pop(key, None)
@@ -287,6 +297,7 @@ class ClusterMirror:
             del self._on_node[record.node]
         if record.applied:
             self.cluster.remove_pods(record.node, record.milli)
+            self.usage_version += 1
         if notify:
             self._freed()
 

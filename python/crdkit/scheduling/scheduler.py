@@ -47,6 +47,7 @@ Use it as a Manager component (``manager.add_runnable(GangScheduler(...))``) or 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -125,6 +126,11 @@ class GroupRef:
 
 
 _NEVER = datetime.max.replace(tzinfo=UTC)
+
+
+def _shape(gang: dict[str, Any]) -> str:
+    """The gang without its name: what its placement, explanation and room depend on."""
+    return json.dumps({k: v for k, v in gang.items() if k != "name"}, sort_keys=True)
 
 
 def _priority(request: GangRequest) -> int:
@@ -238,6 +244,18 @@ class GangScheduler(Runnable):
         message. Explaining walks every node per task; most passes change neither."""
         self.explanations = 0
         """Explanations computed (not reused), for the bench and tests."""
+        # What one waiting gang's answer says holds for every gang of the same shape (all but
+        # its name), until the state the answer read changes: a queue of hundreds of alike
+        # gangs costs one explanation and one room search, not one per gang.
+        self._shape_explained: dict[tuple[str, str | None], str] = {}
+        self._shape_explained_at: tuple[int, int] = (-1, -1)
+        self._no_room: set[tuple[str, frozenset[str]]] = set()
+        self._no_room_at = -1
+        self._running: list[RunningGang] | None = None
+        """This pass's running gangs (victim candidates), read once for every preemptor."""
+        self._running_read: dict[str, tuple[tuple[Any, ...], RunningGang | None]] = {}
+        """Per gang with pods in the cache: what its pods were when last decoded, and the
+        victim it made (None: nothing of it runs)."""
         self.last_pass_seconds = 0.0
         """How long the last scheduling pass took: wall time, so it also counts what other
         tasks of the event loop did while the pass awaited the placer (the binds and status
@@ -400,6 +418,7 @@ class GangScheduler(Runnable):
 
     async def _pass(self) -> None:
         self.passes += 1
+        self._running = None
         self.mirror.expire_assumed()
         now = self._clock()
         refs = sorted(self._dirty)
@@ -436,17 +455,23 @@ class GangScheduler(Runnable):
         )
         by_name = {request.gang["name"]: (group, request) for group, request in requests}
         made: list[DomainReservation] = []
+        waiting: list[tuple[_Group, GangRequest, Placement]] = []
         for placement in placements:
             group, request = by_name[placement.gang]
             if placement.status == "unschedulable":
                 self._queued[group.ref] = (_priority(request), _arrival(group))
                 self._reserve(group, request, wall, made)
                 self._preempt(group, request, made)
-                self._unschedulable(group, request, placement)
+                waiting.append((group, request, placement))
             elif self._on_new_hold(group.ref, request, placement, made, ends[group.ref]):
                 self._later(group.ref, 0.0)  # placed before the hold existed: try again
             else:
                 self._bind(group, request, placement)
+        # Told after this pass's binds are counted: the counts are the ones the next pass
+        # starts from, and the gangs explained read one state (explanations of alike gangs and
+        # the nodes' grouping are shared while the state holds).
+        for group, request, placement in waiting:
+            self._unschedulable(group, request, placement)
         self._show_queue()
 
     def _show_queue(self) -> None:
@@ -551,8 +576,18 @@ class GangScheduler(Runnable):
         taken = frozenset(
             node for r in self.reservations.values() if r.priority >= priority for node in r.nodes
         )
+        # No room means it fits nowhere even on empty nodes: that depends on the nodes and on
+        # what is taken, never on the pods.
+        if self._no_room_at != self.mirror.nodes_version:
+            self._no_room.clear()
+            self._no_room_at = self.mirror.nodes_version
+        shape = (_shape(request.gang), taken)
+        if shape in self._no_room:
+            self._unreservable.add(ref)
+            return
         room = choose_room(self.mirror, request.gang, taken=taken, end_of=self._pod_end, now=wall)
         if room is None:
+            self._no_room.add(shape)
             self._unreservable.add(ref)
             return
         self._unreservable.discard(ref)
@@ -588,40 +623,63 @@ class GangScheduler(Runnable):
     # -- preemption ------------------------------------------------------------------------
 
     def _running_gangs(self, exclude: GroupRef) -> list[RunningGang]:
-        """This scheduler's gangs with pods bound (deleting ones excluded), as victims."""
+        """This scheduler's gangs with pods bound (deleting ones excluded), as victims: read
+        from the pod cache once a pass, however many gangs look for victims in it."""
+        if self._running is None:
+            self._running = self._read_running_gangs()
+        return [gang for gang in self._running if gang.ref != str(exclude)]
+
+    def _read_running_gangs(self) -> list[RunningGang]:
+        """Each gang is decoded again only when one of its pods changed (its resourceVersion
+        or where the mirror counts it) or a PodDisruptionBudget did: decoding every running
+        pod on every pass costs more than the rest of the pass."""
         assert self._manager is not None
         store = self._manager.informers.informer(Pod).store
+        budgets = self._manager.informers.informer(PodDisruptionBudget).store
+        budget_state = tuple((k, budgets.version_of(k)) for k in sorted(budgets.keys()))
         gangs: list[RunningGang] = []
+        kept: dict[str, tuple[tuple[Any, ...], RunningGang | None]] = {}
         for text in store.index_values(GROUP_INDEX):
-            if text == str(exclude):
-                continue
-            pods = store.by_index(GROUP_INDEX, text)
-            victims: list[VictimPod] = []
-            for pod in pods:
-                key = pod_key(pod.metadata.namespace, pod.metadata.name)
-                node = pod.spec.node_name or self.mirror.node_of(key)
-                phase = pod.status.phase if pod.status else None
-                if not node or phase in ("Succeeded", "Failed"):
-                    continue
-                if pod.metadata.deletion_timestamp is not None:
-                    victims = []  # already going: evicting it again frees nothing new
-                    break
-                milli = self.mirror.requests_of(key) or pod_requests(pod)
-                victims.append(VictimPod(key, node, milli, pod.metadata.uid))
-            if not victims:
-                continue
-            stamps = [p.metadata.creation_timestamp for p in pods if p.metadata.creation_timestamp]
-            live = [p for p in pods if p.metadata.deletion_timestamp is None]
-            gangs.append(
-                RunningGang(
-                    text,
-                    max((p.spec.priority or 0 for p in pods), default=0),
-                    min(stamps) if stamps else None,
-                    tuple(victims),
-                    self._breaks_budget(live),
-                )
+            keys = store.index_keys(GROUP_INDEX, text)
+            state = (
+                budget_state,
+                tuple((k, store.version_of(k), self.mirror.node_of(k)) for k in sorted(keys)),
             )
+            cached = self._running_read.get(text)
+            gang = cached[1] if cached is not None and cached[0] == state else self._read_gang(text)
+            kept[text] = (state, gang)
+            if gang is not None:
+                gangs.append(gang)
+        self._running_read = kept
         return gangs
+
+    def _read_gang(self, text: str) -> RunningGang | None:
+        assert self._manager is not None
+        store = self._manager.informers.informer(Pod).store
+        pods = store.by_index(GROUP_INDEX, text)
+        victims: list[VictimPod] = []
+        for pod in pods:
+            key = pod_key(pod.metadata.namespace, pod.metadata.name)
+            node = pod.spec.node_name or self.mirror.node_of(key)
+            phase = pod.status.phase if pod.status else None
+            if not node or phase in ("Succeeded", "Failed"):
+                continue
+            if pod.metadata.deletion_timestamp is not None:
+                victims = []  # already going: evicting it again frees nothing new
+                break
+            milli = self.mirror.requests_of(key) or pod_requests(pod)
+            victims.append(VictimPod(key, node, milli, pod.metadata.uid))
+        if not victims:
+            return None
+        stamps = [p.metadata.creation_timestamp for p in pods if p.metadata.creation_timestamp]
+        live = [p for p in pods if p.metadata.deletion_timestamp is None]
+        return RunningGang(
+            text,
+            max((p.spec.priority or 0 for p in pods), default=0),
+            min(stamps) if stamps else None,
+            tuple(victims),
+            self._breaks_budget(live),
+        )
 
     def _breaks_budget(self, pods: Sequence[Pod]) -> bool:
         """Whether evicting ``pods`` takes more than some PodDisruptionBudget allows."""
@@ -667,9 +725,10 @@ class GangScheduler(Runnable):
             if r is not own and r.priority >= priority
             for node in r.nodes
         )
-        choice = choose_victims(
-            self.mirror, request.gang, priority, self._running_gangs(ref), protected=protected
-        )
+        running = self._running_gangs(ref)
+        if not any(gang.priority < priority for gang in running):
+            return  # only strictly lower priorities are victims
+        choice = choose_victims(self.mirror, request.gang, priority, running, protected=protected)
         if choice is None:
             return
         self._preempting[ref] = {pod.key for victim in choice.victims for pod in victim.pods}
@@ -937,8 +996,16 @@ class GangScheduler(Runnable):
             and now - last[2] < self.explain_refresh
         ):
             return last[3]
-        message = explain(self.mirror, request.gang, placement).message
-        self.explanations += 1
+        state = (self.mirror.nodes_version, self.mirror.usage_version)
+        if state != self._shape_explained_at:
+            self._shape_explained.clear()
+            self._shape_explained_at = state
+        key = (_shape(request.gang), placement.reason)
+        message = self._shape_explained.get(key)
+        if message is None:
+            message = explain(self.mirror, request.gang, placement).message
+            self.explanations += 1
+            self._shape_explained[key] = message
         self._explained[ref] = (request.gang, placement.reason, now, message)
         return message
 

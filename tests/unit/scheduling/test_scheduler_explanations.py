@@ -4,8 +4,9 @@ passes stay cheap however often capacity events wake it."""
 
 from __future__ import annotations
 
-from _fake_scheduling import add_node, gpu_pod, scheduling
+from _fake_scheduling import NAMESPACE, add_node, gpu_pod, scheduling
 
+from crdkit.resources import Event
 from crdkit.testing import eventually
 
 
@@ -36,3 +37,32 @@ async def test_a_waiting_gang_is_explained_again_only_when_it_can_have_changed()
             return scheduler.explanations == 2
 
         await eventually(refreshed, what="explained again once old")
+
+
+async def test_alike_waiting_gangs_share_one_explanation_and_each_is_told() -> None:
+    now = [0.0]
+    async with scheduling(clock=lambda: now[0]) as (scheduler, client):
+        await add_node(client, "n1")
+        names = [f"huge-{i}" for i in range(5)]
+        for name in names:
+            await client.create(gpu_pod(name, 16))  # alike but for their names: none fits
+
+        async def all_told() -> bool:
+            events = (await client.list(Event, namespace=NAMESPACE)).items
+            told = {
+                e.regarding.name for e in events if e.reason == "FailedScheduling" and e.regarding
+            }
+            return told == set(names)
+
+        await eventually(all_told, what="every waiting pod told why")
+        assert scheduler.explanations == 1
+        now[0] = 11.0  # every explanation is older than explain_refresh (10 s)
+        await add_node(client, "n2")
+
+        async def explained_again() -> bool:
+            return scheduler.explanations == 2
+
+        await eventually(explained_again, what="one new explanation for all five")
+        events = (await client.list(Event, namespace=NAMESPACE)).items
+        notes = {e.note for e in events if e.reason == "FailedScheduling"}
+        assert all("never fits" in (n or "") for n in notes), notes

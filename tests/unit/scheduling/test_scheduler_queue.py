@@ -30,7 +30,7 @@ async def test_within_a_priority_the_first_to_arrive_goes_first_not_the_first_na
         await client.create(gpu_pod("aa-later"))
 
         async def both_waiting() -> bool:
-            return scheduler.explanations >= 2
+            return len(scheduler.queue()) == 2
 
         await eventually(both_waiting, what="both pods waiting for a node")
         await add_node(client, "n1")  # room for one
