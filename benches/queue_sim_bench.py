@@ -13,6 +13,10 @@ The same stream runs once per ``--variants`` entry:
 - ``reservations``: the scheduler as shipped (the head of each priority holds room);
 - ``no-reservations``: the same scheduler with ``reservations_per_priority=0``.
 
+``--policies best-fit,keep-whole`` runs each variant under each placer policy. ``--small-pods``
+makes every single-pod job ask for 1, 2 or 4 GPUs (drawn) instead of a whole node, the mix in
+which capacity fragments and the policies differ.
+
 What is measured is the scheduling policy: the fake apiserver answers at once and the clock is
 virtual (it jumps to the next timer whenever every task waits), so the figures are seconds of
 simulated time, exact and repeatable, not the apiserver's or the placer's speed. Placement runs
@@ -34,11 +38,13 @@ import random
 import statistics
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from prometheus_client import CollectorRegistry
 
 from crdkit.placer import Placement
+from crdkit.placer.cluster import Policy
+from crdkit.placer.policies import POLICIES
 from crdkit.resources import Node, Pod, resource_info
 from crdkit.runtime import Manager
 from crdkit.scheduling import GangScheduler
@@ -79,17 +85,24 @@ class Job:
     all_bound: float | None = None
     nodes: list[str] = field(default_factory=list)
     submitted: float = 0.0
+    gpus: int = GPUS
+    """GPUs per pod."""
 
 
-def stream(nodes: int, load: float, seed: int) -> list[Job]:
+def stream(nodes: int, load: float, seed: int, small_pods: bool = False) -> list[Job]:
+    """The seeded job mix; with ``small_pods`` every single-pod job asks for 1, 2 or 4 GPUs
+    (drawn) instead of a whole node, so capacity fragments inside nodes and leaves."""
     rng = random.Random(seed)
     jobs: list[Job] = []
-    wanted = load * nodes
+    wanted = load * nodes * GPUS
     total = 0
     while total < wanted:
         size = rng.choices(SIZES, WEIGHTS)[0]
-        jobs.append(Job(f"j{len(jobs):04d}", size, rng.uniform(20.0, 40.0)))
-        total += size
+        job = Job(f"j{len(jobs):04d}", size, rng.uniform(20.0, 40.0))
+        if small_pods and size == 1:
+            job.gpus = rng.choice([1, 2, 4])
+        jobs.append(job)
+        total += size * job.gpus
     return jobs
 
 
@@ -110,7 +123,7 @@ def job_objects(job: Job) -> list[Any]:
                 "spec": {
                     "schedulerName": SCHEDULER,
                     "containers": [
-                        {"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(GPUS)}}}
+                        {"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(job.gpus)}}}
                     ],
                 },
             }
@@ -125,7 +138,9 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
 
 
-async def run(nodes: int, jobs: list[Job], reservations: bool, rate: float) -> dict[str, Any]:
+async def run(
+    nodes: int, jobs: list[Job], reservations: bool, rate: float, policy: Policy = "best-fit"
+) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     kind = FakeKind(
         info=resource_info(CoschedulingPodGroup),
@@ -157,6 +172,7 @@ async def run(nodes: int, jobs: list[Job], reservations: bool, rate: float) -> d
             clock=loop.time,
             mirror=mirror,
             reservations_per_priority=1 if reservations else 0,
+            policy=policy,
         )
         manager.add_runnable(scheduler)
         done = asyncio.Event()
@@ -172,8 +188,8 @@ async def run(nodes: int, jobs: list[Job], reservations: bool, rate: float) -> d
                 job.first_bound = now
             if len(job.bound) == job.pods:
                 job.all_bound = now
-                held.append((now, job.pods * GPUS))
-                held.append((now + job.seconds, -job.pods * GPUS))
+                held.append((now, job.pods * job.gpus))
+                held.append((now + job.seconds, -job.pods * job.gpus))
                 finished.append(now + job.seconds)
                 if len(finished) == len(jobs):
                     done.set()
@@ -222,7 +238,7 @@ async def run(nodes: int, jobs: list[Job], reservations: bool, rate: float) -> d
     }
     leaf_jobs = [job for job in jobs if job.pods >= 8]
     in_one_leaf = sum(len({node_leaf[n] for n in job.nodes}) == 1 for job in leaf_jobs)
-    work = sum(job.pods * GPUS * job.seconds for job in jobs)
+    work = sum(job.pods * job.gpus * job.seconds for job in jobs)
     return {
         "makespan_s": round(max(finished) - submitted, 1),
         "lower_bound_s": round(work / (nodes * GPUS), 1),
@@ -246,6 +262,14 @@ def main() -> None:
     parser.add_argument("--seeds", default="7,8,9")
     parser.add_argument("--variants", default="reservations,no-reservations")
     parser.add_argument(
+        "--small-pods",
+        action="store_true",
+        help="single-pod jobs ask for 1, 2 or 4 GPUs instead of a whole node",
+    )
+    parser.add_argument(
+        "--policies", default="best-fit", help=f"placer policies, comma-separated: {POLICIES}"
+    )
+    parser.add_argument(
         "--rate", type=float, default=0.0, help="jobs per second, Poisson (default: all at once)"
     )
     parser.add_argument("--json", action="store_true", help="one JSON object (the default)")
@@ -256,37 +280,48 @@ def main() -> None:
     for variant in variants:
         if variant not in ("reservations", "no-reservations"):
             parser.error(f"--variants: unknown variant {variant!r}")
+    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    for policy in policies:
+        if policy not in POLICIES:
+            parser.error(f"--policies: unknown policy {policy!r} (one of {', '.join(POLICIES)})")
     results: list[dict[str, Any]] = []
     for seed in (int(s) for s in args.seeds.split(",")):
         for variant in variants:
-            jobs = stream(args.nodes, args.load, seed)
-            figures = run_on_virtual_clock(
-                run(args.nodes, jobs, variant == "reservations", args.rate)
-            )
-            results.append(
-                {"seed": seed, "variant": variant, "jobs": len(jobs),
-                 "pods": sum(j.pods for j in jobs), **figures}
-            )  # fmt: skip
-            print(json.dumps(results[-1]), file=sys.stderr)
+            for policy in policies:
+                jobs = stream(args.nodes, args.load, seed, args.small_pods)
+                figures = run_on_virtual_clock(
+                    run(
+                        args.nodes,
+                        jobs,
+                        variant == "reservations",
+                        args.rate,
+                        cast("Policy", policy),
+                    )
+                )
+                results.append(
+                    {"seed": seed, "variant": variant, "policy": policy, "jobs": len(jobs),
+                     "pods": sum(j.pods for j in jobs), **figures}
+                )  # fmt: skip
+                print(json.dumps(results[-1]), file=sys.stderr)
+
+    def mean(figure: str, variant: str, policy: str) -> float:
+        runs = [r for r in results if r["variant"] == variant and r["policy"] == policy]
+        return round(statistics.mean(r[figure] for r in runs), 1)
+
     summary = {
-        variant: {
-            "makespan_s_mean": round(
-                statistics.mean(r["makespan_s"] for r in results if r["variant"] == variant), 1
-            ),
-            "gpu_in_bound_jobs_pct_mean": round(
-                statistics.mean(
-                    r["gpu_in_bound_jobs_pct"] for r in results if r["variant"] == variant
-                ),
-                1,
-            ),
+        variant if len(policies) == 1 else f"{variant}/{policy}": {
+            "makespan_s_mean": mean("makespan_s", variant, policy),
+            "gpu_in_bound_jobs_pct_mean": mean("gpu_in_bound_jobs_pct", variant, policy),
         }
         for variant in variants
+        for policy in policies
     }
     print(
         json.dumps(
             {
                 "nodes": args.nodes,
                 "load": args.load,
+                "small_pods": args.small_pods,
                 "rate": args.rate,
                 "runs": results,
                 "summary": summary,

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Cluster", "Policy", "ReferenceCluster"]
 
-Policy = Literal["best-fit", "least-free", "binpack"]
+Policy = Literal["best-fit", "least-free", "binpack", "keep-whole"]
 """How domains and nodes are ranked: see `crdkit.placer.reference` for the definitions."""
 
 GangInput = Gang | _placer.Gang | Mapping[str, Any]

@@ -5,5 +5,5 @@ from __future__ import annotations
 
 __all__ = ["POLICIES"]
 
-POLICIES = ("best-fit", "least-free", "binpack")
+POLICIES = ("best-fit", "least-free", "binpack", "keep-whole")
 """The ranking policies, `best-fit` first (the default); `crdkit.placer.reference` defines them."""

@@ -66,6 +66,12 @@ resources the task requests:
 - ``binpack``: Volcano's weighted-utilisation score for nodes, every weight 1:
   ``sum over R of 10**6 * (used + request) // allocatable``, divided by the number of terms
   (higher is better); domains rank as with ``best-fit``.
+- ``keep-whole``: first how many free domains the entry would break, then ``best-fit``: the
+  number of free domains on the entry's chain from the root, plus one for a node that is free
+  itself (``broken * 2**42 + units``). A node is free when none of R is in use on it, a domain
+  when every node in it is. Small jobs go where capacity is already broken, so whole leaves
+  (and spines) stay whole for the gangs that need them; among those, a gang takes the whole
+  domain inside a broken parent before one inside a whole parent.
 """
 
 from __future__ import annotations
@@ -98,6 +104,9 @@ UNLIMITED = 1 << 40
 POD = 1000
 """One pod, in milli-units of the `pods` resource."""
 SEARCH_BUDGET = 200_000
+KEEP_WHOLE_UNITS = 1 << 42
+"""Keep-whole ranks by ``broken * KEEP_WHOLE_UNITS + units``: above `UNLIMITED`, so the units
+of an entry never reach the next count of broken domains."""
 """Steps (node visits) the exact search of one gang attempt may take before it gives up."""
 
 RawFit = tuple[str | None, int, int, str]
@@ -503,6 +512,8 @@ class ReferenceEngine:
             self._least_free_ranks(ask, caps)
         elif self._policy == "binpack":
             self._binpack_ranks(ask, caps)
+        elif self._policy == "keep-whole":
+            self._keep_whole_ranks(ask, caps)
         return caps
 
     @staticmethod
@@ -549,10 +560,34 @@ class ReferenceEngine:
             else:
                 caps.rank[(*node.path, node.spec.name)] = rank
 
+    def _keep_whole_ranks(self, ask: _Ask, caps: _Capacities) -> None:
+        """Per domain and node, how many free domains (and the node itself, when free) lie on
+        its chain from the root. A node is free when none of the resources the task requests
+        is in use on it; a domain when every node in it is."""
+        resources = self._requested(ask.task)
+        free: dict[Path, bool] = {}
+        node_free: dict[Path, bool] = {}
+        for node in self.nodes.values():
+            its = all(node.used.get(r, 0) == 0 for r in resources)
+            if node.path is None:
+                caps.loose_rank[node.spec.name] = int(its)
+                continue
+            for depth in range(len(self.levels)):
+                prefix = node.path[: depth + 1]
+                free[prefix] = free.get(prefix, True) and its
+            node_free[(*node.path, node.spec.name)] = its
+        for prefix in free:
+            caps.rank[prefix] = sum(free[prefix[: d + 1]] for d in range(len(prefix)))
+        for full, its in node_free.items():
+            caps.rank[full] = caps.rank[full[:-1]] + int(its)
+
     def _rank(self, caps: _Capacities, path: Path, units: int, loose: bool = False) -> int:
         """The policy's "fit" of an entry: less is better (rules 3 to 5)."""
         if self._policy == "best-fit":
             return units
+        if self._policy == "keep-whole":
+            broken = caps.loose_rank[path[0]] if loose else caps.rank[path]
+            return broken * KEEP_WHOLE_UNITS + min(units, KEEP_WHOLE_UNITS - 1)
         if loose:
             return caps.loose_rank[path[0]]
         if self._policy == "binpack" and len(path) <= len(self.levels):

@@ -20,6 +20,7 @@ import click
 
 from crdkit.client.errors import ConfigError
 from crdkit.placer.models import HOSTNAME_LEVEL
+from crdkit.placer.policies import POLICIES
 from crdkit.runtime.cli_common import connection_options, manager_options, run_manager
 from crdkit.runtime.logs import configure_logging
 from crdkit.runtime.manager_options import ManagerOptions
@@ -107,7 +108,7 @@ async def _pod_group_apis(client: Client, wanted: list[str] | None) -> list[str]
 @click.option("--node-selector", default=None, help="Place only on nodes with these labels.")
 @click.option(
     "--policy",
-    type=click.Choice(["best-fit", "least-free", "binpack"]),
+    type=click.Choice(POLICIES),
     default="best-fit",
     show_default=True,
 )

@@ -118,13 +118,27 @@ fn binpack_score(node: &Node, ask: &Ask<'_>) -> i64 {
     i64::try_from(terms.iter().sum::<i128>() / count).unwrap_or(i64::MAX)
 }
 
-/// The policy rank of a node: less is better.
+/// Whether none of the resources the task requests is in use on the node (keep-whole's "free").
+fn node_free(node: &Node, ask: &Ask<'_>) -> bool {
+    ask.requests
+        .iter()
+        .all(|&(r, _)| node.used.get(r).copied().unwrap_or(0) == 0)
+}
+
+/// The policy rank of a node: less is better. For keep-whole, whether it is free (1) or not
+/// (0): the search adds the free domains above it (see `visit`).
 fn node_rank(node: &Node, ask: &Ask<'_>) -> i64 {
     match ask.policy {
         Policy::BestFit => 0,
         Policy::LeastFree => free_share(&node_sums(node, ask)),
         Policy::Binpack => -binpack_score(node, ask),
+        Policy::KeepWhole => i64::from(node_free(node, ask)),
     }
+}
+
+/// Whether a policy reads every node of a domain (no pruning of hopeless domains).
+fn reads_every_node(policy: Policy) -> bool {
+    matches!(policy, Policy::LeastFree | Policy::KeepWhole)
 }
 
 fn tolerated(task: &TaskSpec, taint: &crate::model::Taint) -> bool {
@@ -198,7 +212,7 @@ impl Capacities {
             fit: vec![0; state.nodes.len()],
             penalty: vec![0; state.nodes.len()],
             loose: Vec::new(),
-            domain_rank: if policy == Policy::LeastFree {
+            domain_rank: if reads_every_node(policy) {
                 vec![0; state.domains.len()]
             } else {
                 Vec::new()
@@ -214,11 +228,13 @@ impl Capacities {
     /// Capacities over the whole cluster; `prune` lets the aggregates skip hopeless domains.
     pub(crate) fn of_cluster(state: &ClusterState, ask: &Ask<'_>, prune: bool) -> Self {
         let mut caps = Self::empty(state, ask.policy);
-        // The least-free share of a domain counts every node in it, so nothing may be skipped.
-        let prune = prune && ask.policy != Policy::LeastFree;
+        // The least-free share and the freedom of a domain count every node in it, so nothing
+        // may be skipped.
+        let prune = prune && !reads_every_node(ask.policy);
         let mut sums = vec![(0, 0); ask.requests.len()];
         for &root in &state.roots {
             caps.visit(state, root, ask, prune, &mut sums);
+            caps.add_free_above(state, root, 0, ask.policy);
         }
         if ask.loose_ok {
             for &id in &state.loose {
@@ -237,13 +253,9 @@ impl Capacities {
     pub(crate) fn of_domain(state: &ClusterState, domain: usize, ask: &Ask<'_>) -> Self {
         let mut caps = Self::empty(state, ask.policy);
         let mut sums = vec![(0, 0); ask.requests.len()];
-        caps.visit(
-            state,
-            domain,
-            ask,
-            ask.policy != Policy::LeastFree,
-            &mut sums,
-        );
+        caps.visit(state, domain, ask, !reads_every_node(ask.policy), &mut sums);
+        // Free domains above `domain` would add the same to every entry inside it: left out.
+        caps.add_free_above(state, domain, 0, ask.policy);
         caps
     }
 
@@ -274,6 +286,9 @@ impl Capacities {
         if domain.node_count == 0 || (prune && !leaf && pruned(domain, ask)) {
             self.pods[id] = 0;
             self.units[id] = 0;
+            if ask.policy == Policy::KeepWhole {
+                self.domain_rank[id] = 1; // no nodes: nothing to break (keep-whole never prunes)
+            }
             return (0, 0);
         }
         let least_free = ask.policy == Policy::LeastFree;
@@ -293,15 +308,23 @@ impl Capacities {
                         total.0 += part.0;
                         total.1 += part.1;
                     }
-                } else if ask.policy == Policy::Binpack {
+                } else if ask.policy != Policy::BestFit {
                     self.node_rank[n] = node_rank(state.node(n), ask);
                 }
+            }
+            if ask.policy == Policy::KeepWhole {
+                let free = domain.node_ids().iter().all(|&n| self.node_rank[n] == 1);
+                self.domain_rank[id] = i64::from(free);
             }
         } else {
             for &child in &domain.children {
                 let (p, u) = self.visit(state, child, ask, prune, &mut sums);
                 pods += p;
                 units += u;
+            }
+            if ask.policy == Policy::KeepWhole {
+                let free = domain.children.iter().all(|&c| self.domain_rank[c] == 1);
+                self.domain_rank[id] = i64::from(free);
             }
         }
         if least_free {
@@ -317,6 +340,30 @@ impl Capacities {
         self.pods[id] = pods;
         self.units[id] = units;
         (pods, units)
+    }
+}
+
+impl Capacities {
+    /// Keep-whole: turns the free flags `visit` left (1 free, 0 not) into ranks: for each
+    /// domain and node below `id`, how many free domains (and the node itself) lie on its chain
+    /// from `id` down, `above` counting those over `id`. Freedom is inherited downward (a free
+    /// domain's parts are free), so the free ones on a chain are its lower end.
+    fn add_free_above(&mut self, state: &ClusterState, id: usize, above: i64, policy: Policy) {
+        if policy != Policy::KeepWhole {
+            return;
+        }
+        let domain = &state.domains[id];
+        let here = above + self.domain_rank[id];
+        self.domain_rank[id] = here;
+        if domain.children.is_empty() {
+            for &n in domain.node_ids() {
+                self.node_rank[n] += here;
+            }
+        } else {
+            for &child in &domain.children {
+                self.add_free_above(state, child, here, policy);
+            }
+        }
     }
 }
 

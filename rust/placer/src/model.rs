@@ -217,6 +217,10 @@ pub enum Policy {
     /// Volcano's binpack score for nodes (weighted utilisation after placing, weights 1);
     /// domains rank as with `BestFit`.
     Binpack,
+    /// Keep whole domains whole: an entry ranks first by how many wholly free domains (and
+    /// nodes) placing there would break, then as with `BestFit`. A node is free for a task when
+    /// none of the resources the task requests is in use on it; a domain when all its nodes are.
+    KeepWhole,
 }
 
 impl Policy {
@@ -226,8 +230,9 @@ impl Policy {
             "best-fit" => Ok(Self::BestFit),
             "least-free" => Ok(Self::LeastFree),
             "binpack" => Ok(Self::Binpack),
+            "keep-whole" => Ok(Self::KeepWhole),
             other => Err(PlacerError(format!(
-                "policy: unknown policy {other:?} (one of best-fit, least-free, binpack)"
+                "policy: unknown policy {other:?} (one of best-fit, least-free, binpack, keep-whole)"
             ))),
         }
     }

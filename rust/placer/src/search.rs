@@ -97,6 +97,10 @@ impl Search<'_> {
         match (self.policy, entry) {
             (Policy::BestFit, _) | (Policy::Binpack, Entry::Domain(_)) => units(),
             (Policy::LeastFree, Entry::Domain(d)) => caps.domain_rank[d],
+            (Policy::KeepWhole, Entry::Domain(d)) => keep_whole(caps.domain_rank[d], units()),
+            (Policy::KeepWhole, Entry::Node(n) | Entry::Loose(n)) => {
+                keep_whole(caps.node_rank[n], units())
+            }
             (_, Entry::Node(n) | Entry::Loose(n)) => caps.node_rank[n],
         }
     }
@@ -690,6 +694,14 @@ impl Search<'_> {
     }
 }
 
+/// Keep-whole's rank: the free domains (and node) an entry would break, then its best fit.
+fn keep_whole(broken: i64, units: i64) -> i64 {
+    const UNITS: i64 = 1 << 42; // above UNLIMITED (2^40): units never reach the next count
+    broken
+        .saturating_mul(UNITS)
+        .saturating_add(units.min(UNITS - 1))
+}
+
 /// "a", "a and b", "a, b and c": a list in a reason, read as a sentence.
 fn join_and(items: &[String]) -> String {
     match items {
@@ -1041,7 +1053,12 @@ mod policy_tests {
             gpu_node("c", "b1", "r2", 8, 0),
         ]);
         let four = gang(Mode::Unconstrained, None, vec![gpu_task("w", 4, 1)]);
-        for policy in [Policy::BestFit, Policy::LeastFree, Policy::Binpack] {
+        for policy in [
+            Policy::BestFit,
+            Policy::LeastFree,
+            Policy::Binpack,
+            Policy::KeepWhole,
+        ] {
             let outcome = state.place_with(&four, policy);
             let nodes: Vec<&str> = outcome
                 .assignments
@@ -1080,9 +1097,26 @@ mod policy_tests {
     }
 
     #[test]
+    fn keep_whole_leaves_the_free_rack_whole() {
+        // r1 is wholly free; r2 has a node in use. One 8-GPU pod: best fit takes r1's first
+        // node (equal capacity, first path); keep-whole takes r2's free node.
+        let mut state = cluster(vec![
+            gpu_node("a", "b1", "r1", 8, 0),
+            gpu_node("b", "b1", "r1", 8, 0),
+            gpu_node("c", "b1", "r2", 8, 8),
+            gpu_node("d", "b1", "r2", 8, 0),
+        ]);
+        let one = gang(Mode::Unconstrained, None, vec![gpu_task("w", 1, 8)]);
+        let node = |outcome: Outcome| outcome.assignments[0].1.clone();
+        assert_eq!(node(state.place_with(&one, Policy::BestFit)), "a");
+        assert_eq!(node(state.place_with(&one, Policy::KeepWhole)), "d");
+    }
+
+    #[test]
     fn unknown_policies_are_refused() {
         assert!(Policy::parse("tightest").is_err());
         assert_eq!(Policy::parse("binpack"), Ok(Policy::Binpack));
+        assert_eq!(Policy::parse("keep-whole"), Ok(Policy::KeepWhole));
     }
 }
 

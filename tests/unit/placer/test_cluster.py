@@ -435,7 +435,8 @@ def test_calls_from_several_threads_are_serialised() -> None:
 
 @pytest.mark.parametrize(
     ("policy", "chosen"),
-    [("best-fit", "x"), ("least-free", "y"), ("binpack", "y")],
+    # keep-whole: neither node is free, so it ranks by best fit.
+    [("best-fit", "x"), ("least-free", "y"), ("binpack", "y"), ("keep-whole", "x")],
 )
 def test_policies_rank_nodes_differently(
     engine: type[Cluster], policy: Policy, chosen: str
@@ -453,6 +454,52 @@ def test_policies_rank_nodes_differently(
     cluster = engine(LEVELS, [cpu_node("x", 6, 6), cpu_node("y", 4, 86)])
     one = gang({"name": "w", "replicas": 1, "requests": {"cpu": "1", "nvidia.com/gpu": 1}})
     assert nodes_of(cluster.place(one, policy)) == [("w", chosen, 1)]
+
+
+def leaf_node(name: str, leaf: str, gpus_used: int = 0) -> dict[str, Any]:
+    """An 8-GPU node in ``leaf`` of spine ``s`` (levels: spine, leaf)."""
+    return {
+        "name": name,
+        "labels": {"example.com/spine": "s", "example.com/leaf": leaf},
+        "allocatable": {"cpu": "96", "nvidia.com/gpu": 8},
+        "used": {"nvidia.com/gpu": gpus_used},
+    }
+
+
+SPINE_LEAF = ["example.com/spine", "example.com/leaf"]
+
+
+def test_keep_whole_puts_a_small_job_where_capacity_is_already_broken(
+    engine: type[Cluster],
+) -> None:
+    # Leaf a is wholly free; leaf b has one node in use. Best fit takes leaf a's node (the same
+    # capacity, the first path); keep-whole takes b's free node and leaves a whole.
+    nodes = [leaf_node("a1", "a"), leaf_node("a2", "a"), leaf_node("b1", "b", 8)]
+    nodes.append(leaf_node("b2", "b"))
+    cluster = engine(SPINE_LEAF, nodes)
+    one = gang({"name": "w", "replicas": 1, "requests": {"nvidia.com/gpu": 8}})
+    assert nodes_of(cluster.place(one, "best-fit")) == [("w", "a1", 1)]
+    assert nodes_of(cluster.place(one, "keep-whole")) == [("w", "b2", 1)]
+
+
+def test_keep_whole_prefers_a_partly_used_node_over_breaking_a_free_one(
+    engine: type[Cluster],
+) -> None:
+    # x (4 GPUs in use) takes both 2-GPU pods, so y (none in use) stays whole.
+    cluster = engine(SPINE_LEAF, [leaf_node("x", "a", 4), leaf_node("y", "a")])
+    two = gang({"name": "w", "replicas": 2, "requests": {"nvidia.com/gpu": 2}})
+    assert nodes_of(cluster.place(two, "keep-whole")) == [("w", "x", 2)]
+
+
+def test_keep_whole_takes_a_whole_leaf_when_a_gang_needs_one(engine: type[Cluster]) -> None:
+    nodes = [leaf_node("a1", "a"), leaf_node("a2", "a"), leaf_node("b1", "b", 8)]
+    nodes.append(leaf_node("b2", "b"))
+    cluster = engine(SPINE_LEAF, nodes)
+    two = gang(
+        {"name": "w", "replicas": 2, "requests": {"nvidia.com/gpu": 8}},
+        topology={"mode": "required", "level": "example.com/leaf"},
+    )
+    assert sorted(nodes_of(cluster.place(two, "keep-whole"))) == [("w", "a1", 1), ("w", "a2", 1)]
 
 
 def test_unknown_policy_is_a_value_error(engine: type[Cluster]) -> None:
