@@ -7,7 +7,9 @@ between:
    of the gang on its node in the `ClusterMirror`;
 2. ``bind`` (pods that exist, as kube-scheduler binds them: ``pods/<name>/binding``) or
    ``create_bound`` (pods the operator creates itself, with ``spec.nodeName`` set) runs the API
-   calls concurrently.
+   calls concurrently. A `GangGate` admits a whole gang's calls at once, gangs in arrival
+   order, so one gang's calls never queue behind another's and it is not left partly bound
+   while others bind.
 
 If any call of step 2 fails, every pod bound or created in that attempt is deleted (grace 0: its
 containers have not started in any meaningful way, and its owner makes it again), every
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from crdkit.client import NotFound, Preconditions
 from crdkit.resources import Pod
 from crdkit.scheduling.errors import SchedulingError
+from crdkit.scheduling.gang_gate import GangGate
 from crdkit.scheduling.mirror import pod_key
 
 if TYPE_CHECKING:
@@ -81,7 +84,8 @@ class BindError(SchedulingError):
 
 class Binder:
     """Binds gangs through ``client`` and keeps ``mirror``'s assumptions; see the module
-    docstring. ``concurrency`` caps the API calls in flight across all gangs."""
+    docstring. ``concurrency`` caps the API calls in flight across all gangs; a gang takes its
+    share of them all at once (`GangGate`)."""
 
     def __init__(
         self,
@@ -96,7 +100,7 @@ class Binder:
         self.client = client
         self.mirror = mirror
         self.field_manager = field_manager
-        self._gate = asyncio.Semaphore(concurrency)
+        self._gate = GangGate(concurrency)
 
     def reserve(self, bindings: Sequence[PodBinding]) -> Reservation:
         """Count every pod on its node now (all or nothing: a node the mirror lacks raises
@@ -161,8 +165,8 @@ class Binder:
         made: list[PodBinding] = []
         failures: dict[str, BaseException] = {}
 
-        async def one(binding: PodBinding) -> None:
-            async with self._gate:
+        async def one(binding: PodBinding, slots: asyncio.Semaphore) -> None:
+            async with slots:
                 if failures:
                     return  # the attempt has failed already: no more calls
                 try:
@@ -173,7 +177,9 @@ class Binder:
                     made.append(binding)
 
         try:
-            await asyncio.gather(*(one(b) for b in reservation.bindings))
+            async with self._gate.admit(len(reservation.bindings)) as held:
+                slots = asyncio.Semaphore(held)  # only a gang larger than the gate waits here
+                await asyncio.gather(*(one(b, slots) for b in reservation.bindings))
         except BaseException:
             # Cancelled mid-attempt: whatever was made must still be undone.
             await asyncio.shield(self._undo(reservation, made))
