@@ -93,6 +93,7 @@ from crdkit.scheduling.reservations import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
+    from crdkit import _placer
     from crdkit.placer import Placement
     from crdkit.placer.cluster import Policy
     from crdkit.runtime.manager import Manager
@@ -253,6 +254,10 @@ class GangScheduler(Runnable):
         self._no_room_at = -1
         self._running: list[RunningGang] | None = None
         """This pass's running gangs (victim candidates), read once for every preemptor."""
+        self._compiled: dict[GroupRef, tuple[str, _placer.Gang]] = {}
+        """Per waiting group: its gang as last compiled for the placer, and the gang's text
+        then. A gang that waits is compiled (validated, quantities parsed) once, not once per
+        pass."""
         self._running_read: dict[str, tuple[tuple[Any, ...], RunningGang | None]] = {}
         """Per gang with pods in the cache: what its pods were when last decoded, and the
         victim it made (None: nothing of it runs)."""
@@ -451,7 +456,7 @@ class GangScheduler(Runnable):
             ends[group.ref] = self._declared_end(group, wall)
             self._tolerate_holds(group.ref, request, ends[group.ref])
         placements = await self.mirror.place_all_async(
-            [request.gang for _, request in requests], self.policy
+            [self._compiled_gang(group.ref, request) for group, request in requests], self.policy
         )
         by_name = {request.gang["name"]: (group, request) for group, request in requests}
         made: list[DomainReservation] = []
@@ -851,7 +856,13 @@ class GangScheduler(Runnable):
 
     def _forget(self, ref: GroupRef) -> None:
         self._dequeue(ref)
-        for table in (self._reported, self._status, self._retry_at, self._explained):
+        for table in (
+            self._reported,
+            self._status,
+            self._retry_at,
+            self._explained,
+            self._compiled,
+        ):
             table.pop(ref, None)
         self._retries.forget(ref)
         self._waiting.discard(ref)
@@ -984,6 +995,16 @@ class GangScheduler(Runnable):
             + "]"
         )
 
+    def _compiled_gang(self, ref: GroupRef, request: GangRequest) -> _placer.Gang:
+        """The gang as the placer's record, compiled again only when its text changed."""
+        text = json.dumps(request.gang, sort_keys=True)
+        kept = self._compiled.get(ref)
+        if kept is not None and kept[0] == text:
+            return kept[1]
+        compiled = self.mirror.cluster.compile(request.gang)
+        self._compiled[ref] = (text, compiled)
+        return compiled
+
     def _explanation(self, ref: GroupRef, request: GangRequest, placement: Placement) -> str:
         """Why the gang waits: explained again only when its gang or the placer's reason
         changed, or the last explanation is ``explain_refresh`` seconds old."""
@@ -1003,7 +1024,7 @@ class GangScheduler(Runnable):
         key = (_shape(request.gang), placement.reason)
         message = self._shape_explained.get(key)
         if message is None:
-            message = explain(self.mirror, request.gang, placement).message
+            message = explain(self.mirror, self._compiled_gang(ref, request), placement).message
             self.explanations += 1
             self._shape_explained[key] = message
         self._explained[ref] = (request.gang, placement.reason, now, message)

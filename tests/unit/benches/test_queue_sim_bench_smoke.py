@@ -24,3 +24,18 @@ def test_a_tiny_run_reports_every_figure(
         assert run["leaf_jobs_in_one_leaf_pct"] == 100.0
         assert run["partly_bound_max_s"] < 1.0  # binds are instant on the fake cluster
         assert set(run["wait_by_size"]) == {"1", "2", "4", "8", "16"}
+
+
+def test_each_policy_runs_the_same_stream(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = load_bench("queue_sim_bench")
+    argv = ["queue_sim_bench", "--nodes", "32", "--seeds", "3", "--variants", "no-reservations"]
+    argv += ["--policies", "best-fit,keep-whole", "--small-pods"]
+    monkeypatch.setattr(sys, "argv", argv)
+    module.main()
+    result = json.loads(capsys.readouterr().out)
+    assert [run["policy"] for run in result["runs"]] == ["best-fit", "keep-whole"]
+    assert len({run["pods"] for run in result["runs"]}) == 1  # the very same stream
+    assert set(result["summary"]) == {"no-reservations/best-fit", "no-reservations/keep-whole"}
+    assert result["small_pods"] is True

@@ -1,0 +1,364 @@
+"""`crdkit scheduler` against kube-scheduler on the same saturated stream, live: JSON on stdout.
+
+    python benches/scheduler_compare.py --nodes 256 --seeds 7,8,9
+
+Each contestant gets its own fresh local control plane (kube-apiserver and etcd from
+`tools/envtest`) with ``--nodes`` simulated 8-GPU nodes in leaves of 16. The stream is the one
+`benches/queue_sim_bench.py` draws for the seed: jobs of 1, 2, 4, 8 or 16 node-filling pods
+(35/30/20/10/5 %) until the pods want ``--load`` times the cluster's GPUs, all submitted at
+once. Jobs of 8 pods or more require one leaf (Kueue's ``podset-required-topology``), smaller
+ones prefer it. A job runs 20-40 s (seeded) from the moment all its pods are bound; then this
+bench deletes its pods, which frees their nodes. Nothing else runs pods: binding is the
+scheduler's, the rest is this bench playing kubelet and job controller.
+
+Contestants:
+
+- ``crdkit``: `GangScheduler` in this process (as ``crdkit scheduler`` runs it), each job a
+  coscheduling PodGroup of all its pods, the policy given by ``--policy``;
+- ``kube-scheduler``: kube-scheduler from the same ``k8s.io/kubernetes`` module as the
+  apiserver (`tools/kube-scheduler/build.sh`), with its default profile, given the very same
+  pods without PodGroups or topology (it reads neither).
+
+Per contestant and seed: ``makespan_s`` (submit to the last job done), ``lower_bound_s``
+(GPU-seconds of work over the GPUs), ``gpu_held_pct`` and ``gpu_in_bound_jobs_pct`` (mean
+share of the GPUs held by bound pods, and by jobs with every pod bound, from submit until the
+last job is bound), ``partly_bound_over_1s`` and ``partly_bound_max_s`` (multi-pod jobs
+with some but not all pods bound for more than 1 s, and the longest such window),
+``leaf_jobs_in_one_leaf_pct``, ``wait_by_size`` (submit to all bound: p50/p99/max), and
+``deadlock`` (no job bound or done for ``--stall`` seconds while jobs wait). Real time: a run
+at 256 nodes takes one to two minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from crdkit.client import Client, NotFound
+from crdkit.resources import Pod
+from crdkit.runtime import Manager
+from crdkit.runtime.informer import Informer
+from crdkit.scheduling import GangScheduler
+from crdkit.scheduling.gangs import KUEUE_PREFERRED, KUEUE_REQUIRED
+from crdkit.scheduling.podgroup_crds import install_pod_group_crds
+from crdkit.scheduling.podgroups import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
+from crdkit.testing import ControlPlane
+from crdkit.testing.sim.nodes import create_nodes, simulated_node
+
+ROOT = Path(__file__).resolve().parents[1]
+LEAF = "topology.crdkit.io/leaf"
+GPUS = 8
+SIZES = (1, 2, 4, 8, 16)
+WEIGHTS = (35, 30, 20, 10, 5)
+NAMESPACE = "jobs"
+CRDKIT = "crdkit-gangs"
+
+
+@dataclass
+class Job:
+    name: str
+    pods: int
+    seconds: float
+    bound: set[str] = field(default_factory=set)
+    nodes: dict[str, str] = field(default_factory=dict)
+    first_bound: float | None = None
+    all_bound: float | None = None
+    done: float | None = None
+
+
+def stream(nodes: int, load: float, seed: int) -> list[Job]:
+    """The seeded mix (the same draws as queue_sim_bench's, whole-node pods)."""
+    rng = random.Random(seed)
+    jobs: list[Job] = []
+    total = 0
+    while total < load * nodes * GPUS:
+        size = rng.choices(SIZES, WEIGHTS)[0]
+        jobs.append(Job(f"j{len(jobs):04d}", size, rng.uniform(20.0, 40.0)))
+        total += size * GPUS
+    return jobs
+
+
+def pod_manifests(job: Job, contestant: str) -> list[Pod]:
+    gpus = {"nvidia.com/gpu": str(GPUS)}
+    resources = {"requests": gpus, "limits": gpus}
+    metadata: dict[str, Any] = {"namespace": NAMESPACE, "labels": {"job": job.name}}
+    spec: dict[str, Any] = {
+        "containers": [{"name": "train", "image": "trainer", "resources": resources}],
+        "terminationGracePeriodSeconds": 0,
+    }
+    if contestant == "crdkit":
+        metadata["labels"][COSCHEDULING_POD_GROUP_LABEL] = job.name
+        metadata["annotations"] = {(KUEUE_REQUIRED if job.pods >= 8 else KUEUE_PREFERRED): LEAF}
+        spec["schedulerName"] = CRDKIT
+    return [
+        Pod.model_validate({"metadata": {**metadata, "name": f"{job.name}-{i}"}, "spec": spec})
+        for i in range(job.pods)
+    ]
+
+
+async def add_nodes(client: Client, count: int) -> dict[str, str]:
+    """``count`` Ready 8-GPU nodes, without the not-ready taint no controller lifts here
+    (`create_nodes`); node -> leaf."""
+    leaves = {f"n{i:05d}": f"l{i // 16:03d}" for i in range(count)}
+    await create_nodes(
+        client, [simulated_node(name, labels={LEAF: leaf}) for name, leaf in leaves.items()]
+    )
+    return leaves
+
+
+def kube_scheduler_binary() -> Path:
+    """Builds (or finds up to date) kube-scheduler; its path."""
+    script = ROOT / "tools" / "kube-scheduler" / "build.sh"
+    done = subprocess.run(["bash", str(script)], check=True, capture_output=True, text=True)
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+@contextlib.asynccontextmanager
+async def contestant_running(
+    name: str, plane: ControlPlane, client: Client, policy: str
+) -> AsyncIterator[None]:
+    if name == "kube-scheduler":
+        log = open(plane.workdir / "kube-scheduler.log", "wb")  # noqa: ASYNC230, SIM115
+        process = subprocess.Popen(  # noqa: ASYNC220 - started once, not awaited
+            [
+                str(kube_scheduler_binary()),
+                f"--kubeconfig={plane.kubeconfig_path}",
+                "--leader-elect=false",
+                "--secure-port=0",
+                "-v=1",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            yield
+        finally:
+            process.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(10)
+            process.kill()
+            log.close()
+        return
+    await install_pod_group_crds(client, ["coscheduling"])
+    manager = Manager(
+        client,
+        metrics_bind_address="0",
+        health_probe_bind_address="0",
+        registry=CollectorRegistry(),
+    )
+    manager.add_runnable(
+        GangScheduler(CRDKIT, [LEAF], pod_groups=("coscheduling",), policy=policy)  # type: ignore[arg-type]
+    )
+    task = asyncio.create_task(manager.run())
+    try:
+        await manager.wait_ready()
+        yield
+    finally:
+        manager.stop()
+        await asyncio.wait_for(task, 60)
+
+
+async def run(
+    contestant: str, nodes: int, jobs: list[Job], policy: str, stall: float
+) -> dict[str, Any]:
+    async with ControlPlane() as plane, Client.from_control_plane(plane) as client:
+        await plane.create_namespace(NAMESPACE)
+        leaves = await add_nodes(client, nodes)
+        by_pod = {f"{job.name}-{i}": job for job in jobs for i in range(job.pods)}
+        held: list[tuple[float, int, int]] = []  # (time, GPUs bound +/-, GPUs in whole jobs +/-)
+        progress = [time.monotonic()]
+        finished = asyncio.Event()
+        pending_deletes: set[asyncio.Task[None]] = set()
+
+        async def finish(job: Job) -> None:
+            await asyncio.sleep(job.seconds)
+            for pod in job.nodes:
+                with contextlib.suppress(NotFound):
+                    await client.delete(Pod, pod, namespace=NAMESPACE, grace_period_seconds=0)
+            now = time.monotonic()
+            job.done = now
+            progress[0] = now
+            held.append((now, -job.pods * GPUS, -job.pods * GPUS))
+            if all(j.done is not None for j in jobs):
+                finished.set()
+
+        def seen(pod: Pod) -> None:
+            name, node = pod.metadata.name or "", pod.spec.node_name
+            job = by_pod.get(name)
+            if job is None or not node or name in job.bound:
+                return
+            now = time.monotonic()
+            job.bound.add(name)
+            job.nodes[name] = node
+            progress[0] = now
+            held.append((now, GPUS, 0))
+            if job.first_bound is None:
+                job.first_bound = now
+            if len(job.bound) == job.pods:
+                job.all_bound = now
+                held.append((now, 0, job.pods * GPUS))
+                task = asyncio.create_task(finish(job))
+                pending_deletes.add(task)
+                task.add_done_callback(pending_deletes.discard)
+
+        informer = Informer(client, Pod, namespace=NAMESPACE)
+        informer.add_event_handler(seen, lambda _old, new: seen(new))
+        async with informer, contestant_running(contestant, plane, client, policy):
+            await informer.wait_for_sync(60)
+            gate = asyncio.Semaphore(32)
+
+            async def create(obj: Any) -> None:
+                async with gate:
+                    await client.create(obj)
+
+            submitted = time.monotonic()
+            if contestant == "crdkit":
+                groups = [
+                    CoschedulingPodGroup.model_validate(
+                        {
+                            "metadata": {"name": job.name, "namespace": NAMESPACE},
+                            "spec": {"minMember": job.pods},
+                        }
+                    )
+                    for job in jobs
+                ]
+                await asyncio.gather(*(create(g) for g in groups))
+            pods = [pod for job in jobs for pod in pod_manifests(job, contestant)]
+            await asyncio.gather(*(create(p) for p in pods))
+            deadlock = False
+            while not finished.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(finished.wait(), 1.0)
+                if time.monotonic() - progress[0] > stall:
+                    deadlock = True
+                    break
+            for task in list(pending_deletes):
+                task.cancel()
+    return figures(contestant, nodes, jobs, leaves, held, submitted, deadlock)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def figures(
+    contestant: str,
+    nodes: int,
+    jobs: list[Job],
+    leaves: dict[str, str],
+    held: list[tuple[float, int, int]],
+    submitted: float,
+    deadlock: bool,
+) -> dict[str, Any]:
+    bound_times = [j.all_bound for j in jobs if j.all_bound is not None]
+    window_end = max(bound_times) if bound_times else submitted
+    area_held = area_whole = 0.0
+    gpus_held = gpus_whole = 0
+    last = submitted
+    for at, delta_held, delta_whole in sorted(held):
+        if at > window_end:
+            break
+        area_held += gpus_held * (at - last)
+        area_whole += gpus_whole * (at - last)
+        gpus_held += delta_held
+        gpus_whole += delta_whole
+        last = at
+    window = max(window_end - submitted, 1e-9)
+    capacity = nodes * GPUS
+    multi = [j for j in jobs if j.pods > 1 and j.all_bound is not None]
+    partly = [(j.all_bound or 0.0) - (j.first_bound or 0.0) for j in multi]
+    leaf_jobs = [j for j in jobs if j.pods >= 8 and j.all_bound is not None]
+    in_one = sum(len({leaves[n] for n in j.nodes.values()}) == 1 for j in leaf_jobs)
+    waits: dict[str, dict[str, float]] = {}
+    for size in SIZES:
+        values = [(j.all_bound or 0.0) - submitted for j in jobs if j.pods == size and j.all_bound]
+        waits[str(size)] = {
+            "p50_s": round(percentile(values, 0.5), 1),
+            "p99_s": round(percentile(values, 0.99), 1),
+            "max_s": round(max(values, default=0.0), 1),
+        }
+    done = [j.done for j in jobs if j.done is not None]
+    work = sum(j.pods * GPUS * j.seconds for j in jobs)
+    return {
+        "contestant": contestant,
+        "jobs": len(jobs),
+        "pods": sum(j.pods for j in jobs),
+        "makespan_s": round(max(done) - submitted, 1) if done and not deadlock else None,
+        "lower_bound_s": round(work / capacity, 1),
+        "gpu_held_pct": round(100 * area_held / window / capacity, 1),
+        "gpu_in_bound_jobs_pct": round(100 * area_whole / window / capacity, 1),
+        "partly_bound_over_1s": sum(p > 1.0 for p in partly),
+        "multi_pod_jobs": len(multi),
+        "partly_bound_max_s": round(max(partly, default=0.0), 2),
+        "leaf_jobs_in_one_leaf_pct": (
+            round(100 * in_one / len(leaf_jobs), 1) if leaf_jobs else None
+        ),
+        "wait_by_size": waits,
+        "jobs_done": len(done),
+        "deadlock": deadlock,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=256)
+    parser.add_argument("--seeds", default="7,8,9")
+    parser.add_argument("--load", type=float, default=1.9, help="pods' GPUs over the cluster's")
+    parser.add_argument("--contestants", default="crdkit,kube-scheduler")
+    parser.add_argument("--policy", default="best-fit", help="crdkit's placer policy")
+    parser.add_argument("--stall", type=float, default=120.0, help="seconds without progress")
+    parser.add_argument(
+        "--time-scale", type=float, default=1.0, help="multiplies every job's run time"
+    )
+    args = parser.parse_args(argv)
+    if args.nodes < 16 or args.nodes % 16:
+        parser.error("--nodes: a positive multiple of 16 (whole leaves)")
+    contestants = [c.strip() for c in args.contestants.split(",") if c.strip()]
+    for contestant in contestants:
+        if contestant not in ("crdkit", "kube-scheduler"):
+            parser.error(f"--contestants: unknown contestant {contestant!r}")
+    started = time.monotonic()
+    runs = []
+    for seed in (int(s) for s in args.seeds.split(",")):
+        for contestant in contestants:
+            jobs = stream(args.nodes, args.load, seed)
+            for job in jobs:
+                job.seconds *= args.time_scale
+            result = asyncio.run(run(contestant, args.nodes, jobs, args.policy, args.stall))
+            runs.append({"seed": seed, "nodes": args.nodes, **result})
+            print(json.dumps(runs[-1]), file=sys.stderr)
+    print(
+        json.dumps(
+            {
+                "bench": "scheduler_compare",
+                "load": args.load,
+                "policy": args.policy,
+                "time_scale": args.time_scale,
+                "runs": runs,
+                "seconds": round(time.monotonic() - started),
+                "cpus": os.cpu_count(),
+            },
+            indent=2,
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
