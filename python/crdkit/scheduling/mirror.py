@@ -274,8 +274,16 @@ class ClusterMirror:
             self._freed()  # moved or shrank: its old room may be free
 
     def remove_pod(self, pod: Pod | str) -> None:
-        """A Pod is gone: what it held is free at once."""
-        key = pod if isinstance(pod, str) else pod_key(pod.metadata.namespace, pod.metadata.name)
+        """A Pod is gone: what it held is free at once. Given a Pod, only that pod: a newer
+        pod of the same name (another uid) stays counted."""
+        if isinstance(pod, str):
+            self._drop(pod)
+            return
+        key = pod_key(pod.metadata.namespace, pod.metadata.name)
+        record = self._pods.get(key)
+        uid = pod.metadata.uid
+        if record is not None and uid and record.uid and record.uid != uid:
+            return  # its controller made a new pod of that name, and that one is counted
         self._drop(key)
 
     def _count(self, key: str, record: _Counted) -> None:

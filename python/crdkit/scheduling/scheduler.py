@@ -268,6 +268,10 @@ class GangScheduler(Runnable):
         self._dirty: set[GroupRef] = set()
         self._waiting: set[GroupRef] = set()
         self._binding: set[GroupRef] = set()
+        self._rolling_back: set[GroupRef] = set()
+        """Gangs whose bound pods are being deleted: left alone until that ends, so a pass in
+        the meantime neither rolls them back again nor places them beside pods on their way
+        out."""
         self._retry_at: dict[GroupRef, float] = {}
         """When each gang whose bind failed may be tried again (on ``clock``)."""
         self._reported: dict[GroupRef, tuple[str, str]] = {}
@@ -430,8 +434,8 @@ class GangScheduler(Runnable):
         self._dirty.clear()
         requests: list[tuple[_Group, GangRequest]] = []
         for ref in refs:
-            if ref in self._binding:
-                continue  # its bind marks it again when it ends
+            if ref in self._binding or ref in self._rolling_back:
+                continue  # its bind or roll-back marks it again when it ends
             retry_at = self._retry_at.get(ref)
             if retry_at is not None and retry_at > now:
                 self._later(ref, retry_at - now)
@@ -931,7 +935,7 @@ class GangScheduler(Runnable):
             # Its bound pods already span several domains of the level the gang must keep to:
             # no placement of the rest can make it whole there.
             if self._torn(group):
-                self._spawn(self._roll_back(group))
+                self._start_roll_back(group)
             else:
                 level = (request.gang.get("topology") or {}).get("level")
                 self._wait(
@@ -966,7 +970,7 @@ class GangScheduler(Runnable):
     def _unschedulable(self, group: _Group, request: GangRequest, placement: Placement) -> None:
         if self._torn(group):
             # Left partly bound (a crash mid-bind) and the rest does not fit beside it.
-            self._spawn(self._roll_back(group))
+            self._start_roll_back(group)
             return
         note, topic = self._reservation_note(group.ref)
         message = self._explanation(group.ref, request, placement) + note
@@ -1115,7 +1119,18 @@ class GangScheduler(Runnable):
     def _fail_backoff(self, ref: GroupRef) -> None:
         self._retry_at[ref] = self._clock() + self._retries.when(ref)
 
+    def _start_roll_back(self, group: _Group) -> None:
+        self._rolling_back.add(group.ref)
+        self._spawn(self._roll_back(group))
+
     async def _roll_back(self, group: _Group) -> None:
+        try:
+            await self._delete_bound(group)
+        finally:
+            self._rolling_back.discard(group.ref)
+            self._mark(group.ref)
+
+    async def _delete_bound(self, group: _Group) -> None:
         assert self._manager is not None
         message = (
             f"{len(group.bound)} of the gang's pods were bound and the other "
@@ -1137,7 +1152,7 @@ class GangScheduler(Runnable):
                 pass  # gone already, or already replaced
             except KubernetesError as error:
                 log.warning("%s: could not delete %s: %s", group.ref, pod.metadata.name, error)
-            self.mirror.remove_pod(pod_key(pod.metadata.namespace, pod.metadata.name))
+            self.mirror.remove_pod(pod)
 
     # -- reporting -------------------------------------------------------------------------
 

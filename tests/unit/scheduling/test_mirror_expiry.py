@@ -1,5 +1,6 @@
-"""Assumption expiry in `ClusterMirror`: only assumptions whose binding finished expire, and an
-assumption confirmed, forgotten or made again in between leaves nothing behind to expire."""
+"""Pod accounting in `ClusterMirror` over time: only assumptions whose binding finished expire,
+an assumption confirmed, forgotten or made again in between leaves nothing behind to expire,
+and a pod's removal takes back that pod only, not a newer one of the same name."""
 
 from __future__ import annotations
 
@@ -81,3 +82,18 @@ def test_confirmed_forgotten_or_assumed_again_leaves_nothing_to_expire() -> None
     clock.now = 60.0
     assert mirror.expire_assumed() == ["ns/c"]
     assert mirror.used("n1")["nvidia.com/gpu"] == 8000
+
+
+def test_removing_a_replaced_pod_keeps_its_successor_of_the_same_name_counted() -> None:
+    mirror = mirror_with_node(Clock())
+    old = bound_pod("a")
+    mirror.set_pod(old)
+    mirror.remove_pod(old)  # deleted: its controller makes "a" again, which is then assumed
+    mirror.assume_pod("ns/a", "n1", GPU, uid="u-a-2")
+    mirror.remove_pod(old)  # a late word about the old pod (a roll-back finishing)
+    assert mirror.is_assumed("ns/a")
+    assert mirror.used("n1")["nvidia.com/gpu"] == 8000
+    mirror.remove_pod(
+        old.model_copy(update={"metadata": old.metadata.model_copy(update={"uid": "u-a-2"})})
+    )
+    assert not mirror.is_counted("ns/a")
