@@ -30,7 +30,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from crdkit._yaml import NestedTooDeeply, load_yaml
@@ -52,6 +52,7 @@ __all__ = [
 _IMPERSONATION = ("as", "as-uid", "as-groups", "as-user-extra")
 _EXEC_EXTENSION = "client.authentication.k8s.io/exec"
 _LIST_AT_MOST = 8
+_V = TypeVar("_V")
 
 
 @dataclass(frozen=True)
@@ -117,29 +118,25 @@ class _Entry:
     def fail(self, key: str, problem: str) -> ConfigError:
         return ConfigError(f"{self.where}: {key}: {problem}")
 
-    def string(self, key: str) -> str | None:
+    def _typed(self, key: str, kind: type[_V], expected: str) -> _V | None:
+        """``body[key]`` if it is a ``kind``, ``None`` if it is absent, else the error that
+        names the file, the entry and the key: ``string``, ``flag`` and ``mapping`` differ
+        only in the type they want and what they do with an absent value."""
         value = self.body.get(key)
-        if value is None or value == "":
+        if value is None:
             return None
-        if not isinstance(value, str):
-            raise self.fail(key, f"expected a string, got {_kind(value)}")
+        if not isinstance(value, kind):
+            raise self.fail(key, f"expected {expected}, got {_kind(value)}")
         return value
+
+    def string(self, key: str) -> str | None:
+        return self._typed(key, str, "a string") or None  # "" is as good as absent
 
     def flag(self, key: str) -> bool:
-        value = self.body.get(key)
-        if value is None:
-            return False
-        if not isinstance(value, bool):
-            raise self.fail(key, f"expected true or false, got {_kind(value)}")
-        return value
+        return self._typed(key, bool, "true or false") or False
 
     def mapping(self, key: str) -> dict[str, Any] | None:
-        value = self.body.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, dict):
-            raise self.fail(key, f"expected a mapping, got {_kind(value)}")
-        return value
+        return self._typed(key, dict, "a mapping")
 
     def path(self, key: str) -> Path | None:
         value = self.string(key)

@@ -26,7 +26,7 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import aiohttp
 
@@ -204,6 +204,19 @@ class ApiTransport(Protocol):
     ) -> AbstractAsyncContextManager[ChunkStream]: ...
 
 
+class _Answer(Protocol):
+    """What the retry loop reads of an answer: an aiohttp response, or one read whole."""
+
+    @property
+    def status(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+
+_AnswerT = TypeVar("_AnswerT", bound=_Answer)
+
+
 class Transport:
     """An aiohttp session bound to one apiserver. Open it inside the event loop that uses it.
 
@@ -372,48 +385,29 @@ class Transport:
             total=limits.total, sock_connect=limits.connect, sock_read=limits.read
         )
         url = self.config.server + path
-        retries = 0
-        refreshed = False
-        while True:
-            headers = await self._headers(accept, content_type if body is not None else None)
-            try:
-                async with self.session.request(
-                    method,
-                    url,
-                    params=params,
-                    data=body,
-                    headers=headers,
-                    timeout=timeout,
-                    **self._request_kwargs(),
-                ) as response:
-                    data = await response.read()
-                    status = response.status
-                    response_headers = response.headers
-            except TimeoutError as exc:
-                raise RequestTimeout(f"{method} {path}: timed out ({exc or 'no answer'})") from exc
-            except aiohttp.ClientError as exc:
-                self._note_connection(exc)
-                delay = self._connection_retry_delay(method, exc, retries)
-                if delay is None:
-                    raise TransportError(f"{method} {path}: {exc}") from exc
-                retries += 1
-                await self._wait_before_retry(method, path, delay, retries, exc)
-                continue
-            self._note_connection(None)
-            if 200 <= status < 300:
-                return data
-            if status == 401 and not refreshed:
-                refreshed = True
-                self.config.credentials.invalidate()
-                continue
-            delay = self.retry.after_status(status, response_headers, retries)
-            if delay is not None:
-                retries += 1
-                await self._wait_before_retry(method, path, delay, retries, status)
-                continue
-            raise api_error_from_response(
-                status, data, retry_after=_retry_after_header(response_headers)
-            )
+
+        async def attempt(headers: dict[str, str]) -> _ReadAnswer:
+            async with self.session.request(
+                method,
+                url,
+                params=params,
+                data=body,
+                headers=headers,
+                timeout=timeout,
+                **self._request_kwargs(),
+            ) as response:
+                return _ReadAnswer(response.status, response.headers, await response.read())
+
+        answer = await self._send(
+            method,
+            path,
+            attempt,
+            _read_body,
+            accept=accept,
+            content_type=content_type if body is not None else None,
+            timed_out=lambda exc: f"{method} {path}: timed out ({exc or 'no answer'})",
+        )
+        return answer.body
 
     @asynccontextmanager
     async def stream(
@@ -440,21 +434,57 @@ class Transport:
             sock_read=idle_timeout or self.config.timeouts.watch_idle,
         )
         url = self.config.server + path
+
+        async def attempt(headers: dict[str, str]) -> aiohttp.ClientResponse:
+            return await self.session.request(
+                method,
+                url,
+                params=params,
+                headers=headers,
+                timeout=timeout,
+                **self._request_kwargs(),
+            )
+
+        response = await self._send(
+            method,
+            path,
+            attempt,
+            _drain,
+            accept=accept,
+            content_type=None,
+            timed_out=lambda exc: f"{method} {path}: timed out opening the stream",
+        )
+        try:
+            yield response.content
+        finally:
+            response.close()
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        attempt: Callable[[dict[str, str]], Awaitable[_AnswerT]],
+        error_body: Callable[[_AnswerT], Awaitable[bytes]],
+        *,
+        accept: str,
+        content_type: str | None,
+        timed_out: Callable[[TimeoutError], str],
+    ) -> _AnswerT:
+        """Send with ``attempt`` until an answer is 2xx, and return that answer.
+
+        ``request`` and ``stream`` differ only in how one attempt is made (read whole, or
+        kept open) and what a timeout is called; the retry rules (see the module docstring)
+        must be the same for both, so they live here once. ``error_body`` reads a non-2xx
+        answer's body (and releases it) for the error raised from it.
+        """
         retries = 0
         refreshed = False
         while True:
-            headers = await self._headers(accept, None)
+            headers = await self._headers(accept, content_type)
             try:
-                response = await self.session.request(
-                    method,
-                    url,
-                    params=params,
-                    headers=headers,
-                    timeout=timeout,
-                    **self._request_kwargs(),
-                )
+                answer = await attempt(headers)
             except TimeoutError as exc:
-                raise RequestTimeout(f"{method} {path}: timed out opening the stream") from exc
+                raise RequestTimeout(timed_out(exc)) from exc
             except aiohttp.ClientError as exc:
                 self._note_connection(exc)
                 delay = self._connection_retry_delay(method, exc, retries)
@@ -464,30 +494,45 @@ class Transport:
                 await self._wait_before_retry(method, path, delay, retries, exc)
                 continue
             self._note_connection(None)
-            if 200 <= response.status < 300:
-                break
-            try:
-                data = await response.read()
-            except (TimeoutError, aiohttp.ClientError):
-                data = b""
-            finally:
-                response.close()
-            if response.status == 401 and not refreshed:
+            if 200 <= answer.status < 300:
+                return answer
+            data = await error_body(answer)
+            if answer.status == 401 and not refreshed:
                 refreshed = True
                 self.config.credentials.invalidate()
                 continue
-            delay = self.retry.after_status(response.status, response.headers, retries)
+            delay = self.retry.after_status(answer.status, answer.headers, retries)
             if delay is not None:
                 retries += 1
-                await self._wait_before_retry(method, path, delay, retries, response.status)
+                await self._wait_before_retry(method, path, delay, retries, answer.status)
                 continue
             raise api_error_from_response(
-                response.status, data, retry_after=_retry_after_header(response.headers)
+                answer.status, data, retry_after=_retry_after_header(answer.headers)
             )
-        try:
-            yield response.content
-        finally:
-            response.close()
+
+
+@dataclass(frozen=True)
+class _ReadAnswer:
+    """An answer read to its end (the connection is back in the pool)."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+
+async def _read_body(answer: _ReadAnswer) -> bytes:
+    """The body of a request's error answer: already read with the rest."""
+    return answer.body
+
+
+async def _drain(response: aiohttp.ClientResponse) -> bytes:
+    """The body of a stream's error answer, as far as it can be read; the response closed."""
+    try:
+        return await response.read()
+    except (TimeoutError, aiohttp.ClientError):
+        return b""
+    finally:
+        response.close()
 
 
 def _retry_after_header(headers: Mapping[str, str]) -> float | None:

@@ -22,6 +22,7 @@ from typing import Any
 
 import click
 
+from crdkit.deploy.cli._options import output_option
 from crdkit.deploy.cli.output import write_documents
 from crdkit.deploy.rbac import rbac_documents
 from crdkit.deploy.role_check import (
@@ -101,13 +102,7 @@ __all__ = ["gen_rbac"]
     default=None,
     help="Namespace of the Lease (default: --namespace, else the service account's).",
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    default=None,
-    help="Write to this file instead of stdout.",
-)
+@output_option
 def gen_rbac(
     reconcilers: tuple[str, ...],
     name: str,

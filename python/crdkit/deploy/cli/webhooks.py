@@ -19,6 +19,7 @@ from typing import Any
 
 import click
 
+from crdkit.deploy.cli._options import output_option
 from crdkit.deploy.cli.output import write_documents
 from crdkit.runtime.loader import load_reconciler_classes
 from crdkit.webhook.configuration import ServiceRef, webhook_configurations
@@ -50,13 +51,7 @@ __all__ = ["gen_webhooks"]
     help="The cert-manager Certificate of the serving certificate: cainjector then fills "
     "caBundle (the cert-manager.io/inject-ca-from annotation).",
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    default=None,
-    help="Write to this file instead of stdout.",
-)
+@output_option
 def gen_webhooks(
     reconcilers: tuple[str, ...],
     name: str,

@@ -59,13 +59,13 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from crdkit._lifecycle import BlockingStartStop
 from crdkit.testing.envtest.certs import generate_pki
 from crdkit.testing.faults._proxy_http import HttpLayer, InjectedFault, RecordedRequest, new_fault
 from crdkit.testing.faults._proxy_tcp import FaultMode, TcpFaults
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine, Iterable
-    from types import TracebackType
 
     from crdkit.client import ClientConfig
     from crdkit.testing.envtest.control_plane import ControlPlane
@@ -105,7 +105,7 @@ class _LoopThread:
         self._thread.join(CALL_TIMEOUT)
 
 
-class TcpFaultProxy:
+class TcpFaultProxy(BlockingStartStop):
     """A TCP proxy on ``127.0.0.1`` in front of ``upstream`` (``(host, port)`` or a URL).
 
     ``port=0`` picks a free port; the port stays the same across ``refuse()`` and back.
@@ -156,30 +156,6 @@ class TcpFaultProxy:
     async def _stop(self) -> None:
         if self._faults is not None:
             await self._faults.stop()
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> Self:
-        await asyncio.to_thread(self.start)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await asyncio.to_thread(self.stop)
 
     # -- where -----------------------------------------------------------------------------
 
