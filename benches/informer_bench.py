@@ -148,12 +148,12 @@ def peak_rss_mb() -> float:
 # -- the contenders (each runs in its own subprocess) -----------------------------------------
 
 
-async def crdkit_worker(kubeconfig: str, namespace: str, expect: int) -> dict[str, Any]:
+def bench_job_model() -> Any:
+    """The typed ``BenchJob`` (also benches/lenient_decode_bench.py's), made when called: the
+    workers that do not use crdkit never import it."""
     from pydantic import Field
 
-    from crdkit.client import Client
     from crdkit.resources import CustomResource, ObjectMeta, OpenModel, PodSpec
-    from crdkit.runtime.informer import Informer
 
     class PodTemplate(OpenModel):
         metadata: ObjectMeta = Field(default_factory=ObjectMeta)
@@ -168,6 +168,14 @@ async def crdkit_worker(kubeconfig: str, namespace: str, expect: int) -> dict[st
     class BenchJob(CustomResource, group=GROUP, version="v1", kind=KIND):
         spec: BenchJobSpec
 
+    return BenchJob
+
+
+async def crdkit_worker(kubeconfig: str, namespace: str, expect: int) -> dict[str, Any]:
+    from crdkit.client import Client
+    from crdkit.runtime.informer import Informer
+
+    BenchJob = bench_job_model()
     async with await Client.from_kubeconfig(kubeconfig) as client:
         informer = Informer(client, BenchJob, namespace=namespace, resync_period=None)
         touched = asyncio.Event()

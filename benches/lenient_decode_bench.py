@@ -20,30 +20,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import Field
-
 from crdkit.client.codec import InvalidObject, ModelCodec, codec_for, paused_gc
-from crdkit.resources import CustomResource, ObjectMeta, OpenModel, PodSpec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from informer_bench import GROUP, KIND, job_body
+from informer_bench import bench_job_model, job_body
 
-
-class PodTemplate(OpenModel):
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
-    spec: PodSpec = Field(default_factory=PodSpec)
-
-
-class BenchJobSpec(OpenModel):
-    min_available: int = 0
-    replicas: int = 0
-    queue: str | None = None
-    template: PodTemplate = Field(default_factory=PodTemplate)
-
-
-class BenchJob(CustomResource, group=GROUP, version="v1", kind=KIND):
-    spec: BenchJobSpec
+BenchJob = bench_job_model()
 
 
 def strict(codec: ModelCodec[BenchJob], items: list[bytes]) -> int:

@@ -38,6 +38,7 @@ import random
 import statistics
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 from prometheus_client import CollectorRegistry
@@ -56,12 +57,13 @@ from crdkit.testing import FakeCluster, FakeKind, SimulatedKubelet
 from crdkit.testing.sim.nodes import simulated_node
 from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
-LEAF = "topology.crdkit.io/leaf"
-NAMESPACE = "jobs"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _job_stream import GPUS, LEAF, NAMESPACE, SIZES, percentile
+from _job_stream import Job as StreamJob
+from _job_stream import stream as job_stream
+
 SCHEDULER = "gangs"
-SIZES = (1, 2, 4, 8, 16)
-WEIGHTS = (35, 30, 20, 10, 5)
-GPUS = 8
 
 
 class InlineMirror(ClusterMirror):
@@ -76,34 +78,16 @@ class InlineMirror(ClusterMirror):
 
 
 @dataclass
-class Job:
-    name: str
-    pods: int
-    seconds: float
-    bound: set[str] = field(default_factory=set)
-    first_bound: float | None = None
-    all_bound: float | None = None
+class Job(StreamJob):
     nodes: list[str] = field(default_factory=list)
     submitted: float = 0.0
-    gpus: int = GPUS
-    """GPUs per pod."""
 
 
 def stream(nodes: int, load: float, seed: int, small_pods: bool = False) -> list[Job]:
-    """The seeded job mix; with ``small_pods`` every single-pod job asks for 1, 2 or 4 GPUs
-    (drawn) instead of a whole node, so capacity fragments inside nodes and leaves."""
-    rng = random.Random(seed)
-    jobs: list[Job] = []
-    wanted = load * nodes * GPUS
-    total = 0
-    while total < wanted:
-        size = rng.choices(SIZES, WEIGHTS)[0]
-        job = Job(f"j{len(jobs):04d}", size, rng.uniform(20.0, 40.0))
-        if small_pods and size == 1:
-            job.gpus = rng.choice([1, 2, 4])
-        jobs.append(job)
-        total += size * job.gpus
-    return jobs
+    """The seeded job mix (`_job_stream.stream`); with ``small_pods`` every single-pod job asks
+    for 1, 2 or 4 GPUs (drawn) instead of a whole node, so capacity fragments inside nodes and
+    leaves."""
+    return job_stream(Job, nodes, load, seed, small_pods)
 
 
 def job_objects(job: Job) -> list[Any]:
@@ -131,11 +115,6 @@ def job_objects(job: Job) -> list[Any]:
         for index in range(job.pods)
     ]
     return [group, *pods]
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
 
 
 async def run(

@@ -36,7 +36,6 @@ import asyncio
 import contextlib
 import json
 import os
-import random
 import subprocess
 import sys
 import time
@@ -58,37 +57,25 @@ from crdkit.scheduling.podgroups import COSCHEDULING_POD_GROUP_LABEL, Coscheduli
 from crdkit.testing import ControlPlane
 from crdkit.testing.sim.nodes import create_nodes, simulated_node
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _job_stream import GPUS, LEAF, NAMESPACE, SIZES, percentile
+from _job_stream import Job as StreamJob
+from _job_stream import stream as job_stream
+
 ROOT = Path(__file__).resolve().parents[1]
-LEAF = "topology.crdkit.io/leaf"
-GPUS = 8
-SIZES = (1, 2, 4, 8, 16)
-WEIGHTS = (35, 30, 20, 10, 5)
-NAMESPACE = "jobs"
 CRDKIT = "crdkit-gangs"
 
 
 @dataclass
-class Job:
-    name: str
-    pods: int
-    seconds: float
-    bound: set[str] = field(default_factory=set)
+class Job(StreamJob):
     nodes: dict[str, str] = field(default_factory=dict)
-    first_bound: float | None = None
-    all_bound: float | None = None
     done: float | None = None
 
 
 def stream(nodes: int, load: float, seed: int) -> list[Job]:
     """The seeded mix (the same draws as queue_sim_bench's, whole-node pods)."""
-    rng = random.Random(seed)
-    jobs: list[Job] = []
-    total = 0
-    while total < load * nodes * GPUS:
-        size = rng.choices(SIZES, WEIGHTS)[0]
-        jobs.append(Job(f"j{len(jobs):04d}", size, rng.uniform(20.0, 40.0)))
-        total += size * GPUS
-    return jobs
+    return job_stream(Job, nodes, load, seed)
 
 
 def pod_manifests(job: Job, contestant: str) -> list[Pod]:
@@ -248,13 +235,6 @@ async def run(
             for task in list(pending_deletes):
                 task.cancel()
     return figures(contestant, nodes, jobs, leaves, held, submitted, deadlock)
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def figures(

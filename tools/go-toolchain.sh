@@ -1,7 +1,7 @@
-# Sourced by the Go build scripts (tools/envtest/build.sh, and tools/go-bench-build.sh for the
-# benches' Go peers): finds the Go toolchain (GO, then PATH, then /usr/local/go) into `go_bin`,
-# and pins it and the modules: GOTOOLCHAIN=local (never download another Go),
-# GOFLAGS=-mod=readonly (go.sum decides).
+# Sourced by tools/go-bench-build.sh, which every Go build script sources (tools/envtest,
+# tools/kube-scheduler, tools/kustomize, tools/podrequests and the benches' Go peers): finds the
+# Go toolchain (GO, then PATH, then /usr/local/go) into `go_bin`, and pins it and the modules:
+# GOTOOLCHAIN=local (never download another Go), GOFLAGS=-mod=readonly (go.sum decides).
 # The first argument names the caller in the error message.
 go_bin="${GO:-}"
 if [[ -z "$go_bin" ]]; then

@@ -142,12 +142,9 @@ async def test_custom_resource_crud(crdkit_client: Client, namespace: str) -> No
     merged = await crdkit_client.patch(Widget, "w1", {"spec": {"size": 5}}, namespace=namespace)
     assert (merged.spec.size, merged.spec.color) == (5, "red")
 
+    to_blue = [{"op": "replace", "path": "/spec/color", "value": "blue"}]
     json_patched = await crdkit_client.patch(
-        Widget,
-        "w1",
-        [{"op": "replace", "path": "/spec/color", "value": "blue"}],
-        namespace=namespace,
-        patch_type=PatchType.JSON,
+        Widget, "w1", to_blue, namespace=namespace, patch_type=PatchType.JSON
     )
     assert json_patched.spec.color == "blue"
 

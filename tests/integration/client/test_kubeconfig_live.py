@@ -14,6 +14,7 @@ import yaml
 from crdkit.client import Client, Forbidden
 from crdkit.resources import Namespace
 from crdkit.testing import ControlPlane
+from crdkit.testing.envtest.users import service_account_token
 
 pytestmark = pytest.mark.integration
 
@@ -35,22 +36,6 @@ async def test_the_control_planes_kubeconfig_loads_and_talks(control_plane: Cont
         default = await client.get(Namespace, "default")
         assert default.metadata.name == "default"
         assert await whoami(client) == "admin"
-
-
-async def service_account_token(admin: Client, namespace: str) -> str:
-    await admin.create(
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}},
-        namespace=namespace,
-    )
-    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
-    answer = await admin.transport.request(
-        "POST",
-        f"/api/v1/namespaces/{namespace}/serviceaccounts/robot/token",
-        body=json.dumps(request).encode(),
-        content_type="application/json",
-    )
-    token: str = json.loads(answer)["status"]["token"]
-    return token
 
 
 def token_kubeconfig(
@@ -75,7 +60,7 @@ def token_kubeconfig(
 async def test_tokens_from_a_string_a_file_and_an_exec_plugin(
     control_plane: ControlPlane, crdkit_client: Client, namespace: str, tmp_path: Path
 ) -> None:
-    token = await service_account_token(crdkit_client, namespace)
+    token = await service_account_token(crdkit_client, namespace, "robot")
     (tmp_path / "token").write_text(token)
     credential = {
         "apiVersion": "client.authentication.k8s.io/v1",

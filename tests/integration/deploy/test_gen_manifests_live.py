@@ -21,13 +21,11 @@ from typing import Any
 
 import pytest
 import yaml
+from _live import create_hello, hello_greeted
 from click.testing import CliRunner
-from examples.hello.operator import Hello, HelloSpec
 
-from crdkit.client import Client, GroupVersionKind, NotFound
+from crdkit.client import Client, GroupVersionKind
 from crdkit.deploy.cli.manifests import gen_manifests
-from crdkit.resources import ConfigMap, ObjectMeta
-from crdkit.runtime import is_condition_true
 from crdkit.testing import ControlPlane, eventually
 from crdkit.testing.envtest.users import service_account_token, token_kubeconfig
 
@@ -190,24 +188,11 @@ async def test_generated_manifests_deploy_and_the_manager_reconciles_with_its_ow
             stderr=subprocess.STDOUT,
         )
     try:
-        await crdkit_client.create(
-            Hello(
-                metadata=ObjectMeta(name="world", namespace=namespace), spec=HelloSpec(target="you")
-            )
-        )
+        await create_hello(crdkit_client, namespace, "you")
 
         async def greeted() -> bool:
             assert process.returncode is None, log_path.read_text()
-            try:
-                cm = await crdkit_client.get(ConfigMap, "world-greeting", namespace=namespace)
-            except NotFound:
-                return False
-            hello = await crdkit_client.get(Hello, "world", namespace=namespace)
-            return (
-                cm.data.get("message") == "Hello, you!"
-                and hello.status is not None
-                and is_condition_true(hello.status.conditions, "Ready")
-            )
+            return await hello_greeted(crdkit_client, namespace, "Hello, you!")
 
         await eventually(greeted, within=180, what="the manager reconciles the Hello")
         # it leads through the Lease its namespaced leader-election Role lets it take

@@ -109,6 +109,17 @@ class _Cluster:
     async def is_(self, name: str, phase: str) -> bool:
         return await self.phase(name) == phase
 
+    async def running(self, name: str) -> None:
+        await eventually(lambda: self.is_(name, "Running"))
+
+    async def running_job(self, name: str) -> tuple[Job, list[Pod]]:
+        """Once the job is Running: the job and its pods."""
+        await self.running(name)
+        return await self.job(name), await self.pods(name)
+
+    def node_names(self) -> list[str]:
+        return [node.name for node in layout(self.shape)]
+
     async def any_running(self, names: tuple[str, ...]) -> bool:
         return any([await self.is_(name, "Running") for name in names])
 
@@ -170,6 +181,20 @@ def simulate(gang_plane: ControlPlane, gang_namespace: str) -> Simulate:
             yield _Cluster(client, gang_namespace, shape)
 
     return simulated
+
+
+@pytest.fixture
+async def cluster(simulate: Simulate) -> AsyncIterator[_Cluster]:
+    """Two leaves of four nodes (`simulate`), the shape most tests need."""
+    async with simulate(_small(leaves_per_spine=2, nodes_per_leaf=4)) as simulated:
+        yield simulated
+
+
+@pytest.fixture
+async def one_leaf(simulate: Simulate) -> AsyncIterator[_Cluster]:
+    """One leaf of four nodes (`simulate`)."""
+    async with simulate(_small(leaves_per_spine=1, nodes_per_leaf=4)) as simulated:
+        yield simulated
 
 
 def _recorded(job: Job) -> Counter[tuple[str, str]]:
@@ -275,17 +300,13 @@ async def test_demo_scenario_every_job_lands_whole_inside_its_domain(
 
 
 async def test_a_job_that_does_not_fit_waits_and_is_placed_when_another_is_deleted(
-    simulate: Simulate,
+    cluster: _Cluster,
 ) -> None:
-    shape = _small(leaves_per_spine=2, nodes_per_leaf=4)
-    async with (
-        simulate(shape) as cluster,
-        cluster.operator(),
-    ):
+    async with cluster.operator():
         await cluster.submit(_gang("first", 4))
         await cluster.submit(_gang("second", 4))
-        await eventually(lambda: cluster.is_("first", "Running"))
-        await eventually(lambda: cluster.is_("second", "Running"))
+        await cluster.running("first")
+        await cluster.running("second")
         await cluster.submit(_gang("third", 4))
 
         async def waiting_with_reason() -> bool:
@@ -312,9 +333,7 @@ async def test_a_job_that_does_not_fit_waits_and_is_placed_when_another_is_delet
         # The finalizer deletes the pods and the PodGroup, then the job goes; the freed
         # leaf takes "third".
         await eventually(lambda: cluster.gone("first"))
-        await eventually(lambda: cluster.is_("third", "Running"))
-        third = await cluster.job("third")
-        pods = await cluster.pods("third")
+        third, pods = await cluster.running_job("third")
         assert {pod.spec.node_name for pod in pods} == first_leaf
         assert _pod_nodes(pods) == _recorded(third)
 
@@ -355,138 +374,115 @@ async def test_a_waiting_job_is_placed_when_a_node_is_added(
         )[2]
         await cluster.client.create(node_manifest(extra, shape, TOPOLOGY))
         await cluster.client.patch(Node, extra.name, {"spec": {"taints": None}})
-        await eventually(lambda: cluster.is_("wide", "Running"))
+        await cluster.running("wide")
         assert len({pod.spec.node_name for pod in await cluster.pods("wide")}) == 3
 
 
-async def test_restarting_the_operator_neither_loses_nor_double_places(
-    simulate: Simulate,
-) -> None:
-    shape = _small(leaves_per_spine=2, nodes_per_leaf=4)
-    async with simulate(shape) as cluster:
-        async with cluster.operator():
-            await cluster.submit(_gang("before", 4))
-            await eventually(lambda: cluster.is_("before", "Running"))
-        before = {
+async def test_restarting_the_operator_neither_loses_nor_double_places(cluster: _Cluster) -> None:
+    async with cluster.operator():
+        await cluster.submit(_gang("before", 4))
+        await cluster.running("before")
+    before = {
+        (p.metadata.name, p.metadata.uid, p.spec.node_name) for p in await cluster.pods("before")
+    }
+    # Submitted while no operator runs: one fits the free leaf, the other then cannot.
+    await cluster.submit(_gang("during", 4))
+    await cluster.submit(_gang("later", 4))
+    async with cluster.operator() as second:
+        await eventually(lambda: cluster.any_running(("during", "later")))
+        await asyncio.sleep(1.0)  # let any wrong second placement show itself
+        after = {
             (p.metadata.name, p.metadata.uid, p.spec.node_name)
             for p in await cluster.pods("before")
         }
-        # Submitted while no operator runs: one fits the free leaf, the other then cannot.
-        await cluster.submit(_gang("during", 4))
-        await cluster.submit(_gang("later", 4))
-        async with cluster.operator() as second:
-            await eventually(lambda: cluster.any_running(("during", "later")))
-            await asyncio.sleep(1.0)  # let any wrong second placement show itself
-            after = {
-                (p.metadata.name, p.metadata.uid, p.spec.node_name)
-                for p in await cluster.pods("before")
-            }
-            assert after == before  # the placed job was recognised, not placed again
-            assert second.scheduler.bound_gangs == 1
-            placed, waiting = (
-                ("during", "later")
-                if await cluster.is_("during", "Running")
-                else ("later", "during")
-            )
-            assert len(await cluster.bound()) == 8
-            assert max((await cluster.gpus_per_node()).values()) <= shape.gpus_per_node
-            placed_nodes = {pod.spec.node_name for pod in await cluster.pods(placed)}
-            assert placed_nodes.isdisjoint(node for _, _, node in before)
-            assert await cluster.is_(waiting, "Pending")
-            assert await cluster.bound(waiting) == []
+        assert after == before  # the placed job was recognised, not placed again
+        assert second.scheduler.bound_gangs == 1
+        placed, waiting = (
+            ("during", "later") if await cluster.is_("during", "Running") else ("later", "during")
+        )
+        assert len(await cluster.bound()) == 8
+        assert max((await cluster.gpus_per_node()).values()) <= cluster.shape.gpus_per_node
+        placed_nodes = {pod.spec.node_name for pod in await cluster.pods(placed)}
+        assert placed_nodes.isdisjoint(node for _, _, node in before)
+        assert await cluster.is_(waiting, "Pending")
+        assert await cluster.bound(waiting) == []
 
 
 async def test_a_gang_left_half_bound_is_rolled_back_and_placed_whole_again(
-    simulate: Simulate,
+    cluster: _Cluster,
 ) -> None:
-    shape = _small(leaves_per_spine=2, nodes_per_leaf=4)
-    async with simulate(shape) as cluster:
-        await cluster.submit(_gang("torn", 4))
-        await cluster.submit(_gang("filler", 2))
-        names = [node.name for node in layout(shape)]
-        # Two of four pods exist, bound in leaf l0, and "filler" is about to take the rest of
-        # it: the missing two cannot join them there, so the gang is rolled back.
-        await cluster.leave_pods("torn", names[0:2])
-        await cluster.leave_pods("filler", names[2:4])
-        old = {p.metadata.uid for p in await cluster.pods("torn")}
-        async with cluster.operator():
-            await eventually(lambda: cluster.is_("torn", "Running"))
-            job = await cluster.job("torn")
-            pods = await cluster.pods("torn")
-            assert len(pods) == 4
-            assert old.isdisjoint(p.metadata.uid for p in pods)  # the half-bound ones went
-            assert {pod.spec.node_name for pod in pods} == set(names[4:8])
-            assert _pod_nodes(pods) == _recorded(job)
+    await cluster.submit(_gang("torn", 4))
+    await cluster.submit(_gang("filler", 2))
+    names = cluster.node_names()
+    # Two of four pods exist, bound in leaf l0, and "filler" is about to take the rest of
+    # it: the missing two cannot join them there, so the gang is rolled back.
+    await cluster.leave_pods("torn", names[0:2])
+    await cluster.leave_pods("filler", names[2:4])
+    old = {p.metadata.uid for p in await cluster.pods("torn")}
+    async with cluster.operator():
+        job, pods = await cluster.running_job("torn")
+        assert len(pods) == 4
+        assert old.isdisjoint(p.metadata.uid for p in pods)  # the half-bound ones went
+        assert {pod.spec.node_name for pod in pods} == set(names[4:8])
+        assert _pod_nodes(pods) == _recorded(job)
 
 
 async def test_a_gang_left_incomplete_across_two_leaves_is_rolled_back_and_placed_again(
-    simulate: Simulate,
+    cluster: _Cluster,
 ) -> None:
-    shape = _small(leaves_per_spine=2, nodes_per_leaf=4)
-    async with simulate(shape) as cluster:
-        await cluster.submit(_gang("split", 4))
-        names = [node.name for node in layout(shape)]
-        # Two of four pods exist, on two different leaves: not a gang anyone would have chosen.
-        await cluster.leave_pods("split", [names[0], names[4]])
-        async with cluster.operator():
-            await eventually(lambda: cluster.is_("split", "Running"))
-            job = await cluster.job("split")
-            pods = await cluster.pods("split")
-            assert len(pods) == 4
-            nodes = {node.name: node.leaf for node in layout(shape)}
-            assert len({nodes[pod.spec.node_name or ""] for pod in pods}) == 1
-            assert _pod_nodes(pods) == _recorded(job)
+    await cluster.submit(_gang("split", 4))
+    names = cluster.node_names()
+    # Two of four pods exist, on two different leaves: not a gang anyone would have chosen.
+    await cluster.leave_pods("split", [names[0], names[4]])
+    async with cluster.operator():
+        job, pods = await cluster.running_job("split")
+        assert len(pods) == 4
+        nodes = {node.name: node.leaf for node in layout(cluster.shape)}
+        assert len({nodes[pod.spec.node_name or ""] for pod in pods}) == 1
+        assert _pod_nodes(pods) == _recorded(job)
 
 
 async def test_a_complete_gang_without_a_recorded_placement_is_adopted_not_placed_again(
-    simulate: Simulate,
+    cluster: _Cluster,
 ) -> None:
-    shape = _small(leaves_per_spine=2, nodes_per_leaf=4)
-    async with simulate(shape) as cluster:
-        await cluster.submit(_gang("whole", 4))
-        leaf = [node.name for node in layout(shape)][4:8]
-        await cluster.leave_pods("whole", leaf)
-        before = {(p.metadata.name, p.metadata.uid) for p in await cluster.pods("whole")}
-        async with cluster.operator() as operator:
+    await cluster.submit(_gang("whole", 4))
+    leaf = cluster.node_names()[4:8]
+    await cluster.leave_pods("whole", leaf)
+    before = {(p.metadata.name, p.metadata.uid) for p in await cluster.pods("whole")}
+    async with cluster.operator() as operator:
 
-            async def recorded() -> bool:
-                job = await cluster.job("whole")
-                return bool(job.status and job.status.placement)
-
-            await eventually(recorded)
+        async def recorded() -> bool:
             job = await cluster.job("whole")
-            assert job.status is not None
-            assert job.status.placement is not None
-            assert job.status.state.phase == "Running"
-            assert job.status.placement.tier == 1
-            assert job.status.placement.domain_name == "z0-s0-l1"
-            assert job.status.placement.tasks[0].nodes == leaf
-            await eventually(partial(cluster.podgroup_exists, "whole"))
-            after = {(p.metadata.name, p.metadata.uid) for p in await cluster.pods("whole")}
-            assert after == before
-            assert operator.scheduler.bound_gangs == 0
+            return bool(job.status and job.status.placement)
+
+        await eventually(recorded)
+        job = await cluster.job("whole")
+        assert job.status is not None
+        assert job.status.placement is not None
+        assert job.status.state.phase == "Running"
+        assert job.status.placement.tier == 1
+        assert job.status.placement.domain_name == "z0-s0-l1"
+        assert job.status.placement.tasks[0].nodes == leaf
+        await eventually(partial(cluster.podgroup_exists, "whole"))
+        after = {(p.metadata.name, p.metadata.uid) for p in await cluster.pods("whole")}
+        assert after == before
+        assert operator.scheduler.bound_gangs == 0
 
 
-async def test_freed_capacity_goes_to_the_higher_priority_job_first(
-    simulate: Simulate,
-) -> None:
-    shape = _small(leaves_per_spine=1, nodes_per_leaf=4)
-    async with (
-        simulate(shape) as cluster,
-        cluster.operator(),
-    ):
-        await cluster.submit(_gang("fill", 4))
-        await eventually(lambda: cluster.is_("fill", "Running"))
+async def test_freed_capacity_goes_to_the_higher_priority_job_first(one_leaf: _Cluster) -> None:
+    async with one_leaf.operator():
+        await one_leaf.submit(_gang("fill", 4))
+        await one_leaf.running("fill")
         low = manifest(JobShape("low", (TaskShape("worker", 4),), tier=1))
         high = manifest(
             JobShape("high", (TaskShape("worker", 4),), tier=1, priority_class="training-high")
         )
-        await cluster.submit(low)  # older, but lower priority
+        await one_leaf.submit(low)  # older, but lower priority
         await asyncio.sleep(1.1)  # a later creationTimestamp (whole seconds) for "high"
-        await cluster.submit(high)
+        await one_leaf.submit(high)
 
         async def both_waiting() -> bool:
-            jobs = [await cluster.job(name) for name in ("low", "high")]
+            jobs = [await one_leaf.job(name) for name in ("low", "high")]
             return all(
                 job.status is not None
                 and any(c.reason == "Unschedulable" for c in job.status.conditions)
@@ -494,48 +490,38 @@ async def test_freed_capacity_goes_to_the_higher_priority_job_first(
             )
 
         await eventually(both_waiting)
-        await cluster.client.delete(Job, "fill", namespace=cluster.namespace)
-        await eventually(lambda: cluster.is_("high", "Running"))
+        await one_leaf.client.delete(Job, "fill", namespace=one_leaf.namespace)
+        await one_leaf.running("high")
         await asyncio.sleep(0.5)
-        assert await cluster.is_("low", "Pending")
-        assert await cluster.bound("low") == []
+        assert await one_leaf.is_("low", "Pending")
+        assert await one_leaf.bound("low") == []
 
 
 async def test_a_gang_that_fits_only_at_its_minimum_starts_with_min_available_pods(
-    simulate: Simulate,
+    one_leaf: _Cluster,
 ) -> None:
-    shape = _small(leaves_per_spine=1, nodes_per_leaf=4)
     elastic = _gang("elastic", 6)
     elastic["spec"]["minAvailable"] = 3
     elastic["spec"]["tasks"][0]["minAvailable"] = 3
-    async with (
-        simulate(shape) as cluster,
-        cluster.operator(),
-    ):
-        await cluster.submit(elastic)
-        await eventually(lambda: cluster.is_("elastic", "Running"))
+    async with one_leaf.operator():
+        await one_leaf.submit(elastic)
+        await one_leaf.running("elastic")
         # Six 8-GPU pods do not fit four 8-GPU nodes: the gang starts with its minimum of
         # three bound together, and the pods beyond it are bound as room allows (one more).
-        await eventually(lambda: cluster.bound_count("elastic", 4))
+        await eventually(lambda: one_leaf.bound_count("elastic", 4))
         await asyncio.sleep(0.5)
-        pods = await cluster.pods("elastic")
+        pods = await one_leaf.pods("elastic")
         assert len(pods) == 6
         assert sum(_pod_nodes(pods).values()) == 4
-        job = await cluster.job("elastic")
+        job = await one_leaf.job("elastic")
         assert job.status is not None
         assert job.status.min_available == 3
         assert _pod_nodes(pods) == _recorded(job)
 
 
-async def test_volcanos_own_example_jobs_are_scheduled(
-    simulate: Simulate,
-) -> None:
-    shape = _small(leaves_per_spine=1, nodes_per_leaf=4)
+async def test_volcanos_own_example_jobs_are_scheduled(one_leaf: _Cluster) -> None:
     manifests = Path(__file__).parents[3] / "examples" / "gang_scheduler" / "manifests"
-    async with (
-        simulate(shape) as cluster,
-        cluster.operator(),
-    ):
+    async with one_leaf.operator():
         # What each asks for that this controller does not do is named in Honored.
         ignored = {
             "volcano-basic-job.yaml": "spec.policies, spec.plugins, spec.maxRetry",
@@ -543,11 +529,11 @@ async def test_volcanos_own_example_jobs_are_scheduled(
         }
         for name, pods in (("volcano-basic-job.yaml", 6), ("volcano-mpi-job.yaml", 3)):
             data = yaml.safe_load((manifests / name).read_text())
-            await cluster.submit(data)
+            await one_leaf.submit(data)
             job: str = data["metadata"]["name"]
-            await eventually(partial(cluster.is_, job, "Running"))
-            await eventually(partial(cluster.bound_count, job, pods))
-            stored = await cluster.job(job)
+            await one_leaf.running(job)
+            await eventually(partial(one_leaf.bound_count, job, pods))
+            stored = await one_leaf.job(job)
             assert stored.status is not None
             honored = next(c for c in stored.status.conditions if c.type == "Honored")
             assert (honored.status, honored.reason) == ("False", "NotHonored")

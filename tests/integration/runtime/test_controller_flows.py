@@ -4,6 +4,9 @@ events, and retries after errors."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -13,7 +16,7 @@ from examples.hello.operator import Hello, HelloSpec, HelloStatus
 from crdkit import Context, Reconciler, Result, TerminalError
 from crdkit.client import Client, Conflict, NotFound
 from crdkit.resources import ConfigMap, Event, ObjectMeta
-from crdkit.runtime import EventRecorder, GenerationChanged, Request, update_status
+from crdkit.runtime import EventRecorder, GenerationChanged, Manager, Request, update_status
 from crdkit.testing import ControlPlane
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -21,6 +24,33 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 def hello(namespace: str, name: str, target: str = "x") -> Hello:
     return Hello(metadata=ObjectMeta(name=name, namespace=namespace), spec=HelloSpec(target=target))
+
+
+@pytest.fixture
+async def hellos(control_plane: ControlPlane, crdkit_client: Client, namespace: str) -> Hellos:
+    """The Hello CRD installed, and the test's client and namespace."""
+    await control_plane.install_crds([HELLO_CRD])
+    return Hellos(crdkit_client, namespace)
+
+
+@dataclass(frozen=True)
+class Hellos:
+    client: Client
+    namespace: str
+
+    async def create(self, name: str) -> Hello:
+        return await self.client.create(hello(self.namespace, name))
+
+    @contextlib.asynccontextmanager
+    async def reconciling(
+        self, reconciler: Reconciler[Hello], *names: str
+    ) -> AsyncIterator[Manager]:
+        """``reconciler`` running in a manager on the namespace, and the Hellos ``names``
+        created."""
+        async with running(new_manager(self.client, self.namespace), reconciler) as manager:
+            for name in names:
+                await self.create(name)
+            yield manager
 
 
 class FinalizingReconciler(Reconciler[Hello]):
@@ -42,13 +72,11 @@ class FinalizingReconciler(Reconciler[Hello]):
 
 
 async def test_finalizer_added_then_finalize_and_removed(
-    control_plane: ControlPlane, crdkit_client: Client, namespace: str
+    hellos: Hellos, crdkit_client: Client, namespace: str
 ) -> None:
-    await control_plane.install_crds([HELLO_CRD])
     reconciler = FinalizingReconciler()
     finalizer = "hello.example.com/finalizing-finalizer"
-    async with running(new_manager(crdkit_client, namespace), reconciler):
-        await crdkit_client.create(hello(namespace, "f1"))
+    async with hellos.reconciling(reconciler, "f1"):
 
         async def has_finalizer() -> bool:
             obj = await crdkit_client.get(Hello, "f1", namespace=namespace)
@@ -90,18 +118,13 @@ class SlowReconciler(Reconciler[Hello]):
 
 @pytest.mark.parametrize(("grace", "drained"), [(10.0, True), (0.3, False)])
 async def test_graceful_shutdown_drains_within_grace(
-    control_plane: ControlPlane,
-    crdkit_client: Client,
-    namespace: str,
-    grace: float,
-    drained: bool,
+    hellos: Hellos, crdkit_client: Client, namespace: str, grace: float, drained: bool
 ) -> None:
-    await control_plane.install_crds([HELLO_CRD])
     reconciler = SlowReconciler(seconds=1.5)
     manager = new_manager(crdkit_client, namespace, graceful_shutdown_timeout=grace)
     manager.add(reconciler)
     task = asyncio.create_task(manager.run())
-    await crdkit_client.create(hello(namespace, "slow"))
+    await hellos.create("slow")
     await asyncio.wait_for(reconciler.started.wait(), 30)
     manager.stop()
     await asyncio.wait_for(task, 30)
@@ -130,14 +153,10 @@ class FlakyReconciler(Reconciler[Hello]):
 
 
 async def test_errors_retry_with_backoff_and_terminal_errors_do_not(
-    control_plane: ControlPlane, crdkit_client: Client, namespace: str
+    hellos: Hellos, crdkit_client: Client, namespace: str
 ) -> None:
-    await control_plane.install_crds([HELLO_CRD])
     reconciler = FlakyReconciler()
-    manager = new_manager(crdkit_client, namespace)
-    async with running(manager, reconciler):
-        await crdkit_client.create(hello(namespace, "flaky"))
-        await crdkit_client.create(hello(namespace, "terminal"))
+    async with hellos.reconciling(reconciler, "flaky", "terminal") as manager:
 
         async def flaky_done() -> bool:
             return reconciler.attempts.get("flaky", 0) >= 3
@@ -173,13 +192,10 @@ class Scribbling(Reconciler[Hello]):
 
 
 async def test_reconcile_gets_a_private_copy_not_the_cached_object(
-    control_plane: ControlPlane, crdkit_client: Client, namespace: str
+    hellos: Hellos, crdkit_client: Client, namespace: str
 ) -> None:
-    await control_plane.install_crds([HELLO_CRD])
     reconciler = Scribbling()
-    manager = new_manager(crdkit_client, namespace)
-    async with running(manager, reconciler):
-        await crdkit_client.create(hello(namespace, "p1"))
+    async with hellos.reconciling(reconciler, "p1") as manager:
 
         async def three_reconciles() -> bool:
             return len(reconciler.seen) >= 3
@@ -192,10 +208,9 @@ async def test_reconcile_gets_a_private_copy_not_the_cached_object(
 
 
 async def test_update_status_retries_on_conflict(
-    control_plane: ControlPlane, crdkit_client: Client, namespace: str
+    hellos: Hellos, crdkit_client: Client, namespace: str
 ) -> None:
-    await control_plane.install_crds([HELLO_CRD])
-    stale = await crdkit_client.create(hello(namespace, "st"))
+    stale = await hellos.create("st")
     # Someone else writes first: the stale copy's resourceVersion no longer matches.
     await crdkit_client.patch(Hello, "st", {"spec": {"greeting": "Hi"}}, namespace=namespace)
     stale.status = HelloStatus(config_map="from-stale-copy")
@@ -258,12 +273,10 @@ class WatchingReconciler(Reconciler[Hello]):
 
 
 async def test_mapped_watch_and_predicates(
-    control_plane: ControlPlane, crdkit_client: Client, namespace: str
+    hellos: Hellos, crdkit_client: Client, namespace: str
 ) -> None:
-    await control_plane.install_crds([HELLO_CRD])
     reconciler = WatchingReconciler()
-    async with running(new_manager(crdkit_client, namespace), reconciler):
-        await crdkit_client.create(hello(namespace, "w"))
+    async with hellos.reconciling(reconciler, "w"):
         await eventually(lambda: _called(reconciler, 1), what="reconciled on create")
         # A metadata-only change does not pass GenerationChanged: no reconcile.
         await crdkit_client.patch(

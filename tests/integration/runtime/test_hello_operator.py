@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 import pytest
+from _live import create_hello, hello_greeted
 from _runtime_support import HELLO_CRD, eventually, http_get, new_manager, running
-from examples.hello.operator import Hello, HelloReconciler, HelloSpec
+from examples.hello.operator import Hello, HelloReconciler
 
 from crdkit.client import Client, NotFound
-from crdkit.resources import ConfigMap, ObjectMeta
-from crdkit.runtime import is_condition_true
+from crdkit.resources import ConfigMap
 from crdkit.testing import ControlPlane
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -21,25 +23,10 @@ async def test_hello_end_to_end_and_owned_configmap_recreated(
     client = crdkit_client
     manager = new_manager(client, namespace)
     async with running(manager, HelloReconciler()):
-        hello = await client.create(
-            Hello(
-                metadata=ObjectMeta(name="world", namespace=namespace),
-                spec=HelloSpec(target="world"),
-            )
-        )
+        hello = await create_hello(client, namespace, "world")
 
-        async def greeted(message: str) -> bool:
-            try:
-                cm = await client.get(ConfigMap, "world-greeting", namespace=namespace)
-            except NotFound:
-                return False
-            current = await client.get(Hello, "world", namespace=namespace)
-            return (
-                cm.data.get("message") == message
-                and current.status is not None
-                and is_condition_true(current.status.conditions, "Ready")
-                and current.status.observed_generation == current.metadata.generation
-            )
+        def greeted(message: str) -> Awaitable[bool]:
+            return hello_greeted(client, namespace, message, generation_observed=True)
 
         await eventually(lambda: greeted("Hello, world!"), what="ConfigMap and Ready status")
         cm = await client.get(ConfigMap, "world-greeting", namespace=namespace)

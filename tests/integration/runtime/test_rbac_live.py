@@ -12,101 +12,60 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import signal
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from _live import (
+    apply_all,
+    crdkit_process,
+    create_hello,
+    delete_cluster_wide,
+    gen_rbac,
+    hello_greeted,
+)
 from _runtime_support import HELLO_CRD, eventually
-from click.testing import CliRunner
-from examples.hello.operator import Hello, HelloSpec
 
-from crdkit.cli import main
-from crdkit.client import Client, Forbidden, GroupVersionKind, NotFound
+from crdkit.client import Client, Forbidden
 from crdkit.resources import ConfigMap, Lease, LeaseSpec, ObjectMeta
-from crdkit.runtime import is_condition_true
 from crdkit.testing import ControlPlane
 from crdkit.testing.envtest.users import service_account_token, token_kubeconfig
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(180)]
 
-ROOT = Path(__file__).resolve().parents[3]
 SERVICE_ACCOUNT = "hello-operator"
 
 
 def generated_rbac(*args: str) -> list[dict[str, Any]]:
-    result = CliRunner().invoke(
-        main, ["gen-rbac", "examples.hello.operator:HelloReconciler", *args]
-    )
-    assert result.exit_code == 0, result.output
-    return list(yaml.safe_load_all(result.output))
+    return gen_rbac("examples.hello.operator:HelloReconciler", *args)
 
 
-async def apply_all(client: Client, documents: list[dict[str, Any]]) -> None:
-    for document in documents:
-        await client.create(document)
-
-
-async def delete_cluster_wide(client: Client, documents: list[dict[str, Any]]) -> None:
-    # Roles go with their namespace; cluster-wide ones would outlive the test.
-    for document in documents:
-        if document["kind"] in ("ClusterRole", "ClusterRoleBinding"):
-            await client.delete(GroupVersionKind.of(document), document["metadata"]["name"])
-
-
-@contextlib.asynccontextmanager
-async def run_operator(
+def run_operator(
     kubeconfig: Path, log: Path, *args: str
-) -> AsyncIterator[asyncio.subprocess.Process]:
-    with log.open("wb") as stderr:
-        process = await asyncio.create_subprocess_exec(
-            str(Path(sys.executable).with_name("crdkit")),
-            "run",
-            "examples.hello.operator:HelloReconciler",
-            "--kubeconfig",
-            str(kubeconfig),
-            "--leader-elect",
-            "--metrics-bind-address",
-            "0",
-            "--health-probe-bind-address",
-            "0",
-            *args,
-            cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=stderr,
-        )
-        try:
-            yield process
-        finally:
-            if process.returncode is None:
-                process.send_signal(signal.SIGTERM)
-                await asyncio.wait_for(process.wait(), 60)
+) -> contextlib.AbstractAsyncContextManager[asyncio.subprocess.Process]:
+    return crdkit_process(
+        log,
+        "run",
+        "examples.hello.operator:HelloReconciler",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--leader-elect",
+        "--metrics-bind-address",
+        "0",
+        "--health-probe-bind-address",
+        "0",
+        *args,
+    )
 
 
 async def greets(admin: Client, namespace: str) -> None:
     """A Hello in ``namespace`` gets its ConfigMap and a Ready status from the operator."""
-    await admin.create(
-        Hello(metadata=ObjectMeta(name="world", namespace=namespace), spec=HelloSpec(target="rbac"))
+    await create_hello(admin, namespace, "rbac")
+    await eventually(
+        lambda: hello_greeted(admin, namespace, "Hello, rbac!"),
+        within=60,
+        what="the operator greeted",
     )
-
-    async def greeted() -> bool:
-        try:
-            cm = await admin.get(ConfigMap, "world-greeting", namespace=namespace)
-        except NotFound:
-            return False
-        hello = await admin.get(Hello, "world", namespace=namespace)
-        return (
-            cm.data.get("message") == "Hello, rbac!"
-            and hello.status is not None
-            and is_condition_true(hello.status.conditions, "Ready")
-        )
-
-    await eventually(greeted, within=60, what="the operator greeted")
 
 
 async def operator_kubeconfig(

@@ -3,15 +3,9 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
-import signal
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 from _cluster import (
     LEVELS,
     POOL,
@@ -22,22 +16,13 @@ from _cluster import (
     pytorchjob_pods,
     volcano_podgroup,
 )
-from click.testing import CliRunner
+from _live import apply_all, crdkit_process, delete_cluster_wide, gen_rbac
 
-from crdkit.cli import main
-from crdkit.client import Client, GroupVersionKind
+from crdkit.client import Client
 from crdkit.testing import ControlPlane, eventually
 from crdkit.testing.envtest.users import service_account_token, token_kubeconfig
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(180)]
-
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def gen_rbac(*args: str) -> list[dict[str, Any]]:
-    result = CliRunner().invoke(main, ["gen-rbac", "crdkit.scheduling:GangScheduler", *args])
-    assert result.exit_code == 0, result.output
-    return list(yaml.safe_load_all(result.output))
 
 
 async def test_crdkit_scheduler_binds_a_gang_with_the_generated_role_only(
@@ -48,6 +33,7 @@ async def test_crdkit_scheduler_binds_a_gang_with_the_generated_role_only(
     async with Client.from_control_plane(scheduling_plane) as admin:
         await scheduling_plane.create_namespace(pool)
         documents = gen_rbac(
+            "crdkit.scheduling:GangScheduler",
             "--name",
             name,
             "--service-account",
@@ -59,8 +45,7 @@ async def test_crdkit_scheduler_binds_a_gang_with_the_generated_role_only(
             "--leader-election-namespace",
             pool,
         )
-        for document in documents:
-            await admin.create(document)
+        await apply_all(admin, documents)
         token = await service_account_token(admin, pool, "scheduler")
         kubeconfig = token_kubeconfig(
             tmp_path / "kubeconfig", scheduling_plane, token, user="scheduler", namespace=pool
@@ -69,48 +54,36 @@ async def test_crdkit_scheduler_binds_a_gang_with_the_generated_role_only(
         await create_all(admin, [volcano_podgroup("job", pool, 4, tier=1)])
         await create_all(admin, pytorchjob_pods("job", pool, 3, scheduler=name, group="volcano"))
         log = tmp_path / "scheduler.log"
-        with log.open("wb") as stderr:
-            process = await asyncio.create_subprocess_exec(
-                str(Path(sys.executable).with_name("crdkit")),
-                "scheduler",
-                "--name",
-                name,
-                "--levels",
-                ",".join(LEVELS),
-                "--node-selector",
-                f"{POOL}={pool}",
-                "--kubeconfig",
-                str(kubeconfig),
-                "--leader-elect",
-                "--leader-election-namespace",
-                pool,
-                "--metrics-bind-address",
-                "0",
-                "--health-probe-bind-address",
-                "0",
-                "--log-format",
-                "text",
-                cwd=ROOT,
-                env={**os.environ, "PYTHONPATH": str(ROOT)},
-                stdout=asyncio.subprocess.DEVNULL,
-                stderr=stderr,
-            )
-            try:
+        async with crdkit_process(
+            log,
+            "scheduler",
+            "--name",
+            name,
+            "--levels",
+            ",".join(LEVELS),
+            "--node-selector",
+            f"{POOL}={pool}",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--leader-elect",
+            "--leader-election-namespace",
+            pool,
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "0",
+            "--log-format",
+            "text",
+        ) as process:
 
-                async def bound() -> bool:
-                    pods = await pods_of(admin, pool, "job")
-                    return len(pods) == 4 and all(p.spec.node_name for p in pods)
+            async def bound() -> bool:
+                pods = await pods_of(admin, pool, "job")
+                return len(pods) == 4 and all(p.spec.node_name for p in pods)
 
-                await eventually(bound, within=90, what="the gang bound by crdkit scheduler")
-                nodes = {p.spec.node_name for p in await pods_of(admin, pool, "job")}
-                assert all(f"{pool}-b-" in (node or "") for node in nodes)
-            finally:
-                if process.returncode is None:
-                    process.send_signal(signal.SIGTERM)
-                await asyncio.wait_for(process.wait(), 60)
+            await eventually(bound, within=90, what="the gang bound by crdkit scheduler")
+            nodes = {p.spec.node_name for p in await pods_of(admin, pool, "job")}
+            assert all(f"{pool}-b-" in (node or "") for node in nodes)
         text = log.read_text()
         assert process.returncode == 0, text
         assert "forbidden" not in text.lower(), text
-        for document in documents:
-            if document["kind"] in ("ClusterRole", "ClusterRoleBinding"):
-                await admin.delete(GroupVersionKind.of(document), document["metadata"]["name"])
+        await delete_cluster_wide(admin, documents)

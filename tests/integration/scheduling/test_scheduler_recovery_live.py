@@ -4,6 +4,9 @@ gang half bound (what a scheduler killed mid-bind leaves behind)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 import pytest
 from _cluster import (
@@ -18,6 +21,7 @@ from _cluster import (
 
 from crdkit.client import Client
 from crdkit.resources import Event, Pod
+from crdkit.scheduling import GangScheduler
 from crdkit.testing import ControlPlane, HttpFaultProxy, eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
@@ -70,78 +74,83 @@ async def test_a_bind_refused_mid_gang_rolls_the_gang_back_and_a_retry_binds_it_
                 )
 
 
+@dataclass
+class HalfBound:
+    """A gang of `half_bound_gang` with a scheduler running on it."""
+
+    client: Client
+    pool: str
+    """The pool, also the namespace."""
+    job: str
+    nodes: list[str]
+    pods: list[Pod]
+    scheduler: GangScheduler
+
+    async def bound(self) -> dict[str, str]:
+        return await bound(self.client, self.pool, self.job)
+
+    async def rolled_back_and_placed_again(self) -> dict[str, str]:
+        """Waits until the scheduler deletes the two pods bound before it started, makes them
+        again as their controller would, and waits until the gang is bound whole. Returns
+        where its pods are bound."""
+        client, pool, job = self.client, self.pool, self.job
+
+        async def bound_ones_deleted() -> bool:
+            names = {p.metadata.name for p in await pods_of(client, pool, job)}
+            return f"{job}-master-0" not in names and f"{job}-worker-0" not in names
+
+        await eventually(bound_ones_deleted, what=f"the half-bound pods of {job} deleted")
+        await recreate_missing(client, pool, self.pods)
+        await eventually(lambda: bound_count_is(client, pool, job, 4), what=f"{job} placed again")
+        return await self.bound()
+
+
+@asynccontextmanager
 async def half_bound_gang(
-    client: Client, plane: ControlPlane, racks: dict[str, int], job: str, bound_on: tuple[int, int]
-) -> tuple[str, str, list[str], list[Pod]]:
+    plane: ControlPlane, racks: dict[str, int], job: str, bound_on: tuple[int, int]
+) -> AsyncIterator[HalfBound]:
     """A master and 3 workers in one Volcano gang (minMember 4, one rack), and what a scheduler
-    killed mid-bind leaves: the master and the first worker bound to the nodes at ``bound_on``.
-    Returns the pool (also the namespace), the scheduler's name, the nodes and the pods."""
-    pool, nodes, name = await pool_with_nodes(client, plane, racks)
-    pods = pytorchjob_pods(job, pool, 3, scheduler=name, group="volcano")
-    await create_all(client, [volcano_podgroup(job, pool, 4, tier=1), *pods])
-    await client.bind(f"{job}-master-0", nodes[bound_on[0]], namespace=pool)
-    await client.bind(f"{job}-worker-0", nodes[bound_on[1]], namespace=pool)
-    return pool, name, nodes, pods
-
-
-async def rolled_back_and_placed_again(
-    client: Client, pool: str, job: str, pods: list[Pod]
-) -> dict[str, str]:
-    """With a scheduler running on the gang of `half_bound_gang`: waits until it deletes the
-    two pods bound before it started, makes them again as their controller would, and waits
-    until the gang is bound whole. Returns where its pods are bound."""
-
-    async def bound_ones_deleted() -> bool:
-        names = {p.metadata.name for p in await pods_of(client, pool, job)}
-        return f"{job}-master-0" not in names and f"{job}-worker-0" not in names
-
-    await eventually(bound_ones_deleted, what=f"the half-bound pods of {job} deleted")
-    await recreate_missing(client, pool, pods)
-    await eventually(lambda: bound_count_is(client, pool, job, 4), what=f"{job} placed again")
-    return await bound(client, pool, job)
+    killed mid-bind leaves: the master and the first worker bound to the nodes at ``bound_on``;
+    then a scheduler runs on it."""
+    async with Client.from_control_plane(plane) as client:
+        pool, nodes, name = await pool_with_nodes(client, plane, racks)
+        pods = pytorchjob_pods(job, pool, 3, scheduler=name, group="volcano")
+        await create_all(client, [volcano_podgroup(job, pool, 4, tier=1), *pods])
+        await client.bind(f"{job}-master-0", nodes[bound_on[0]], namespace=pool)
+        await client.bind(f"{job}-worker-0", nodes[bound_on[1]], namespace=pool)
+        async with running_scheduler(client, pool, name) as scheduler:
+            yield HalfBound(client, pool, job, nodes, pods, scheduler)
 
 
 async def test_a_half_bound_gang_is_adopted_when_the_rest_fits_beside_it(
     scheduling_plane: ControlPlane,
 ) -> None:
-    async with Client.from_control_plane(scheduling_plane) as client:
-        # A scheduler bound two pods to rack a, then died.
-        pool, name, nodes, _ = await half_bound_gang(
-            client, scheduling_plane, {"a": 4, "b": 4}, "half", (0, 1)
-        )
-        async with running_scheduler(client, pool, name):
-            await eventually(lambda: bound_count_is(client, pool, "half", 4), what="adopted")
-            placed = await bound(client, pool, "half")
-            assert placed["half-master-0"] == nodes[0]  # the bound pods were kept
-            assert all(f"{pool}-a-" in node for node in placed.values())
+    # A scheduler bound two pods to rack a, then died.
+    async with half_bound_gang(scheduling_plane, {"a": 4, "b": 4}, "half", (0, 1)) as gang:
+        await eventually(lambda: bound_count_is(gang.client, gang.pool, "half", 4), what="adopted")
+        placed = await gang.bound()
+        assert placed["half-master-0"] == gang.nodes[0]  # the bound pods were kept
+        assert all(f"{gang.pool}-a-" in node for node in placed.values())
 
 
 async def test_a_half_bound_gang_whose_rest_cannot_fit_beside_it_is_rolled_back(
     scheduling_plane: ControlPlane,
 ) -> None:
-    async with Client.from_control_plane(scheduling_plane) as client:
-        # Both bound pods fill rack a: the other two cannot join them there.
-        pool, name, _, pods = await half_bound_gang(
-            client, scheduling_plane, {"a": 2, "b": 4}, "stuck", (0, 1)
-        )
-        async with running_scheduler(client, pool, name):
-            placed = await rolled_back_and_placed_again(client, pool, "stuck", pods)
-            assert all(f"{pool}-b-" in node for node in placed.values())
+    # Both bound pods fill rack a: the other two cannot join them there.
+    async with half_bound_gang(scheduling_plane, {"a": 2, "b": 4}, "stuck", (0, 1)) as gang:
+        placed = await gang.rolled_back_and_placed_again()
+        assert all(f"{gang.pool}-b-" in node for node in placed.values())
 
 
 async def test_a_half_bound_gang_split_across_racks_is_rolled_back_and_placed_whole(
     scheduling_plane: ControlPlane,
 ) -> None:
-    async with Client.from_control_plane(scheduling_plane) as client:
-        # Bound in two racks, though the gang must keep to one: the rest fits beside neither.
-        pool, name, _, pods = await half_bound_gang(
-            client, scheduling_plane, {"a": 4, "b": 4}, "split", (0, 4)
-        )
-        async with running_scheduler(client, pool, name) as scheduler:
-            placed = await rolled_back_and_placed_again(client, pool, "split", pods)
-            racks = {node.split("-")[1] for node in placed.values()}
-            assert len(racks) == 1
-            assert scheduler.bound_gangs == 1
+    # Bound in two racks, though the gang must keep to one: the rest fits beside neither.
+    async with half_bound_gang(scheduling_plane, {"a": 4, "b": 4}, "split", (0, 4)) as gang:
+        placed = await gang.rolled_back_and_placed_again()
+        racks = {node.split("-")[1] for node in placed.values()}
+        assert len(racks) == 1
+        assert gang.scheduler.bound_gangs == 1
 
 
 async def test_a_gang_bound_at_its_minimum_is_kept_and_grows_as_room_allows(

@@ -13,19 +13,18 @@ Checked where the watch has applied its last event, and again after the relist.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
-from types import SimpleNamespace
 from typing import Any
 
 import hypothesis.strategies as st
 from hypothesis import given, settings
 from prometheus_client import CollectorRegistry
 
+from _scripted_informer import ScriptedConfigMaps, raw, refused_count, scripted_informer
 from crdkit.client import Gone, object_key
-from crdkit.client.codec import RawListPage, codec_for
-from crdkit.client.watch import WatchEvent, WatchParser
-from crdkit.resources import ConfigMap, resource_info
+from crdkit.client.codec import RawListPage
+from crdkit.client.watch import WatchEvent
+from crdkit.resources import ConfigMap
 from crdkit.runtime.informer import Backoff, Informer
 from crdkit.testing import eventually
 
@@ -46,10 +45,6 @@ def cm(name: str, version: int, valid: bool) -> dict[str, Any]:
     }
 
 
-def encode(obj: dict[str, Any]) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
-
-
 class Server:
     """A plain model of the apiserver's objects: name → (version, valid)."""
 
@@ -61,17 +56,17 @@ class Server:
         self.version += 1
         kind = "MODIFIED" if name in self.objects else "ADDED"
         self.objects[name] = (self.version, valid)
-        return encode({"type": kind, "object": cm(name, self.version, valid)})
+        return raw({"type": kind, "object": cm(name, self.version, valid)})
 
     def delete(self, name: str) -> bytes | None:
         if name not in self.objects:
             return None
         self.version += 1
         _, valid = self.objects.pop(name)
-        return encode({"type": "DELETED", "object": cm(name, self.version, valid)})
+        return raw({"type": "DELETED", "object": cm(name, self.version, valid)})
 
     def page(self) -> list[RawListPage]:
-        items = [encode(cm(n, v, ok)) for n, (v, ok) in sorted(self.objects.items())]
+        items = [raw(cm(n, v, ok)) for n, (v, ok) in sorted(self.objects.items())]
         # Two pages when there is more than one item: refusals span pages too.
         half = len(items) // 2
         return [
@@ -80,31 +75,20 @@ class Server:
         ]
 
 
-class ScriptedClient:
+class ScriptedClient(ScriptedConfigMaps):
     """Serves the lists in turn; after the lines of every watch but the last it pauses at a
     checkpoint (the informer has applied every line by then), then ends with 410 Gone."""
 
     def __init__(self, lists: list[list[RawListPage]], watches: list[list[bytes]]) -> None:
-        self.target = SimpleNamespace(codec=codec_for(ConfigMap), info=resource_info(ConfigMap))
-        self.lists = lists
-        self.watches = watches
+        super().__init__(lists, watches)
         self.reached = asyncio.Event()
         self.proceed = asyncio.Event()
-
-    async def resolve(self, resource: object, *, metadata_only: bool = False) -> object:
-        return self.target
-
-    async def list_raw_pages(self, target: object, **options: object) -> AsyncIterator[RawListPage]:
-        for listed in self.lists.pop(0):
-            yield listed
 
     async def watch_resolved(
         self, target: object, **options: object
     ) -> AsyncIterator[WatchEvent[ConfigMap]]:
-        lines = self.watches.pop(0)
-        parser = WatchParser(codec_for(ConfigMap), lenient=bool(options.get("lenient")))
-        for line in lines:
-            yield parser.parse_line(line)
+        async for parsed in self.parsed(self.watches.pop(0), options):
+            yield parsed
         if self.watches:
             self.reached.set()
             await self.proceed.wait()
@@ -139,13 +123,7 @@ async def run(initial: dict[str, bool], changes: list[tuple[str, bool | None]], 
     fake = ScriptedClient([first, relisted], [lines, []])
 
     registry = CollectorRegistry()
-    informer: Informer[ConfigMap] = Informer(
-        fake,  # type: ignore[arg-type]
-        ConfigMap,
-        resync_period=None,
-        backoff=Backoff(0.001, 0.002),
-        registry=registry,
-    )
+    informer = scripted_informer(fake, registry, Backoff(0.001, 0.002))
     view: dict[str, str | None] = {}
 
     def on_add(obj: ConfigMap) -> None:
@@ -173,10 +151,7 @@ async def run(initial: dict[str, bool], changes: list[tuple[str, bool | None]], 
             await eventually(relisted, 30, "the relist", interval=0.001)
         await informer.drain()
     agree(informer, view, server.objects)
-    counted = registry.get_sample_value(
-        "crdkit_informer_decode_errors_total", {"group": "", "kind": "ConfigMap"}
-    )
-    assert (counted or 0) == len(refused_versions)
+    assert (refused_count(registry) or 0) == len(refused_versions)
 
 
 def agree(

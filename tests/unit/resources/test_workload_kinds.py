@@ -10,20 +10,7 @@ import sys
 import pytest
 
 import crdkit.resources
-from crdkit.resources import (
-    CronJob,
-    DaemonSet,
-    Deployment,
-    Job,
-    KubernetesObject,
-    PersistentVolumeClaim,
-    PodDisruptionBudget,
-    ReplicaSet,
-    Service,
-    ServiceAccount,
-    StatefulSet,
-    resource_info,
-)
+from crdkit.resources import KubernetesObject, Service, resource_info
 
 LAZY = ("apps", "batch", "policy", "services", "storage")
 
@@ -31,16 +18,16 @@ LAZY = ("apps", "batch", "policy", "services", "storage")
 @pytest.mark.parametrize(
     ("kind", "api_version", "plural"),
     [
-        (Deployment, "apps/v1", "deployments"),
-        (StatefulSet, "apps/v1", "statefulsets"),
-        (DaemonSet, "apps/v1", "daemonsets"),
-        (ReplicaSet, "apps/v1", "replicasets"),
-        (Job, "batch/v1", "jobs"),
-        (CronJob, "batch/v1", "cronjobs"),
-        (PodDisruptionBudget, "policy/v1", "poddisruptionbudgets"),
-        (Service, "v1", "services"),
-        (ServiceAccount, "v1", "serviceaccounts"),
-        (PersistentVolumeClaim, "v1", "persistentvolumeclaims"),
+        (crdkit.resources.Deployment, "apps/v1", "deployments"),
+        (crdkit.resources.StatefulSet, "apps/v1", "statefulsets"),
+        (crdkit.resources.DaemonSet, "apps/v1", "daemonsets"),
+        (crdkit.resources.ReplicaSet, "apps/v1", "replicasets"),
+        (crdkit.resources.Job, "batch/v1", "jobs"),
+        (crdkit.resources.CronJob, "batch/v1", "cronjobs"),
+        (crdkit.resources.PodDisruptionBudget, "policy/v1", "poddisruptionbudgets"),
+        (crdkit.resources.Service, "v1", "services"),
+        (crdkit.resources.ServiceAccount, "v1", "serviceaccounts"),
+        (crdkit.resources.PersistentVolumeClaim, "v1", "persistentvolumeclaims"),
     ],
 )
 def test_each_kind_is_addressed_as_the_apiserver_serves_it(

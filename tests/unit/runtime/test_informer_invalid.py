@@ -4,19 +4,18 @@ per resourceVersion, never stopping the list or the watch."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncIterator
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
 
+from _scripted_informer import ScriptedConfigMaps, raw, refused_count, scripted_informer
 from crdkit.client import Gone, object_key
 from crdkit.client.codec import RawListPage, codec_for
-from crdkit.client.watch import WatchEvent, WatchParser
-from crdkit.resources import ConfigMap, KubernetesObject, resource_info
+from crdkit.client.watch import WatchEvent
+from crdkit.resources import ConfigMap, KubernetesObject
 from crdkit.runtime.informer import Backoff, Informer
 from crdkit.runtime.invalid_objects import INVALID_OBJECT_REASON, InvalidObjects
 from crdkit.testing import eventually
@@ -40,10 +39,6 @@ def cm(name: str, version: str, value: object = "v") -> dict[str, Any]:
     }
 
 
-def raw(obj: dict[str, Any]) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
-
-
 def page(*objects: dict[str, Any], version: str = "10") -> list[RawListPage]:
     return [RawListPage([raw(obj) for obj in objects], version, None)]
 
@@ -52,33 +47,23 @@ def event(kind: str, obj: dict[str, Any]) -> bytes:
     return raw({"type": kind, "object": obj})
 
 
-class ScriptedClient:
+class ScriptedClient(ScriptedConfigMaps):
     """Serves the given lists in turn; each watch parses its lines, then ends with 410 Gone
     (the informer relists) or stays open."""
 
     def __init__(
         self, lists: list[list[RawListPage]], watches: list[tuple[list[bytes], str]]
     ) -> None:
-        self.target = SimpleNamespace(codec=codec_for(ConfigMap), info=resource_info(ConfigMap))
-        self.lists = lists
-        self.watches = watches
+        super().__init__(lists, watches)
         self.watch_options: list[dict[str, object]] = []
-
-    async def resolve(self, resource: object, *, metadata_only: bool = False) -> object:
-        return self.target
-
-    async def list_raw_pages(self, target: object, **options: object) -> AsyncIterator[RawListPage]:
-        for listed in self.lists.pop(0):
-            yield listed
 
     async def watch_resolved(
         self, target: object, **options: object
     ) -> AsyncIterator[WatchEvent[ConfigMap]]:
         self.watch_options.append(options)
         lines, end = self.watches.pop(0)
-        parser = WatchParser(codec_for(ConfigMap), lenient=bool(options.get("lenient")))
-        for line in lines:
-            yield parser.parse_line(line)
+        async for parsed in self.parsed(lines, options):
+            yield parsed
         if end == GONE:
             raise Gone("too old resource version", code=410)
         await asyncio.Event().wait()
@@ -115,23 +100,17 @@ class FakeRecorder:
 def informer_for(
     fake: ScriptedClient, registry: CollectorRegistry, recorder: FakeRecorder | None = None
 ) -> tuple[Informer[ConfigMap], Seen]:
-    informer: Informer[ConfigMap] = Informer(
-        fake,  # type: ignore[arg-type]
-        ConfigMap,
-        resync_period=None,
-        backoff=Backoff(0.01, 0.02),
-        registry=registry,
-        event_recorder=recorder,  # type: ignore[arg-type]
-    )
+    informer = scripted_informer(fake, registry, Backoff(0.01, 0.02), event_recorder=recorder)
     seen = Seen()
     informer.add_event_handler(seen.on_add, seen.on_update, seen.on_delete)
     return informer, seen
 
 
-def refused_count(registry: CollectorRegistry) -> float | None:
-    return registry.get_sample_value(
-        "crdkit_informer_decode_errors_total", {"group": "", "kind": "ConfigMap"}
-    )
+async def relisted(informer: Informer[ConfigMap]) -> None:
+    async def twice() -> bool:
+        return informer.list_count == 2
+
+    await eventually(twice, 30, "a relist")
 
 
 def warnings_about(caplog: pytest.LogCaptureFixture, key: str) -> list[str]:
@@ -192,11 +171,7 @@ async def test_a_stored_object_whose_new_version_is_refused_leaves_the_store_as_
     )
     informer, seen = informer_for(fake, CollectorRegistry())
     async with informer:
-
-        async def relisted() -> bool:
-            return informer.list_count == 2
-
-        await eventually(relisted, 30, "a relist")
+        await relisted(informer)
         await informer.drain()
     # The handlers saw the last valid version go; nobody reads a version the server left.
     assert seen.deleted == ["ns/a@1"]
@@ -227,11 +202,7 @@ async def test_a_refused_object_deleted_while_relisting_is_forgotten() -> None:
     )
     informer, seen = informer_for(fake, CollectorRegistry())
     async with informer:
-
-        async def relisted() -> bool:
-            return informer.list_count == 2
-
-        await eventually(relisted, 30, "a relist")
+        await relisted(informer)
         await informer.drain()
     assert informer.invalid == {}
     assert seen.added == ["ns/a@4"]

@@ -1,0 +1,94 @@
+"""Helpers of the live tests in several folders (runtime, deploy, scheduling), imported by
+module name: the hello operator's greeting, `crdkit gen-rbac`'s documents, and the `crdkit`
+command run as a process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from click.testing import CliRunner
+from examples.hello.operator import Hello, HelloSpec
+
+from crdkit.cli import main
+from crdkit.client import Client, GroupVersionKind, NotFound
+from crdkit.resources import ConfigMap, ObjectMeta
+from crdkit.runtime import is_condition_true
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@contextlib.asynccontextmanager
+async def crdkit_process(log: Path, *args: str) -> AsyncIterator[asyncio.subprocess.Process]:
+    """``crdkit ARGS...`` as a process in the repository root (on its PYTHONPATH, for the
+    examples), its stderr written to ``log``; sent SIGTERM and waited for (60 s) at the end of
+    the block unless it has exited."""
+    with log.open("wb") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            str(Path(sys.executable).with_name("crdkit")),
+            *args,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=stderr,
+        )
+        try:
+            yield process
+        finally:
+            if process.returncode is None:
+                process.send_signal(signal.SIGTERM)
+                await asyncio.wait_for(process.wait(), 60)
+
+
+def gen_rbac(target: str, *args: str) -> list[dict[str, Any]]:
+    """The documents ``crdkit gen-rbac TARGET ARGS...`` prints."""
+    result = CliRunner().invoke(main, ["gen-rbac", target, *args])
+    assert result.exit_code == 0, result.output
+    return list(yaml.safe_load_all(result.output))
+
+
+async def apply_all(client: Client, documents: list[dict[str, Any]]) -> None:
+    for document in documents:
+        await client.create(document)
+
+
+async def delete_cluster_wide(client: Client, documents: list[dict[str, Any]]) -> None:
+    # Roles go with their namespace; cluster-wide ones would outlive the test.
+    for document in documents:
+        if document["kind"] in ("ClusterRole", "ClusterRoleBinding"):
+            await client.delete(GroupVersionKind.of(document), document["metadata"]["name"])
+
+
+async def create_hello(client: Client, namespace: str, target: str) -> Hello:
+    """Creates the Hello ``world`` in ``namespace``, greeting ``target``."""
+    return await client.create(
+        Hello(metadata=ObjectMeta(name="world", namespace=namespace), spec=HelloSpec(target=target))
+    )
+
+
+async def hello_greeted(
+    client: Client, namespace: str, message: str, *, generation_observed: bool = False
+) -> bool:
+    """Whether the hello operator has made the ConfigMap of the Hello ``world`` (as
+    `create_hello` makes it) with ``message`` and set the Hello Ready (having seen its latest
+    generation, with ``generation_observed``)."""
+    try:
+        cm = await client.get(ConfigMap, "world-greeting", namespace=namespace)
+    except NotFound:
+        return False
+    hello = await client.get(Hello, "world", namespace=namespace)
+    return (
+        cm.data.get("message") == message
+        and hello.status is not None
+        and is_condition_true(hello.status.conditions, "Ready")
+        and (
+            not generation_observed or hello.status.observed_generation == hello.metadata.generation
+        )
+    )
