@@ -6,12 +6,16 @@ The whole workload, not one decision: ``--nodes`` 8-GPU nodes in leaves of 16; j
 4, 8 or 16 pods of 8 GPUs (35/30/20/10/5 %), jobs of 8 pods or more requiring one leaf (Kueue's
 ``podset-required-topology``), smaller ones preferring it; jobs are drawn until their pods
 want ``--load`` times the cluster's GPUs, and all are submitted at once. Each job runs 20-40 s
-(seeded) from the moment a simulated kubelet sees its pods bound. ``--rate`` submits them as a
-Poisson stream of that many jobs per second instead (waits count from each job's submit).
+(seeded) from the moment a simulated kubelet sees its pods bound, and its pods end one after
+another, ``--end-spread`` seconds apart (0.05 by default, as a job's pods reach the scheduler
+as separate events; 0: all in one instant, which no apiserver delivers). ``--rate`` submits
+them as a Poisson stream of that many jobs per second instead (waits count from each job's submit).
 The same stream runs once per ``--variants`` entry:
 
 - ``reservations``: the scheduler as shipped (the head of each priority holds room);
-- ``no-reservations``: the same scheduler with ``reservations_per_priority=0``.
+- ``no-reservations``: the same scheduler with ``reservations_per_priority=0``;
+- ``no-settling``: the same scheduler with ``settle_seconds=0``: the nodes a job frees are
+  placed on as each frees, not held until the rest of the job has ended.
 
 ``--policies best-fit,keep-whole`` runs each variant under each placer policy. ``--small-pods``
 makes every single-pod job ask for 1, 2 or 4 GPUs (drawn) instead of a whole node, the mix in
@@ -117,8 +121,21 @@ def job_objects(job: Job) -> list[Any]:
     return [group, *pods]
 
 
+VARIANTS: dict[str, dict[str, Any]] = {
+    "reservations": {},
+    "no-reservations": {"reservations_per_priority": 0},
+    "no-settling": {"settle_seconds": 0.0},
+}
+"""Each variant's arguments to `GangScheduler` beside the shipped defaults."""
+
+
 async def run(
-    nodes: int, jobs: list[Job], reservations: bool, rate: float, policy: Policy = "best-fit"
+    nodes: int,
+    jobs: list[Job],
+    variant: str,
+    rate: float,
+    policy: Policy = "best-fit",
+    end_spread: float = 0.0,
 ) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     kind = FakeKind(
@@ -150,8 +167,8 @@ async def run(
             pod_groups=("coscheduling",),
             clock=loop.time,
             mirror=mirror,
-            reservations_per_priority=1 if reservations else 0,
             policy=policy,
+            **VARIANTS[variant],
         )
         manager.add_runnable(scheduler)
         done = asyncio.Event()
@@ -167,14 +184,17 @@ async def run(
                 job.first_bound = now
             if len(job.bound) == job.pods:
                 job.all_bound = now
+                end = now + job.seconds + (job.pods - 1) * end_spread
                 held.append((now, job.pods * job.gpus))
-                held.append((now + job.seconds, -job.pods * job.gpus))
-                finished.append(now + job.seconds)
+                held.append((end, -job.pods * job.gpus))
+                finished.append(end)
                 if len(finished) == len(jobs):
                     done.set()
 
         def run_for(pod: Pod) -> float:
-            return by_pod[pod.metadata.name or ""].seconds
+            name = pod.metadata.name or ""
+            index = int(name.rsplit("-", 1)[1])  # pods are named <job>-<index>
+            return by_pod[name].seconds + index * end_spread
 
         task = asyncio.create_task(manager.run())
         await manager.wait_ready()
@@ -251,14 +271,22 @@ def main() -> None:
     parser.add_argument(
         "--rate", type=float, default=0.0, help="jobs per second, Poisson (default: all at once)"
     )
+    parser.add_argument(
+        "--end-spread",
+        type=float,
+        default=0.05,
+        help="seconds between the ends of one job's pods (0: all at once)",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object (the default)")
     args = parser.parse_args()
     if args.nodes < 16 or args.nodes % 16:
         parser.error("--nodes: a positive multiple of 16 (whole leaves)")
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     for variant in variants:
-        if variant not in ("reservations", "no-reservations"):
-            parser.error(f"--variants: unknown variant {variant!r}")
+        if variant not in VARIANTS:
+            parser.error(f"--variants: unknown variant {variant!r} (one of {', '.join(VARIANTS)})")
+    if args.end_spread < 0:
+        parser.error("--end-spread: a number of seconds >= 0")
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     for policy in policies:
         if policy not in POLICIES:
@@ -272,9 +300,10 @@ def main() -> None:
                     run(
                         args.nodes,
                         jobs,
-                        variant == "reservations",
+                        variant,
                         args.rate,
                         cast("Policy", policy),
+                        args.end_spread,
                     )
                 )
                 results.append(
@@ -302,6 +331,7 @@ def main() -> None:
                 "load": args.load,
                 "small_pods": args.small_pods,
                 "rate": args.rate,
+                "end_spread_s": args.end_spread,
                 "runs": results,
                 "summary": summary,
             }

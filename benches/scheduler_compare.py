@@ -13,11 +13,12 @@ scheduler's, the rest is this bench playing kubelet and job controller.
 
 Contestants:
 
-- ``crdkit``: `GangScheduler` in this process (as ``crdkit scheduler`` runs it), each job a
-  coscheduling PodGroup of all its pods, the policy given by ``--policy``;
-- ``kube-scheduler``: kube-scheduler from the same ``k8s.io/kubernetes`` module as the
-  apiserver (`tools/kube-scheduler/build.sh`), with its default profile, given the very same
-  pods without PodGroups or topology (it reads neither).
+- ``crdkit``: ``crdkit scheduler`` in a process of its own, each job a coscheduling PodGroup
+  of all its pods, the policy given by ``--policy`` (and ``--settle-seconds``, if given);
+  the stream is submitted once its ``/readyz`` answers;
+- ``kube-scheduler``: kube-scheduler, in a process of its own, from the same
+  ``k8s.io/kubernetes`` module as the apiserver (`tools/kube-scheduler/build.sh`), with its
+  default profile, given the very same pods without PodGroups or topology (it reads neither).
 
 Per contestant and seed: ``makespan_s`` (submit to the last job done), ``lower_bound_s``
 (GPU-seconds of work over the GPUs), ``gpu_held_pct`` and ``gpu_in_bound_jobs_pct`` (mean
@@ -36,6 +37,7 @@ import asyncio
 import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -44,13 +46,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prometheus_client import CollectorRegistry
+import aiohttp
 
 from crdkit.client import Client, NotFound
 from crdkit.resources import Pod
-from crdkit.runtime import Manager
 from crdkit.runtime.informer import Informer
-from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.gangs import KUEUE_PREFERRED, KUEUE_REQUIRED
 from crdkit.scheduling.podgroup_crds import install_pod_group_crds
 from crdkit.scheduling.podgroups import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
@@ -114,52 +114,87 @@ def kube_scheduler_binary() -> Path:
 
 
 @contextlib.asynccontextmanager
-async def contestant_running(
-    name: str, plane: ControlPlane, client: Client, policy: str
-) -> AsyncIterator[None]:
-    if name == "kube-scheduler":
-        log = open(plane.workdir / "kube-scheduler.log", "wb")  # noqa: ASYNC230, SIM115
-        process = subprocess.Popen(  # noqa: ASYNC220 - started once, not awaited
-            [
-                str(kube_scheduler_binary()),
-                f"--kubeconfig={plane.kubeconfig_path}",
-                "--leader-elect=false",
-                "--secure-port=0",
-                "-v=1",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            yield
-        finally:
-            process.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(10)
-            process.kill()
-            log.close()
-        return
-    await install_pod_group_crds(client, ["coscheduling"])
-    manager = Manager(
-        client,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        registry=CollectorRegistry(),
-    )
-    manager.add_runnable(
-        GangScheduler(CRDKIT, [LEAF], pod_groups=("coscheduling",), policy=policy)  # type: ignore[arg-type]
-    )
-    task = asyncio.create_task(manager.run())
+async def process_running(command: list[str], log_path: Path) -> AsyncIterator[None]:
+    """``command`` running, its output in ``log_path``; stopped (SIGTERM, then SIGKILL after
+    30 s) on the way out."""
+    log = open(log_path, "wb")  # noqa: ASYNC230, SIM115 - open for the process's lifetime
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)  # noqa: ASYNC220
     try:
-        await manager.wait_ready()
         yield
     finally:
-        manager.stop()
-        await asyncio.wait_for(task, 60)
+        process.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(30)
+        process.kill()
+        process.wait()
+        log.close()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def wait_ready(port: int, within: float = 60.0) -> None:
+    """Until ``/readyz`` on ``port`` answers 200: the scheduler's caches are synced."""
+    deadline = time.monotonic() + within
+    async with aiohttp.ClientSession() as session:
+        while time.monotonic() < deadline:
+            with contextlib.suppress(aiohttp.ClientError):
+                async with session.get(f"http://127.0.0.1:{port}/readyz") as answer:
+                    if answer.status == 200:
+                        return
+            await asyncio.sleep(0.1)
+    raise SystemExit(f"crdkit scheduler: not ready within {within} s")
+
+
+@contextlib.asynccontextmanager
+async def contestant_running(
+    name: str, plane: ControlPlane, client: Client, policy: str, settle: float | None
+) -> AsyncIterator[None]:
+    """The contestant as its users run it: a process of its own beside the control plane."""
+    if name == "kube-scheduler":
+        command = [
+            str(kube_scheduler_binary()),
+            f"--kubeconfig={plane.kubeconfig_path}",
+            "--leader-elect=false",
+            "--secure-port=0",
+            "-v=1",
+        ]
+        async with process_running(command, plane.workdir / "kube-scheduler.log"):
+            yield
+        return
+    await install_pod_group_crds(client, ["coscheduling"])
+    port = free_port()
+    command = [
+        sys.executable,
+        "-c",
+        "from crdkit.cli import main; main()",
+        "scheduler",
+        f"--name={CRDKIT}",
+        f"--levels={LEAF}",
+        "--pod-groups=coscheduling",
+        f"--policy={policy}",
+        f"--kubeconfig={plane.kubeconfig_path}",
+        "--metrics-bind-address=0",
+        f"--health-probe-bind-address=127.0.0.1:{port}",
+        "--log-level=warning",
+    ]
+    if settle is not None:
+        command.append(f"--settle-seconds={settle}")
+    async with process_running(command, plane.workdir / "crdkit-scheduler.log"):
+        await wait_ready(port)
+        yield
 
 
 async def run(
-    contestant: str, nodes: int, jobs: list[Job], policy: str, stall: float
+    contestant: str,
+    nodes: int,
+    jobs: list[Job],
+    policy: str,
+    stall: float,
+    settle: float | None = None,
 ) -> dict[str, Any]:
     async with ControlPlane() as plane, Client.from_control_plane(plane) as client:
         await plane.create_namespace(NAMESPACE)
@@ -203,7 +238,7 @@ async def run(
 
         informer = Informer(client, Pod, namespace=NAMESPACE)
         informer.add_event_handler(seen, lambda _old, new: seen(new))
-        async with informer, contestant_running(contestant, plane, client, policy):
+        async with informer, contestant_running(contestant, plane, client, policy, settle):
             await informer.wait_for_sync(60)
             gate = asyncio.Semaphore(32)
 
@@ -304,6 +339,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy", default="best-fit", help="crdkit's placer policy")
     parser.add_argument("--stall", type=float, default=120.0, help="seconds without progress")
     parser.add_argument(
+        "--settle-seconds",
+        type=float,
+        default=None,
+        help="crdkit scheduler's --settle-seconds (default: its own default)",
+    )
+    parser.add_argument(
         "--time-scale", type=float, default=1.0, help="multiplies every job's run time"
     )
     args = parser.parse_args(argv)
@@ -320,7 +361,9 @@ def main(argv: list[str] | None = None) -> int:
             jobs = stream(args.nodes, args.load, seed)
             for job in jobs:
                 job.seconds *= args.time_scale
-            result = asyncio.run(run(contestant, args.nodes, jobs, args.policy, args.stall))
+            result = asyncio.run(
+                run(contestant, args.nodes, jobs, args.policy, args.stall, args.settle_seconds)
+            )
             runs.append({"seed": seed, "nodes": args.nodes, **result})
             print(json.dumps(runs[-1]), file=sys.stderr)
     print(
@@ -329,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
                 "bench": "scheduler_compare",
                 "load": args.load,
                 "policy": args.policy,
+                "settle_seconds": args.settle_seconds,
                 "time_scale": args.time_scale,
                 "runs": runs,
                 "seconds": round(time.monotonic() - started),

@@ -134,6 +134,14 @@ async def _pod_group_apis(client: Client, wanted: list[str] | None) -> list[str]
     help="Reservations held at once in all; a higher priority displaces the lowest.",
 )
 @click.option(
+    "--settle-seconds",
+    type=click.FloatRange(min=0),
+    default=2.0,
+    show_default=True,
+    help="Seconds at most the nodes a gang frees while the rest of it still runs are held "
+    "back, so its domain frees whole (0: place on each as it frees).",
+)
+@click.option(
     "--install-crds",
     is_flag=True,
     help="Create the upstream PodGroup CRDs (those --pod-groups names, else both) that the "
@@ -157,6 +165,7 @@ def scheduler_command(
     assume_ttl: float,
     reservations_per_priority: int,
     max_reservations: int,
+    settle_seconds: float,
     kubeconfig: Path | None,
     context: str | None,
     exec_timeout: float,
@@ -224,6 +233,7 @@ def scheduler_command(
                 assume_ttl=assume_ttl,
                 reservations_per_priority=reservations_per_priority,
                 max_reservations=max_reservations,
+                settle_seconds=settle_seconds,
             )
         )
         return manager

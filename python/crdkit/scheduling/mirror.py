@@ -233,6 +233,10 @@ class ClusterMirror:
         if released:
             self._freed()
 
+    def holder(self, name: str) -> str | None:
+        """The value node ``name`` is held for, if it is held."""
+        return self._held.get(name)
+
     def held(self) -> dict[str, str]:
         """Every held node and the value of its hold."""
         return dict(self._held)

@@ -77,7 +77,7 @@ from crdkit.scheduling.group_apis import (
 )
 from crdkit.scheduling.group_status import GroupCounts
 from crdkit.scheduling.metrics import SchedulerMetrics, scheduler_metrics
-from crdkit.scheduling.mirror import ClusterMirror, pod_key
+from crdkit.scheduling.mirror import TERMINAL_PHASES, ClusterMirror, pod_key
 from crdkit.scheduling.podgroups import pod_group_of
 from crdkit.scheduling.preemption import RunningGang, VictimPod, choose_victims
 from crdkit.scheduling.requests import pod_requests
@@ -89,6 +89,7 @@ from crdkit.scheduling.reservations import (
     pod_runtime_bound,
     ready_by,
 )
+from crdkit.scheduling.settling import Settling
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -132,6 +133,10 @@ _NEVER = datetime.max.replace(tzinfo=UTC)
 def _shape(gang: dict[str, Any]) -> str:
     """The gang without its name: what its placement, explanation and room depend on."""
     return json.dumps({k: v for k, v in gang.items() if k != "name"}, sort_keys=True)
+
+
+def _finished(pod: Pod) -> bool:
+    return pod.status is not None and pod.status.phase in TERMINAL_PHASES
 
 
 def _priority(request: GangRequest) -> int:
@@ -202,13 +207,17 @@ class GangScheduler(Runnable):
         reservations_per_priority: int = 1,
         max_reservations: int = 16,
         wall_clock: Callable[[], float] = time.time,
+        settle_seconds: float = 2.0,
     ) -> None:
         """``explain_refresh``: seconds a waiting gang's explanation is reused while neither
         its gang nor the placer's reason changed (its node counts may then lag that long).
         ``reservations_per_priority``: how many gangs of one priority, first in line, may
         hold a reservation at once (0: none); ``max_reservations``: how many in all (a new
         one of higher priority displaces the lowest). ``wall_clock`` (epoch seconds) dates
-        the pods' declared ends, which backfill into held nodes is judged by."""
+        the pods' declared ends, which backfill into held nodes is judged by.
+        ``settle_seconds``: how long the nodes a gang frees while the rest of it still runs are
+        held back, at most, so that its domain frees whole (0: not at all; see
+        `crdkit.scheduling.settling`)."""
         if not name:
             raise ValueError("name: the scheduler needs the name pods give in spec.schedulerName")
         for field_name, value in (
@@ -232,6 +241,7 @@ class GangScheduler(Runnable):
             else ClusterMirror(levels, assume_ttl=assume_ttl, clock=clock)
         )
         self._own_mirror = mirror is None
+        self.settling = Settling(self.mirror, settle_seconds, clock)
         self._bind_concurrency = bind_concurrency
         # A gang whose bind the apiserver refused waits before it is tried again, longer
         # each time (the runtime's per-item exponential limiter, as a controller's retries).
@@ -313,9 +323,7 @@ class GangScheduler(Runnable):
         manager.informers.informer(PodDisruptionBudget)  # what preemption must not break
         pods = manager.informers.informer(Pod)
         pods.store.add_indexer(GROUP_INDEX, self._group_index)
-        pods.add_event_handler(
-            self._pod_changed, lambda _old, new: self._pod_changed(new), self._pod_changed
-        )
+        pods.add_event_handler(self._pod_changed, self._pod_updated, self._pod_deleted)
         for api in self.pod_groups:
             informer = manager.informers.informer(self._model(api))
             informer.add_event_handler(*self._podgroup_handlers(api))
@@ -359,6 +367,33 @@ class GangScheduler(Runnable):
         ref = self.group_of(pod)
         if ref is not None:
             self._mark(ref)
+
+    def _pod_updated(self, old: Pod, new: Pod) -> None:
+        self._pod_changed(new)
+        if _finished(new) and not _finished(old):
+            self._pod_ended(new)
+
+    def _pod_deleted(self, pod: Pod) -> None:
+        self._pod_changed(pod)
+        if not _finished(pod):
+            self._pod_ended(pod)
+
+    def _pod_ended(self, pod: Pod) -> None:
+        """A bound pod of one of its gangs finished or went: hold its node while the rest of
+        the gang still runs (the mirror has already counted the node free)."""
+        ref, node = self.group_of(pod), pod.spec.node_name
+        if ref is None or ref.api == "pod" or not node or self._manager is None:
+            return
+        store = self._manager.informers.informer(Pod).store
+        uid = pod.metadata.uid
+        others = any(
+            p.metadata.uid != uid and p.spec.node_name and not _finished(p)
+            for p in store.by_index(GROUP_INDEX, str(ref))
+        )
+        deadline = self.settling.pod_ended(str(ref), node, others)
+        if deadline is not None:
+            delay = max(deadline - self._clock(), 0.0)
+            asyncio.get_running_loop().call_later(delay, self.settling.expire)
 
     def _podgroup_handlers(
         self, api: PodGroupApi

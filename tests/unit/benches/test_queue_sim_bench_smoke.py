@@ -39,3 +39,16 @@ def test_each_policy_runs_the_same_stream(
     assert len({run["pods"] for run in result["runs"]}) == 1  # the very same stream
     assert set(result["summary"]) == {"no-reservations/best-fit", "no-reservations/keep-whole"}
     assert result["small_pods"] is True
+
+
+def test_the_no_settling_variant_and_the_end_spread_are_reported(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = load_bench("queue_sim_bench")
+    argv = ["queue_sim_bench", "--nodes", "32", "--seeds", "3", "--variants", "no-settling"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--end-spread", "0.2"])
+    module.main()
+    result = json.loads(capsys.readouterr().out)
+    assert result["end_spread_s"] == 0.2
+    assert [run["variant"] for run in result["runs"]] == ["no-settling"]
+    assert result["runs"][0]["makespan_s"] >= result["runs"][0]["lower_bound_s"]

@@ -74,8 +74,10 @@ async def scheduling(
     *,
     pod_groups: Sequence[PodGroupApi] = (),
     levels: Sequence[str] = (),
+    **options: Any,
 ) -> AsyncIterator[tuple[GangScheduler, Client]]:
-    """The scheduler running and a client; without ``pod_groups`` every pod is a gang of one."""
+    """The scheduler running and a client; without ``pod_groups`` every pod is a gang of one.
+    ``options``: more of `GangScheduler`'s keyword arguments."""
     cluster = FakeCluster(kinds=[pod_group_kind(api) for api in pod_groups])
     async with cluster.client() as client:
         manager = Manager(
@@ -84,7 +86,7 @@ async def scheduling(
             health_probe_bind_address="0",
             registry=CollectorRegistry(),
         )
-        scheduler = GangScheduler(SCHEDULER, levels, pod_groups=pod_groups, clock=clock)
+        scheduler = GangScheduler(SCHEDULER, levels, pod_groups=pod_groups, clock=clock, **options)
         manager.add_runnable(scheduler)
         task = asyncio.create_task(manager.run())
         try:
