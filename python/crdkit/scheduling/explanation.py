@@ -15,7 +15,6 @@ kube-scheduler's NodeResourcesFit reports).
 
 from __future__ import annotations
 
-import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -246,24 +245,15 @@ def explain(mirror: ClusterMirror, gang: GangInput, placement: Placement) -> Exp
     return Explanation(never_fits=never, reason=reason, tasks=tuple(tasks))
 
 
-_CLASSES: weakref.WeakKeyDictionary[ClusterMirror, dict[bool, tuple[tuple[int, int], Any]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
 def _classes_of(mirror: ClusterMirror, *, now: bool) -> list[NodeClass]:
     """The mirror's node classes (against its usage, or ``now=False`` every node empty), kept
-    while neither its nodes nor its usage changed: a pass that explains many gangs groups the
-    nodes once."""
-    state = (mirror.nodes_version, mirror.usage_version if now else 0)
-    kept = _CLASSES.setdefault(mirror, {})
-    entry = kept.get(now)
-    if entry is None or entry[0] != state:
-        used = mirror.cluster.used() if now else None
-        entry = (state, node_classes(mirror.nodes(), used))
-        kept[now] = entry
-    classes: list[NodeClass] = entry[1]
-    return classes
+    by the mirror while neither its nodes nor (``now``) its usage changed: a pass that explains
+    many gangs groups the nodes once."""
+
+    def build() -> list[NodeClass]:
+        return node_classes(mirror.nodes(), mirror.cluster.used() if now else None)
+
+    return mirror.derived(("explanation.node_classes", now), build, usage=now)
 
 
 def _topology_labels(gang_mode: str, task: _placer.Task, levels: list[str]) -> list[str]:

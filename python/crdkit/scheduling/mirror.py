@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from crdkit.placer import Cluster, Placement
 from crdkit.resources import Node, Pod
@@ -40,10 +40,12 @@ from crdkit.scheduling.nodes import node_entry
 from crdkit.scheduling.requests import pod_requests
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 
     from crdkit.placer.cluster import GangInput, Policy
     from crdkit.runtime.manager import Manager
+
+_T = TypeVar("_T")
 
 __all__ = ["HOLD_TAINT", "TERMINAL_PHASES", "ClusterMirror", "pod_holds_capacity", "pod_key"]
 
@@ -124,6 +126,7 @@ class ClusterMirror:
         self.usage_version = 0
         """Grows whenever a pod's usage enters or leaves the placer's state (counted, assumed,
         dropped, or gone with its node): with `version`, what an answer about usage read."""
+        self._derived: dict[Hashable, tuple[tuple[int, int], Any]] = {}
 
     @property
     def empty(self) -> Cluster:
@@ -140,6 +143,18 @@ class ClusterMirror:
                 self.levels, list(self._nodes.values()), search_budget=self._search_budget
             )
         return self._empty
+
+    def derived(self, key: Hashable, build: Callable[[], _T], *, usage: bool = True) -> _T:
+        """``build()``, kept under ``key`` until the nodes change (or, with ``usage``, the
+        pods' usage too): what many readers of one state derive from it is derived once."""
+        state = (self.nodes_version, self.usage_version if usage else -1)
+        kept = self._derived.get(key)
+        if kept is not None and kept[0] == state:
+            value: _T = kept[1]
+            return value
+        value = build()
+        self._derived[key] = (state, value)
+        return value
 
     # -- wiring ----------------------------------------------------------------------------
 

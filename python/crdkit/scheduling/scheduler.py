@@ -264,9 +264,11 @@ class GangScheduler(Runnable):
         self._no_room_at = -1
         self._running: list[RunningGang] | None = None
         """This pass's running gangs (victim candidates), read once for every preemptor."""
-        self._compiled: dict[GroupRef, tuple[str, _placer.Gang]] = {}
-        """Per waiting group: its gang as last compiled for the placer, and the gang's text
-        then. A gang that waits is compiled (validated, quantities parsed) once, not once per
+        self._shapes: dict[GroupRef, str] = {}
+        """This pass's gangs, serialized without their names (`_shape_of`)."""
+        self._compiled: dict[GroupRef, tuple[tuple[str, str], _placer.Gang]] = {}
+        """Per waiting group: its gang as last compiled for the placer, and the gang's name and
+        shape then. A gang that waits is compiled (validated, quantities parsed) once, not once per
         pass."""
         self._running_read: dict[str, tuple[tuple[Any, ...], RunningGang | None]] = {}
         """Per gang with pods in the cache: what its pods were when last decoded, and the
@@ -463,6 +465,7 @@ class GangScheduler(Runnable):
     async def _pass(self) -> None:
         self.passes += 1
         self._running = None
+        self._shapes = {}
         self.mirror.expire_assumed()
         now = self._clock()
         refs = sorted(self._dirty)
@@ -625,7 +628,7 @@ class GangScheduler(Runnable):
         if self._no_room_at != self.mirror.nodes_version:
             self._no_room.clear()
             self._no_room_at = self.mirror.nodes_version
-        shape = (_shape(request.gang), taken)
+        shape = (self._shape_of(ref, request), taken)
         if shape in self._no_room:
             self._unreservable.add(ref)
             return
@@ -1034,9 +1037,17 @@ class GangScheduler(Runnable):
             + "]"
         )
 
+    def _shape_of(self, ref: GroupRef, request: GangRequest) -> str:
+        """`_shape` of the gang as this pass places it, serialized once per pass (its
+        compile cache, room search and explanation all key on it)."""
+        shape = self._shapes.get(ref)
+        if shape is None:
+            shape = self._shapes[ref] = _shape(request.gang)
+        return shape
+
     def _compiled_gang(self, ref: GroupRef, request: GangRequest) -> _placer.Gang:
         """The gang as the placer's record, compiled again only when its text changed."""
-        text = json.dumps(request.gang, sort_keys=True)
+        text = (request.gang["name"], self._shape_of(ref, request))
         kept = self._compiled.get(ref)
         if kept is not None and kept[0] == text:
             return kept[1]
@@ -1060,7 +1071,7 @@ class GangScheduler(Runnable):
         if state != self._shape_explained_at:
             self._shape_explained.clear()
             self._shape_explained_at = state
-        key = (_shape(request.gang), placement.reason)
+        key = (self._shape_of(ref, request), placement.reason)
         message = self._shape_explained.get(key)
         if message is None:
             message = explain(self.mirror, self._compiled_gang(ref, request), placement).message
