@@ -78,6 +78,7 @@ from crdkit.scheduling.group_apis import (
 from crdkit.scheduling.group_status import GroupCounts
 from crdkit.scheduling.metrics import SchedulerMetrics, scheduler_metrics
 from crdkit.scheduling.mirror import TERMINAL_PHASES, ClusterMirror, pod_key
+from crdkit.scheduling.pod_reads import PodReads
 from crdkit.scheduling.podgroups import pod_group_of
 from crdkit.scheduling.preemption import RunningGang, VictimPod, choose_victims
 from crdkit.scheduling.requests import pod_requests
@@ -280,6 +281,8 @@ class GangScheduler(Runnable):
         self._dirty: set[GroupRef] = set()
         self._waiting: set[GroupRef] = set()
         self._binding: set[GroupRef] = set()
+        self._reads: PodReads | None = None
+        """The shared Pod informer's store, read through a decode-once cache (from setup)."""
         self._rolling_back: set[GroupRef] = set()
         """Gangs whose bound pods are being deleted: left alone until that ends, so a pass in
         the meantime neither rolls them back again nor places them beside pods on their way
@@ -325,6 +328,7 @@ class GangScheduler(Runnable):
         manager.informers.informer(PodDisruptionBudget)  # what preemption must not break
         pods = manager.informers.informer(Pod)
         pods.store.add_indexer(GROUP_INDEX, self._group_index)
+        self._reads = PodReads(pods.store)
         pods.add_event_handler(self._pod_changed, self._pod_updated, self._pod_deleted)
         for api in self.pod_groups:
             informer = manager.informers.informer(self._model(api))
@@ -340,6 +344,10 @@ class GangScheduler(Runnable):
             reporting_controller=f"crdkit.io/{self.name}",
             reporting_instance=manager.identity,
         )
+
+    def _pod_reads(self) -> PodReads:
+        assert self._reads is not None, "the scheduler reads pods once it is set up"
+        return self._reads
 
     @staticmethod
     def _model(api: GroupApiName) -> type[Any]:
@@ -376,6 +384,8 @@ class GangScheduler(Runnable):
             self._pod_ended(new)
 
     def _pod_deleted(self, pod: Pod) -> None:
+        if self._reads is not None:
+            self._reads.forget(pod_key(pod.metadata.namespace, pod.metadata.name))
         self._pod_changed(pod)
         if not _finished(pod):
             self._pod_ended(pod)
@@ -386,11 +396,9 @@ class GangScheduler(Runnable):
         ref, node = self.group_of(pod), pod.spec.node_name
         if ref is None or ref.api == "pod" or not node or self._manager is None:
             return
-        store = self._manager.informers.informer(Pod).store
-        uid = pod.metadata.uid
         others = any(
-            p.metadata.uid != uid and p.spec.node_name and not _finished(p)
-            for p in store.by_index(GROUP_INDEX, str(ref))
+            p.metadata.uid != pod.metadata.uid and p.spec.node_name and not _finished(p)
+            for p in self._pod_reads().by_index(GROUP_INDEX, str(ref))
         )
         deadline = self.settling.pod_ended(str(ref), node, others)
         if deadline is not None:
@@ -591,7 +599,7 @@ class GangScheduler(Runnable):
         """The declared end of counted pod ``key`` (epoch seconds), if it declares one."""
         assert self._manager is not None
         namespace, _, name = key.partition("/")
-        pod = self._manager.informers.informer(Pod).store.get_by_name(name, namespace)
+        pod = self._pod_reads().get(f"{namespace}/{name}")
         if pod is None:
             return None
         try:
@@ -702,8 +710,7 @@ class GangScheduler(Runnable):
 
     def _read_gang(self, text: str) -> RunningGang | None:
         assert self._manager is not None
-        store = self._manager.informers.informer(Pod).store
-        pods = store.by_index(GROUP_INDEX, text)
+        pods = self._pod_reads().by_index(GROUP_INDEX, text)
         victims: list[VictimPod] = []
         for pod in pods:
             key = pod_key(pod.metadata.namespace, pod.metadata.name)
@@ -757,10 +764,7 @@ class GangScheduler(Runnable):
         store = self._manager.informers.informer(Pod).store
         waiting_for = self._preempting.get(ref)
         if waiting_for is not None:
-            if any(
-                store.get_by_name(key.partition("/")[2], key.partition("/")[0]) is not None
-                for key in waiting_for
-            ):
+            if any(key in store for key in waiting_for):
                 return  # its victims are still going
             del self._preempting[ref]
         if not self._first_in_line(ref, priority):
@@ -871,7 +875,7 @@ class GangScheduler(Runnable):
 
     def _read_group(self, ref: GroupRef) -> _Group | None:
         assert self._manager is not None
-        pods = self._manager.informers.informer(Pod).store.by_index(GROUP_INDEX, str(ref))
+        pods = self._pod_reads().by_index(GROUP_INDEX, str(ref))
         group = _Group(ref)
         running = succeeded = failed = 0
         for pod in pods:
