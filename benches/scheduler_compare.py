@@ -25,9 +25,11 @@ Per contestant and seed: ``makespan_s`` (submit to the last job done), ``lower_b
 share of the GPUs held by bound pods, and by jobs with every pod bound, from submit until the
 last job is bound), ``partly_bound_over_1s`` and ``partly_bound_max_s`` (multi-pod jobs
 with some but not all pods bound for more than 1 s, and the longest such window),
-``leaf_jobs_in_one_leaf_pct``, ``wait_by_size`` (submit to all bound: p50/p99/max), and
-``deadlock`` (no job bound or done for ``--stall`` seconds while jobs wait). Real time: a run
-at 256 nodes takes one to two minutes.
+``leaf_jobs_in_one_leaf_pct``, ``wait_by_size`` (submit to all bound: p50/p99/max),
+``deadlock`` (no job bound or done for ``--stall`` seconds while jobs wait), and
+``log_warnings`` and ``log_first_warnings`` (how many warnings or errors the contestant
+logged, and the first few distinct ones). Real time: a run at 256 nodes takes one to two
+minutes.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -113,10 +116,42 @@ def kube_scheduler_binary() -> Path:
     return Path(done.stdout.strip().splitlines()[-1])
 
 
+@dataclass
+class LogSummary:
+    """The warnings a contestant logged: how many, and the first few distinct ones."""
+
+    warnings: int = 0
+    first: list[str] = field(default_factory=list)
+
+
+# klog's warning and error lines (kube-scheduler), and crdkit's JSON log records.
+_KLOG_WARNING = re.compile(r"^[WE]\d{4} ")
+_JSON_WARNING = re.compile(r'"level": ?"(warning|error|critical)"')
+
+
+def summarize_log(path: Path, keep: int = 5) -> LogSummary:
+    summary = LogSummary()
+    seen: set[str] = set()
+    with open(path, errors="replace") as lines:
+        for line in lines:
+            if not (_KLOG_WARNING.match(line) or _JSON_WARNING.search(line)):
+                continue
+            summary.warnings += 1
+            text = line.strip()[:300]
+            # One entry per message, whatever the object or time it names.
+            shape = re.sub(r"\d+", "N", text)
+            if len(summary.first) < keep and shape not in seen:
+                seen.add(shape)
+                summary.first.append(text)
+    return summary
+
+
 @contextlib.asynccontextmanager
-async def process_running(command: list[str], log_path: Path) -> AsyncIterator[None]:
+async def process_running(
+    command: list[str], log_path: Path, summary: LogSummary
+) -> AsyncIterator[None]:
     """``command`` running, its output in ``log_path``; stopped (SIGTERM, then SIGKILL after
-    30 s) on the way out."""
+    30 s) on the way out, and its warnings counted into ``summary``."""
     log = open(log_path, "wb")  # noqa: ASYNC230, SIM115 - open for the process's lifetime
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)  # noqa: ASYNC220
     try:
@@ -128,6 +163,8 @@ async def process_running(command: list[str], log_path: Path) -> AsyncIterator[N
         process.kill()
         process.wait()
         log.close()
+        found = summarize_log(log_path)
+        summary.warnings, summary.first = found.warnings, found.first
 
 
 def free_port() -> int:
@@ -151,7 +188,12 @@ async def wait_ready(port: int, within: float = 60.0) -> None:
 
 @contextlib.asynccontextmanager
 async def contestant_running(
-    name: str, plane: ControlPlane, client: Client, policy: str, settle: float | None
+    name: str,
+    plane: ControlPlane,
+    client: Client,
+    policy: str,
+    settle: float | None,
+    summary: LogSummary,
 ) -> AsyncIterator[None]:
     """The contestant as its users run it: a process of its own beside the control plane."""
     if name == "kube-scheduler":
@@ -162,7 +204,7 @@ async def contestant_running(
             "--secure-port=0",
             "-v=1",
         ]
-        async with process_running(command, plane.workdir / "kube-scheduler.log"):
+        async with process_running(command, plane.workdir / "kube-scheduler.log", summary):
             yield
         return
     await install_pod_group_crds(client, ["coscheduling"])
@@ -183,7 +225,7 @@ async def contestant_running(
     ]
     if settle is not None:
         command.append(f"--settle-seconds={settle}")
-    async with process_running(command, plane.workdir / "crdkit-scheduler.log"):
+    async with process_running(command, plane.workdir / "crdkit-scheduler.log", summary):
         await wait_ready(port)
         yield
 
@@ -201,6 +243,7 @@ async def run(
         leaves = await add_nodes(client, nodes)
         by_pod = {f"{job.name}-{i}": job for job in jobs for i in range(job.pods)}
         held: list[tuple[float, int, int]] = []  # (time, GPUs bound +/-, GPUs in whole jobs +/-)
+        summary = LogSummary()
         progress = [time.monotonic()]
         finished = asyncio.Event()
         pending_deletes: set[asyncio.Task[None]] = set()
@@ -238,7 +281,7 @@ async def run(
 
         informer = Informer(client, Pod, namespace=NAMESPACE)
         informer.add_event_handler(seen, lambda _old, new: seen(new))
-        async with informer, contestant_running(contestant, plane, client, policy, settle):
+        async with informer, contestant_running(contestant, plane, client, policy, settle, summary):
             await informer.wait_for_sync(60)
             gate = asyncio.Semaphore(32)
 
@@ -269,7 +312,8 @@ async def run(
                     break
             for task in list(pending_deletes):
                 task.cancel()
-    return figures(contestant, nodes, jobs, leaves, held, submitted, deadlock)
+    result = figures(contestant, nodes, jobs, leaves, held, submitted, deadlock)
+    return {**result, "log_warnings": summary.warnings, "log_first_warnings": summary.first}
 
 
 def figures(

@@ -33,3 +33,4 @@ def test_a_tiny_live_run_reports_every_figure(capsys: pytest.CaptureFixture[str]
     assert 0 < run["gpu_in_bound_jobs_pct"] <= run["gpu_held_pct"] <= 100
     assert run["leaf_jobs_in_one_leaf_pct"] == 100.0
     assert set(run["wait_by_size"]) == {"1", "2", "4", "8", "16"}
+    assert run["log_warnings"] >= len(run["log_first_warnings"])
