@@ -28,8 +28,9 @@ with some but not all pods bound for more than 1 s, and the longest such window)
 ``leaf_jobs_in_one_leaf_pct``, ``wait_by_size`` (submit to all bound: p50/p99/max),
 ``deadlock`` (no job bound or done for ``--stall`` seconds while jobs wait), and
 ``log_warnings`` and ``log_first_warnings`` (how many warnings or errors the contestant
-logged, and the first few distinct ones). Real time: a run at 256 nodes takes one to two
-minutes.
+logged, and the first few distinct ones), and ``timeline``: every 5 s, the GPUs held and
+those in fully bound jobs (%) and the jobs not yet fully bound. Real time: a run at 256
+nodes takes one to two minutes.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ from _job_stream import stream as job_stream
 
 ROOT = Path(__file__).resolve().parents[1]
 CRDKIT = "crdkit-gangs"
+TIMELINE_STEP_S = 5.0
 
 
 @dataclass
@@ -354,6 +356,7 @@ def figures(
         }
     done = [j.done for j in jobs if j.done is not None]
     work = sum(j.pods * GPUS * j.seconds for j in jobs)
+    timeline = sampled(held, jobs, submitted, max(done, default=submitted), capacity)
     return {
         "contestant": contestant,
         "jobs": len(jobs),
@@ -371,7 +374,43 @@ def figures(
         "wait_by_size": waits,
         "jobs_done": len(done),
         "deadlock": deadlock,
+        "timeline": timeline,
     }
+
+
+def sampled(
+    held: list[tuple[float, int, int]],
+    jobs: list[Job],
+    submitted: float,
+    end: float,
+    capacity: int,
+    step: float = TIMELINE_STEP_S,
+) -> list[list[float]]:
+    """Every ``step`` seconds from submit to the last job done: ``[t, GPUs held %, GPUs in
+    fully bound jobs %, jobs not yet fully bound]``, to see when GPUs sat idle while jobs
+    waited."""
+    changes = sorted(held)
+    bound_at = sorted(j.all_bound for j in jobs if j.all_bound is not None)
+    rows: list[list[float]] = []
+    gpus_held = gpus_whole = index = bound = 0
+    at = submitted
+    while at <= end + step:
+        while index < len(changes) and changes[index][0] <= at:
+            gpus_held += changes[index][1]
+            gpus_whole += changes[index][2]
+            index += 1
+        while bound < len(bound_at) and bound_at[bound] <= at:
+            bound += 1
+        rows.append(
+            [
+                round(at - submitted, 1),
+                round(100 * gpus_held / capacity, 1),
+                round(100 * gpus_whole / capacity, 1),
+                len(jobs) - bound,
+            ]
+        )
+        at += step
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,3 +34,5 @@ def test_a_tiny_live_run_reports_every_figure(capsys: pytest.CaptureFixture[str]
     assert run["leaf_jobs_in_one_leaf_pct"] == 100.0
     assert set(run["wait_by_size"]) == {"1", "2", "4", "8", "16"}
     assert run["log_warnings"] >= len(run["log_first_warnings"])
+    assert run["timeline"][0][0] == 0.0
+    assert run["timeline"][-1][3] == 0  # every job bound by the end
