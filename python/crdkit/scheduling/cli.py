@@ -142,6 +142,14 @@ async def _pod_group_apis(client: Client, wanted: list[str] | None) -> list[str]
     "back, so its domain frees whole (0: place on each as it frees).",
 )
 @click.option(
+    "--pass-pause",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    show_default=True,
+    help="After a scheduling pass, wait this many times its duration before the next, so "
+    "the watch events that came meanwhile are applied first (0: no pause).",
+)
+@click.option(
     "--install-crds",
     is_flag=True,
     help="Create the upstream PodGroup CRDs (those --pod-groups names, else both) that the "
@@ -166,6 +174,7 @@ def scheduler_command(
     reservations_per_priority: int,
     max_reservations: int,
     settle_seconds: float,
+    pass_pause: float,
     kubeconfig: Path | None,
     context: str | None,
     exec_timeout: float,
@@ -234,6 +243,7 @@ def scheduler_command(
                 reservations_per_priority=reservations_per_priority,
                 max_reservations=max_reservations,
                 settle_seconds=settle_seconds,
+                pass_pause=pass_pause,
             )
         )
         return manager

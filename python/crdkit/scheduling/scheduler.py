@@ -209,6 +209,7 @@ class GangScheduler(Runnable):
         max_reservations: int = 16,
         wall_clock: Callable[[], float] = time.time,
         settle_seconds: float = 2.0,
+        pass_pause: float = 1.0,
     ) -> None:
         """``explain_refresh``: seconds a waiting gang's explanation is reused while neither
         its gang nor the placer's reason changed (its node counts may then lag that long).
@@ -218,7 +219,10 @@ class GangScheduler(Runnable):
         the pods' declared ends, which backfill into held nodes is judged by.
         ``settle_seconds``: how long the nodes a gang frees while the rest of it still runs are
         held back, at most, so that its domain frees whole (0: not at all; see
-        `crdkit.scheduling.settling`)."""
+        `crdkit.scheduling.settling`). ``pass_pause``: after a pass, the scheduler waits this
+        many times the pass's own (wall) duration before the next, so that the watch events
+        that came meanwhile are applied, not left behind a pass woken by each of them (0: no
+        pause; a simulation on a virtual clock wants 0)."""
         if not name:
             raise ValueError("name: the scheduler needs the name pods give in spec.schedulerName")
         for field_name, value in (
@@ -243,6 +247,9 @@ class GangScheduler(Runnable):
         )
         self._own_mirror = mirror is None
         self.settling = Settling(self.mirror, settle_seconds, clock)
+        if pass_pause < 0:
+            raise ValueError(f"pass_pause: expected a number >= 0, got {pass_pause!r}")
+        self.pass_pause = pass_pause
         self._bind_concurrency = bind_concurrency
         # A gang whose bind the apiserver refused waits before it is tried again, longer
         # each time (the runtime's per-item exponential limiter, as a controller's retries).
@@ -438,6 +445,12 @@ class GangScheduler(Runnable):
                 await self._wake.wait()
                 self._wake.clear()
                 await self.schedule_pass()
+                if self.pass_pause > 0:
+                    # A pass runs on the event loop; while it ran, watch events queued up. A
+                    # pass woken by the first of them would leave the rest waiting again, and
+                    # on a busy cluster (a thousand pods ending at once) the scheduler's view
+                    # fell seconds behind the apiserver's while nodes sat free.
+                    await asyncio.sleep(self.pass_pause * self.last_pass_seconds)
         finally:
             # Binds and status writes in flight are short: let them end rather than cut a
             # gang's bind in the middle (which would roll it back) or a request mid-stream.

@@ -4,10 +4,12 @@ gang is over; with ``settle_seconds=0`` it is placed as soon as the node frees."
 
 from __future__ import annotations
 
+import pytest
 from _fake_scheduling import NAMESPACE, add_node, gpu_pod, scheduling
 
 from crdkit.client import Client
 from crdkit.resources import Event, Pod
+from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.podgroups import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.testing import eventually
 
@@ -87,3 +89,9 @@ async def test_without_settling_the_freed_node_is_taken_at_once() -> None:
 
         await eventually(on_n1, what="the small pod bound to the node job-0 freed")
         assert (await client.get(Pod, "job-1", namespace=NAMESPACE)).spec.node_name == "n2"
+
+
+@pytest.mark.parametrize("option", ["settle_seconds", "pass_pause"])
+def test_a_negative_figure_is_refused_naming_the_option(option: str) -> None:
+    with pytest.raises(ValueError, match=option):
+        GangScheduler("gangs", **{option: -1.0})
