@@ -41,7 +41,6 @@ import contextlib
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -59,6 +58,7 @@ from crdkit.scheduling.gangs import KUEUE_PREFERRED, KUEUE_REQUIRED
 from crdkit.scheduling.podgroup_crds import install_pod_group_crds
 from crdkit.scheduling.podgroups import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.testing import ControlPlane
+from crdkit.testing.envtest.processes import free_ports
 from crdkit.testing.sim.nodes import create_nodes, simulated_node
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -169,12 +169,6 @@ async def process_running(
         summary.warnings, summary.first = found.warnings, found.first
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 async def wait_ready(port: int, within: float = 60.0) -> None:
     """Until ``/readyz`` on ``port`` answers 200: the scheduler's caches are synced."""
     deadline = time.monotonic() + within
@@ -210,7 +204,7 @@ async def contestant_running(
             yield
         return
     await install_pod_group_crds(client, ["coscheduling"])
-    port = free_port()
+    (port,) = free_ports(1)
     command = [
         sys.executable,
         "-c",

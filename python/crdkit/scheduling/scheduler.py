@@ -391,8 +391,7 @@ class GangScheduler(Runnable):
             self._pod_ended(new)
 
     def _pod_deleted(self, pod: Pod) -> None:
-        if self._reads is not None:
-            self._reads.forget(pod_key(pod.metadata.namespace, pod.metadata.name))
+        self._pod_reads().forget(pod_key(pod.metadata.namespace, pod.metadata.name))
         self._pod_changed(pod)
         if not _finished(pod):
             self._pod_ended(pod)

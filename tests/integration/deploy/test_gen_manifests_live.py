@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from click.testing import CliRunner
 from crdkit.client import Client, GroupVersionKind
 from crdkit.deploy.cli.manifests import gen_manifests
 from crdkit.testing import ControlPlane, eventually
+from crdkit.testing.envtest.processes import free_ports
 from crdkit.testing.envtest.users import service_account_token, token_kubeconfig
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
@@ -90,21 +90,14 @@ async def apply(client: Client, document: dict[str, Any], *, dry_run: bool) -> N
     )
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def with_bind_addresses(command: list[str]) -> tuple[list[str], int]:
     """The Deployment's command with free local ports (the pod's own ports are not free here),
     and the metrics port."""
     args = list(command)
-    ports = {}
-    for flag in ("--metrics-bind-address", "--health-probe-bind-address"):
-        ports[flag] = free_port()
-        args[args.index(flag) + 1] = f"127.0.0.1:{ports[flag]}"
+    flags = ("--metrics-bind-address", "--health-probe-bind-address")
+    ports = dict(zip(flags, free_ports(len(flags)), strict=True))
+    for flag, port in ports.items():
+        args[args.index(flag) + 1] = f"127.0.0.1:{port}"
     return args, ports["--metrics-bind-address"]
 
 

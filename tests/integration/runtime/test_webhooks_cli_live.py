@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import sys
 from pathlib import Path
 
@@ -18,17 +17,11 @@ from examples.hello.operator import Hello, HelloSpec
 from crdkit.client import ApiError, Client
 from crdkit.resources import ObjectMeta
 from crdkit.testing import ControlPlane, eventually
+from crdkit.testing.envtest.processes import free_ports
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _hello(namespace: str, name: str, **spec: str) -> Hello:
@@ -56,7 +49,7 @@ async def test_crdkit_run_serves_and_installs_the_webhooks(
         "--health-probe-bind-address",
         "0",
         "--webhook-port",
-        str(_free_port()),
+        str(free_ports(1)[0]),
         "--webhook-install",
         name,
         cwd=ROOT,

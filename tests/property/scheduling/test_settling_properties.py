@@ -13,9 +13,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crdkit.resources import Node
 from crdkit.scheduling import ClusterMirror
 from crdkit.scheduling.settling import SETTLING_PREFIX, Settling
+from crdkit.testing.sim.nodes import simulated_node
 
 NODES = ["n0", "n1", "n2", "n3"]
 GANGS = ["a", "b"]
@@ -36,17 +36,7 @@ steps = st.lists(
 def mirror() -> ClusterMirror:
     made = ClusterMirror(["rack"])
     for name in NODES:
-        made.set_node(
-            Node.model_validate(
-                {
-                    "metadata": {"name": name, "labels": {"rack": "r"}},
-                    "status": {
-                        "allocatable": {"nvidia.com/gpu": "8", "pods": "110"},
-                        "conditions": [{"type": "Ready", "status": "True"}],
-                    },
-                }
-            )
-        )
+        made.set_node(simulated_node(name, labels={"rack": "r"}))
     return made
 
 

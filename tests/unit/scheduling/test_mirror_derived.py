@@ -3,25 +3,13 @@ or (unless ``usage=False``) a pod's usage changes."""
 
 from __future__ import annotations
 
-from crdkit.resources import Node
 from crdkit.scheduling import ClusterMirror
-
-
-def node(name: str) -> Node:
-    return Node.model_validate(
-        {
-            "metadata": {"name": name},
-            "status": {
-                "allocatable": {"nvidia.com/gpu": "8", "pods": "110"},
-                "conditions": [{"type": "Ready", "status": "True"}],
-            },
-        }
-    )
+from crdkit.testing.sim.nodes import simulated_node
 
 
 def test_a_derived_value_is_kept_until_what_it_read_changes() -> None:
     mirror = ClusterMirror()
-    mirror.set_node(node("n1"))
+    mirror.set_node(simulated_node("n1"))
     builds: list[str] = []
 
     def build(tag: str) -> str:
@@ -34,6 +22,6 @@ def test_a_derived_value_is_kept_until_what_it_read_changes() -> None:
     mirror.assume_pod("ns/p", "n1", {"nvidia.com/gpu": 8000})  # usage only
     assert mirror.derived("both", lambda: build("b")) == "b3"
     assert mirror.derived("nodes", lambda: build("n"), usage=False) == "n2"
-    mirror.set_node(node("n2"))  # the nodes
+    mirror.set_node(simulated_node("n2"))  # the nodes
     assert mirror.derived("nodes", lambda: build("n"), usage=False) == "n4"
     assert builds == ["b", "n", "b", "n"]

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from crdkit.resources import Node
 from crdkit.scheduling import ClusterMirror
 from crdkit.scheduling.settling import SETTLING_PREFIX, Settling
+from crdkit.testing.sim.nodes import simulated_node
 
 
 class Clock:
@@ -22,17 +22,7 @@ class Clock:
 def mirror_with(nodes: list[str]) -> ClusterMirror:
     mirror = ClusterMirror(["rack"])
     for name in nodes:
-        mirror.set_node(
-            Node.model_validate(
-                {
-                    "metadata": {"name": name, "labels": {"rack": "r1"}},
-                    "status": {
-                        "allocatable": {"nvidia.com/gpu": "8", "pods": "110"},
-                        "conditions": [{"type": "Ready", "status": "True"}],
-                    },
-                }
-            )
-        )
+        mirror.set_node(simulated_node(name, labels={"rack": "r1"}))
     return mirror
 
 
