@@ -104,10 +104,10 @@ UNLIMITED = 1 << 40
 POD = 1000
 """One pod, in milli-units of the `pods` resource."""
 SEARCH_BUDGET = 200_000
+"""Steps (node visits) the exact search of one gang attempt may take before it gives up."""
 KEEP_WHOLE_UNITS = 1 << 42
 """Keep-whole ranks by ``broken * KEEP_WHOLE_UNITS + units``: above `UNLIMITED`, so the units
 of an entry never reach the next count of broken domains."""
-"""Steps (node visits) the exact search of one gang attempt may take before it gives up."""
 
 RawFit = tuple[str | None, int, int, str]
 """(best domain, fits, wants, unit)."""

@@ -258,9 +258,10 @@ class GangScheduler(Runnable):
         self.shutdown_grace = shutdown_grace
         """Seconds binds and writes in flight get to finish when the scheduler stops."""
         self.explain_refresh = explain_refresh
-        self._explained: dict[GroupRef, tuple[Any, str | None, float, str]] = {}
-        """Per waiting group: the gang and placer reason it was explained for, when, and the
-        message. Explaining walks every node per task; most passes change neither."""
+        self._explained: dict[GroupRef, tuple[str, str | None, float, str]] = {}
+        """Per waiting group: the gang's shape (`_shape_of`; its name is the group's) and the
+        placer reason it was explained for, when, and the message. Explaining walks every node
+        per task; most passes change neither."""
         self.explanations = 0
         """Explanations computed (not reused), for the bench and tests."""
         # What one waiting gang's answer says holds for every gang of the same shape (all but
@@ -1075,10 +1076,11 @@ class GangScheduler(Runnable):
         """Why the gang waits: explained again only when its gang or the placer's reason
         changed, or the last explanation is ``explain_refresh`` seconds old."""
         now = self._clock()
+        shape = self._shape_of(ref, request)
         last = self._explained.get(ref)
         if (
             last is not None
-            and last[0] == request.gang
+            and last[0] == shape
             and last[1] == placement.reason
             and now - last[2] < self.explain_refresh
         ):
@@ -1087,13 +1089,13 @@ class GangScheduler(Runnable):
         if state != self._shape_explained_at:
             self._shape_explained.clear()
             self._shape_explained_at = state
-        key = (self._shape_of(ref, request), placement.reason)
+        key = (shape, placement.reason)
         message = self._shape_explained.get(key)
         if message is None:
             message = explain(self.mirror, self._compiled_gang(ref, request), placement).message
             self.explanations += 1
             self._shape_explained[key] = message
-        self._explained[ref] = (request.gang, placement.reason, now, message)
+        self._explained[ref] = (shape, placement.reason, now, message)
         return message
 
     def _torn(self, group: _Group) -> bool:
