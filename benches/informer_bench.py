@@ -61,30 +61,9 @@ PLURAL = "benchjobs"
 KIND = "BenchJob"
 TOUCHED = "job-00000"
 
-CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": f"{PLURAL}.{GROUP}"},
-    "spec": {
-        "group": GROUP,
-        "names": {"kind": KIND, "plural": PLURAL, "singular": "benchjob"},
-        "scope": "Namespaced",
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                        },
-                    }
-                },
-            }
-        ],
-    },
+SCHEMA = {
+    "type": "object",
+    "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
 }
 
 
@@ -321,10 +300,12 @@ def run_worker(args: argparse.Namespace) -> None:
 
 async def create_objects(plane: Any, namespace: str, count: int, concurrency: int) -> float:
     from crdkit.client import Client, GroupVersionKind, NotFound
+    from crdkit.testing import crd_manifest
 
     started = time.perf_counter()
     async with Client.from_control_plane(plane) as client:
-        await client.apply(CRD, field_manager="crdkit-bench", force=True)
+        crd = crd_manifest(GROUP, KIND, SCHEMA, plural=PLURAL)
+        await client.apply(crd, field_manager="crdkit-bench", force=True)
         gvk = GroupVersionKind(GROUP, "v1", KIND)
         while True:
             client.discovery.invalidate()

@@ -58,7 +58,7 @@ from typing import Any
 
 from crdkit.client import Client, GroupVersionKind
 from crdkit.runtime import Informer
-from crdkit.testing import ControlPlane
+from crdkit.testing import ControlPlane, crd_manifest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -73,44 +73,26 @@ CRDKIT_WORKERS = 32
 READY_POLL_S = 0.02
 READY_TIMEOUT_S = 120
 
-CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": f"{PLURAL}.{GROUP}"},
-    "spec": {
-        "group": GROUP,
-        "names": {
-            "kind": KIND,
-            "plural": PLURAL,
-            "singular": KIND.lower(),
-            "listKind": KIND + "List",
+CRD = crd_manifest(
+    GROUP,
+    KIND,
+    {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {"value": {"type": "integer", "minimum": 0}},
+            },
+            "status": {
+                "type": "object",
+                "properties": {"observed": {"type": "integer"}},
+            },
         },
-        "scope": "Namespaced",
-        "versions": [
-            {
-                "name": VERSION,
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {
-                                "type": "object",
-                                "properties": {"value": {"type": "integer", "minimum": 0}},
-                            },
-                            "status": {
-                                "type": "object",
-                                "properties": {"observed": {"type": "integer"}},
-                            },
-                        },
-                    }
-                },
-            }
-        ],
     },
-}
+    version=VERSION,
+    plural=PLURAL,
+    status_subresource=True,
+)
 
 
 def peak_rss_mb(pid: int) -> float:

@@ -31,7 +31,7 @@ from crdkit._lazy import lazy_namespace
 if TYPE_CHECKING:
     from crdkit.testing.envtest.binaries import Binaries, candidate_folders, find_binaries
     from crdkit.testing.envtest.control_plane import ControlPlane
-    from crdkit.testing.envtest.crds import CrdSource, load_crds
+    from crdkit.testing.envtest.crds import CrdSource, crd_manifest, load_crds
     from crdkit.testing.errors import BinariesNotFoundError, ControlPlaneError, KitError
     from crdkit.testing.fake.cluster import FakeCluster
     from crdkit.testing.fake.kinds import FakeKind, UnknownKind
@@ -58,6 +58,7 @@ _HOMES = {
     "crdkit.testing.envtest.control_plane": ("ControlPlane",),
     "crdkit.testing.envtest.crds": (
         "CrdSource",
+        "crd_manifest",
         "load_crds",
     ),
     "crdkit.testing.errors": (
@@ -114,6 +115,7 @@ __all__ = [
     "UnknownKind",
     "VirtualTimeLoop",
     "candidate_folders",
+    "crd_manifest",
     "create_nodes",
     "eventually",
     "find_binaries",

@@ -37,47 +37,32 @@ from crdkit.resources import (
     Pod,
     Secret,
 )
-from crdkit.testing import ControlPlane
+from crdkit.testing import ControlPlane, crd_manifest
 
 pytestmark = pytest.mark.integration
 
 GROUP = "client.test.crdkit.dev"
-WIDGET_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": f"widgets.{GROUP}"},
-    "spec": {
-        "group": GROUP,
-        "names": {"kind": "Widget", "plural": "widgets", "singular": "widget"},
-        "scope": "Namespaced",
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {
-                                "type": "object",
-                                "properties": {
-                                    "size": {"type": "integer", "minimum": 0},
-                                    "color": {"type": "string"},
-                                },
-                            },
-                            "status": {
-                                "type": "object",
-                                "properties": {"ready": {"type": "boolean"}},
-                            },
-                        },
-                    }
+WIDGET_CRD = crd_manifest(
+    GROUP,
+    "Widget",
+    {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "size": {"type": "integer", "minimum": 0},
+                    "color": {"type": "string"},
                 },
-            }
-        ],
+            },
+            "status": {
+                "type": "object",
+                "properties": {"ready": {"type": "boolean"}},
+            },
+        },
     },
-}
+    status_subresource=True,
+)
 
 
 class WidgetSpec(ApiModel):

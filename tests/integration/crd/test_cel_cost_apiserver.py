@@ -24,7 +24,7 @@ from crdkit.crd.budget import PER_RULE_LIMIT, budget_problems
 from crdkit.crd.errors import SchemaError
 from crdkit.crd.unions import merge_variants
 from crdkit.resources import ApiModel, CustomResource, resource_info
-from crdkit.testing import ControlPlane
+from crdkit.testing import ControlPlane, crd_manifest
 
 pytestmark = pytest.mark.integration
 
@@ -165,18 +165,7 @@ def spec_schema(value: Schema) -> Schema:
 
 
 def crd(schema: Schema) -> Schema:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "probes.cost.crdkit.dev"},
-        "spec": {
-            "group": "cost.crdkit.dev",
-            "scope": "Namespaced",
-            "names": {"plural": "probes", "singular": "probe", "kind": "Probe"},
-            "versions": [{"name": "v1", "served": True, "storage": True,
-                          "schema": {"openAPIV3Schema": schema}}],
-        },
-    }  # fmt: skip
+    return crd_manifest("cost.crdkit.dev", "Probe", schema)
 
 
 @pytest.fixture(scope="module")

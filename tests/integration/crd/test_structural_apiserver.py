@@ -16,7 +16,7 @@ import pytest
 from crd_api import BlockingApi
 
 from crdkit.crd import schema_violations
-from crdkit.testing import ControlPlane
+from crdkit.testing import ControlPlane, crd_manifest
 from crdkit.testing.envtest.crds import crd_is_established, load_crds
 
 pytestmark = pytest.mark.integration
@@ -349,20 +349,7 @@ REFUSED: dict[str, tuple[dict[str, Any], str, str]] = {
 
 
 def crd(schema: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "probes.structural.crdkit.dev"},
-        "spec": {
-            "group": "structural.crdkit.dev",
-            "scope": "Namespaced",
-            "names": {"plural": "probes", "singular": "probe", "kind": "Probe"},
-            "versions": [
-                {"name": "v1", "served": True, "storage": True,
-                 "schema": {"openAPIV3Schema": schema}},
-            ],
-        },
-    }  # fmt: skip
+    return crd_manifest("structural.crdkit.dev", "Probe", schema)
 
 
 @pytest.fixture(scope="module")

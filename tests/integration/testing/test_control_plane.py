@@ -18,7 +18,7 @@ from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config import new_client_from_config
 
-from crdkit.testing import Binaries, ControlPlane, ControlPlaneError
+from crdkit.testing import Binaries, ControlPlane, ControlPlaneError, crd_manifest
 from crdkit.testing.envtest import control_plane as control_plane_module
 from crdkit.testing.envtest import processes
 
@@ -28,34 +28,20 @@ GROUP, VERSION, PLURAL = "demo.crdkit.dev", "v1alpha1", "gadgets"
 
 
 def _crd() -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{PLURAL}.{GROUP}"},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": PLURAL, "singular": "gadget", "kind": "Gadget"},
-            "versions": [
-                {
-                    "name": VERSION,
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "spec": {
-                                    "type": "object",
-                                    "properties": {"size": {"type": "integer", "minimum": 1}},
-                                }
-                            },
-                        }
-                    },
+    return crd_manifest(
+        GROUP,
+        "Gadget",
+        {
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "properties": {"size": {"type": "integer", "minimum": 1}},
                 }
-            ],
+            },
         },
-    }
+        version=VERSION,
+    )
 
 
 def _gadget(name: str, size: int) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from crdkit.testing import crd_manifest
 from crdkit.testing.faults import _http
 
 pytestmark = pytest.mark.integration
@@ -66,24 +67,7 @@ def test_run_passes_kubeconfig_and_exit_status() -> None:
 
 
 def test_run_installs_crds_first(tmp_path: Path) -> None:
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "sprockets.demo.crdkit.dev"},
-        "spec": {
-            "group": "demo.crdkit.dev",
-            "scope": "Namespaced",
-            "names": {"plural": "sprockets", "singular": "sprocket", "kind": "Sprocket"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object"}},
-                }
-            ],
-        },
-    }
+    crd = crd_manifest("demo.crdkit.dev", "Sprocket", {"type": "object"})
     (tmp_path / "crds").mkdir()
     (tmp_path / "crds" / "sprocket.yaml").write_text(yaml.safe_dump(crd))
     # The probe fails (urllib raises on 404) unless the CRD is already served.

@@ -13,7 +13,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import yaml
 
-__all__ = ["CrdSource", "crd_is_established", "load_crds", "served_versions"]
+__all__ = ["CrdSource", "crd_is_established", "crd_manifest", "load_crds", "served_versions"]
 
 CRD_KIND = "CustomResourceDefinition"
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
@@ -96,6 +96,37 @@ def load_crds(sources: Iterable[CrdSource]) -> list[dict[str, Any]]:
             raise ValueError(f"expected a {CRD_KIND}, got kind {crd.get('kind')!r}")
         crds.append(_check_named(crd, "a CRD object"))
     return crds
+
+
+def crd_manifest(
+    group: str,
+    kind: str,
+    schema: Mapping[str, Any],
+    *,
+    version: str = "v1",
+    plural: str | None = None,
+    status_subresource: bool = False,
+) -> dict[str, Any]:
+    """A minimal CRD for a test: the namespaced ``kind`` of ``group`` with one served and stored
+    ``version``, validated by ``schema`` (its ``openAPIV3Schema``), with the status subresource
+    when ``status_subresource``. ``plural`` defaults to the lowercase kind and an ``s``; the
+    singular is the lowercase kind."""
+    plural = plural or f"{kind.lower()}s"
+    served: dict[str, Any] = {"name": version, "served": True, "storage": True}
+    if status_subresource:
+        served["subresources"] = {"status": {}}
+    served["schema"] = {"openAPIV3Schema": schema}
+    return {
+        "apiVersion": CRD_API_VERSION,
+        "kind": CRD_KIND,
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+            "versions": [served],
+        },
+    }
 
 
 def crd_is_established(crd: Mapping[str, Any]) -> bool:

@@ -8,7 +8,12 @@ from typing import Any
 import pytest
 import yaml
 
-from crdkit.testing.envtest.crds import crd_is_established, load_crds, served_versions
+from crdkit.testing.envtest.crds import (
+    crd_is_established,
+    crd_manifest,
+    load_crds,
+    served_versions,
+)
 
 
 def _crd(plural: str = "widgets") -> dict[str, Any]:
@@ -92,3 +97,26 @@ def test_bad_files_are_value_errors_naming_the_file(
 def test_an_empty_list_and_a_null_item_list_hold_no_crds(tmp_path: Path) -> None:
     (tmp_path / "l.yaml").write_text("kind: List\nitems: null\n---\nkind: List\nitems: []\n")
     assert load_crds([tmp_path / "l.yaml"]) == []
+
+
+def test_crd_manifest_is_one_namespaced_version() -> None:
+    schema = {"type": "object"}
+    crd = crd_manifest("example.com", "Widget", schema)
+    assert crd["metadata"] == {"name": "widgets.example.com"}
+    assert crd["spec"]["names"] == {"plural": "widgets", "singular": "widget", "kind": "Widget"}
+    assert crd["spec"]["scope"] == "Namespaced"
+    assert crd["spec"]["versions"] == [
+        {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
+    ]
+    assert load_crds([crd]) == [crd]
+    assert served_versions(crd) == [("example.com", "v1", "widgets")]
+
+
+def test_crd_manifest_options() -> None:
+    crd = crd_manifest(
+        "example.com", "Policy", {}, version="v2", plural="policies", status_subresource=True
+    )
+    assert crd["metadata"]["name"] == "policies.example.com"
+    assert crd["spec"]["names"]["singular"] == "policy"
+    (version,) = crd["spec"]["versions"]
+    assert (version["name"], version["subresources"]) == ("v2", {"status": {}})
