@@ -41,7 +41,8 @@ Policy = Literal["best-fit", "least-free", "binpack", "keep-whole"]
 
 GangInput = Gang | _placer.Gang | Mapping[str, Any]
 """A gang as a contract dict, a `Gang` model, or already compiled by `Cluster.compile`."""
-NodeInput = NodeSpec | Mapping[str, Any]
+NodeInput = NodeSpec | _placer.Node | Mapping[str, Any]
+"""A node as a contract dict, a `NodeSpec` model, or already compiled by `Cluster.compile_node`."""
 
 
 class _Engine(Protocol):
@@ -75,7 +76,7 @@ class Cluster:
     def __init__(
         self,
         levels: Sequence[str] = (),
-        nodes: Iterable[NodeInput] = (),
+        nodes: Iterable[NodeSpec | Mapping[str, Any]] = (),
         *,
         search_budget: int | None = None,
     ) -> None:
@@ -118,18 +119,28 @@ class Cluster:
         """The effective levels, widest first, the per-node level last."""
         return list(self._levels)
 
+    def compile_node(self, node: NodeInput, path: str = "node") -> _placer.Node:
+        """Validates a node and compiles it into the placer's record (once: a compiled
+        `crdkit._placer.Node` is returned as it is). A record does not depend on the levels,
+        so one compiled record may be given to several clusters."""
+        if isinstance(node, _placer.Node):
+            return node
+        return compile_node(validated(NodeSpec, node, path), self._parse, path)
+
     def add_node(self, node: NodeInput) -> None:
-        """Adds a node (a `NodeSpec` or its dict); its name must be new."""
-        spec = validated(NodeSpec, node, "node")
-        self._engine.add_node(compile_node(spec, self._parse, "node"))
+        """Adds a node (a `NodeSpec`, its dict, or a compiled record); its name must be new."""
+        self._engine.add_node(self.compile_node(node))
+
+    def add_nodes(self, nodes: Iterable[NodeInput]) -> None:
+        """Adds several nodes in one call to the engine (one GIL release for the batch)."""
+        self._engine.add_nodes([self.compile_node(n, f"nodes[{i}]") for i, n in enumerate(nodes)])
 
     def update_node(self, node: NodeInput, *, keep_used: bool = False) -> None:
         """Replaces the node of the same name: labels, capacity, usage, taints and flags.
 
         With ``keep_used`` the node keeps the usage it had (the new ``used`` is added to it):
         a Node object's changes do not move its pods."""
-        spec = validated(NodeSpec, node, "node")
-        self._engine.update_node(compile_node(spec, self._parse, "node"), keep_used)
+        self._engine.update_node(self.compile_node(node), keep_used)
 
     def remove_node(self, name: str) -> None:
         """Removes a node by name."""
@@ -152,12 +163,23 @@ class Cluster:
         """Every node's usage in milli-units (zero amounts left out), for inspection and tests."""
         return self._engine.used()
 
-    def compile(self, gang: GangInput, path: str = "gang") -> _placer.Gang:
+    def compile(
+        self,
+        gang: GangInput,
+        path: str = "gang",
+        *,
+        milli: Mapping[str, Mapping[str, int]] | None = None,
+    ) -> _placer.Gang:
         """Validates a gang against this cluster's levels and compiles it (once: a compiled
-        `crdkit._placer.Gang` is returned as it is, and every method taking a gang takes it)."""
+        `crdkit._placer.Gang` is returned as it is, and every method taking a gang takes it).
+
+        ``milli``: tasks' requests already in milli-units, by task name, used instead of
+        parsing those tasks' quantity strings again (see `crdkit.placer.models.compile_gang`).
+        """
         if isinstance(gang, _placer.Gang):
             return gang
-        return compile_gang(validated(Gang, gang, path), self._levels, self._parse, path)
+        model = validated(Gang, gang, path)
+        return compile_gang(model, self._levels, self._parse, path, milli=milli)
 
     def place(self, gang: GangInput, policy: Policy = "best-fit") -> Placement:
         """Where `gang` goes now. The cluster is unchanged."""

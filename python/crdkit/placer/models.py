@@ -371,10 +371,51 @@ _UNCONSTRAINED = _placer.Topology("unconstrained", None)
 _PRIORITY_RANGE = range(-(2**63), 2**63)
 
 
+def _known_milli(
+    gang: Gang, milli: Mapping[str, Mapping[str, int]], path: str
+) -> dict[str, dict[str, int]]:
+    """``milli`` checked against the gang's tasks: the same resource names, amounts that are
+    non-negative integers (the values themselves are the caller's word for the strings)."""
+    tasks: dict[str, tuple[int, Task]] = {}
+    for index, task in enumerate(gang.tasks):
+        tasks.setdefault(task.name, (index, task))
+    known: dict[str, dict[str, int]] = {}
+    for name, amounts in milli.items():
+        if name not in tasks:
+            raise ValueError(f'{path}: milli-unit requests given for unknown task "{name}"')
+        index, task = tasks[name]
+        where = f"{path}.tasks[{index}].requests"
+        if set(amounts) != set(task.requests):
+            raise ValueError(
+                f"{where}: the milli-unit requests name {sorted(amounts)}, the task "
+                f"{sorted(task.requests)}"
+            )
+        for resource, amount in amounts.items():
+            if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
+                raise ValueError(
+                    f"{where}.{resource}: expected a non-negative integer of milli-units, "
+                    f"got {amount!r}"
+                )
+        known[name] = dict(amounts)
+    return known
+
+
 def compile_gang(
-    gang: Gang, levels: Sequence[str], parse: QuantityParser, path: str = "gang"
+    gang: Gang,
+    levels: Sequence[str],
+    parse: QuantityParser,
+    path: str = "gang",
+    *,
+    milli: Mapping[str, Mapping[str, int]] | None = None,
 ) -> _placer.Gang:
-    """Validate a gang against a cluster's effective levels and compile it, once."""
+    """Validate a gang against a cluster's effective levels and compile it, once.
+
+    ``milli`` gives tasks' requests already in milli-units, by task name (what a scheduler
+    read off the pods, as `crdkit.scheduling.pod_requests` gives them): those tasks' quantity
+    strings are not parsed again. Each must say what the task's ``requests`` say; a task it
+    names that the gang lacks, a resource it names that the task does not request (or the
+    reverse), or a negative amount is refused, naming the field."""
+    known = _known_milli(gang, milli, path) if milli else {}
     if gang.priority not in _PRIORITY_RANGE:
         raise ValueError(f"{path}.priority: {gang.priority} is out of the 64-bit range")
     gang_topology = _topology(gang.topology, levels, f"{path}.topology")
@@ -390,7 +431,9 @@ def compile_gang(
             raise ValueError(
                 f"{task_path}.minAvailable: {min_available} is more than replicas ({task.replicas})"
             )
-        requests = _quantities(task.requests, parse, f"{task_path}.requests")
+        requests = known.get(task.name)
+        if requests is None:
+            requests = _quantities(task.requests, parse, f"{task_path}.requests")
         own_topology = (
             None
             if task.topology is None

@@ -92,7 +92,11 @@ class GangRequest:
     """A gang for the placer, and which pods each of its tasks stands for (sorted by name)."""
 
     gang: dict[str, Any]
+    """The contract gang (its requests as quantity strings, for people and for `Cluster`)."""
     pods: dict[str, list[Pod]]
+    milli: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Each task's requests in milli-units, as read off its pods: give them to
+    `Cluster.compile(gang, milli=...)` and the strings are not parsed back."""
 
 
 def tier_level(levels: Sequence[str], tier: int, field_name: str) -> str:
@@ -214,7 +218,16 @@ def _affinity_selector(pod: Pod) -> dict[str, str]:
 def task_entry(pod: Pod, levels: Sequence[str]) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The placer task a pod belongs to (its requests, node selector, tolerations and slice,
     without name or counts), and a key equal for pods of one task."""
-    requests = requests_as_quantities(pod_requests(pod))
+    key, entry, _ = _task_entry(pod, levels)
+    return key, entry
+
+
+def _task_entry(
+    pod: Pod, levels: Sequence[str]
+) -> tuple[tuple[Any, ...], dict[str, Any], dict[str, int]]:
+    """`task_entry`, and the requests in milli-units it formatted."""
+    milli = pod_requests(pod)
+    requests = requests_as_quantities(milli)
     selector = {**pod.spec.node_selector, **_affinity_selector(pod)}
     tolerations = [
         t.model_dump(
@@ -237,7 +250,7 @@ def task_entry(pod: Pod, levels: Sequence[str]) -> tuple[tuple[Any, ...], dict[s
         tuple(tuple(sorted(t.items())) for t in tolerations),
         None if slice_ is None else (slice_["level"], slice_["size"]),
     )
-    return key, entry
+    return key, entry, milli
 
 
 def build_gang(
@@ -259,26 +272,28 @@ def build_gang(
         raise ValueError("pending: a gang needs at least one pod")
     if not 1 <= needed <= len(pending):
         raise ValueError(f"needed: must be within 1..{len(pending)}, got {needed}")
-    tasks: dict[tuple[Any, ...], tuple[dict[str, Any], list[Pod]]] = {}
+    tasks: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, int], list[Pod]]] = {}
     topology: Mapping[str, Any] | None = policy.topology
     for pod in sorted(pending, key=lambda p: p.metadata.name or ""):
         where = f"pod {pod.metadata.namespace}/{pod.metadata.name}"
         try:
-            key, entry = task_entry(pod, levels)
+            key, entry, milli = _task_entry(pod, levels)
             if topology is None:
                 topology = kueue_topology(pod, levels)[0]
         except ValueError as error:
             raise ValueError(f"{where}: {error}") from None
-        tasks.setdefault(key, (entry, []))[1].append(pod)
+        tasks.setdefault(key, (entry, milli, []))[2].append(pod)
     entries: list[dict[str, Any]] = []
     members: dict[str, list[Pod]] = {}
+    requests: dict[str, dict[str, int]] = {}
     roles: dict[str, int] = {}
-    for key, (entry, pods) in tasks.items():
+    for key, (entry, milli, pods) in tasks.items():
         role = key[0]
         roles[role] = roles.get(role, 0) + 1
         task_name = role if roles[role] == 1 else f"{role}-{roles[role]}"
         entries.append({"name": task_name, "replicas": len(pods), **entry, "_role": role})
         members[task_name] = pods
+        requests[task_name] = milli
     _set_minimums(entries, needed, policy.min_task_member, bound_by_role or {})
     for entry in entries:
         del entry["_role"]
@@ -286,7 +301,7 @@ def build_gang(
     chosen = topology if topology is not None else default_topology
     if chosen is not None:
         gang["topology"] = dict(chosen)
-    return GangRequest(gang, members)
+    return GangRequest(gang, members, requests)
 
 
 def _set_minimums(

@@ -42,6 +42,7 @@ from crdkit.scheduling.requests import pod_requests
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 
+    from crdkit import _placer
     from crdkit.placer.cluster import GangInput, Policy
     from crdkit.runtime.manager import Manager
 
@@ -110,6 +111,9 @@ class ClusterMirror:
         self.assume_ttl = assume_ttl
         self._clock = clock
         self._nodes: dict[str, dict[str, Any]] = {}
+        self._records: dict[str, _placer.Node] = {}
+        """Each node compiled once per change, without a hold's taint: what the empty twin
+        and scratch clusters (`node_records`) are given, so none of them compiles it again."""
         self._pods: dict[str, _Counted] = {}
         self._on_node: dict[str, set[str]] = {}
         self._expiring: dict[str, float] = {}
@@ -189,16 +193,18 @@ class ClusterMirror:
         if previous == entry:
             return  # a heartbeat: nothing the placer reads changed
         self.nodes_version += 1
+        record = self.cluster.compile_node(entry)
+        self._records[name] = record
         if previous is None:
-            self.cluster.add_node(self._placer_entry(entry))
+            self.cluster.add_node(self._placer_entry(entry, record))
             if self._empty is not None:
-                self._empty.add_node(entry)
+                self._empty.add_node(record)
             self._nodes[name] = entry
             self._apply_waiting(name)
         else:
-            self.cluster.update_node(self._placer_entry(entry), keep_used=True)
+            self.cluster.update_node(self._placer_entry(entry, record), keep_used=True)
             if self._empty is not None:
-                self._empty.update_node(entry)
+                self._empty.update_node(record)
             self._nodes[name] = entry
         self._freed()
 
@@ -207,6 +213,7 @@ class ClusterMirror:
         name = node if isinstance(node, str) else node.metadata.name or ""
         if self._nodes.pop(name, None) is None:
             return
+        del self._records[name]
         self.nodes_version += 1
         self.cluster.remove_node(name)  # its usage goes with it
         if self._empty is not None:
@@ -215,11 +222,14 @@ class ClusterMirror:
             self._pods[key].applied = False
         self.usage_version += 1
 
-    def _placer_entry(self, entry: dict[str, Any]) -> dict[str, Any]:
-        """The node as the placer sees it: with its hold's taint, if it is held."""
+    def _placer_entry(
+        self, entry: dict[str, Any], record: _placer.Node
+    ) -> dict[str, Any] | _placer.Node:
+        """The node as the placer sees it: with its hold's taint, if it is held (``record``
+        is ``entry`` compiled, which a node no hold taints is given as)."""
         held = self._held.get(entry["name"])
         if held is None:
-            return entry
+            return record
         taint = {"key": HOLD_TAINT, "value": held, "effect": "NoSchedule"}
         return {**entry, "taints": [*entry["taints"], taint]}
 
@@ -232,7 +242,9 @@ class ClusterMirror:
             self._held[name] = value
             entry = self._nodes.get(name)
             if entry is not None:
-                self.cluster.update_node(self._placer_entry(entry), keep_used=True)
+                self.cluster.update_node(
+                    self._placer_entry(entry, self._records[name]), keep_used=True
+                )
 
     def release(self, nodes: Iterable[str], value: str) -> None:
         """Stop holding those of ``nodes`` held for ``value``: capacity may have grown."""
@@ -242,9 +254,8 @@ class ClusterMirror:
                 continue
             del self._held[name]
             released = True
-            entry = self._nodes.get(name)
-            if entry is not None:
-                self.cluster.update_node(entry, keep_used=True)
+            if name in self._nodes:
+                self.cluster.update_node(self._records[name], keep_used=True)
         if released:
             self._freed()
 
@@ -400,6 +411,11 @@ class ClusterMirror:
     def nodes(self) -> Iterable[dict[str, Any]]:
         """Every node's entry (without usage), in no particular order; do not change them."""
         return self._nodes.values()
+
+    def node_records(self, names: Iterable[str]) -> list[_placer.Node]:
+        """The compiled records of those of ``names`` the mirror has (without holds' taints or
+        usage), in that order: a scratch `Cluster` of them compiles nothing again."""
+        return [self._records[name] for name in names if name in self._records]
 
     def used(self, node: str) -> dict[str, int]:
         """What the counted pods take on ``node``, in milli-units (the Rust state's figure)."""

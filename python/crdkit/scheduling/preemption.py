@@ -29,11 +29,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from crdkit.scheduling.reservations import fits_without
+from crdkit.scheduling.reservations import fits_without, required_level
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from crdkit import _placer
+    from crdkit.placer.cluster import GangInput
     from crdkit.scheduling.mirror import ClusterMirror
 
 __all__ = ["Preemption", "RunningGang", "VictimPod", "choose_victims"]
@@ -96,7 +98,7 @@ def _removed(victims: Sequence[RunningGang], nodes: frozenset[str]) -> dict[str,
 
 def _in_domain(
     mirror: ClusterMirror,
-    gang: Mapping[str, Any],
+    gang: _placer.Gang,
     nodes: frozenset[str],
     candidates: Sequence[RunningGang],
 ) -> tuple[RunningGang, ...] | None:
@@ -121,7 +123,7 @@ def _in_domain(
 
 def choose_victims(
     mirror: ClusterMirror,
-    gang: Mapping[str, Any],
+    gang: GangInput,
     priority: int,
     running: Sequence[RunningGang],
     *,
@@ -133,11 +135,10 @@ def choose_victims(
     candidates = [g for g in running if g.priority < priority]
     if not candidates:
         return None
-    topology = gang.get("topology") or {}
+    gang = mirror.cluster.compile(gang)  # once, for every set of victims tried
     domains: dict[str | None, set[str]] = {}
-    level: str | None = None
-    if topology.get("mode") == "required":
-        level = str(topology["level"])
+    level = required_level(gang)
+    if level is not None:
         for entry in mirror.nodes():
             value = entry["labels"].get(level)
             if value is not None:

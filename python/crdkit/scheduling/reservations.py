@@ -37,6 +37,8 @@ from crdkit.scheduling.mirror import HOLD_TAINT
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
+    from crdkit import _placer
+    from crdkit.placer.cluster import GangInput
     from crdkit.resources import Pod
     from crdkit.scheduling.mirror import ClusterMirror
 
@@ -50,6 +52,7 @@ __all__ = [
     "pod_end",
     "pod_runtime_bound",
     "ready_by",
+    "required_level",
 ]
 
 _NAMED = 8  # nodes named in a message; a domain of a level is named by its label value
@@ -127,21 +130,31 @@ def pod_end(pod: Pod, now: float) -> float | None:
     return start + bound
 
 
+def required_level(gang: _placer.Gang) -> str | None:
+    """The level a compiled gang's topology requires it to keep to; None when it requires none."""
+    topology = gang.topology
+    if topology.mode != "required" or topology.level is None:
+        return None
+    return gang.levels[topology.level]
+
+
 def _fits(
     mirror: ClusterMirror,
     nodes: Iterable[str],
-    gang: Mapping[str, Any],
+    gang: _placer.Gang,
     used: Callable[[str], Mapping[str, int]] | None,
 ) -> bool:
-    """Whether ``gang`` fits on ``nodes`` alone, each using ``used(node)`` (None: empty)."""
+    """Whether ``gang`` fits on ``nodes`` alone, each using ``used(node)`` (None: empty).
+
+    The scratch cluster is given the mirror's compiled node records and the compiled gang, so
+    a room search that asks this of many sets of nodes compiles nothing again."""
     cluster = Cluster(mirror.levels)
-    for name in nodes:
-        entry = mirror.node(name)
-        if entry is None:
-            continue
-        cluster.add_node(entry)
-        if used is None:
-            continue
+    records = mirror.node_records(nodes)
+    cluster.add_nodes(records)
+    if used is None:
+        return cluster.place(gang).status != "unschedulable"
+    for record in records:
+        name = record.name
         usage = used(name)
         milli = {k: v for k, v in usage.items() if v > 0 and k != "pods"}
         pods = max(usage.get("pods", 0) // 1000, 0)
@@ -151,18 +164,20 @@ def _fits(
             cluster.add_pods(name, milli, 1)
         if pods > 1:
             cluster.add_pods(name, {}, pods - 1)
-    return cluster.place(dict(gang)).status != "unschedulable"
+    return cluster.place(gang).status != "unschedulable"
 
 
 def fits_without(
     mirror: ClusterMirror,
     nodes: Iterable[str],
-    gang: Mapping[str, Any],
+    gang: GangInput,
     removed: Mapping[str, Sequence[Mapping[str, int]]],
 ) -> bool:
     """Whether ``gang`` fits on ``nodes`` alone once the pods in ``removed`` (their requests,
-    by node) are gone from them; the placer's view of holds is not consulted."""
-    return _fits(mirror, nodes, gang, _used_after(mirror, removed))
+    by node) are gone from them; the placer's view of holds is not consulted. ``gang`` is a
+    contract gang or, to compile it once for many questions, `mirror.cluster.compile`'s record."""
+    record = mirror.cluster.compile(gang)
+    return _fits(mirror, nodes, record, _used_after(mirror, removed))
 
 
 def _used_after(
@@ -184,13 +199,14 @@ def _used_after(
 def ready_by(
     mirror: ClusterMirror,
     nodes: Iterable[str],
-    gang: Mapping[str, Any],
+    gang: GangInput,
     end_of: Callable[[str], float | None],
     now: float,
 ) -> float | None:
     """When ``gang`` is sure to fit on ``nodes``: the earliest time by which pods there whose
     declared ends (``end_of(pod key)``) have passed leave it room. ``now`` if it fits now;
     None if it needs room that a pod without a declared end holds."""
+    gang = mirror.cluster.compile(gang)
     names = sorted(nodes)
     if _fits(mirror, names, gang, mirror.used):
         return now
@@ -242,7 +258,7 @@ def _milli(quantity: Any) -> int:
 
 def choose_room(
     mirror: ClusterMirror,
-    gang: Mapping[str, Any],
+    gang: GangInput,
     *,
     taken: frozenset[str],
     end_of: Callable[[str], float | None],
@@ -255,10 +271,10 @@ def choose_room(
     With a ``required`` topology level the candidates are that level's domains with no taken
     node, ranked by ``ready_by`` (unknown last), then by how full they are, then by name.
     Without one, the room is the fewest least-loaded free nodes it fits on when empty."""
-    topology = gang.get("topology") or {}
-    resources = sorted({r for task in gang.get("tasks", ()) for r in task.get("requests", {})})
-    if topology.get("mode") == "required":
-        level = str(topology["level"])
+    gang = mirror.cluster.compile(gang)  # once, for every set of nodes asked about
+    resources = sorted({r for task in gang.tasks for r in task.requests})
+    level = required_level(gang)
+    if level is not None:
         domains: dict[str, set[str]] = {}
         for entry in mirror.nodes():
             value = entry["labels"].get(level)

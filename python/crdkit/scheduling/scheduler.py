@@ -632,7 +632,8 @@ class GangScheduler(Runnable):
         ref, priority = group.ref, _priority(request)
         held = self.reservations.get(ref)
         if held is not None:
-            held.ready_by = ready_by(self.mirror, held.nodes, request.gang, self._pod_end, wall)
+            gang = self._compiled_gang(ref, request)
+            held.ready_by = ready_by(self.mirror, held.nodes, gang, self._pod_end, wall)
             return
         if self.reservations_per_priority == 0 or self.max_reservations == 0:
             return
@@ -653,7 +654,13 @@ class GangScheduler(Runnable):
         if shape in self._no_room:
             self._unreservable.add(ref)
             return
-        room = choose_room(self.mirror, request.gang, taken=taken, end_of=self._pod_end, now=wall)
+        room = choose_room(
+            self.mirror,
+            self._compiled_gang(ref, request),
+            taken=taken,
+            end_of=self._pod_end,
+            now=wall,
+        )
         if room is None:
             self._no_room.add(shape)
             self._unreservable.add(ref)
@@ -792,7 +799,8 @@ class GangScheduler(Runnable):
         running = self._running_gangs(ref)
         if not any(gang.priority < priority for gang in running):
             return  # only strictly lower priorities are victims
-        choice = choose_victims(self.mirror, request.gang, priority, running, protected=protected)
+        gang = self._compiled_gang(ref, request)
+        choice = choose_victims(self.mirror, gang, priority, running, protected=protected)
         if choice is None:
             return
         self._preempting[ref] = {pod.key for victim in choice.victims for pod in victim.pods}
@@ -1068,7 +1076,7 @@ class GangScheduler(Runnable):
         kept = self._compiled.get(ref)
         if kept is not None and kept[0] == text:
             return kept[1]
-        compiled = self.mirror.cluster.compile(request.gang)
+        compiled = self.mirror.cluster.compile(request.gang, milli=request.milli)
         self._compiled[ref] = (text, compiled)
         return compiled
 

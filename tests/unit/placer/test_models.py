@@ -179,3 +179,65 @@ def test_placement_round_trips_through_its_contract_form(cluster: Cluster) -> No
     assert Placement.model_validate(data).to_dict() == data
     assert "reason" not in data
     assert data["level"] is not None
+
+
+def test_requests_given_in_milli_units_are_taken_for_the_strings(cluster: Cluster) -> None:
+    # A scheduler read the pods' requests in milli-units already: the record is the one the
+    # strings compile to, and a value that differs from the strings shows which one was read.
+    text = gang(requests={"nvidia.com/gpu": 1, "cpu": "1500m"})
+    parsed = cluster.compile(text)
+    given = cluster.compile(text, milli={"worker": {"nvidia.com/gpu": 1000, "cpu": 1500}})
+    assert given == parsed
+    assert given.tasks[1].requests == {"nvidia.com/gpu": 1000, "cpu": 1500}
+    read = cluster.compile(text, milli={"worker": {"nvidia.com/gpu": 2000, "cpu": 1500}})
+    assert read.tasks[1].requests["nvidia.com/gpu"] == 2000
+    assert read.tasks[0].requests == parsed.tasks[0].requests  # master: parsed as before
+
+
+@pytest.mark.parametrize(
+    ("milli", "message"),
+    [
+        ({"chief": {}}, 'gang: milli-unit requests given for unknown task "chief"'),
+        (
+            {"worker": {"cpu": 1000}},
+            "gang.tasks[1].requests: the milli-unit requests name ['cpu'], the task "
+            "['nvidia.com/gpu']",
+        ),
+        (
+            {"worker": {"nvidia.com/gpu": -1}},
+            "gang.tasks[1].requests.nvidia.com/gpu: expected a non-negative integer of "
+            "milli-units, got -1",
+        ),
+        (
+            {"worker": {"nvidia.com/gpu": True}},
+            "gang.tasks[1].requests.nvidia.com/gpu: expected a non-negative integer of "
+            "milli-units, got True",
+        ),
+        (
+            {"worker": {"nvidia.com/gpu": "1"}},
+            "gang.tasks[1].requests.nvidia.com/gpu: expected a non-negative integer of "
+            "milli-units, got '1'",
+        ),
+    ],
+)
+def test_bad_milli_unit_requests_name_the_field(cluster: Cluster, milli: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=r"^gang") as caught:
+        cluster.compile(gang(), milli=milli)
+    assert str(caught.value) == message
+
+
+def test_a_compiled_node_is_taken_as_it_is_by_any_cluster(cluster: Cluster) -> None:
+    record = cluster.compile_node(node("n3"))
+    assert cluster.compile_node(record) is record
+    other = Cluster(LEVELS)
+    other.add_nodes([record, node("n4")])
+    cluster.add_node(record)
+    assert len(other) == 2
+    assert len(cluster) == 3
+    placed = other.place(gang(replicas=16))
+    assert {a.node for a in placed.assignments} == {"n3", "n4"}
+    with pytest.raises(ValueError, match=r"^nodes\[1\]\.allocatable\.cpu: invalid quantity"):
+        other.add_nodes([node("n5"), node("n6", allocatable={"cpu": "x"})])
+    assert len(other) == 2  # nothing of a refused batch was added
+    with pytest.raises(ValueError, match=r"^node\.name"):
+        cluster.compile_node({"labels": {}})

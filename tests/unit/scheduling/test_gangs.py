@@ -219,3 +219,17 @@ def test_soft_inter_pod_rules_are_left_out() -> None:
     )
     request = build_gang("g", [soft], needed=1, policy=GangPolicy(), levels=LEVELS)
     assert request.gang["tasks"][0]["replicas"] == 1
+
+
+def test_the_gang_carries_its_requests_in_milli_units_and_compiles_with_them() -> None:
+    pods = [
+        pod("job-master-0", role="Master", gpu=0),
+        *(pod(f"job-worker-{i}", role="Worker") for i in range(2)),
+    ]
+    request = build_gang("g", pods, needed=3, policy=GangPolicy(min_member=3), levels=LEVELS)
+    assert request.milli == {
+        "master": {"cpu": 8000, "nvidia.com/gpu": 0},
+        "worker": {"cpu": 8000, "nvidia.com/gpu": 8000},
+    }
+    cluster = Cluster(LEVELS)
+    assert cluster.compile(request.gang, milli=request.milli) == cluster.compile(request.gang)

@@ -57,3 +57,22 @@ def test_node_changes_and_removals_reach_the_twin() -> None:
     mirror.remove_node("n1")
     assert mirror.empty.place(WHOLE_NODE).status == "unschedulable"
     assert len(mirror.empty) == 0
+
+
+def test_node_records_are_the_nodes_as_compiled_without_holds_or_usage() -> None:
+    mirror = ClusterMirror(["rack"])
+    mirror.set_node(node("n1"))
+    mirror.set_node(node("n2"))
+    mirror.set_pod(bound_pod("p1", "n1"))
+    mirror.hold(["n2"], "r1")
+    records = mirror.node_records(["n2", "gone", "n1"])
+    assert [r.name for r in records] == ["n2", "n1"]  # in the order asked, unknown left out
+    assert all(not r.taints for r in records)  # the hold is the placer view's alone
+    assert mirror.cluster.place(WHOLE_NODE).status == "unschedulable"  # n1 full, n2 held
+    mirror.set_node(node("n2", gpus=4))  # a change compiles the record again
+    (changed,) = mirror.node_records(["n2"])
+    assert changed.allocatable["nvidia.com/gpu"] == 4000
+    mirror.release(["n2"], "r1")
+    assert mirror.cluster.place(whole_nodes(1)).status == "unschedulable"  # 4 GPUs, not 8
+    mirror.remove_node("n2")
+    assert mirror.node_records(["n2"]) == []
