@@ -7,7 +7,9 @@ CPU), in its own process limited to a fresh namespace, doing the same work: one 
 per ``RuntimeBenchItem`` (``status.observed = spec.value``), no Events, no finalizers. The
 operators (``--only`` picks some; all by default):
 
-- ``crdkit``: ``crdkit run runtime_bench_operators.py:BenchReconciler``, 32 workers;
+- ``crdkit``: ``crdkit run runtime_bench_operators.py:BenchReconciler``, 32 workers, on
+  asyncio's own event loop (the default);
+- ``crdkit_uvloop``: the same with ``--event-loop uvloop`` (``ratios.crdkit_vs_crdkit_uvloop``);
 - ``controller_runtime``: a controller-runtime Manager (benches/controller_runtime_peer, Go,
   built here by its build.sh from the Go module proxy into ~/.cache/crdkit/bench-bin and skipped
   when up to date) with a typed reconciler doing the same write, the same 32 workers;
@@ -30,8 +32,10 @@ and repeat:
   bounds what any operator can reach on this apiserver and host (``backlog_floor_s``).
 
 ``live_rss_mb``, ``backlog_rss_mb``: the operator's peak resident set (VmHWM) in each run;
-``peak_rss_mb`` the larger. ``ratios`` divides crdkit's median by each peer's
-(``crdkit_vs_controller_runtime``, ``crdkit_vs_kopf``; below 1: crdkit needs less). A peer
+``peak_rss_mb`` the larger. ``--profile PATH`` adds one more crdkit backlog run sampled by
+py-spy (``crdkit_profile``: its CPU by kind of work, `_profile_split`). ``ratios`` divides
+crdkit's median by each peer's (``crdkit_vs_controller_runtime``, ``crdkit_vs_kopf``,
+``crdkit_vs_crdkit_uvloop``; below 1: crdkit needs less). A peer
 that cannot be built or fails is reported under its name with an ``error``, not fatal.
 
 The flat keys of earlier versions stay (now medians): ``crdkit_s`` and ``kopf_s`` (live),
@@ -63,6 +67,7 @@ from crdkit.testing import ControlPlane, crd_manifest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import _profile_split  # noqa: E402
 import go_peer  # noqa: E402
 from runtime_bench_operators import GROUP, KIND, PLURAL, VERSION  # noqa: E402
 
@@ -118,12 +123,18 @@ class Operator:
     framework: str
     workers: int | None
     ready_path: str
+    args: tuple[str, ...] = ()
+    """More arguments for its command line."""
 
 
 OPERATORS: dict[str, Operator] = {
     op.name: op
     for op in (
         Operator("crdkit", "crdkit", CRDKIT_WORKERS, "/readyz"),
+        # The same operator on uvloop (crdkit[fast]; the dev install has it).
+        Operator(
+            "crdkit_uvloop", "crdkit", CRDKIT_WORKERS, "/readyz", ("--event-loop", "uvloop")
+        ),
         Operator("controller_runtime", "controller-runtime", CRDKIT_WORKERS, "/readyz"),
         Operator("controller_runtime_w1", "controller-runtime", 1, "/readyz"),
         Operator("kopf", "kopf", None, "/healthz"),
@@ -159,6 +170,7 @@ def operator_command(
             f"127.0.0.1:{port}",
             "--log-level",
             "warning",
+            *op.args,
         ], env
     if op.framework == "controller-runtime":
         if peer is None:
@@ -296,12 +308,15 @@ async def run_one(
     backlog: bool,
     repeat: int,
     peer: Path | None = None,
+    profile: Path | None = None,
 ) -> dict[str, float]:
     """One operator, one namespace. Live: the operator is up, then the objects are created and
     the clock starts at the first create. Backlog: the objects exist first, then the operator
-    starts and the clock starts when its process is spawned."""
+    starts and the clock starts when its process is spawned. With ``profile``, py-spy samples
+    the operator from its spawn to its last status into that file."""
     mode = "backlog" if backlog else "live"
-    namespace = f"bench-{op.name.replace('_', '-')}-{mode}-{repeat}"
+    suffix = "-profile" if profile is not None else ""
+    namespace = f"bench-{op.name.replace('_', '-')}-{mode}-{repeat}{suffix}"
     await plane.create_namespace(namespace)
     if backlog:
         await create_objects(client, namespace, objects)
@@ -318,6 +333,7 @@ async def run_one(
                 )
             except OSError as error:
                 raise RuntimeError(f"cannot start {command[0]}: {error}") from error
+            sampler = None if profile is None else _profile_split.record(process.pid, profile)
             try:
                 if backlog:
                     started = spawned
@@ -335,6 +351,9 @@ async def run_one(
             except Exception as error:
                 raise RuntimeError(f"{error} (log: {log_tail(log_path)})") from error
             finally:
+                if sampler is not None:
+                    sampler.send_signal(signal.SIGINT)  # py-spy writes its file and exits
+                    await asyncio.to_thread(sampler.wait, 60)
                 if process.returncode is None:
                     process.send_signal(signal.SIGTERM)
                     try:
@@ -343,6 +362,25 @@ async def run_one(
                         process.kill()
                         await process.wait()
     return result
+
+
+async def profile_backlog(
+    plane: ControlPlane, client: Client, objects: int, path: Path
+) -> dict[str, Any]:
+    """One more crdkit backlog run, sampled by py-spy into ``path``: where its CPU went, by
+    kind of work (`_profile_split`). Sampling costs the operator some CPU, so this run's
+    figures are reported apart and are not among the medians."""
+    run = await run_one(
+        plane, client, OPERATORS["crdkit"], objects, backlog=True, repeat=0, profile=path
+    )
+    lines = await asyncio.to_thread(_profile_split.read_lines, path)
+    return {
+        "path": str(path),
+        "samples": _profile_split.total_samples(lines),
+        "backlog_s": round(run["backlog_s"], 3),
+        "backlog_cpu_s": round(run["backlog_cpu_s"], 3),
+        "cpu_split_pct": _profile_split.split(lines),
+    }
 
 
 def log_tail(path: Path, lines: int = 5) -> str:
@@ -447,7 +485,7 @@ def summarize(
     out["operators"] = operators
     ratios: dict[str, dict[str, float | None]] = {}
     if "crdkit" in names:
-        for peer_name in ("controller_runtime", "kopf"):
+        for peer_name in ("controller_runtime", "kopf", "crdkit_uvloop"):
             if peer_name not in names:
                 continue
             ours, theirs = medians.get("crdkit"), medians.get(peer_name)
@@ -463,7 +501,9 @@ def summarize(
     return out
 
 
-async def main(objects: int, names: list[str], repeat: int) -> dict[str, Any]:
+async def main(
+    objects: int, names: list[str], repeat: int, profile: Path | None = None
+) -> dict[str, Any]:
     loadavg_start = [round(v, 2) for v in os.getloadavg()]
     errors: dict[str, str] = {}
     binary: Path | None = None
@@ -512,7 +552,12 @@ async def main(objects: int, names: list[str], repeat: int) -> dict[str, Any]:
                 floors.append(await write_floor(plane, client, objects, f"bench-floor-{index}"))
                 for name in active:
                     runs[name].append(measured[name])
+            profiled = None
+            if profile is not None and "crdkit" in names:
+                profiled = await profile_backlog(plane, client, objects, profile)
     out = summarize(objects, names, runs, floors, errors, peer)
+    if profiled is not None:
+        out["crdkit_profile"] = profiled
     out["loadavg"] = {"start": loadavg_start, "end": [round(v, 2) for v in os.getloadavg()]}
     return out
 
@@ -528,11 +573,21 @@ if __name__ == "__main__":
         action="append",
         help="run only these operators (repeatable); all by default",
     )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also run crdkit's backlog once under py-spy (raw format to PATH) and report its "
+        "CPU by kind of work (crdkit_profile)",
+    )
     args = parser.parse_args()
+    if args.profile is not None:
+        _profile_split.py_spy()  # refuse at once, not after the repeats, if py-spy is missing
     if args.objects < 1:
         parser.error("--objects must be at least 1")
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     names = [name for name in OPERATORS if name in (args.only or OPERATORS)]
-    result = asyncio.run(main(args.objects, names, args.repeat))
+    result = asyncio.run(main(args.objects, names, args.repeat, args.profile))
     print(json.dumps(result) if args.json else json.dumps(result, indent=2))

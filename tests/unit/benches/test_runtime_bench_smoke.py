@@ -183,3 +183,14 @@ def test_a_peer_that_failed_midway_keeps_its_finished_repeats(bench: ModuleType)
     assert kopf["backlog_over_floor"] == 4.0  # its one repeat is measured against floor 1
     assert "controller_runtime_peer" not in report
     assert "crdkit_vs_controller_runtime" not in report["ratios"]
+
+
+def test_crdkit_uvloop_is_the_same_operator_on_uvloop(bench: ModuleType) -> None:
+    plain, _ = bench.operator_command(
+        bench.OPERATORS["crdkit"], "bench-ns", 4321, Path("/tmp/kubeconfig")
+    )
+    command, _ = bench.operator_command(
+        bench.OPERATORS["crdkit_uvloop"], "bench-ns", 4321, Path("/tmp/kubeconfig")
+    )
+    assert "--event-loop" not in plain
+    assert command == [*plain, "--event-loop", "uvloop"]
