@@ -60,6 +60,7 @@ def run(
     kubeconfig: Path | None,
     context: str | None,
     exec_timeout: float,
+    event_loop: str,
     log_level: str,
     log_format: str,
     **flags: Any,
@@ -84,4 +85,4 @@ def run(
             manager.add(reconciler)
         return manager
 
-    run_manager("run", kubeconfig, connection, build)
+    run_manager("run", kubeconfig, connection, build, event_loop=event_loop)

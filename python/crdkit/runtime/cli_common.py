@@ -18,6 +18,8 @@ import click
 
 from crdkit.client.errors import ConfigError
 from crdkit.client.exec_plugin import DEFAULT_EXEC_TIMEOUT
+from crdkit.runtime.event_loop import EVENT_LOOPS
+from crdkit.runtime.event_loop import run as run_on_loop
 from crdkit.runtime.leader import LeaderElectionLost
 from crdkit.runtime.manager import CacheSyncTimeout
 from crdkit.runtime.manager_options import Flag, option_fields
@@ -34,7 +36,7 @@ F = TypeVar("F", bound="Callable[..., Any]")
 
 
 def connection_options(command: F) -> F:
-    """``--kubeconfig``, ``--context`` and ``--exec-timeout``."""
+    """``--kubeconfig``, ``--context``, ``--exec-timeout`` and ``--event-loop``."""
     for option in reversed(
         [
             click.option(
@@ -56,6 +58,14 @@ def connection_options(command: F) -> F:
                 show_default=True,
                 help="Seconds an exec credential plugin (or auth provider) may take to give a "
                 "token.",
+            ),
+            click.option(
+                "--event-loop",
+                type=click.Choice(EVENT_LOOPS),
+                default="asyncio",
+                show_default=True,
+                help="The event loop to run on: asyncio's own, or uvloop (crdkit[fast]; not "
+                "with webhooks).",
             ),
         ]
     ):
@@ -146,7 +156,19 @@ async def _serve(
     await config.credentials.authorization()
     async with Client(config) as client:
         manager = await build(client)
+        loop = type(asyncio.get_running_loop())
+        if loop.__module__.startswith("uvloop") and (manager.webhooks or manager.conversions):
+            # Measured: under uvloop the webhook server's TLS upgrade of an accepted connection
+            # never answers kube-apiserver (the call times out), though aiohttp's calls pass.
+            raise ValueError(
+                "--event-loop uvloop: the webhook server needs asyncio's own loop "
+                "(leave --event-loop at asyncio, the default)"
+            )
         manager.install_signal_handlers()
+        # Said once the configuration is known to be good: a bad one is one line on its own.
+        logging.getLogger("crdkit.runtime").info(
+            "event loop: %s.%s", loop.__module__, loop.__name__
+        )
         await manager.run()
 
 
@@ -155,11 +177,14 @@ def run_manager(
     kubeconfig: Path | None,
     connection: dict[str, Any],
     build: Callable[[Client], Awaitable[Manager]],
+    *,
+    event_loop: str = "asyncio",
 ) -> None:
-    """Connect, ``build`` the Manager on the client, and run it until SIGTERM or SIGINT."""
+    """Connect, ``build`` the Manager on the client, and run it until SIGTERM or SIGINT, on
+    the event loop ``event_loop`` names (`crdkit.runtime.event_loop`)."""
     log = logging.getLogger(f"crdkit.{command}")
     try:
-        asyncio.run(_serve(kubeconfig, connection, build))
+        run_on_loop(_serve(kubeconfig, connection, build), event_loop)
     except CacheSyncTimeout as error:
         if error.connection_problem is not None:
             hint = "check the server address of the kubeconfig context and that the apiserver runs"

@@ -178,6 +178,7 @@ def scheduler_command(
     kubeconfig: Path | None,
     context: str | None,
     exec_timeout: float,
+    event_loop: str,
     log_level: str,
     log_format: str,
     install_crds: bool,
@@ -248,4 +249,5 @@ def scheduler_command(
         )
         return manager
 
-    run_manager("scheduler", kubeconfig, {"context": context, "exec_timeout": exec_timeout}, build)
+    connection = {"context": context, "exec_timeout": exec_timeout}
+    run_manager("scheduler", kubeconfig, connection, build, event_loop=event_loop)

@@ -84,3 +84,38 @@ async def test_crdkit_run_serves_and_installs_the_webhooks(
         _, stderr = await asyncio.wait_for(process.communicate(), 60)
         await delete_configurations(crdkit_client, name)
     assert process.returncode == 0, stderr.decode()[-2000:]
+
+
+@pytest.mark.skipif(
+    __import__("importlib.util").util.find_spec("uvloop") is None, reason="uvloop not installed"
+)
+async def test_crdkit_run_refuses_uvloop_with_webhooks_in_one_line(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    python_path = os.pathsep.join([str(ROOT / "python"), str(ROOT)])
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "from crdkit.cli import main; main()",
+        "run",
+        "examples.hello.webhooks:HelloWebhookReconciler",
+        "--kubeconfig",
+        str(control_plane.kubeconfig_path),
+        "--namespace",
+        namespace,
+        "--metrics-bind-address",
+        "0",
+        "--health-probe-bind-address",
+        "0",
+        "--webhook-port",
+        str(free_ports(1)[0]),
+        "--event-loop",
+        "uvloop",
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": python_path},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 2
+    assert "--event-loop uvloop: the webhook server needs asyncio's own loop" in err.decode()

@@ -1,0 +1,50 @@
+"""``crdkit run --event-loop uvloop`` as a process: the hello operator reconciles on uvloop
+against the real apiserver and ends cleanly on SIGTERM."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from _live import crdkit_process, create_hello, hello_greeted
+from _runtime_support import HELLO_CRD
+
+from crdkit.client import Client
+from crdkit.testing import ControlPlane, eventually
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.timeout(180),
+    pytest.mark.skipif(importlib.util.find_spec("uvloop") is None, reason="needs crdkit[fast]"),
+]
+
+
+async def test_the_hello_operator_reconciles_on_uvloop(
+    control_plane: ControlPlane, crdkit_client: Client, namespace: str, tmp_path: Path
+) -> None:
+    await control_plane.install_crds([HELLO_CRD])
+    log = tmp_path / "operator.log"
+    async with crdkit_process(
+        log,
+        "run",
+        "examples.hello.operator:HelloReconciler",
+        "--kubeconfig",
+        str(control_plane.kubeconfig_path),
+        "--namespace",
+        namespace,
+        "--metrics-bind-address",
+        "0",
+        "--health-probe-bind-address",
+        "0",
+        "--event-loop",
+        "uvloop",
+    ) as process:
+        await create_hello(crdkit_client, namespace, "uvloop")
+        await eventually(
+            lambda: hello_greeted(crdkit_client, namespace, "Hello, uvloop!"),
+            what="the greeting made by the operator on uvloop",
+        )
+        assert process.returncode is None
+    assert process.returncode == 0, log.read_text()
+    assert "event loop: uvloop" in log.read_text()
