@@ -37,9 +37,16 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from crdkit.client.errors import NotFound
 from crdkit.resources import KubernetesObject, resource_info
 from crdkit.runtime.context import Context
+from crdkit.runtime.informer_handlers import event_origin
 from crdkit.runtime.logs import ReconcileLogger
 from crdkit.runtime.metrics import runtime_metrics
-from crdkit.runtime.queue import QueueShutDown, WorkQueue
+from crdkit.runtime.queue import (
+    DEFAULT_MAX_WAIT,
+    PRIORITY_LOW,
+    PRIORITY_NORMAL,
+    QueueShutDown,
+    WorkQueue,
+)
 from crdkit.runtime.result import Request, Result, TerminalError
 
 if TYPE_CHECKING:
@@ -88,6 +95,7 @@ class Controller(Generic[T]):
         max_concurrent_reconciles: int = 1,
         rate_limiter: RateLimiter[Request] | None = None,
         registry: CollectorRegistry | None = None,
+        queue_max_wait: float | None = DEFAULT_MAX_WAIT,
     ) -> None:
         if max_concurrent_reconciles < 1:
             raise ValueError(
@@ -110,7 +118,7 @@ class Controller(Generic[T]):
         if self.workers < 1:
             raise ValueError(f"{self.name}: max_concurrent_reconciles must be at least 1")
         self.queue: WorkQueue[Request] = WorkQueue(
-            self.name, rate_limiter=rate_limiter, registry=registry
+            self.name, rate_limiter=rate_limiter, registry=registry, max_wait=queue_max_wait
         )
         self._metrics = runtime_metrics(registry)
         self._metrics.max_concurrent_reconciles.labels(self.name).set(self.workers)
@@ -249,8 +257,11 @@ class Controller(Generic[T]):
             )
 
     def _enqueue(self, request: Request | None) -> None:
+        # The initial list and resyncs go behind fresh changes (the queue's wait bound keeps
+        # them from starving): after a restart, a change made now is not behind every object.
         if request is not None:
-            self.queue.add(request)
+            low = event_origin() != "change"
+            self.queue.add(request, PRIORITY_LOW if low else PRIORITY_NORMAL)
 
     # -- running ----------------------------------------------------------------------------------
 

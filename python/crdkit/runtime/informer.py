@@ -63,6 +63,7 @@ from crdkit.resources import PartialObjectMetadata
 from crdkit.runtime.informer_handlers import (
     AddHandler,
     DeleteHandler,
+    EventOrigin,
     HandlerRegistration,
     UpdateHandler,
 )
@@ -308,7 +309,7 @@ class Informer(StartStop, Generic[T]):
         registration = HandlerRegistration(on_add, on_update, on_delete)
         self._handlers.append(registration)
         for obj in self.store.list():
-            registration.add(obj)
+            registration.add(obj, "initial-list")
         if self._running:
             registration.start()
         return registration
@@ -318,13 +319,13 @@ class Informer(StartStop, Generic[T]):
             self._handlers.remove(registration)
             await registration.stop()
 
-    def _emit_add(self, obj: T) -> None:
+    def _emit_add(self, obj: T, origin: EventOrigin = "change") -> None:
         for handler in self._handlers:
-            handler.add(obj)
+            handler.add(obj, origin)
 
-    def _emit_update(self, old: T, new: T) -> None:
+    def _emit_update(self, old: T, new: T, origin: EventOrigin = "change") -> None:
         for handler in self._handlers:
-            handler.update(old, new)
+            handler.update(old, new, origin)
 
     def _emit_delete(self, obj: T) -> None:
         for handler in self._handlers:
@@ -517,7 +518,8 @@ class Informer(StartStop, Generic[T]):
                 invalid.forget(key)  # fixed, if it was refused
             if key not in store:
                 store.upsert(obj, stored)
-                self._emit_add(obj)
+                # The first list is the initial list; a relist's new objects are changes.
+                self._emit_add(obj, "change" if self.list_count else "initial-list")
                 added += 1
                 continue
             current = resource_version_of(obj)
@@ -634,4 +636,4 @@ class Informer(StartStop, Generic[T]):
             await asyncio.sleep(self.resync_period * random.uniform(0.9, 1.1))
             if self.has_synced:
                 for obj in self.store.list():
-                    self._emit_update(obj, obj)
+                    self._emit_update(obj, obj, "resync")

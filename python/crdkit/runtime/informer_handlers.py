@@ -9,13 +9,21 @@ client-go's ``processorListener`` does. Handlers may be plain functions or corou
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
-__all__ = ["AddHandler", "DeleteHandler", "HandlerRegistration", "UpdateHandler"]
+__all__ = [
+    "AddHandler",
+    "DeleteHandler",
+    "EventOrigin",
+    "HandlerRegistration",
+    "UpdateHandler",
+    "event_origin",
+]
 
 log = logging.getLogger(__name__)
 
@@ -25,12 +33,27 @@ AddHandler = Callable[[T], Awaitable[None] | None]
 UpdateHandler = Callable[[T, T], Awaitable[None] | None]
 DeleteHandler = Callable[[T], Awaitable[None] | None]
 
+EventOrigin = Literal["change", "initial-list", "resync"]
+"""Why a handler is called: a change the watch (or a relist) saw; an object of the informer's
+first list (or, for a handler added later, of the store it is replayed); a periodic resync."""
+
+_ORIGIN: contextvars.ContextVar[EventOrigin] = contextvars.ContextVar(
+    "crdkit_event_origin", default="change"
+)
+
+
+def event_origin() -> EventOrigin:
+    """Inside an informer event handler (and what it awaits), why it was called: what
+    controller-runtime's ``IsInInitialList`` tells, and resyncs too. ``change`` elsewhere."""
+    return _ORIGIN.get()
+
 
 @dataclass(frozen=True, slots=True)
 class _Notification(Generic[T]):
     kind: str  # "add" | "update" | "delete"
     old: T | None
     new: T
+    origin: EventOrigin = "change"
 
 
 class HandlerRegistration(Generic[T]):
@@ -56,13 +79,13 @@ class HandlerRegistration(Generic[T]):
         """Notifications queued but not yet delivered."""
         return self._queue.qsize()
 
-    def add(self, obj: T) -> None:
+    def add(self, obj: T, origin: EventOrigin = "change") -> None:
         if self.on_add is not None:
-            self._queue.put_nowait(_Notification("add", None, obj))
+            self._queue.put_nowait(_Notification("add", None, obj, origin))
 
-    def update(self, old: T, new: T) -> None:
+    def update(self, old: T, new: T, origin: EventOrigin = "change") -> None:
         if self.on_update is not None:
-            self._queue.put_nowait(_Notification("update", old, new))
+            self._queue.put_nowait(_Notification("update", old, new, origin))
 
     def delete(self, obj: T) -> None:
         if self.on_delete is not None:
@@ -85,6 +108,7 @@ class HandlerRegistration(Generic[T]):
     async def _deliver(self) -> None:
         while True:
             note = await self._queue.get()
+            token = _ORIGIN.set(note.origin)
             try:
                 result: Any
                 if note.kind == "add" and self.on_add is not None:
@@ -103,5 +127,6 @@ class HandlerRegistration(Generic[T]):
             except Exception:
                 log.exception("informer event handler failed on %s", note.kind)
             finally:
+                _ORIGIN.reset(token)
                 self.delivered += 1
                 self._queue.task_done()

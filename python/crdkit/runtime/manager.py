@@ -195,6 +195,7 @@ class Manager:
         self.namespace = namespace
         self.identity = election.identity or default_identity()
         self.max_concurrent_reconciles = options.max_concurrent_reconciles
+        self.queue_max_wait = options.queue_max_wait or None  # 0: no bound
         self.graceful_shutdown_timeout = options.graceful_shutdown_timeout
         self.cache_sync_timeout = options.cache_sync_timeout
         self.registry = registry if registry is not None else REGISTRY
@@ -285,6 +286,7 @@ class Manager:
             ),
             max_concurrent_reconciles=self.max_concurrent_reconciles,
             registry=self.registry,
+            queue_max_wait=self.queue_max_wait,
         )
         self._informer(kind).add_event_handler(*controller.primary_handlers(reconciler.predicates))
         for owned in reconciler.owns:

@@ -302,6 +302,20 @@ class ManagerOptions:
             ),
         ),
     )
+    queue_max_wait: float = field(
+        default=30.0,
+        metadata=_meta(
+            "queue_max_wait",
+            Flag(
+                "--queue-max-wait",
+                "Seconds a queued object may wait behind fresher changes (the initial list and "
+                "resyncs go behind them) before it is served next; 0: no bound (default: 30).",
+                "seconds",
+                controllers_only=True,
+                zero_allowed=True,
+            ),
+        ),
+    )
     graceful_shutdown_timeout: float = field(
         default=30.0,
         metadata=_meta(
@@ -337,6 +351,8 @@ class ManagerOptions:
             )
         if self.graceful_shutdown_timeout < 0:
             raise ValueError("graceful_shutdown_timeout must not be negative")
+        if self.queue_max_wait < 0:
+            raise ValueError("queue_max_wait must not be negative (0: no bound)")
 
     @classmethod
     def from_shorthand(cls, shorthand: Mapping[str, Any]) -> ManagerOptions:

@@ -10,6 +10,15 @@ It has client-go's ``workqueue`` semantics, which are what make level-triggered 
 - :meth:`WorkQueue.shut_down` stops taking work: adds are ignored and :meth:`WorkQueue.get` raises
   :class:`QueueShutDown`; :meth:`WorkQueue.drain` then waits for in-flight keys to be done.
 
+Keys have priorities, as controller-runtime's priority queue has them: the highest is handed out
+first, first come first served within one. The controller adds the events of the informer's
+initial list and its resyncs at `PRIORITY_LOW`, every fresh change at `PRIORITY_NORMAL`, so a
+restart with 10,000 objects does not put a change made now behind all of them. A key added again
+at a higher priority moves up (a key's priority is the highest it was added with since it was
+last handed out). Unlike controller-runtime's queue, no key starves: one that has waited
+``max_wait`` seconds (default `DEFAULT_MAX_WAIT`) is handed out before any key that has waited
+less, the longest-waiting first, whatever the priorities.
+
 Keys left waiting at shutdown are dropped on purpose: reconcilers are level-triggered, and the
 next process (or leader) lists every object again when its caches start.
 
@@ -31,9 +40,35 @@ from crdkit.runtime.ratelimit import Clock, RateLimiter, default_controller_rate
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
-__all__ = ["QueueEmpty", "QueueShutDown", "WorkQueue"]
+__all__ = [
+    "DEFAULT_MAX_WAIT",
+    "PRIORITY_LOW",
+    "PRIORITY_NORMAL",
+    "QueueEmpty",
+    "QueueShutDown",
+    "WorkQueue",
+]
 
 K = TypeVar("K", bound=Hashable)
+
+PRIORITY_NORMAL = 0
+"""A fresh change (and a retry)."""
+PRIORITY_LOW = -100
+"""Events of an informer's initial list and of its resyncs (controller-runtime's value)."""
+DEFAULT_MAX_WAIT = 30.0
+"""Seconds a queued key may wait before it is handed out ahead of every key that waited less."""
+
+
+class _Entry(Generic[K]):
+    """One queued key: the order it came in, when, and its priority (which may rise)."""
+
+    __slots__ = ("added_at", "key", "priority", "seq")
+
+    def __init__(self, key: K, seq: int, added_at: float, priority: int) -> None:
+        self.key = key
+        self.seq = seq
+        self.added_at = added_at
+        self.priority = priority
 
 
 class QueueShutDown(ControllerError):
@@ -102,7 +137,9 @@ class WorkQueue(Generic[K]):
 
     ``name`` labels the ``workqueue_*`` metrics (pass ``registry`` to keep them out of the
     process-wide registry, or ``metrics=False`` for none). ``rate_limiter`` defaults to
-    client-go's controller default.
+    client-go's controller default. ``max_wait`` bounds how long a key waits behind keys of
+    higher priority (None: no bound, as controller-runtime's queue); ``clock`` (seconds,
+    monotonic) measures waits and the metrics, so a test can drive it.
     """
 
     def __init__(
@@ -113,12 +150,25 @@ class WorkQueue(Generic[K]):
         registry: CollectorRegistry | None = None,
         metrics: bool = True,
         clock: Clock = time.monotonic,
+        max_wait: float | None = DEFAULT_MAX_WAIT,
     ) -> None:
+        if max_wait is not None and not max_wait > 0:
+            raise ValueError(f"max_wait: must be positive or None, got {max_wait!r}")
         self.name = name
         self.rate_limiter: RateLimiter[K] = (
             rate_limiter if rate_limiter is not None else default_controller_rate_limiter()
         )
-        self._queue: deque[K] = deque()
+        self.max_wait = max_wait
+        self._clock = clock
+        # Queued keys: their entries, one FIFO per priority, and one FIFO of all by arrival (for
+        # the wait bound). A key that moves up leaves its old place behind as a stale entry,
+        # skipped when reached; each entry is skipped at most once per FIFO.
+        self._entries: dict[K, _Entry[K]] = {}
+        self._by_priority: dict[int, deque[_Entry[K]]] = {}
+        self._arrivals: deque[_Entry[K]] = deque()
+        self._seq = 0
+        self._priority_of_dirty: dict[K, int] = {}
+        """The priority of keys added while processing, for when they are queued again."""
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
         self._waiting: dict[K, tuple[float, asyncio.TimerHandle]] = {}
@@ -129,20 +179,47 @@ class WorkQueue(Generic[K]):
 
     # -- adding -------------------------------------------------------------------------------
 
-    def add(self, key: K) -> None:
-        """Queue ``key`` unless it is already queued; if it is being processed, requeue it after."""
-        if self._shutting_down or key in self._dirty:
+    def add(self, key: K, priority: int = PRIORITY_NORMAL) -> None:
+        """Queue ``key`` unless it is already queued (then it only moves up, if ``priority`` is
+        higher); if it is being processed, requeue it after, at the highest priority it was
+        added with meanwhile."""
+        if self._shutting_down:
+            return
+        if key in self._dirty:
+            if key in self._processing:
+                held = self._priority_of_dirty.get(key, priority)
+                self._priority_of_dirty[key] = max(held, priority)
+            else:
+                self._raise(key, priority)
             return
         self._dirty.add(key)
         if self._metrics is not None:
             self._metrics.added(key)
         if key in self._processing:
+            self._priority_of_dirty[key] = priority
             return
-        self._queue.append(key)
+        self._push(key, priority)
         self._wake_one_getter()
 
+    def _push(self, key: K, priority: int) -> None:
+        self._seq += 1
+        entry = _Entry(key, self._seq, self._clock(), priority)
+        self._entries[key] = entry
+        self._by_priority.setdefault(priority, deque()).append(entry)
+        self._arrivals.append(entry)
+
+    def _raise(self, key: K, priority: int) -> None:
+        entry = self._entries[key]
+        if priority <= entry.priority:
+            return
+        # The same entry (its arrival and place among all keys kept) in the higher FIFO; the
+        # lower FIFO's reference is now stale (its priority no longer matches that FIFO's).
+        entry.priority = priority
+        self._by_priority.setdefault(priority, deque()).append(entry)
+
     def add_after(self, key: K, delay: float) -> None:
-        """Add ``key`` after ``delay`` seconds; an earlier pending add of the same key wins."""
+        """Add ``key`` after ``delay`` seconds (at `PRIORITY_NORMAL`); an earlier pending add
+        of the same key wins."""
         if self._shutting_down:
             return
         if delay <= 0:
@@ -185,7 +262,7 @@ class WorkQueue(Generic[K]):
 
         Raises :class:`QueueShutDown` once the queue is shut down.
         """
-        while not self._queue:
+        while not self._entries:
             if self._shutting_down:
                 raise QueueShutDown(self.name)
             waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -197,7 +274,7 @@ class WorkQueue(Generic[K]):
                 with contextlib.suppress(ValueError):
                     self._getters.remove(waiter)
                 # We may have been woken for a key we will never take: pass the wake-up on.
-                if self._queue:
+                if self._entries:
                     self._wake_one_getter()
                 raise
         return self.get_nowait()
@@ -206,14 +283,36 @@ class WorkQueue(Generic[K]):
         """Take a ready key without waiting, or raise :class:`QueueEmpty`/:class:`QueueShutDown`."""
         if self._shutting_down:
             raise QueueShutDown(self.name)
-        if not self._queue:
+        if not self._entries:
             raise QueueEmpty(self.name)
-        key = self._queue.popleft()
+        key = self._next().key
+        del self._entries[key]
         self._dirty.discard(key)
         self._processing.add(key)
         if self._metrics is not None:
             self._metrics.taken(key)
         return key
+
+    def _next(self) -> _Entry[K]:
+        """The entry to hand out: the longest-waiting key if it has waited ``max_wait``, else
+        the first of the highest priority. Stale references are dropped on the way."""
+        arrivals = self._arrivals
+        while arrivals[0] is not self._entries.get(arrivals[0].key):
+            arrivals.popleft()
+        head = arrivals[0]
+        if self.max_wait is not None and self._clock() - head.added_at >= self.max_wait:
+            arrivals.popleft()
+            return head
+        for priority in sorted(self._by_priority, reverse=True):
+            fifo = self._by_priority[priority]
+            while fifo:
+                entry = fifo.popleft()
+                if entry.priority == priority and self._entries.get(entry.key) is entry:
+                    if not fifo:
+                        del self._by_priority[priority]
+                    return entry
+            del self._by_priority[priority]
+        raise AssertionError("a queued key is in no priority's FIFO")  # pragma: no cover
 
     def done(self, key: K) -> None:
         """Mark ``key`` as processed; if it was added meanwhile it goes back into the queue."""
@@ -222,8 +321,9 @@ class WorkQueue(Generic[K]):
         self._processing.discard(key)
         if self._metrics is not None:
             self._metrics.finished(key)
+        priority = self._priority_of_dirty.pop(key, PRIORITY_NORMAL)
         if key in self._dirty and not self._shutting_down:
-            self._queue.append(key)
+            self._push(key, priority)
             self._wake_one_getter()
         if not self._processing and self._idle is not None:
             self._idle.set()
@@ -239,7 +339,10 @@ class WorkQueue(Generic[K]):
             handle.cancel()
         self._waiting.clear()
         dropped = len(self._dirty)
-        self._queue.clear()
+        self._entries.clear()
+        self._by_priority.clear()
+        self._arrivals.clear()
+        self._priority_of_dirty.clear()
         self._dirty.clear()
         if self._metrics is not None and dropped:
             self._metrics.dropped(dropped)
@@ -281,10 +384,15 @@ class WorkQueue(Generic[K]):
 
     def __len__(self) -> int:
         """Keys ready to be taken (the depth, not counting keys dirty while processing)."""
-        return len(self._queue)
+        return len(self._entries)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._queue
+        return key in self._entries
+
+    def priority_of(self, key: K) -> int | None:
+        """The priority ``key`` is queued at; None when it is not queued."""
+        entry = self._entries.get(key)
+        return None if entry is None else entry.priority
 
     def _wake_one_getter(self) -> None:
         while self._getters:
