@@ -1,9 +1,13 @@
 """Benchmark of crdkit.scheduling: the mirror's per-event cost, decisions, and binding end to end.
 
     python benches/scheduling_bench.py [--nodes 1024,10000] [--e2e-nodes 1024] [--gangs 100]
-        [--decisions 32] [--skip-e2e] [--repeats 3]
+        [--decisions 32] [--skip-e2e] [--repeats 3] [--skip-in-memory]
+        [--saturated 256,1024,10000] [--waiting 300] [--gang-sizes 1,2,4]
+        [--saturated-passes 5] [--bind-events 6]
+        [--saturated-profile PATH] [--profile-nodes 1024]
 
-Prints one JSON object with three parts, all measured in the same run:
+Prints one JSON object with three parts, all measured in the same run, and a fourth on request
+(``--saturated``; ``--skip-in-memory`` leaves out the first two):
 
 ``mirror``: per cluster size, the `ClusterMirror`'s cost of one informer event, in µs (the
 median over ``--repeats`` fresh mirrors of the mean over every node or pod of the cluster):
@@ -62,6 +66,52 @@ and one worker (two tasks of one pod) costs the placer about 350 ms at 10,000 no
 1,024; other shapes take well under 1 ms), and a pass places its whole batch in one call, so
 p50 was 7 to 13 s in our runs. The default stays at 1,024.
 
+``saturated`` (only with ``--saturated``, else null): per cluster size, a `GangScheduler` on a
+`Manager` over the in-memory FakeCluster (no apiserver, no network: the scheduler's own cost)
+with the setup of ``scheduler_pass_bench.py`` (`scheduler_pass_bench.saturated`, imported, not
+copied): that many 8-GPU nodes in leaves of 16, each full with one running pod, and
+``--waiting`` gangs queued behind them, each of pods that want a whole node, their sizes taken in
+turn from ``--gang-sizes`` (1, 2, 4 by default: a gang of one is a plain pod, a bigger one a
+coscheduling PodGroup whose ``minMember`` is all its pods; no topology constraint). Measured
+once every gang is queued and the scheduler idle:
+
+- ``pass_ms_median``/``pass_ms_max`` over ``passes`` (``--saturated-passes``) passes with every
+  gang waiting: each woken by a node too small for any gang (added in one write), so the pass
+  places the whole queue (one batch of the Rust placer), explains why each still waits and
+  writes what changed. A pass's time is the scheduler's ``last_pass_seconds`` (wall time, the
+  placer's worker thread included); only passes that placed every waiting gang count.
+  ``place_ms_median``: the part of those passes spent awaiting ``place_all_async`` (the placer
+  on its worker thread, and whatever the event loop ran meanwhile).
+- ``bind_ms_median``/``bind_ms_max`` over ``--bind-events`` capacity events, each making exactly
+  the room the gang at the head of the queue needs, in turn by deleting as many running pods
+  (grace period 0, as once a kubelet confirms the stop; at once), by adding as many whole nodes
+  (one write each) and by reporting as many running pods ``Succeeded`` (a status write each, at
+  once): from the fake apiserver storing the write that completes the room to it storing the
+  last of the gang's pods' bindings (``spec.nodeName`` set), both stamped with
+  ``time.perf_counter`` in a write listener; ``bind_ms_by_event`` per kind. On the fake cluster
+  a delete also runs its garbage collector (a scan of every object, about 50 ms at 10,000
+  nodes) on the event loop, after the delete is stored: ``pod_deleted`` is charged for it, and
+  ``pod_succeeded`` shows the same freeing without it. Each event starts with the scheduler
+  idle (no ``pass_pause`` under way). ``binds`` lists each event: its kind, the gang's pods, the
+  milliseconds (null: not bound within 60 s), the passes in between, and the milliseconds split
+  into ``wake_ms`` (to the start of the first pass after the freeing), ``pass_ms`` (the pass
+  that placed the gang) and ``after_pass_ms`` (from its end to the last bind: the bind's API
+  calls share the event loop with the status writes and Events the pass spawned), and
+  ``writes``, the API writes stored meanwhile (the gang's binds included); ``bound`` counts the
+  events whose gang was bound, ``bound_within_1s`` those within a second (the scheduler's aim:
+  a gang that fits is bound within 1 s of the capacity freeing), ``others_bound`` the pods of
+  other gangs bound meanwhile (0: the room went to the head).
+- ``gc_full``: the garbage collector's full collections during the measurement (how many, their
+  total and longest ms): each stops the event loop, and at 10,000 nodes, with the fake
+  apiserver's objects in the same process, one takes about 0.4 s; they explain most outliers.
+
+``--saturated-profile PATH`` runs the same measurement once more at ``--profile-nodes`` nodes
+(1,024 by default) under cProfile, enabled for the timed passes and bind events only (not the
+setup), writes the pstats file to PATH and prints the 25 functions of most cumulative time to
+stderr. cProfile sees the event loop's thread only: the placer's worker thread shows as the
+loop's wait (``select``/``epoll``). Under the profiler the Python side runs slower, so its
+figures (``saturated_profile``) are not the timed ones.
+
 ``loadavg`` (start and end) and ``cpus`` say how busy the machine was. ``--profile`` prints a
 cProfile of one pass of the mirror's events at the largest size to stderr (it slows that pass,
 which is not one of the timed ones).
@@ -83,9 +133,10 @@ import statistics
 import sys
 import time
 import tracemalloc
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from crdkit.placer import Cluster, Placement
@@ -713,6 +764,160 @@ async def measure_e2e(
     }
 
 
+# -- part 4: a saturated queue on the fake cluster ---------------------------------------------
+
+
+def pass_bench() -> ModuleType:
+    """benches/scheduler_pass_bench.py, whose setup the saturated row shares (imported when
+    needed: it brings the runtime and the fake cluster along)."""
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import scheduler_pass_bench
+
+    return scheduler_pass_bench
+
+
+@dataclass
+class FullCollections:
+    """The garbage collector's full (generation 2) collections while installed: how many and
+    how long each took (they stop the event loop, and a process holding 10,000 nodes twice, the
+    fake apiserver's copy and the informers', makes each one long)."""
+
+    ms: list[float] = field(default_factory=list)
+    _started: float = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if info.get("generation") != 2:
+            return
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.ms.append((time.perf_counter() - self._started) * 1000)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[FullCollections]:
+        gc.callbacks.append(self)
+        try:
+            yield self
+        finally:
+            gc.callbacks.remove(self)
+
+    def figures(self) -> dict[str, Any]:
+        return {
+            "collections": len(self.ms),
+            "ms_total": round(sum(self.ms), 1),
+            "ms_max": round(max(self.ms, default=0.0), 1),
+        }
+
+
+async def measure_saturated(
+    nodes: int,
+    waiting: int,
+    sizes: Sequence[int],
+    passes: int,
+    binds: int,
+    profile: cProfile.Profile | None = None,
+) -> dict[str, Any]:
+    """See the module docstring's ``saturated``; ``profile`` is enabled for the measurement."""
+    bench = pass_bench()
+    async with bench.saturated(nodes, waiting, sizes=sizes) as state:
+        explained = state.scheduler.explanations
+        started = time.perf_counter()
+        if profile is not None:
+            profile.enable()
+        try:
+            with FullCollections().installed() as collections:
+                placing: list[float] = []
+                times = await bench.pass_times(state, passes, placing)
+                events = await bench.bind_latencies(state, binds)
+        finally:
+            if profile is not None:
+                profile.disable()
+        measure_s = time.perf_counter() - started
+        explained = state.scheduler.explanations - explained
+        left = len(state.scheduler.queue())
+    bound = [event.seconds * 1000 for event in events if event.seconds is not None]
+
+    def ms(seconds: float | None) -> float | None:
+        return None if seconds is None else round(seconds * 1000, 1)
+
+    return {
+        "nodes": nodes,
+        "waiting": waiting,
+        "gang_sizes": list(sizes),
+        "waiting_pods": sum(gang.size for gang in state.gangs),
+        "pass_ms_median": round(statistics.median(times) * 1000, 1) if times else None,
+        "pass_ms_max": round(max(times) * 1000, 1) if times else None,
+        "passes": len(times),
+        "place_ms_median": round(statistics.median(placing) * 1000, 1) if placing else None,
+        "bind_ms_median": round(statistics.median(bound), 1) if bound else None,
+        "bind_ms_max": round(max(bound), 1) if bound else None,
+        "bind_events": len(events),
+        "bound": len(bound),
+        "bound_within_1s": sum(ms <= 1000 for ms in bound),
+        "others_bound": sum(event.others_bound for event in events),
+        "bind_ms_by_event": {
+            kind: {
+                "median": round(statistics.median(values), 1),
+                "max": round(max(values), 1),
+                "events": len(values),
+            }
+            for kind in bench.EVENT_KINDS
+            if (
+                values := [
+                    e.seconds * 1000 for e in events if e.kind == kind and e.seconds is not None
+                ]
+            )
+        },
+        "binds": [
+            {
+                "event": event.kind,
+                "gang_pods": event.size,
+                "ms": ms(event.seconds),
+                "passes": event.passes,
+                "wake_ms": ms(event.wake_s),
+                "pass_ms": ms(event.pass_s),
+                "after_pass_ms": ms(event.after_s),
+                "writes": event.writes,
+            }
+            for event in events
+        ],
+        "explanations": explained,
+        "gc_full": collections.figures(),
+        "queued_after": left,
+        "setup_s": round(state.setup_s, 1),
+        "measure_s": round(measure_s, 1),
+    }
+
+
+def profile_saturated(
+    path: str, nodes: int, waiting: int, sizes: Sequence[int], passes: int, binds: int
+) -> dict[str, Any]:
+    """`measure_saturated` at ``nodes`` under cProfile: the pstats file to ``path``, the top 25
+    functions by cumulative time to stderr."""
+    profile = cProfile.Profile()
+    row = asyncio.run(measure_saturated(nodes, waiting, sizes, passes, binds, profile))
+    profile.dump_stats(path)
+    print(
+        f"saturated queue, {nodes} nodes, {waiting} gangs waiting: {passes} passes and "
+        f"{row['bind_events']} bind events profiled ({row['measure_s']} s wall)",
+        file=sys.stderr,
+    )
+    pstats.Stats(profile, stream=sys.stderr).sort_stats("cumulative").print_stats(25)
+    return {"path": path, **row}
+
+
+def saturated_rows(
+    sizes: Sequence[int], waiting: int, gang_sizes: Sequence[int], passes: int, binds: int
+) -> dict[str, Any]:
+    rows = {}
+    for count in sizes:
+        rows[str(count)] = asyncio.run(measure_saturated(count, waiting, gang_sizes, passes, binds))
+        gc.collect()
+    return rows
+
+
 # -- the run -----------------------------------------------------------------------------------
 
 
@@ -749,6 +954,13 @@ def node_counts(text: str) -> list[int]:
     return values
 
 
+def pod_counts(text: str) -> list[int]:
+    values = [int(part) for part in text.split(",") if part.strip()]
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError("expected positive pod counts, comma-separated")
+    return values
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--nodes", type=node_counts, default=[1024, 10000])
@@ -765,9 +977,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--e2e-concurrency", type=int, default=16, help="gangs created at once")
     parser.add_argument("--node-concurrency", type=int, default=32, help="node creates at once")
     parser.add_argument("--wait", type=float, default=300.0, help="seconds to wait for binding")
+    parser.add_argument(
+        "--skip-in-memory", action="store_true", help="leave out the mirror and decisions parts"
+    )
+    parser.add_argument(
+        "--saturated",
+        type=node_counts,
+        default=None,
+        metavar="NODES",
+        help="cluster sizes of the saturated-queue row, comma-separated (default: none)",
+    )
+    parser.add_argument("--waiting", type=int, default=300, help="gangs queued (saturated row)")
+    parser.add_argument(
+        "--gang-sizes",
+        type=pod_counts,
+        default=[1, 2, 4],
+        help="pods per waiting gang, taken in turn (saturated row)",
+    )
+    parser.add_argument("--saturated-passes", type=int, default=5, help="passes timed per size")
+    parser.add_argument("--bind-events", type=int, default=6, help="capacity events per size")
+    parser.add_argument(
+        "--saturated-profile",
+        metavar="PATH",
+        help="profile the saturated row at --profile-nodes: pstats to PATH, top 25 to stderr",
+    )
+    parser.add_argument("--profile-nodes", type=int, default=1024)
     args = parser.parse_args(argv)
     if args.repeats < 1 or args.decisions < 1 or args.gangs < 1 or args.e2e_nodes < 1:
         parser.error("--repeats, --decisions, --gangs and --e2e-nodes must be positive")
+    if args.waiting < 1 or args.saturated_passes < 1 or args.bind_events < 0:
+        parser.error("--waiting and --saturated-passes must be positive, --bind-events >= 0")
+    if args.profile_nodes < 1:
+        parser.error("--profile-nodes must be positive")
     started = time.perf_counter()
     result: dict[str, Any] = {
         "bench": "scheduling",
@@ -775,7 +1016,18 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "loadavg_start": loadavg(),
     }
-    result.update(in_memory(args.nodes, args.decisions, args.repeats, profile=args.profile))
+    if args.skip_in_memory:
+        result.update({"mirror": None, "memory": None, "decisions": None})
+    else:
+        result.update(in_memory(args.nodes, args.decisions, args.repeats, profile=args.profile))
+    saturated = (args.waiting, args.gang_sizes, args.saturated_passes, args.bind_events)
+    result["saturated"] = (
+        None if args.saturated is None else saturated_rows(args.saturated, *saturated)
+    )
+    if args.saturated_profile:
+        result["saturated_profile"] = profile_saturated(
+            args.saturated_profile, args.profile_nodes, *saturated
+        )
     result["e2e"] = (
         None
         if args.skip_e2e
@@ -789,7 +1041,11 @@ def main(argv: list[str] | None = None) -> int:
     result["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result, indent=2))
     e2e = result["e2e"]
-    return 0 if e2e is None or e2e["bound_gangs"] == e2e["gangs"] else 1
+    rows = list((result["saturated"] or {}).values())
+    if "saturated_profile" in result:
+        rows.append(result["saturated_profile"])
+    unbound = any(row["bound"] < row["bind_events"] for row in rows)
+    return 0 if (e2e is None or e2e["bound_gangs"] == e2e["gangs"]) and not unbound else 1
 
 
 if __name__ == "__main__":

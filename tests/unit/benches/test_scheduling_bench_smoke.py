@@ -1,10 +1,13 @@
 """Smoke test of benches/scheduling_bench.py: its in-memory parts (the mirror's per-event cost,
 its memory, incremental decisions against rebuild-per-decision) on a 32-node cluster, one
-repeat, no control plane; the JSON it prints has every figure the README reports."""
+repeat, no control plane; the JSON it prints has every figure the README reports. The
+saturated-queue row runs at 64 nodes with 20 gangs waiting, and its profile at 32."""
 
 from __future__ import annotations
 
 import json
+import pstats
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -23,6 +26,8 @@ def test_a_tiny_run_prints_every_part(
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     assert result["e2e"] is None
+    assert result["saturated"] is None  # only on request
+    assert "saturated_profile" not in result
     assert set(result["mirror"]) == {"32", "48"}
     events = result["mirror"]["32"]
     assert events["nodes"] == 32
@@ -72,3 +77,61 @@ def test_the_profile_names_the_mirror_handlers(bench: ModuleType) -> None:
     text = bench.profile_mirror(bench.cluster_state(16), top=40)
     assert "set_pod" in text
     assert "set_node" in text
+
+
+def test_the_saturated_row_binds_the_head_of_the_queue_and_its_profile_is_written(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    stats = tmp_path / "saturated.pstats"
+    argv = ["--skip-in-memory", "--skip-e2e", "--saturated", "64", "--waiting", "20"]
+    argv += ["--saturated-passes", "2", "--bind-events", "4"]
+    argv += ["--saturated-profile", str(stats), "--profile-nodes", "32"]
+    code = bench.main(argv)
+    out, err = capsys.readouterr()
+    assert code == 0
+    result = json.loads(out)
+    assert result["mirror"] is None
+    assert result["decisions"] is None
+    assert result["e2e"] is None
+    assert set(result["saturated"]) == {"64"}
+    row = result["saturated"]["64"]
+    profiled = result["saturated_profile"]
+    assert profiled["nodes"] == 32
+    assert profiled["path"] == str(stats)
+    for case, nodes in ((row, 64), (profiled, 32)):
+        assert case["nodes"] == nodes
+        assert case["waiting"] == 20
+        assert case["gang_sizes"] == [1, 2, 4]
+        assert case["waiting_pods"] == sum([1, 2, 4][i % 3] for i in range(20))
+        assert case["passes"] >= 2  # each capacity event woke a pass over the whole queue
+        assert 0 < case["pass_ms_median"] <= case["pass_ms_max"]
+        assert 0 < case["place_ms_median"] <= case["pass_ms_max"]
+        assert case["bind_events"] == 4
+        assert case["bound"] == 4  # every measured event bound the gang at the head
+        assert case["others_bound"] == 0  # and only it
+        assert case["queued_after"] == 20 - 4
+        kinds = ["pod_deleted", "node_added", "pod_succeeded", "pod_deleted"]
+        assert [b["event"] for b in case["binds"]] == kinds
+        by_event = case["bind_ms_by_event"]
+        assert {kind: by_event[kind]["events"] for kind in by_event} == {
+            "pod_deleted": 2,
+            "node_added": 1,
+            "pod_succeeded": 1,
+        }
+        assert all(0 <= by_event[k]["median"] <= by_event[k]["max"] for k in by_event)
+        assert [b["gang_pods"] for b in case["binds"]] == [1, 2, 4, 1]
+        for bind in case["binds"]:
+            assert bind["ms"] >= 0
+            assert bind["passes"] >= 1
+            assert bind["writes"] >= bind["gang_pods"]  # its own binds are among them
+            parts = [bind["wake_ms"], bind["pass_ms"], bind["after_pass_ms"]]
+            assert all(part is not None and part >= 0 for part in parts)
+            assert bind["wake_ms"] + bind["after_pass_ms"] <= bind["ms"]
+        assert 0 <= case["bind_ms_median"] <= case["bind_ms_max"]
+        assert 0 <= case["bound_within_1s"] <= case["bound"]
+        assert case["gc_full"]["collections"] >= 0
+        assert case["gc_full"]["ms_max"] <= case["gc_full"]["ms_total"]
+    assert stats.stat().st_size > 0
+    assert pstats.Stats(str(stats)).total_calls > 0
+    assert "schedule_pass" in err
+    assert "Ordered by: cumulative time" in err
