@@ -1,9 +1,9 @@
 """Which event loop a crdkit process runs on (``crdkit run``, ``crdkit scheduler``).
 
 ``asyncio`` (the default) is asyncio's own loop; ``uvloop`` (``pip install 'crdkit[fast]'``)
-cuts the CPU of a large backlog (docs/performance.md) but not of steady reconciles, costs
-start-up time to import, and is refused with webhooks, whose server does not answer
-kube-apiserver under it (``crdkit.runtime.cli_common``).
+is opt-in: on the runtime bench its gain was within the noise (docs/performance.md), and it is
+refused with webhooks, whose server does not answer kube-apiserver under it
+(``crdkit.runtime.cli_common``).
 """
 
 from __future__ import annotations
