@@ -132,9 +132,7 @@ OPERATORS: dict[str, Operator] = {
     for op in (
         Operator("crdkit", "crdkit", CRDKIT_WORKERS, "/readyz"),
         # The same operator on uvloop (crdkit[fast]; the dev install has it).
-        Operator(
-            "crdkit_uvloop", "crdkit", CRDKIT_WORKERS, "/readyz", ("--event-loop", "uvloop")
-        ),
+        Operator("crdkit_uvloop", "crdkit", CRDKIT_WORKERS, "/readyz", ("--event-loop", "uvloop")),
         Operator("controller_runtime", "controller-runtime", CRDKIT_WORKERS, "/readyz"),
         Operator("controller_runtime_w1", "controller-runtime", 1, "/readyz"),
         Operator("kopf", "kopf", None, "/healthz"),
