@@ -47,6 +47,7 @@ Use it as a Manager component (``manager.add_runnable(GangScheduler(...))``) or 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import json
 import logging
 import time
@@ -104,6 +105,9 @@ if TYPE_CHECKING:
 __all__ = ["GROUP_INDEX", "GangScheduler", "GroupRef", "PodGroupApi"]
 
 log = logging.getLogger("crdkit.scheduling.scheduler")
+
+_HELD_AHEAD = "; nodes held ahead"
+"""The report topic's mark for a waiting gang behind others' reservations (see `_unschedulable`)."""
 
 GROUP_INDEX = "crdkit.io/gang"
 """The Pod store index of this scheduler's pods by group (``GroupRef`` text)."""
@@ -313,6 +317,9 @@ class GangScheduler(Runnable):
         """The reservations held now, by holder (read them; the scheduler changes them)."""
         self._reservation_serial = 0
         self._queued: dict[GroupRef, tuple[int, tuple[datetime, str, str]]] = {}
+        self._lines: dict[int, tuple[list[tuple[datetime, str, str]], int]] | None = None
+        """`_queued`'s arrivals sorted by priority, and how many wait above each (built on
+        demand by `_place_note`, dropped when `_queued` changes)."""
         """Gangs that did not fit when last tried: their priority and arrival."""
         self._unreservable: set[GroupRef] = set()
         self._preempting: dict[GroupRef, set[str]] = {}
@@ -528,6 +535,7 @@ class GangScheduler(Runnable):
             group, request = by_name[placement.gang]
             if placement.status == "unschedulable":
                 self._queued[group.ref] = (_priority(request), _arrival(group))
+                self._lines = None
                 self._reserve(group, request, wall, made)
                 self._preempt(group, request, made)
                 waiting.append((group, request, placement))
@@ -863,7 +871,8 @@ class GangScheduler(Runnable):
 
     def _dequeue(self, ref: GroupRef) -> None:
         """The gang is no longer in line for room: bound, gone, or not placeable now."""
-        self._queued.pop(ref, None)
+        if self._queued.pop(ref, None) is not None:
+            self._lines = None
         self._unreservable.discard(ref)
         self._preempting.pop(ref, None)
         held = self.reservations.get(ref)
@@ -886,7 +895,7 @@ class GangScheduler(Runnable):
             return note, f"Reserved/{held.id}"
         others = sum(len(r.nodes) for r in self.reservations.values())
         if others:
-            return f"; {others} nodes are held for gangs ahead of it", None
+            return f"; {others} nodes are held for gangs ahead of it", _HELD_AHEAD
         return "", None
 
     def _later(self, ref: GroupRef, delay: float) -> None:
@@ -1036,7 +1045,12 @@ class GangScheduler(Runnable):
             self._start_roll_back(group)
             return
         note, topic = self._reservation_note(group.ref)
-        message = self._explanation(group.ref, request, placement) + note
+        explanation = self._explanation(group.ref, request, placement)
+        if topic == _HELD_AHEAD:
+            # How many nodes are held ahead of it changes with every new head of the line:
+            # that rewrites the status, but is no new reason for an Event on every pod.
+            topic = f"{explanation}{_HELD_AHEAD}"
+        message = explanation + note
         self._wait(
             group, "Unschedulable", message, topic=topic, tail=lambda: self._place_note(group.ref)
         )
@@ -1053,9 +1067,20 @@ class GangScheduler(Runnable):
         if entry is None:
             return ""
         priority, arrival = entry
-        same = [a for p, a in self._queued.values() if p == priority]
-        ahead = sum(1 for a in same if a < arrival)
-        higher = sum(1 for p, _ in self._queued.values() if p > priority)
+        if self._lines is None:
+            # Each priority's arrivals sorted, and how many wait above it: built once for all
+            # the reports of a pass (counting the line for each gang made a pass quadratic).
+            by_priority: dict[int, list[tuple[datetime, str, str]]] = {}
+            for p, a in self._queued.values():
+                by_priority.setdefault(p, []).append(a)
+            above = 0
+            lines: dict[int, tuple[list[tuple[datetime, str, str]], int]] = {}
+            for p in sorted(by_priority, reverse=True):
+                lines[p] = (sorted(by_priority[p]), above)
+                above += len(by_priority[p])
+            self._lines = lines
+        same, higher = self._lines[priority]
+        ahead = bisect.bisect_left(same, arrival)
         return (
             f" [in line: {ahead + 1} of {len(same)} at priority {priority}"
             + (f", {higher} waiting at higher priorities" if higher else "")
@@ -1278,8 +1303,8 @@ class GangScheduler(Runnable):
         api = GROUP_APIS[ref.api]
         status = api.status(podgroup, group.counts, ref in self._binding, waiting)
         key = tuple(sorted((k, repr(v)) for k, v in status.items() if k != "scheduleStartTime"))
-        if waiting is None and self._status.get(ref) == key:
-            return
+        if self._status.get(ref) == key:
+            return  # written already: a waiting report that changed nothing writes nothing
         self._status[ref] = key
         try:
             await self._manager.client.patch(

@@ -123,6 +123,10 @@ def test_the_saturated_row_binds_the_head_of_the_queue_and_its_profile_is_writte
         for bind in case["binds"]:
             assert bind["ms"] >= 0
             assert bind["passes"] >= 1
+            # Between the room freeing and the last bind, only the gang's own writes (its
+            # binds and its PodGroup's status): a new head of the line rewrites no other
+            # gang's unchanged status, nor an Event on each of their pods.
+            assert bind["writes"] <= bind["gang_pods"] + 1, bind
             assert bind["writes"] >= bind["gang_pods"]  # its own binds are among them
             parts = [bind["wake_ms"], bind["pass_ms"], bind["after_pass_ms"]]
             assert all(part is not None and part >= 0 for part in parts)
