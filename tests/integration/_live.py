@@ -47,6 +47,23 @@ async def crdkit_process(log: Path, *args: str) -> AsyncIterator[asyncio.subproc
                 await asyncio.wait_for(process.wait(), 60)
 
 
+def run_args(target: str, kubeconfig: str | Path, namespace: str, *more: str) -> list[str]:
+    """``crdkit run TARGET`` on ``namespace`` with no metrics or probe port, then ``more``."""
+    return [
+        "run",
+        target,
+        "--kubeconfig",
+        str(kubeconfig),
+        "--namespace",
+        namespace,
+        "--metrics-bind-address",
+        "0",
+        "--health-probe-bind-address",
+        "0",
+        *more,
+    ]
+
+
 def gen_rbac(target: str, *args: str) -> list[dict[str, Any]]:
     """The documents ``crdkit gen-rbac TARGET ARGS...`` prints."""
     result = CliRunner().invoke(main, ["gen-rbac", target, *args])

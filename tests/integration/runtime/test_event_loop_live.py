@@ -7,7 +7,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from _live import crdkit_process, create_hello, hello_greeted
+from _live import crdkit_process, create_hello, hello_greeted, run_args
 from _runtime_support import HELLO_CRD
 
 from crdkit.client import Client
@@ -25,21 +25,14 @@ async def test_the_hello_operator_reconciles_on_uvloop(
 ) -> None:
     await control_plane.install_crds([HELLO_CRD])
     log = tmp_path / "operator.log"
-    async with crdkit_process(
-        log,
-        "run",
+    args = run_args(
         "examples.hello.operator:HelloReconciler",
-        "--kubeconfig",
-        str(control_plane.kubeconfig_path),
-        "--namespace",
+        control_plane.kubeconfig_path,
         namespace,
-        "--metrics-bind-address",
-        "0",
-        "--health-probe-bind-address",
-        "0",
         "--event-loop",
         "uvloop",
-    ) as process:
+    )
+    async with crdkit_process(log, *args) as process:
         await create_hello(crdkit_client, namespace, "uvloop")
         await eventually(
             lambda: hello_greeted(crdkit_client, namespace, "Hello, uvloop!"),

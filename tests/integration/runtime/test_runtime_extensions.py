@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from _gang_operator import PodReconciler
+from _live import run_args
 from _runtime_support import configmap, eventually, new_manager
 from click.testing import CliRunner
 
@@ -251,18 +252,7 @@ async def test_a_role_without_list_warns_clearly_and_crdkit_run_fails_in_one_lin
         sys.executable,
         "-c",
         "from crdkit.cli import main; main()",
-        "run",
-        f"{GANG}:PodReconciler",
-        "--kubeconfig",
-        str(kubeconfig),
-        "--namespace",
-        namespace,
-        "--metrics-bind-address",
-        "0",
-        "--health-probe-bind-address",
-        "0",
-        "--cache-sync-timeout",
-        "3",
+        *run_args(f"{GANG}:PodReconciler", kubeconfig, namespace, "--cache-sync-timeout", "3"),
         cwd=ROOT,
         env=env,
         stdout=asyncio.subprocess.DEVNULL,
