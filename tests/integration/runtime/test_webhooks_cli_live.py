@@ -29,13 +29,12 @@ def _hello(namespace: str, name: str, **spec: str) -> Hello:
     return Hello(metadata=ObjectMeta(name=name, namespace=namespace), spec=HelloSpec(**spec))
 
 
-async def test_crdkit_run_serves_and_installs_the_webhooks(
-    control_plane: ControlPlane, crdkit_client: Client, namespace: str
-) -> None:
-    await control_plane.install_crds([HELLO_CRD])
-    name = f"hello-cli-{namespace}"[:63]
+async def _run_hello_webhooks(
+    control_plane: ControlPlane, namespace: str, *more: str
+) -> asyncio.subprocess.Process:
+    """``crdkit run`` of the hello webhooks on a free webhook port, its stderr piped."""
     python_path = os.pathsep.join([str(ROOT / "python"), str(ROOT)])
-    process = await asyncio.create_subprocess_exec(
+    return await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
         "from crdkit.cli import main; main()",
@@ -45,14 +44,21 @@ async def test_crdkit_run_serves_and_installs_the_webhooks(
             namespace,
             "--webhook-port",
             str(free_ports(1)[0]),
-            "--webhook-install",
-            name,
+            *more,
         ),
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": python_path},
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )
+
+
+async def test_crdkit_run_serves_and_installs_the_webhooks(
+    control_plane: ControlPlane, crdkit_client: Client, namespace: str
+) -> None:
+    await control_plane.install_crds([HELLO_CRD])
+    name = f"hello-cli-{namespace}"[:63]
+    process = await _run_hello_webhooks(control_plane, namespace, "--webhook-install", name)
     try:
 
         async def refused() -> bool:
@@ -88,25 +94,7 @@ async def test_crdkit_run_serves_and_installs_the_webhooks(
 async def test_crdkit_run_refuses_uvloop_with_webhooks_in_one_line(
     control_plane: ControlPlane, namespace: str
 ) -> None:
-    python_path = os.pathsep.join([str(ROOT / "python"), str(ROOT)])
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        "from crdkit.cli import main; main()",
-        *run_args(
-            "examples.hello.webhooks:HelloWebhookReconciler",
-            control_plane.kubeconfig_path,
-            namespace,
-            "--webhook-port",
-            str(free_ports(1)[0]),
-            "--event-loop",
-            "uvloop",
-        ),
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": python_path},
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    process = await _run_hello_webhooks(control_plane, namespace, "--event-loop", "uvloop")
     _, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 2
     assert "--event-loop uvloop: the webhook server needs asyncio's own loop" in err.decode()
