@@ -330,18 +330,15 @@ def worker_command(
 ) -> list[str]:
     """The subprocess of one contender: this file in ``--worker`` mode, or for
     ``controller_runtime`` the Go peer's ``informer`` subcommand."""
+    # The flags both take (the Go peer mirrors this file's worker mode).
+    shared = ["--kubeconfig", str(kubeconfig), "--namespace", namespace, "--objects", str(count)]
     if kind == "controller_runtime":
         if peer is None:
             raise ValueError("the controller-runtime worker needs the peer binary")
         return [
             str(peer),
             "informer",
-            "--kubeconfig",
-            str(kubeconfig),
-            "--namespace",
-            namespace,
-            "--objects",
-            str(count),
+            *shared,
             "--touched",
             TOUCHED,
             "--group",
@@ -356,12 +353,7 @@ def worker_command(
         str(Path(__file__).resolve()),
         "--worker",
         kind,
-        "--kubeconfig",
-        str(kubeconfig),
-        "--namespace",
-        namespace,
-        "--objects",
-        str(count),
+        *shared,
     ]
 
 

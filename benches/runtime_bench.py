@@ -151,23 +151,19 @@ def operator_command(
         "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent)]),
         "KUBECONFIG": str(kubeconfig),
     }
+    # The flags crdkit and the controller-runtime peer share (the peer mirrors crdkit's).
+    shared = [
+        *("--kubeconfig", str(kubeconfig), "--namespace", namespace),
+        *("--max-concurrent-reconciles", str(op.workers)),
+        *("--health-probe-bind-address", f"127.0.0.1:{port}"),
+    ]
     if op.framework == "crdkit":
         return [
             str(bin_dir / "crdkit"),
             "run",
             f"{OPERATORS_MODULE}:BenchReconciler",
-            "--kubeconfig",
-            str(kubeconfig),
-            "--namespace",
-            namespace,
-            "--max-concurrent-reconciles",
-            str(op.workers),
-            "--metrics-bind-address",
-            "0",
-            "--health-probe-bind-address",
-            f"127.0.0.1:{port}",
-            "--log-level",
-            "warning",
+            *shared,
+            *("--metrics-bind-address", "0", "--log-level", "warning"),
             *op.args,
         ], env
     if op.framework == "controller-runtime":
@@ -176,14 +172,7 @@ def operator_command(
         return [
             str(peer),
             "operator",
-            "--kubeconfig",
-            str(kubeconfig),
-            "--namespace",
-            namespace,
-            "--max-concurrent-reconciles",
-            str(op.workers),
-            "--health-probe-bind-address",
-            f"127.0.0.1:{port}",
+            *shared,
             "--group",
             GROUP,
             "--api-version",

@@ -377,36 +377,31 @@ def _waiting_reason(podgroup: VolcanoPodGroup | None) -> tuple[str, str]:
     return "Pending", "waiting for the gang scheduler"
 
 
+def _not_scheduled(status: JobStatus, phase: JobPhase, reason: str, message: str) -> None:
+    """The phase, and a Scheduled condition that is False for ``reason``."""
+    _set_phase(status, phase, reason, message)
+    set_job_condition(
+        status.conditions,
+        Condition(
+            type=SCHEDULED,
+            status="False",
+            reason=reason,
+            message=message[:32768],
+            last_transition_time=datetime.now(UTC).replace(microsecond=0),
+        ),
+    )
+
+
 def _waiting(reason: str, message: str) -> Callable[[JobStatus], None]:
     def change(status: JobStatus) -> None:
-        _set_phase(status, status.state.phase, reason, message)
-        set_job_condition(
-            status.conditions,
-            Condition(
-                type=SCHEDULED,
-                status="False",
-                reason=reason,
-                message=message[:32768],
-                last_transition_time=datetime.now(UTC).replace(microsecond=0),
-            ),
-        )
+        _not_scheduled(status, status.state.phase, reason, message)
 
     return change
 
 
 def _failed(reason: str, message: str) -> Callable[[JobStatus], None]:
     def change(status: JobStatus) -> None:
-        _set_phase(status, "Failed", reason, message)
-        set_job_condition(
-            status.conditions,
-            Condition(
-                type=SCHEDULED,
-                status="False",
-                reason=reason,
-                message=message,
-                last_transition_time=datetime.now(UTC).replace(microsecond=0),
-            ),
-        )
+        _not_scheduled(status, "Failed", reason, message)
 
     return change
 

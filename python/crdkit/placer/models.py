@@ -347,11 +347,16 @@ def compile_snapshot(
     names: set[str] = set()
     for index, node in enumerate(snapshot.nodes):
         node_path = f"{path}.nodes[{index}]"
-        if node.name in names:
-            raise ValueError(f'{node_path}.name: duplicate node name "{node.name}"')
-        names.add(node.name)
+        _first_of_its_name(node.name, names, node_path, "node")
         nodes.append(compile_node(node, parse, node_path))
     return effective_levels(snapshot.levels), nodes
+
+
+def _first_of_its_name(name: str, seen: set[str], path: str, what: str) -> None:
+    """Refuse a second entry of one name (``path.name: duplicate <what> name``), else note it."""
+    if name in seen:
+        raise ValueError(f'{path}.name: duplicate {what} name "{name}"')
+    seen.add(name)
 
 
 def _level_index(level: str, levels: Sequence[str], path: str) -> int:
@@ -423,9 +428,7 @@ def compile_gang(
     names: set[str] = set()
     for index, task in enumerate(gang.tasks):
         task_path = f"{path}.tasks[{index}]"
-        if task.name in names:
-            raise ValueError(f'{task_path}.name: duplicate task name "{task.name}"')
-        names.add(task.name)
+        _first_of_its_name(task.name, names, task_path, "task")
         min_available = task.replicas if task.min_available is None else task.min_available
         if min_available > task.replicas:
             raise ValueError(
