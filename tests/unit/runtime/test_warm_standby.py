@@ -1,0 +1,81 @@
+"""A standby replica is warm: its caches sync before it holds the Lease and its queue fills
+from them, so once it takes over, its first reconcile comes at once and it lists nothing again.
+On FakeCluster and a virtual clock (lease 15 s, retry 2 s, controller-runtime's defaults)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from prometheus_client import CollectorRegistry
+
+from crdkit.client import Client, object_key
+from crdkit.resources import ConfigMap, ObjectMeta
+from crdkit.runtime import Context, Manager, Reconciler
+from crdkit.testing import FakeCluster, eventually
+from crdkit.testing.sim.virtual_time import run_on_virtual_clock
+
+NS = "ns"
+OBJECTS = 1_000
+
+
+class Recorder(Reconciler[ConfigMap]):
+    def __init__(self) -> None:
+        self.at: list[tuple[float, str]] = []
+
+    async def reconcile(self, ctx: Context, obj: ConfigMap) -> None:
+        self.at.append((asyncio.get_running_loop().time(), object_key(obj)))
+
+
+def replica(client: Client, identity: str, recorder: Recorder) -> Manager:
+    loop = asyncio.get_running_loop()
+    manager = Manager(
+        client,
+        namespace=NS,
+        metrics_bind_address="0",
+        health_probe_bind_address="0",
+        registry=CollectorRegistry(),
+        leader_election=True,
+        leader_election_id="recorder-leader",
+        leader_election_namespace=NS,
+        identity=identity,
+        clock=loop.time,
+    )
+    manager.add(recorder)
+    return manager
+
+
+async def _take_over() -> tuple[float, float, int, int]:
+    cluster = FakeCluster(
+        [ConfigMap(metadata=ObjectMeta(name=f"cm-{i}", namespace=NS)) for i in range(OBJECTS)]
+    )
+    loop = asyncio.get_running_loop()
+    first, second = Recorder(), Recorder()
+    async with cluster.client() as client:
+        leader, standby = replica(client, "a", first), replica(client, "b", second)
+        leading = asyncio.create_task(leader.run())
+        await eventually(lambda: _true(len(first.at) >= OBJECTS), 600, "the leader's reconciles")
+        waiting = asyncio.create_task(standby.run())
+        await eventually(lambda: _true(standby.ready), 600, "the standby's caches synced")
+        assert not second.at  # it reconciles nothing while it does not lead
+        leader.stop()  # releases the Lease on its way out
+        await asyncio.wait_for(leading, 600)
+        while standby.elector is None or not standby.elector.is_leader:
+            await asyncio.sleep(0.01)
+        took_over = loop.time()
+        await eventually(lambda: _true(len(second.at) >= OBJECTS), 600, "the new leader's work")
+        informer = standby.informers.informer(ConfigMap, namespace=NS)
+        standby.stop()
+        await asyncio.wait_for(waiting, 600)
+    return took_over, second.at[0][0], informer.list_count, len({k for _, k in second.at})
+
+
+async def _true(value: bool) -> bool:
+    return value
+
+
+def test_a_standby_takes_over_warm() -> None:
+    took_over, first_reconcile, lists, reconciled = run_on_virtual_clock(_take_over())
+    # Polled every 10 ms of virtual time: the first reconcile is within that of the takeover.
+    assert -0.01 <= first_reconcile - took_over <= 0.5, first_reconcile - took_over
+    assert lists == 1  # the cache it synced as a standby, not a second list
+    assert reconciled == OBJECTS
