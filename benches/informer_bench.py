@@ -10,6 +10,9 @@ so neither shares an interpreter, a heap or CPU time with the other:
   list (500) validated from raw bytes with pydantic-core, the next page requested before this
   one is decoded, uncompressed responses, objects kept as JSON in the compact store; then the
   watch.
+- ``crdkit_watchlist``: the same informer with ``watch_list=True``: one watch with
+  ``sendInitialEvents`` streams the objects as events and the bookmark that ends them, then
+  goes on as the watch (``crdkit_watchlist_*``, ``watchlist_vs_list``).
 - ``baseline``: kubernetes-asyncio's path to typed objects: ``CustomObjectsApi`` paginated list
   and ``watch.Watch().stream`` (the library decodes JSON to dicts), then its generated models
   (``V1ObjectMeta``, ``V1PodTemplateSpec``) through ``ApiClient``'s deserializer, stored.
@@ -150,13 +153,17 @@ def bench_job_model() -> Any:
     return BenchJob
 
 
-async def crdkit_worker(kubeconfig: str, namespace: str, expect: int) -> dict[str, Any]:
+async def crdkit_worker(
+    kubeconfig: str, namespace: str, expect: int, *, watch_list: bool = False
+) -> dict[str, Any]:
     from crdkit.client import Client
     from crdkit.runtime.informer import Informer
 
     BenchJob = bench_job_model()
     async with await Client.from_kubeconfig(kubeconfig) as client:
-        informer = Informer(client, BenchJob, namespace=namespace, resync_period=None)
+        informer = Informer(
+            client, BenchJob, namespace=namespace, resync_period=None, watch_list=watch_list
+        )
         touched = asyncio.Event()
         mark = f"crdkit-{time.time_ns()}"
 
@@ -172,6 +179,8 @@ async def crdkit_worker(kubeconfig: str, namespace: str, expect: int) -> dict[st
         sync_s = time.perf_counter() - started
         if len(informer.store) != expect:
             raise RuntimeError(f"crdkit stored {len(informer.store)} objects, expected {expect}")
+        if watch_list and informer.stream_count != 1:
+            raise RuntimeError("crdkit_watchlist did not stream its list (the apiserver refused)")
         sample = informer.store.get(f"{namespace}/{TOUCHED}")
         if sample is None or sample.spec.template.spec.containers[0].name != "trainer":
             raise RuntimeError(f"crdkit stored an unexpected object: {sample!r:.300}")
@@ -284,8 +293,13 @@ async def fetch_worker(kubeconfig: str, namespace: str, expect: int) -> dict[str
 
 def run_worker(args: argparse.Namespace) -> None:
     coroutine: Any
-    if args.worker == "crdkit":
-        coroutine = crdkit_worker(args.kubeconfig, args.namespace, args.objects)
+    if args.worker in ("crdkit", "crdkit_watchlist"):
+        coroutine = crdkit_worker(
+            args.kubeconfig,
+            args.namespace,
+            args.objects,
+            watch_list=args.worker == "crdkit_watchlist",
+        )
     elif args.worker == "fetch":
         coroutine = fetch_worker(args.kubeconfig, args.namespace, args.objects)
     else:
@@ -428,6 +442,7 @@ async def bench(
     namespace = "bench"
     runs: dict[str, list[dict[str, Any]]] = {
         "crdkit": [],
+        "crdkit_watchlist": [],
         "baseline": [],
         "dicts": [],
         "fetch": [],
@@ -473,12 +488,28 @@ async def bench(
             2,
         ),
         "peak_memory_ratio": round(baseline["peak_rss_mb"] / crdkit["peak_rss_mb"], 2),
+        **watch_list_fields(crdkit, best_of(runs["crdkit_watchlist"])),
         "dicts_sync_s": round(dicts["sync_s"], 3),
         "dicts_rss_mb": round(dicts["rss_mb"], 1),
         "fetch_only_s": round(best_of(runs["fetch"])["sync_s"], 3),
         **peer_fields(crdkit, runs.get("controller_runtime"), peer),
         "create_s": round(create_s, 1),
         "repeat": repeat,
+    }
+
+
+def watch_list_fields(listed: dict[str, Any], streamed: dict[str, Any]) -> dict[str, Any]:
+    """``crdkit_watchlist_*``: the same informer started from a streamed list, and its peak
+    and cache beside the paged list's (``watchlist_vs_list``: streamed / listed)."""
+    return {
+        "crdkit_watchlist_sync_s": round(streamed["sync_s"], 3),
+        "crdkit_watchlist_rss_mb": round(streamed["rss_mb"], 1),
+        "crdkit_watchlist_peak_rss_mb": round(streamed["peak_rss_mb"], 1),
+        "crdkit_watchlist_cache_mb": round(streamed["rss_mb"] - streamed["rss_before_mb"], 1),
+        "watchlist_vs_list": {
+            "sync": round(streamed["sync_s"] / listed["sync_s"], 2),
+            "peak_rss": round(streamed["peak_rss_mb"] / listed["peak_rss_mb"], 2),
+        },
     }
 
 
@@ -496,7 +527,9 @@ def main() -> None:
         help="do not build or run the controller-runtime peer",
     )
     parser.add_argument(
-        "--worker", choices=["crdkit", "baseline", "dicts", "fetch"], help=argparse.SUPPRESS
+        "--worker",
+        choices=["crdkit", "crdkit_watchlist", "baseline", "dicts", "fetch"],
+        help=argparse.SUPPRESS,
     )
     parser.add_argument("--kubeconfig", help=argparse.SUPPRESS)
     parser.add_argument("--namespace", help=argparse.SUPPRESS)

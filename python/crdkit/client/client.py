@@ -864,11 +864,17 @@ class Client:
         timeout_seconds: int | None = None,
         idle_timeout: float | None = None,
         lenient: bool = False,
+        send_initial_events: bool = False,
     ) -> AsyncIterator[WatchEvent[T]]:
         """``watch`` for an already resolved resource.
 
         ``lenient``: an object the resource's type refuses comes as an event with ``invalid``
         set instead of failing the watch (see :class:`~crdkit.client.watch.WatchParser`).
+        ``send_initial_events``: the apiserver first streams every object as an ADDED event
+        (not older than ``resource_version``; without one, as a fresh list would see them),
+        then a BOOKMARK with ``initial_events_end`` set, then the changes: client-go's
+        WatchList. An apiserver that does not allow it answers with an error (``Invalid``
+        or ``BadRequest``).
         """
         if namespace is not None and not target.info.namespaced:
             raise ValueError(f"namespace: {target.info.kind} is cluster-scoped")
@@ -879,6 +885,8 @@ class Client:
             ("allowWatchBookmarks", "true"),
             ("timeoutSeconds", str(server_timeout)),
         ]
+        if send_initial_events:
+            params += [("sendInitialEvents", "true"), ("resourceVersionMatch", "NotOlderThan")]
         if resource_version:
             params.append(("resourceVersion", resource_version))
         parser = WatchParser(target.codec, resource_version, lenient=lenient)

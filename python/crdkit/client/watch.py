@@ -30,7 +30,16 @@ if TYPE_CHECKING:
 
     from crdkit.client.codec import Codec
 
-__all__ = ["ADDED", "BOOKMARK", "DELETED", "MODIFIED", "LineBuffer", "WatchEvent", "WatchParser"]
+__all__ = [
+    "ADDED",
+    "BOOKMARK",
+    "DELETED",
+    "INITIAL_EVENTS_END",
+    "MODIFIED",
+    "LineBuffer",
+    "WatchEvent",
+    "WatchParser",
+]
 
 T = TypeVar("T")
 
@@ -39,6 +48,8 @@ MODIFIED = "MODIFIED"
 DELETED = "DELETED"
 BOOKMARK = "BOOKMARK"
 ERROR = "ERROR"
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+"""The annotation of the BOOKMARK that ends a watch's initial events (KEP-3157, WatchList)."""
 
 # Go's encoding/json writes struct fields in declaration order, so an event line starts with
 # its type. This is only a fast path: a line that does not match is decoded in full.
@@ -60,6 +71,9 @@ class WatchEvent(Generic[T]):
     resource_version: str | None
     raw: bytes | None = None
     invalid: InvalidObject | None = None
+    initial_events_end: bool = False
+    """On a BOOKMARK of a watch asked for its initial events (``sendInitialEvents``): the
+    apiserver has sent them all (annotation `INITIAL_EVENTS_END`)."""
 
 
 class LineBuffer:
@@ -158,10 +172,12 @@ class WatchParser(Generic[T]):
 
     def _bookmark(self, value: dict[str, Any]) -> WatchEvent[T]:
         obj = value.get("object") or {}
-        version = (obj.get("metadata") or {}).get("resourceVersion")
+        metadata = obj.get("metadata") or {}
+        version = metadata.get("resourceVersion")
         if version:
             self.resource_version = str(version)
-        return WatchEvent(BOOKMARK, None, str(version) if version else None)
+        ended = (metadata.get("annotations") or {}).get(INITIAL_EVENTS_END) == "true"
+        return WatchEvent(BOOKMARK, None, str(version) if version else None, None, None, ended)
 
     @staticmethod
     def _error(value: dict[str, Any]) -> Exception:

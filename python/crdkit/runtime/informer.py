@@ -35,7 +35,7 @@ import asyncio
 import logging
 import random
 import time
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 from crdkit._lifecycle import StartStop
 from crdkit.client.codec import (
@@ -50,9 +50,11 @@ from crdkit.client.codec import (
 from crdkit.client.discovery import GroupVersionKind
 from crdkit.client.errors import (
     ApiError,
+    BadRequest,
     DecodeError,
     Forbidden,
     Gone,
+    Invalid,
     KubernetesError,
     RequestTimeout,
 )
@@ -121,6 +123,11 @@ class Informer(StartStop, Generic[T]):
     ``SetTransform``), e.g. :func:`strip_managed_fields` to keep what the operator never reads
     out of the cache.
 
+    ``watch_list`` starts it from a streamed list (client-go's WatchList): one watch with
+    ``sendInitialEvents`` brings every object as an event, ends them with a bookmark, and goes
+    on with the changes, so neither side holds the whole list at once. An apiserver that
+    refuses it (``Invalid``/``BadRequest``) is listed and watched instead, from then on.
+
     ``watch_timeout`` is the range the server timeout of each watch is drawn from (5-10 min);
     ``idle_timeout`` is how long a watch may be silent before it counts as dead (default:
     the client's ``Timeouts.watch_idle``, 90 s, a little above the bookmark interval).
@@ -149,6 +156,7 @@ class Informer(StartStop, Generic[T]):
         transform: Callable[[T], T] | None = None,
         event_recorder: EventRecorder | None = None,
         registry: CollectorRegistry | None = None,
+        watch_list: bool = False,
         _metadata_only: bool = False,
     ) -> None:
         if resync_period is not None and resync_period <= 0:
@@ -188,6 +196,10 @@ class Informer(StartStop, Generic[T]):
         self.list_count = 0
         #: How many watch connections were opened.
         self.watch_count = 0
+        self.watch_list = watch_list
+        #: How many of the lists were streamed (``watch_list``).
+        self.stream_count = 0
+        self._stream_refused = False
         #: The last error the loop recovered from, if any (the manager's cache-sync timeout
         #: names it: often a 403 that says which right the role lacks).
         self.last_error: BaseException | None = None
@@ -348,6 +360,9 @@ class Informer(StartStop, Generic[T]):
             try:
                 target = await self._resolve()
                 if self._resource_version is None:
+                    if self.watch_list and not self._stream_refused:
+                        await self._stream(target)  # the list, then the watch goes on
+                        continue
                     await self._list(target)
                     self.backoff.reset()
                 await self._watch(target)
@@ -423,7 +438,6 @@ class Informer(StartStop, Generic[T]):
         list never exists as objects at once; the store holds its JSON. Unchanged objects
         (same resourceVersion) are not re-announced after a relist.
         """
-        store = self.store
         wants_old = any(h.on_update is not None for h in self._handlers)
         seen: set[str] = set()
         refused: set[str] = set()
@@ -445,6 +459,13 @@ class Informer(StartStop, Generic[T]):
             del page
             added += stored
             updated += changed
+        self._finish_list(seen, refused, version, added, updated, "listed")
+
+    def _finish_list(
+        self, seen: set[str], refused: set[str], version: str, added: int, updated: int, how: str
+    ) -> None:
+        """After a whole list (paged or streamed): drop what it no longer has, and sync."""
+        store = self.store
         wants_gone = any(h.on_delete is not None for h in self._handlers)
         listed_before = store.keys()
         vanished = [key for key in listed_before if key not in seen]
@@ -457,8 +478,9 @@ class Informer(StartStop, Generic[T]):
         self._resource_version = version
         self._synced.set()
         log.debug(
-            "informer %s: listed %d objects at RV %s (+%d ~%d -%d)",
+            "informer %s: %s %d objects at RV %s (+%d ~%d -%d)",
             self.description,
+            how,
             len(seen),
             version,
             added,
@@ -488,11 +510,9 @@ class Informer(StartStop, Generic[T]):
         store = self.store
         invalid = self._invalid
         added = updated = 0
-        transform = self.transform
         # Without a transform the key read from the JSON is the stored object's key.
         any_refused = len(invalid) > 0  # then a valid item may be one fixed: look it up
-        peek = transform is None and (len(store) > 0 or any_refused)
-        stored: bytes | None
+        peek = self.transform is None and (len(store) > 0 or any_refused)
         for index, raw in enumerate(page.items):
             if peek:
                 identity = key_and_version(raw)
@@ -508,27 +528,95 @@ class Informer(StartStop, Generic[T]):
             if isinstance(obj, InvalidObject):
                 refused.add(self._refuse(obj, f"list item {index}"))
                 continue
-            stored = raw
-            if transform is not None:
-                obj = transform(obj)
-                stored = None  # the server's bytes are no longer this object
-            key = object_key(obj)
-            seen.add(key)
-            if any_refused:
-                invalid.forget(key)  # fixed, if it was refused
-            if key not in store:
-                store.upsert(obj, stored)
-                # The first list is the initial list; a relist's new objects are changes.
-                self._emit_add(obj, "change" if self.list_count else "initial-list")
-                added += 1
-                continue
-            current = resource_version_of(obj)
-            if current is None or current != store.version_of(key):
-                old = store.upsert(obj, stored, return_old=wants_old)
-                if old is not None:
-                    self._emit_update(old, obj)
-                updated += 1
+            taken = self._take_listed(obj, raw, seen, wants_old, forget_refused=any_refused)
+            added += taken == "added"
+            updated += taken == "updated"
         return page.resource_version, added, updated
+
+    def _take_listed(
+        self, obj: T, raw: bytes | None, seen: set[str], wants_old: bool, *, forget_refused: bool
+    ) -> Literal["added", "updated"] | None:
+        """One object of a list (paged or streamed) into the store, announced if it is new
+        or changed; what it did."""
+        store = self.store
+        if self.transform is not None:
+            obj = self.transform(obj)
+            raw = None  # the server's bytes are no longer this object
+        key = object_key(obj)
+        seen.add(key)
+        if forget_refused:
+            self._invalid.forget(key)  # fixed, if it was refused
+        if key not in store:
+            store.upsert(obj, raw)
+            # The first list is the initial list; a relist's new objects are changes.
+            self._emit_add(obj, "change" if self.list_count else "initial-list")
+            return "added"
+        current = resource_version_of(obj)
+        if current is None or current != store.version_of(key):
+            old = store.upsert(obj, raw, return_old=wants_old)
+            if old is not None:
+                self._emit_update(old, obj)
+            return "updated"
+        return None
+
+    async def _stream(self, target: ResolvedResource[T]) -> None:
+        """A streamed list (``sendInitialEvents``): the initial events into the store as a
+        list's items, then, from the bookmark that ends them, the same stream as a watch."""
+        wants_old = any(h.on_update is not None for h in self._handlers)
+        seen: set[str] = set()
+        refused: set[str] = set()
+        added = updated = 0
+        synced = False
+        forget = len(self._invalid) > 0
+        self.watch_count += 1
+        started = time.monotonic()
+        try:
+            async for event in self.client.watch_resolved(
+                target,
+                namespace=self.namespace,
+                label_selector=self.label_selector,
+                field_selector=self.field_selector,
+                timeout_seconds=random.randint(*self.watch_timeout),
+                idle_timeout=self.idle_timeout,
+                lenient=True,
+                send_initial_events=True,
+            ):
+                if synced:
+                    if event.invalid is not None:
+                        self._apply_invalid(event.type, event.invalid)
+                    else:
+                        self._apply(event.type, event.object, event.raw)
+                    if event.resource_version:
+                        self._resource_version = event.resource_version
+                elif event.initial_events_end:
+                    self.stream_count += 1
+                    version = event.resource_version or ""
+                    self._finish_list(seen, refused, version, added, updated, "streamed")
+                    self.backoff.reset()
+                    synced = True
+                elif event.invalid is not None:
+                    refused.add(self._refuse(event.invalid, "initial watch event"))
+                elif event.type == ADDED and event.object is not None:
+                    taken = self._take_listed(
+                        event.object, event.raw, seen, wants_old, forget_refused=forget
+                    )
+                    added += taken == "added"
+                    updated += taken == "updated"
+        except (Invalid, BadRequest) as exc:
+            if synced:
+                raise
+            # This apiserver does not stream lists (WatchList off, or too old): list instead.
+            log.info("informer %s: no streamed list (%s); listing", self.description, exc)
+            self._stream_refused = True
+            return
+        except RequestTimeout:
+            if synced and time.monotonic() - started > 1.0:
+                self.backoff.reset()
+            raise
+        if not synced:
+            # The stream ended before its initial events did: start over, backed off.
+            self._resource_version = None
+            await asyncio.sleep(self.backoff.next())
 
     async def _watch(self, target: ResolvedResource[T]) -> None:
         server_timeout = random.randint(*self.watch_timeout)

@@ -441,7 +441,9 @@ class FakeTransport:
         connect_timeout: float | None = None,
     ) -> AsyncIterator[_WatchStream]:
         """A watch: past events after ``resourceVersion`` (or ADDED for all objects when it
-        is absent or ``"0"``), then every write as it happens, until ``end_watches``."""
+        is absent or ``"0"``), then every write as it happens, until ``end_watches``. With
+        ``sendInitialEvents`` (and ``resourceVersionMatch=NotOlderThan``, as the apiserver
+        requires), ADDED for all objects and the bookmark that ends them come first."""
         self._check_open()
         await asyncio.sleep(0)
         query = _params(params)
@@ -477,12 +479,26 @@ class FakeTransport:
                 send(record.type, record.obj)
 
         version = query.get("resourceVersion")
+        initial = query.get("sendInitialEvents") == "true"
+        if initial and query.get("resourceVersionMatch") != "NotOlderThan":
+            raise status_error(
+                422,
+                "Invalid",
+                "resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
+                "resourceVersionMatch to NotOlderThan",
+            )
         unsubscribe = self._server.subscribe(on_write)
         self._streams.add(stream)
         try:
-            if version in (None, "", "0"):
+            if initial or version in (None, "", "0"):
                 for obj in self._server.list_objects(kind, namespace, selection):
                     send("ADDED", obj)
+                if initial:  # as the apiserver ends a watch's initial events (WatchList)
+                    end: dict[str, Any] = {
+                        "resourceVersion": str(self._server.revision),
+                        "annotations": {"k8s.io/initial-events-end": "true"},
+                    }
+                    stream.put(_dump({"type": "BOOKMARK", "object": {"metadata": end}}))
             else:
                 try:
                     since = int(version)
