@@ -61,9 +61,11 @@ class SharedInformerFactory(StartStop):
         backoff_max: float = 30.0,
         event_recorder: EventRecorder | None = None,
         registry: CollectorRegistry | None = None,
+        watch_list: bool = False,
     ) -> None:
         self.client = client
         self.resync_period = resync_period
+        self.watch_list = watch_list
         self.event_recorder = event_recorder
         self.registry = registry
         self._backoff = (backoff_initial, backoff_max)
@@ -131,6 +133,7 @@ class SharedInformerFactory(StartStop):
                 "backoff": Backoff(*self._backoff),
                 "event_recorder": self.event_recorder,
                 "registry": self.registry,
+                "watch_list": self.watch_list,
             }
             if key.metadata_only:
                 informer = Informer.for_metadata(self.client, key.resource, **options)

@@ -240,6 +240,7 @@ class Manager:
                 reporting_instance=self.identity,
             ),
             registry=self.registry,
+            watch_list=options.watch_list,
         )
         # Scoped like the controllers' informers, so that reads share them (and a namespaced
         # role suffices for them).

@@ -302,6 +302,18 @@ class ManagerOptions:
             ),
         ),
     )
+    watch_list: bool = field(
+        default=False,
+        metadata=_meta(
+            "watch_list",
+            Flag(
+                "--watch-list",
+                "Start every informer from a streamed list (sendInitialEvents; WatchList), not "
+                "a paged one; an apiserver that refuses it is listed.",
+                "switch",
+            ),
+        ),
+    )
     queue_max_wait: float = field(
         default=30.0,
         metadata=_meta(

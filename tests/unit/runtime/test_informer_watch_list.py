@@ -78,3 +78,21 @@ async def test_an_apiserver_that_refuses_the_stream_is_listed_instead(
             await eventually(lambda: _true("ns/b" in informer.store), 30, "b watched")
         finally:
             await informer.stop()
+
+
+async def test_the_manager_option_starts_its_informers_from_streamed_lists() -> None:
+    from prometheus_client import CollectorRegistry
+
+    from crdkit.runtime import Manager
+
+    cluster = FakeCluster([configmap("a")])
+    async with cluster.client() as client:
+        manager = Manager(client, namespace=NS, watch_list=True, registry=CollectorRegistry())
+        informer = manager.informers.informer(ConfigMap, namespace=NS)
+        assert informer.watch_list
+        await informer.start()
+        try:
+            assert await informer.wait_for_sync(30)
+            assert informer.stream_count == 1
+        finally:
+            await informer.stop()
