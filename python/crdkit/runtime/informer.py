@@ -60,7 +60,7 @@ from crdkit.client.errors import (
 )
 from crdkit.client.objects import object_key, resource_version_of
 from crdkit.client.retry import Backoff
-from crdkit.client.watch import ADDED, BOOKMARK, DELETED, MODIFIED
+from crdkit.client.watch import ADDED, BOOKMARK, DELETED, MODIFIED, WatchEvent
 from crdkit.resources import PartialObjectMetadata
 from crdkit.runtime.informer_handlers import (
     AddHandler,
@@ -73,7 +73,7 @@ from crdkit.runtime.invalid_objects import InvalidObjects
 from crdkit.runtime.store import IndexFunc, Store
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import AsyncIterator, Callable, Mapping
 
     from prometheus_client import CollectorRegistry
 
@@ -568,26 +568,11 @@ class Informer(StartStop, Generic[T]):
         added = updated = 0
         synced = False
         forget = len(self._invalid) > 0
-        self.watch_count += 1
         started = time.monotonic()
         try:
-            async for event in self.client.watch_resolved(
-                target,
-                namespace=self.namespace,
-                label_selector=self.label_selector,
-                field_selector=self.field_selector,
-                timeout_seconds=random.randint(*self.watch_timeout),
-                idle_timeout=self.idle_timeout,
-                lenient=True,
-                send_initial_events=True,
-            ):
+            async for event in self._events(target, send_initial_events=True):
                 if synced:
-                    if event.invalid is not None:
-                        self._apply_invalid(event.type, event.invalid)
-                    else:
-                        self._apply(event.type, event.object, event.raw)
-                    if event.resource_version:
-                        self._resource_version = event.resource_version
+                    self._apply_event(event)
                 elif event.initial_events_end:
                     self.stream_count += 1
                     version = event.resource_version or ""
@@ -618,27 +603,37 @@ class Informer(StartStop, Generic[T]):
             self._resource_version = None
             await asyncio.sleep(self.backoff.next())
 
-    async def _watch(self, target: ResolvedResource[T]) -> None:
-        server_timeout = random.randint(*self.watch_timeout)
+    def _events(
+        self, target: ResolvedResource[T], *, send_initial_events: bool = False
+    ) -> AsyncIterator[WatchEvent[T]]:
+        """One watch connection (counted): from the held resourceVersion, or with
+        ``send_initial_events`` from a streamed list."""
         self.watch_count += 1
+        return self.client.watch_resolved(
+            target,
+            namespace=self.namespace,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            resource_version=None if send_initial_events else self._resource_version,
+            timeout_seconds=random.randint(*self.watch_timeout),
+            idle_timeout=self.idle_timeout,
+            lenient=True,
+            send_initial_events=send_initial_events,
+        )
+
+    def _apply_event(self, event: WatchEvent[T]) -> None:
+        if event.invalid is not None:
+            self._apply_invalid(event.type, event.invalid)
+        else:
+            self._apply(event.type, event.object, event.raw)
+        if event.resource_version:
+            self._resource_version = event.resource_version
+
+    async def _watch(self, target: ResolvedResource[T]) -> None:
         started = time.monotonic()
         try:
-            async for event in self.client.watch_resolved(
-                target,
-                namespace=self.namespace,
-                label_selector=self.label_selector,
-                field_selector=self.field_selector,
-                resource_version=self._resource_version,
-                timeout_seconds=server_timeout,
-                idle_timeout=self.idle_timeout,
-                lenient=True,
-            ):
-                if event.invalid is not None:
-                    self._apply_invalid(event.type, event.invalid)
-                else:
-                    self._apply(event.type, event.object, event.raw)
-                if event.resource_version:
-                    self._resource_version = event.resource_version
+            async for event in self._events(target):
+                self._apply_event(event)
                 if time.monotonic() - started > 1.0:
                     self.backoff.reset()  # the connection works: the next failure starts small
         except RequestTimeout:

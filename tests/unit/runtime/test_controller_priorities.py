@@ -6,27 +6,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from prometheus_client import CollectorRegistry
+from _recording import NS, Recorder, recording_manager
 
-from crdkit.client import object_key
 from crdkit.resources import ConfigMap, ObjectMeta
-from crdkit.runtime import Context, Manager, Reconciler
 from crdkit.runtime.informer_handlers import event_origin
 from crdkit.testing import FakeCluster, eventually
 from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
-NS = "ns"
 OBJECTS = 10_000
 WORK_S = 0.01  # virtual seconds per reconcile: the backlog takes 100 s to work through
-
-
-class Recorder(Reconciler[ConfigMap]):
-    def __init__(self) -> None:
-        self.order: list[str] = []
-
-    async def reconcile(self, ctx: Context, obj: ConfigMap) -> None:
-        self.order.append(object_key(obj))
-        await asyncio.sleep(WORK_S)
 
 
 def configmap(name: str, value: str = "1") -> ConfigMap:
@@ -35,21 +23,14 @@ def configmap(name: str, value: str = "1") -> ConfigMap:
 
 async def _restart_then_change() -> tuple[list[str], str]:
     cluster = FakeCluster([configmap(f"cm-{i:05d}") for i in range(OBJECTS)])
-    recorder = Recorder()
+    recorder = Recorder(WORK_S)
     async with cluster.client() as client:
-        manager = Manager(
-            client,
-            namespace=NS,
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            registry=CollectorRegistry(),
-        )
-        manager.add(recorder)
+        manager = recording_manager(client, recorder)
         task = asyncio.create_task(manager.run())
         try:
 
             async def started() -> bool:
-                return len(recorder.order) >= 10
+                return len(recorder.at) >= 10
 
             await eventually(started, 600, "the first reconciles of the initial list")
             changed = f"{NS}/cm-{OBJECTS - 1:05d}"  # the last of the list, by name

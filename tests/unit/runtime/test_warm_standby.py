@@ -6,42 +6,27 @@ from __future__ import annotations
 
 import asyncio
 
-from prometheus_client import CollectorRegistry
+from _recording import NS, Recorder, recording_manager
 
-from crdkit.client import Client, object_key
+from crdkit.client import Client
 from crdkit.resources import ConfigMap, ObjectMeta
-from crdkit.runtime import Context, Manager, Reconciler
+from crdkit.runtime import Manager
 from crdkit.testing import FakeCluster, eventually
 from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
-NS = "ns"
 OBJECTS = 1_000
 
 
-class Recorder(Reconciler[ConfigMap]):
-    def __init__(self) -> None:
-        self.at: list[tuple[float, str]] = []
-
-    async def reconcile(self, ctx: Context, obj: ConfigMap) -> None:
-        self.at.append((asyncio.get_running_loop().time(), object_key(obj)))
-
-
 def replica(client: Client, identity: str, recorder: Recorder) -> Manager:
-    loop = asyncio.get_running_loop()
-    manager = Manager(
+    return recording_manager(
         client,
-        namespace=NS,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        registry=CollectorRegistry(),
+        recorder,
         leader_election=True,
         leader_election_id="recorder-leader",
         leader_election_namespace=NS,
         identity=identity,
-        clock=loop.time,
+        clock=asyncio.get_running_loop().time,
     )
-    manager.add(recorder)
-    return manager
 
 
 async def _take_over() -> tuple[float, float, int, int]:
