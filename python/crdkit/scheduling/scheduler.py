@@ -302,6 +302,9 @@ class GangScheduler(Runnable):
         self._retry_at: dict[GroupRef, float] = {}
         """When each gang whose bind failed may be tried again (on ``clock``)."""
         self._reported: dict[GroupRef, tuple[str, str]] = {}
+        self._said: dict[GroupRef, tuple[str, str]] = {}
+        """The last waiting report written for each gang, ``(reason, message)``: a status written
+        without a report of its own keeps it (the cached PodGroup may not show it yet)."""
         """The last waiting report of each group: its topic and message."""
         self._status: dict[GroupRef, Any] = {}
         self._wake = asyncio.Event()
@@ -934,6 +937,7 @@ class GangScheduler(Runnable):
         self._dequeue(ref)
         for table in (
             self._reported,
+            self._said,
             self._status,
             self._retry_at,
             self._explained,
@@ -1204,6 +1208,7 @@ class GangScheduler(Runnable):
         self._retry_at.pop(ref, None)
         self._retries.forget(ref)
         self._reported.pop(ref, None)
+        self._said.pop(ref, None)
         where = ", ".join(f"{k}={v}" for k, v in placement.domain.items()) or "across domains"
         for binding in reservation.bindings:
             await self._event(
@@ -1276,6 +1281,7 @@ class GangScheduler(Runnable):
         self._reported[ref] = report
         if tail is not None:
             message += tail()
+        self._said[ref] = (reason, message)
         if last is not None and last[0] == report[0]:
             self._spawn(self._write_status(group, (reason, message)))
             return
@@ -1301,6 +1307,10 @@ class GangScheduler(Runnable):
         if podgroup is None or self._manager is None:
             return
         api = GROUP_APIS[ref.api]
+        if waiting is None and ref in self._waiting:
+            # Still waiting: say so again. Built from the cached PodGroup alone, a status
+            # written while the report's own write is not yet in the cache would erase it.
+            waiting = self._said.get(ref)
         status = api.status(podgroup, group.counts, ref in self._binding, waiting)
         key = tuple(sorted((k, repr(v)) for k, v in status.items() if k != "scheduleStartTime"))
         if self._status.get(ref) == key:
