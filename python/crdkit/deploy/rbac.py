@@ -16,6 +16,8 @@ primary kind           get, list, watch, patch, update (finalizers); ``/status``
                        ``rbac`` of every Runnable it adds (``runtime.setup_probe``)
 leader election        ``coordination.k8s.io`` leases: create, and get and update of the one
                        Lease by name: exactly what the elector calls (``runtime/leader.py``)
+sharding               leases: create, get, update, list, watch, by no name (each shard
+                       creates its own Lease, and the sharder watches the ring's)
 events                 ``events.k8s.io`` events: create, patch (the recorder: a new Event, then
                        its ``series`` patched); the same on core (``""``) events, which
                        runnables such as a scheduler record with the older API
@@ -206,6 +208,17 @@ def _lease_rules(lease_name: str) -> list[dict[str, Any]]:
     ]
 
 
+def _shard_lease_rules() -> list[dict[str, Any]]:
+    # A shard's Lease is named by its id, known only when it runs: no resourceNames.
+    return [
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "verbs": ["create", "get", "list", "update", "watch"],
+        }
+    ]
+
+
 def cluster_role(name: str, reconcilers: Iterable[RbacSource]) -> dict[str, Any]:
     """The ClusterRole of a cluster-wide operator: :func:`rbac_rules`, the Lease aside."""
     return {
@@ -265,6 +278,7 @@ def rbac_documents(
     service_account_namespace: str = "default",
     leader_election_id: str | None = None,
     leader_election_namespace: str | None = None,
+    sharding: bool = False,
 ) -> list[dict[str, Any]]:
     """Every role (and, with ``service_account``, binding) the operator needs, in apply order.
 
@@ -272,7 +286,8 @@ def rbac_documents(
     to ``crdkit run``; the Lease's namespace defaults as the manager's does in a pod: the watched
     namespace, else the service account's. Each role is followed by its binding: a ClusterRole
     ``name`` (when anything is cluster-wide), a Role ``name`` per namespace, and the Role
-    ``<name>-leader-election``.
+    ``<name>-leader-election``. ``sharding`` (``crdkit run --shards``) grants that Role the
+    ring's Leases instead of the one leader Lease.
     """
     classes = list(reconcilers)
     rules = rbac_rules(classes, namespace=namespace)
@@ -294,7 +309,8 @@ def rbac_documents(
     )
     lease_namespace = leader_election_namespace or namespace or service_account_namespace
     roles = [(name, where, namespaced) for where, namespaced in rules.items()]
-    roles.append((f"{name}-leader-election", lease_namespace, _lease_rules(lease_name)))
+    lease_rules = _shard_lease_rules() if sharding else _lease_rules(lease_name)
+    roles.append((f"{name}-leader-election", lease_namespace, lease_rules))
     for role_name, where, role_rules in roles:
         documents.append(role(role_name, where, role_rules))
         if service_account:

@@ -96,7 +96,11 @@ class Controller(Generic[T]):
         rate_limiter: RateLimiter[Request] | None = None,
         registry: CollectorRegistry | None = None,
         queue_max_wait: float | None = DEFAULT_MAX_WAIT,
+        admit: Callable[[Any], Awaitable[bool]] | None = None,
     ) -> None:
+        """``admit``, if given, is asked before each reconcile whether to reconcile the object
+        at all (a shard's gate: :class:`~crdkit.runtime.sharding.ShardMember`); it runs in
+        the worker, so never beside a reconcile of the same object."""
         if max_concurrent_reconciles < 1:
             raise ValueError(
                 f"max_concurrent_reconciles must be at least 1, got {max_concurrent_reconciles}"
@@ -110,6 +114,7 @@ class Controller(Generic[T]):
         self.reader = reader
         self.cache = cache
         self.recorder = recorder
+        self.admit = admit
         self.workers = (
             reconciler.max_concurrent_reconciles
             if reconciler.max_concurrent_reconciles is not None
@@ -370,6 +375,9 @@ class Controller(Generic[T]):
         obj = self.reader(request)
         if obj is None:
             # Gone from the cache: nothing to reconcile (owners and finalizers clean up).
+            self.queue.forget(request)
+            return "success"
+        if self.admit is not None and not await self.admit(obj):
             self.queue.forget(request)
             return "success"
         ctx = Context(

@@ -74,6 +74,8 @@ class LeaderElectionConfig:
     release_on_cancel: bool = True
     attempt_timeout: float | None = None
     """How long one acquire or renew attempt may take; ``None``: ``renew_deadline / 4``."""
+    labels: tuple[tuple[str, str], ...] = ()
+    """Labels the Lease carries (a shard's ring and id, so the sharder can list them)."""
 
     def __post_init__(self) -> None:
         if not self.lease_name:
@@ -288,7 +290,11 @@ class LeaderElector:
             try:
                 created = await self.client.create(
                     Lease(
-                        metadata=ObjectMeta(name=cfg.lease_name, namespace=cfg.lease_namespace),
+                        metadata=ObjectMeta(
+                            name=cfg.lease_name,
+                            namespace=cfg.lease_namespace,
+                            labels=dict(cfg.labels),
+                        ),
                         spec=LeaseSpec(
                             holder_identity=cfg.identity,
                             lease_duration_seconds=round(cfg.lease_duration),
@@ -317,6 +323,7 @@ class LeaderElector:
         if holder and not is_ours and still_valid:
             return False
         spec = lease.spec
+        lease.metadata.labels.update(cfg.labels)
         lease.spec = LeaseSpec(
             holder_identity=cfg.identity,
             lease_duration_seconds=round(cfg.lease_duration),

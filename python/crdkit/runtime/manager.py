@@ -46,6 +46,7 @@ import shutil
 import signal
 import socket
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -72,6 +73,7 @@ from crdkit.runtime.manager_options import (
     default_metrics_address,
 )
 from crdkit.runtime.runnable import Runnable
+from crdkit.runtime.sharding.labels import default_shard_id, validate_name
 from crdkit.runtime.watch import declared_watches
 from crdkit.webhook.runner import WebhookRunner
 
@@ -83,6 +85,7 @@ if TYPE_CHECKING:
     from crdkit.runtime.informer import Informer
     from crdkit.runtime.reconciler import Reconciler
     from crdkit.runtime.result import Request
+    from crdkit.runtime.sharding import Sharder, ShardMember
     from crdkit.webhook.admission import Webhook
     from crdkit.webhook.conversion import Conversion
 
@@ -257,6 +260,12 @@ class Manager:
         self._runnable_tasks: list[asyncio.Task[None]] = []
         self._failure: Exception | None = None
         self.elector: LeaderElector | None = None
+        self.shard: ShardMember | None = None
+        """With sharding: this replica's shard (made when the first controller is added)."""
+        self.sharder: Sharder | None = None
+        """With sharding: the ring's sharder, which runs while this replica is elected."""
+        self._sharded_kinds: list[type[KubernetesObject]] = []
+        self._owned_kinds: list[type[KubernetesObject]] = []
         self.metrics_port: int | None = None
         self.probe_port: int | None = None
 
@@ -275,6 +284,10 @@ class Manager:
             raise ValueError(f"a controller named {name!r} is already added")
         kind = reconciler.primary_kind()
         info = resource_info(kind)
+        shard = self._join_ring(name) if self.options.sharding.enabled else None
+        if shard is not None:
+            self._sharded_kinds.append(kind)
+            self._owned_kinds.extend(reconciler.owns)
         controller: Controller[Any] = Controller(
             reconciler,
             client=self.client,
@@ -288,10 +301,15 @@ class Manager:
             max_concurrent_reconciles=self.max_concurrent_reconciles,
             registry=self.registry,
             queue_max_wait=self.queue_max_wait,
+            admit=shard.admit_for(kind) if shard is not None else None,
         )
-        self._informer(kind).add_event_handler(*controller.primary_handlers(reconciler.predicates))
+        sharded = shard is not None
+        primary = self._informer(kind, sharded=sharded)
+        primary.add_event_handler(*controller.primary_handlers(reconciler.predicates))
+        if shard is not None:
+            primary.add_event_handler(*shard.drain_handlers(controller))
         for owned in reconciler.owns:
-            self._informer(owned, metadata_only=True).add_event_handler(
+            self._informer(owned, metadata_only=True, sharded=sharded).add_event_handler(
                 *controller.owned_handlers()
             )
         for watch in declared_watches(type(reconciler)):
@@ -375,20 +393,54 @@ class Manager:
         ``rbac`` of the Runnables a reconciler's ``setup`` adds)."""
         return tuple(entry.given for entry in self._runnables)
 
-    def _informer(self, kind: type[KubernetesObject], metadata_only: bool = False) -> Informer[Any]:
-        # The factory shares one informer per kind (and shape) among all controllers.
+    def _informer(
+        self, kind: type[KubernetesObject], metadata_only: bool = False, *, sharded: bool = False
+    ) -> Informer[Any]:
+        # The factory shares one informer per kind (and shape) among all controllers; a
+        # shard's informers of its ring's kinds see only the objects labelled for it.
         namespace = self.namespace if resource_info(kind).namespaced else None
+        selector = self.shard.selector if sharded and self.shard is not None else None
         if metadata_only:
-            return self.informers.metadata_informer(kind, namespace=namespace)
-        return self.informers.informer(kind, namespace=namespace)
+            return self.informers.metadata_informer(
+                kind, namespace=namespace, label_selector=selector
+            )
+        return self.informers.informer(kind, namespace=namespace, label_selector=selector)
 
     def _reader(self, kind: type[KubernetesObject]) -> Any:
+        informer = self._informer(kind, sharded=self.shard is not None)
+
         def read(request: Request) -> Any:
             # A private copy: the reconciler may change it freely without corrupting the cache
             # that other controllers (and the informer's update diffs) read.
-            return self._informer(kind).store.private_copy_by_name(request.name, request.namespace)
+            return informer.store.private_copy_by_name(request.name, request.namespace)
 
         return read
+
+    def _join_ring(self, controller_name: str) -> ShardMember:
+        """This replica's shard, made when the first controller is added (its name is the
+        ring's unless the options name one)."""
+        if self.shard is not None:
+            return self.shard
+        from crdkit.runtime.sharding import ShardMember
+
+        options = self.options.sharding
+        election = self.options.leader_election
+        ring = validate_name(options.ring or controller_name, field="sharding.ring")
+        shard = validate_name(options.shard_id or default_shard_id(), field="sharding.shard_id")
+        clock = {"clock": self._clock} if self._clock is not None else {}
+        self.shard = ShardMember(
+            self.client,
+            ring=ring,
+            shard=shard,
+            identity=self.identity,
+            lease_namespace=self._lease_namespace(),
+            lease_duration=election.lease_duration,
+            renew_deadline=election.renew_deadline,
+            retry_period=election.retry_period,
+            registry=self.registry,
+            **clock,
+        )
+        return self.shard
 
     # -- state -----------------------------------------------------------------------------
 
@@ -473,6 +525,8 @@ class Manager:
         if not await self._start_caches():
             return False
         self._start_runnables(needs_leader=False)
+        if self.shard is not None:
+            return await self._serve_shard(self.shard)
         if self.options.leader_election.enabled:
             clock = {"clock": self._clock} if self._clock is not None else {}
             self.elector = LeaderElector(
@@ -496,6 +550,75 @@ class Manager:
         if error is not None and not isinstance(error, LeaderElectionLost):
             raise error
         return True
+
+    async def _serve_shard(self, shard: ShardMember) -> bool:
+        """As :meth:`_serve` after the caches, for one shard of a ring: hold the shard's Lease
+        and run its controllers; meanwhile, stand for the ring's sharder. Whether a Lease
+        was lost."""
+        acquired = await self._race_stop(shard.elector.acquire())
+        if acquired is None:
+            return False
+        acquired.result()
+        for controller in self.controllers:
+            controller.start()
+        log.info(
+            "shard started",
+            extra={"fields": {"ring": shard.ring, "shard": shard.shard, "identity": self.identity}},
+        )
+        held = await self._race_stop(self._hold_shard_and_stand(shard))
+        if held is None:
+            return False
+        error = held.exception()
+        if error is not None and not isinstance(error, LeaderElectionLost):
+            raise error
+        return True
+
+    async def _hold_shard_and_stand(self, shard: ShardMember) -> None:
+        """Renew the shard's Lease and, at once, stand for the sharder's; the first to end
+        (a Lease lost) ends both."""
+        tasks = [
+            asyncio.ensure_future(shard.elector.hold()),
+            asyncio.ensure_future(self._lead_ring(shard)),
+        ]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for task in done:
+            task.result()
+
+    async def _lead_ring(self, shard: ShardMember) -> None:
+        from crdkit.runtime.sharding import Sharder
+
+        clock = {"clock": self._clock} if self._clock is not None else {}
+        self.elector = LeaderElector(
+            self.client,
+            self._election_config(name=f"{shard.ring}-sharder"),
+            registry=self.registry,
+            **clock,
+        )
+        await self.elector.acquire()
+        self.sharder = Sharder(
+            self.client,
+            ring=shard.ring,
+            lease_namespace=shard.elector.config.lease_namespace,
+            primary_kinds=self._sharded_kinds,
+            owned_kinds=self._owned_kinds,
+            namespace=self.namespace,
+            registry=self.registry,
+            clock=self._clock if self._clock is not None else time.monotonic,
+        )
+        sharder = self.sharder
+        entry = _RunnableEntry(f"sharder {shard.ring}", sharder.run, False, sharder.run)
+        self._runnable_tasks.append(
+            asyncio.get_running_loop().create_task(
+                self._run_runnable(entry), name=f"sharder {shard.ring}"
+            )
+        )
+        self._start_runnables(needs_leader=True)
+        await self.elector.hold()
 
     def _start_runnables(self, *, needs_leader: bool) -> None:
         loop = asyncio.get_running_loop()
@@ -579,15 +702,19 @@ class Manager:
         log.info("caches synced", extra={"fields": {"informers": len(self.informers.informers)}})
         return True
 
-    def _election_config(self) -> LeaderElectionConfig:
-        election = self.options.leader_election
-        name = election.id or default_leader_election_id(c.name for c in self.controllers)
-        namespace = election.namespace or self.namespace
+    def _lease_namespace(self) -> str:
+        namespace = self.options.leader_election.namespace or self.namespace
         if namespace is None and _SERVICE_ACCOUNT_NAMESPACE.is_file():
             namespace = _SERVICE_ACCOUNT_NAMESPACE.read_text().strip() or None
+        return namespace or "default"
+
+    def _election_config(self, name: str | None = None) -> LeaderElectionConfig:
+        election = self.options.leader_election
+        if name is None:
+            name = election.id or default_leader_election_id(c.name for c in self.controllers)
         return LeaderElectionConfig(
             lease_name=name,
-            lease_namespace=namespace or "default",
+            lease_namespace=self._lease_namespace(),
             identity=self.identity,
             lease_duration=election.lease_duration,
             renew_deadline=election.renew_deadline,
@@ -614,6 +741,10 @@ class Manager:
         await self._stop_runnables()
         if self.elector is not None and not lost:
             await self.elector.release()
+        if self.shard is not None and not lost:
+            # After the controllers stopped: the sharder hands this shard's objects on at
+            # once, and none is still being reconciled here.
+            await self.shard.elector.release()
         await self.informers.stop()
         for server in self._servers:
             await server.close()

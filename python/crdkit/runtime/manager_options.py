@@ -36,6 +36,7 @@ __all__ = [
     "ManagerOptions",
     "MetricsOptions",
     "OptionField",
+    "ShardingOptions",
     "WebhookServerOptions",
     "default_leader_election_id",
     "default_metrics_address",
@@ -160,6 +161,50 @@ class LeaderElectionOptions:
 
 
 @dataclass(frozen=True)
+class ShardingOptions:
+    """Run as one shard of a ring: each replica reconciles the objects labelled for it
+    (:mod:`crdkit.runtime.sharding`). The Leases go where the leader Lease would, with its
+    timings."""
+
+    enabled: bool = field(
+        default=False,
+        metadata=_meta(
+            "sharding",
+            Flag(
+                "--shards",
+                "Run as one shard of a ring: every replica reconciles the objects the elected "
+                "sharder labels for it (consistent hashing, moved with a drain handshake). "
+                "Replaces --leader-elect.",
+                "switch",
+                controllers_only=True,
+            ),
+        ),
+    )
+    ring: str | None = field(
+        default=None,
+        metadata=_meta(
+            "shard_ring",
+            Flag(
+                "--shard-ring",
+                "Name of the ring (default: the first controller's name).",
+                controllers_only=True,
+            ),
+        ),
+    )
+    shard_id: str | None = field(
+        default=None,
+        metadata=_meta(
+            "shard_id",
+            Flag(
+                "--shard-id",
+                "This replica's shard (default: the host name, a pod's name).",
+                controllers_only=True,
+            ),
+        ),
+    )
+
+
+@dataclass(frozen=True)
 class MetricsOptions:
     """``/metrics``: plain HTTP on loopback unless told, or HTTPS to tokens RBAC allows."""
 
@@ -278,6 +323,7 @@ class ManagerOptions:
     leader_election: LeaderElectionOptions = field(
         default_factory=LeaderElectionOptions, metadata=_meta("")
     )
+    sharding: ShardingOptions = field(default_factory=ShardingOptions, metadata=_meta(""))
     metrics: MetricsOptions = field(default_factory=MetricsOptions, metadata=_meta(""))
     webhook: WebhookServerOptions = field(default_factory=WebhookServerOptions, metadata=_meta(""))
     health_probe_bind_address: str = field(
@@ -365,6 +411,11 @@ class ManagerOptions:
             raise ValueError("graceful_shutdown_timeout must not be negative")
         if self.queue_max_wait < 0:
             raise ValueError("queue_max_wait must not be negative (0: no bound)")
+        if self.sharding.enabled and self.leader_election.enabled:
+            raise ValueError(
+                "sharding and leader_election: a ring elects its own sharder, whose replica "
+                "also runs the runnables that need a leader; turn leader_election off"
+            )
 
     @classmethod
     def from_shorthand(cls, shorthand: Mapping[str, Any]) -> ManagerOptions:
@@ -414,6 +465,7 @@ class ManagerOptions:
 
 _GROUPS: dict[str, type[Any]] = {
     "leader_election": LeaderElectionOptions,
+    "sharding": ShardingOptions,
     "metrics": MetricsOptions,
     "webhook": WebhookServerOptions,
 }

@@ -41,7 +41,7 @@ def generated_rbac(*args: str) -> list[dict[str, Any]]:
 
 
 def run_operator(
-    kubeconfig: Path, log: Path, *args: str
+    kubeconfig: Path, log: Path, *args: str, election: tuple[str, ...] = ("--leader-elect",)
 ) -> contextlib.AbstractAsyncContextManager[asyncio.subprocess.Process]:
     return crdkit_process(
         log,
@@ -49,7 +49,7 @@ def run_operator(
         "examples.hello.operator:HelloReconciler",
         "--kubeconfig",
         str(kubeconfig),
-        "--leader-elect",
+        *election,
         "--metrics-bind-address",
         "0",
         "--health-probe-bind-address",
@@ -168,6 +168,35 @@ async def test_namespaced_operator_runs_with_generated_roles_only(
             "get another lease in its own namespace",
             operator.get(Lease, "someone-else", namespace=namespace),
         )
+
+
+async def test_sharded_operator_runs_with_generated_roles_only(
+    control_plane: ControlPlane, crdkit_client: Client, namespace: str, tmp_path: Path
+) -> None:
+    # A shard creates its own Lease and the sharder watches the ring's: --shards grants that.
+    await control_plane.install_crds([HELLO_CRD])
+    documents = generated_rbac(
+        "--name",
+        f"hello-{namespace}",
+        "--namespace",
+        namespace,
+        "--service-account",
+        SERVICE_ACCOUNT,
+        "--service-account-namespace",
+        namespace,
+        "--shards",
+    )
+    await apply_all(crdkit_client, documents)
+    kubeconfig = await operator_kubeconfig(crdkit_client, control_plane, namespace, tmp_path)
+    log = tmp_path / "operator.stderr"
+    shard = ("--shards", "--shard-id", "s1")
+    async with run_operator(kubeconfig, log, "--namespace", namespace, election=shard) as process:
+        await greets(crdkit_client, namespace)
+        leases = (await crdkit_client.list(Lease, namespace=namespace)).items
+        assert {lease.metadata.labels.get("shard.crdkit.io/id") for lease in leases} >= {"s1"}
+        assert process.returncode is None
+    assert process.returncode == 0, log.read_text()
+    assert refusals_in(log, namespace) == []
 
 
 async def test_cluster_wide_operator_keeps_its_lease_in_its_namespace(

@@ -102,6 +102,13 @@ __all__ = ["gen_rbac"]
     default=None,
     help="Namespace of the Lease (default: --namespace, else the service account's).",
 )
+@click.option(
+    "--shards",
+    "sharding",
+    is_flag=True,
+    help="The operator runs sharded (crdkit run --shards): grant the ring's Leases (create, "
+    "get, update, list, watch) instead of the one leader Lease.",
+)
 @output_option
 def gen_rbac(
     reconcilers: tuple[str, ...],
@@ -111,6 +118,7 @@ def gen_rbac(
     service_account_namespace: str,
     leader_election_id: str | None,
     leader_election_namespace: str | None,
+    sharding: bool,
     output: Path | None,
     check: tuple[Path, ...],
     reconciler_options: tuple[str, ...],
@@ -140,6 +148,7 @@ def gen_rbac(
             service_account_namespace=service_account_namespace,
             leader_election_id=leader_election_id,
             leader_election_namespace=leader_election_namespace,
+            sharding=sharding,
         )
     except (TypeError, ValueError) as error:  # a reconciler's declarations, e.g. its rbac
         raise click.UsageError(str(error)) from None

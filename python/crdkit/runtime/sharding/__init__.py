@@ -1,0 +1,49 @@
+"""Sharded controllers on the apiserver's own Leases: several replicas share a ring's objects.
+
+Turned on with ``Manager(client, sharding=True)`` (``crdkit run --shards``). Every replica is
+a shard: it holds a Lease labelled with its ring, its informers see only the objects labelled
+for it, and its controllers reconcile only those. One replica, elected on ``<ring>-sharder``,
+also runs the :class:`Sharder`, which labels objects with consistent hashing over the live
+shards and moves them with a drain handshake when shards join, leave or die. The ring's
+elected replica also runs the manager's ``needs_leader`` runnables.
+
+- :mod:`~crdkit.runtime.sharding.labels`: the labels and names;
+- :mod:`~crdkit.runtime.sharding.ring`: the hash ring;
+- :mod:`~crdkit.runtime.sharding.plan`: the rules for one object, pure;
+- :mod:`~crdkit.runtime.sharding.member`: a shard's Lease and its reconcile gate;
+- :mod:`~crdkit.runtime.sharding.sharder`: the sharder.
+"""
+
+from __future__ import annotations
+
+from crdkit.runtime.sharding.labels import (
+    RING_LABEL,
+    SHARD_ID_LABEL,
+    default_shard_id,
+    drain_label,
+    lease_name,
+    shard_label,
+    shard_selector,
+)
+from crdkit.runtime.sharding.member import ShardMember
+from crdkit.runtime.sharding.plan import Action, Placement, plan
+from crdkit.runtime.sharding.ring import HashRing, object_key
+from crdkit.runtime.sharding.sharder import Sharder, SharderStats
+
+__all__ = [
+    "RING_LABEL",
+    "SHARD_ID_LABEL",
+    "Action",
+    "HashRing",
+    "Placement",
+    "ShardMember",
+    "Sharder",
+    "SharderStats",
+    "default_shard_id",
+    "drain_label",
+    "lease_name",
+    "object_key",
+    "plan",
+    "shard_label",
+    "shard_selector",
+]

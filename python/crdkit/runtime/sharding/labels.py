@@ -1,0 +1,72 @@
+"""The labels a ring writes, and the names it checks before writing them.
+
+An object of a ring carries ``shard.crdkit.io/<ring>: <shard>`` (who reconciles it) and, while
+the sharder moves it away from a live shard, ``drain.shard.crdkit.io/<ring>: "true"``. A shard's
+Lease carries ``shard.crdkit.io/ring: <ring>``, so the sharder lists a ring's members by label.
+Both names end up in label keys and values, so they must be label values themselves (63
+characters at most, alphanumerics with ``-``, ``_`` or ``.`` inside); a bad one is refused when
+the manager is built, naming the option, not when the first patch fails.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+
+__all__ = [
+    "RING_LABEL",
+    "SHARD_ID_LABEL",
+    "default_shard_id",
+    "drain_label",
+    "lease_name",
+    "shard_label",
+    "shard_selector",
+    "validate_name",
+]
+
+RING_LABEL = "shard.crdkit.io/ring"
+"""On every shard Lease: the ring it belongs to."""
+
+SHARD_ID_LABEL = "shard.crdkit.io/id"
+"""On every shard Lease: the shard's id (the Lease's name is lower-cased)."""
+
+_LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+_NOT_IN_A_NAME = re.compile(r"[^a-z0-9-]+")
+
+
+def validate_name(value: str, *, field: str) -> str:
+    """``value`` if it can be a label value and part of a Lease name; ``ValueError`` naming
+    ``field`` otherwise."""
+    if not _LABEL_VALUE.match(value):
+        raise ValueError(
+            f"{field}: {value!r} is not a valid label value (at most 63 characters: letters, "
+            "digits, '-', '_' or '.', starting and ending with a letter or digit)"
+        )
+    return value
+
+
+def shard_label(ring: str) -> str:
+    """The label naming an object's shard in ``ring``."""
+    return f"shard.crdkit.io/{ring}"
+
+
+def drain_label(ring: str) -> str:
+    """The label that asks an object's shard in ``ring`` to let it go."""
+    return f"drain.shard.crdkit.io/{ring}"
+
+
+def shard_selector(ring: str, shard: str) -> str:
+    """The label selector of the objects ``shard`` holds in ``ring``."""
+    return f"{shard_label(ring)}={shard}"
+
+
+def lease_name(ring: str, shard: str) -> str:
+    """The name of ``shard``'s Lease in ``ring`` (a DNS subdomain: lower case)."""
+    return f"{ring}-shard-{shard}".lower()
+
+
+def default_shard_id() -> str:
+    """The host name, made a label value: a pod's name, so a restarted container keeps its
+    shard and its objects stay where they are."""
+    name = _NOT_IN_A_NAME.sub("-", socket.gethostname().lower()).strip("-")[:63].strip("-")
+    return name or "shard"

@@ -1,0 +1,326 @@
+"""The sharder: the one replica of a ring (elected on ``<ring>-sharder``) that assigns objects.
+
+It watches the ring's shard Leases and, metadata only and unfiltered, the ring's primary and
+owned kinds. A shard is live while its Lease has a holder and keeps being renewed: as leader
+election does, the sharder notes *its own* clock time whenever a Lease's record changes and
+counts the shard dead ``leaseDurationSeconds`` after that (a released Lease, with no holder,
+is dead at once). Each object then gets the step :func:`~crdkit.runtime.sharding.plan.plan`
+names, written as a merge patch of its labels guarded by the resourceVersion the sharder saw:
+
+- a new object is labelled for its shard on the hash ring of live shards;
+- when a shard joins, the objects the ring now gives it are drained from their live shards
+  (each lets go itself, then the sharder labels it for the new one);
+- when a shard dies, its objects are labelled for their new shards at once;
+- an owned object (a controller reference to a primary kind of the ring) carries its owner's
+  shard, so its events reach the shard that reconciles the owner.
+
+Only the objects whose shard changes are written. The work goes through a work queue (one key
+per object, deduplicated, retried with backoff on a conflict), ``concurrency`` writes at a time.
+A replica that is not the sharder holds none of this: its informers start when it is elected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from crdkit.client.errors import Conflict, KubernetesError, NotFound
+from crdkit.resources import Lease, resource_info
+from crdkit.runtime.factory import SharedInformerFactory
+from crdkit.runtime.queue import QueueShutDown, WorkQueue
+from crdkit.runtime.sharding.labels import RING_LABEL, SHARD_ID_LABEL, drain_label, shard_label
+from crdkit.runtime.sharding.plan import Action, Placement, plan
+from crdkit.runtime.sharding.ring import DEFAULT_TOKENS, HashRing, object_key
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from prometheus_client import CollectorRegistry
+
+    from crdkit.client import Client
+    from crdkit.resources import KubernetesObject
+    from crdkit.runtime.informer import Informer
+
+__all__ = ["Sharder", "SharderStats"]
+
+log = logging.getLogger("crdkit.runtime.sharding")
+
+_Key = tuple[int, str | None, str]
+"""(index of the kind in :attr:`Sharder.kinds`, namespace, name)."""
+
+
+@dataclass
+class SharderStats:
+    """What the sharder did, for its tests and the sharding bench."""
+
+    writes: dict[str, int] = field(default_factory=lambda: {"assign": 0, "drain": 0, "undrain": 0})
+    conflicts: int = 0
+    membership_changes: int = 0
+    last_membership_change: float | None = None
+    """When (the sharder's clock) the live shards last changed."""
+
+
+@dataclass(frozen=True)
+class _Kind:
+    kind: type[KubernetesObject]
+    primary: bool
+    namespaced: bool
+
+
+def _labels(obj: Any) -> dict[str, str]:
+    return getattr(obj.metadata, "labels", None) or {}
+
+
+class Sharder:
+    """Assigns the objects of ``ring``; :meth:`run` until cancelled (see the module docstring)."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        ring: str,
+        lease_namespace: str,
+        primary_kinds: Sequence[type[KubernetesObject]],
+        owned_kinds: Sequence[type[KubernetesObject]] = (),
+        namespace: str | None = None,
+        concurrency: int = 16,
+        tokens: int = DEFAULT_TOKENS,
+        registry: CollectorRegistry | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        if not primary_kinds:
+            raise ValueError("primary_kinds: a ring needs at least one kind to shard")
+        self.client = client
+        self.ring = ring
+        self.lease_namespace = lease_namespace
+        self.namespace = namespace
+        self.concurrency = concurrency
+        self.tokens = tokens
+        self.label = shard_label(ring)
+        self.drain = drain_label(ring)
+        self.registry = registry
+        self._clock = clock
+        owned = [kind for kind in dict.fromkeys(owned_kinds) if kind not in primary_kinds]
+        self.kinds = [
+            *(_Kind(k, True, resource_info(k).namespaced) for k in dict.fromkeys(primary_kinds)),
+            *(_Kind(k, False, resource_info(k).namespaced) for k in owned),
+        ]
+        # An owner reference names (apiVersion group, kind): which primary kind it is.
+        self._owners = {
+            (resource_info(k.kind).group, resource_info(k.kind).kind): k for k in self.kinds
+        }
+        self.stats = SharderStats()
+        self.live: frozenset[str] = frozenset()
+        self._ring = HashRing((), tokens)
+        self._seen: dict[str, tuple[str | None, float]] = {}  # lease name: (version, seen at)
+        self._stores: list[Informer[Any]] = []
+        self._leases: Informer[Lease] | None = None
+        self._leases_changed = asyncio.Event()
+        self.queue: WorkQueue[_Key] = WorkQueue(f"sharder-{ring}", registry=registry, max_wait=None)
+
+    # -- membership ---------------------------------------------------------------------------
+
+    def _live_shards(self, now: float) -> tuple[frozenset[str], float | None]:
+        """The live shards, and when (this clock) the next of them expires if not renewed."""
+        assert self._leases is not None
+        live = set()
+        next_expiry: float | None = None
+        names = set()
+        for lease in self._leases.store.list():
+            name = lease.metadata.name or ""
+            names.add(name)
+            version = lease.metadata.resource_version
+            seen = self._seen.get(name)
+            if seen is None:
+                seen = (version, now - self._age_at_first_sight(lease))
+                self._seen[name] = seen
+            elif seen[0] != version:
+                seen = (version, now)
+                self._seen[name] = seen
+            shard = _labels(lease).get(SHARD_ID_LABEL)
+            if not shard or not lease.spec.holder_identity:
+                continue
+            expires = seen[1] + float(lease.spec.lease_duration_seconds or 0)
+            if expires <= now:
+                continue
+            live.add(shard)
+            next_expiry = expires if next_expiry is None else min(next_expiry, expires)
+        for gone in set(self._seen) - names:
+            del self._seen[gone]
+        return frozenset(live), next_expiry
+
+    @staticmethod
+    def _age_at_first_sight(lease: Lease) -> float:
+        """How long ago a Lease seen for the first time was renewed, by its ``renewTime``.
+
+        Only then is the shard's wall clock trusted (afterwards, as in leader election, only
+        this process's clock counts): a sharder elected after its predecessor died with a
+        shard would otherwise give every dead shard a whole lease duration more.
+        """
+        renewed = lease.spec.renew_time
+        if renewed is None:
+            return 0.0
+        return max(0.0, (datetime.now(UTC) - renewed).total_seconds())
+
+    def _update_membership(self) -> float | None:
+        live, next_expiry = self._live_shards(self._clock())
+        if live != self.live:
+            joined, left = sorted(live - self.live), sorted(self.live - live)
+            log.info(
+                "ring %s: %d live shards (joined %s, left %s)",
+                self.ring,
+                len(live),
+                ", ".join(joined) or "none",
+                ", ".join(left) or "none",
+                extra={"fields": {"ring": self.ring, "shards": sorted(live)}},
+            )
+            self.live = live
+            self._ring = HashRing(live, self.tokens)
+            self.stats.membership_changes += 1
+            self.stats.last_membership_change = self._clock()
+            self._enqueue_everything()
+        return next_expiry
+
+    def _enqueue_everything(self) -> None:
+        for index, store in enumerate(self._stores):
+            for obj in store.store.list():
+                self.queue.add((index, obj.metadata.namespace, obj.metadata.name))
+
+    # -- decisions -----------------------------------------------------------------------------
+
+    def desired_shard(self, index: int, obj: Any) -> str | None:
+        """The live shard the object belongs on (``None``: none, or not of this ring)."""
+        spec = self.kinds[index]
+        if spec.primary:
+            info = resource_info(spec.kind)
+            return self._ring.shard_for(
+                object_key(info.group, info.kind, obj.metadata.namespace, obj.metadata.name)
+            )
+        for ref in obj.metadata.owner_references or ():
+            if not ref.controller:
+                continue
+            group = ref.api_version.rpartition("/")[0] if "/" in ref.api_version else ""
+            owner = self._owners.get((group, ref.kind))
+            if owner is not None and owner.primary:
+                return self._ring.shard_for(
+                    object_key(group, ref.kind, obj.metadata.namespace, ref.name)
+                )
+        return None
+
+    def step_for(self, index: int, obj: Any) -> Action | None:
+        """What to write on ``obj`` now (``None``: nothing)."""
+        labels = _labels(obj)
+        placement = Placement(labels.get(self.label) or None, bool(labels.get(self.drain)))
+        desired = self.desired_shard(index, obj)
+        if desired is None and placement.shard is None:
+            return None
+        return plan(placement, desired, self.live, handshake=self.kinds[index].primary)
+
+    async def _process(self, key: _Key) -> None:
+        index, namespace, name = key
+        spec = self.kinds[index]
+        obj = self._stores[index].store.get_by_name(name, namespace)
+        if obj is None:
+            self.queue.forget(key)
+            return
+        action = self.step_for(index, obj)
+        if action is None:
+            self.queue.forget(key)
+            return
+        labels: dict[str, str | None]
+        if action.op == "assign":
+            labels = {self.label: action.shard, self.drain: None}
+        elif action.op == "drain":
+            labels = {self.drain: "true"}
+        else:
+            labels = {self.drain: None}
+        patch = {"metadata": {"labels": labels, "resourceVersion": obj.metadata.resource_version}}
+        try:
+            await self.client.patch(spec.kind, name, patch, namespace=namespace)
+        except NotFound:
+            self.queue.forget(key)
+            return
+        except Conflict:
+            # Changed since the cached copy (a shard let it go, a user edited it): the new
+            # version's event queues it again, and the backoff bounds a hot object's retries.
+            self.stats.conflicts += 1
+            self.queue.add_rate_limited(key)
+            return
+        except KubernetesError as error:
+            log.warning("ring %s: could not label %s/%s: %s", self.ring, namespace, name, error)
+            self.queue.add_rate_limited(key)
+            return
+        self.stats.writes[action.op] += 1
+        self.queue.forget(key)
+
+    # -- running -------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Watch, assign and move until cancelled."""
+        factory = SharedInformerFactory(self.client, registry=self.registry)
+        self._leases = factory.informer(
+            Lease, namespace=self.lease_namespace, label_selector=f"{RING_LABEL}={self.ring}"
+        )
+        self._leases.add_event_handler(
+            lambda _lease: self._leases_changed.set(),
+            lambda _old, _new: self._leases_changed.set(),
+            lambda _lease: self._leases_changed.set(),
+        )
+        for index, spec in enumerate(self.kinds):
+            namespace = self.namespace if spec.namespaced else None
+            informer = factory.metadata_informer(spec.kind, namespace=namespace)
+            informer.add_event_handler(*self._handlers(index))
+            self._stores.append(informer)
+        workers: list[asyncio.Task[None]] = []
+        try:
+            await factory.start()
+            await factory.wait_for_sync()
+            log.info("sharder of ring %s synced", self.ring)
+            workers = [
+                asyncio.create_task(self._worker(), name=f"sharder-{self.ring}-{i}")
+                for i in range(self.concurrency)
+            ]
+            await self._watch_membership()
+        finally:
+            self.queue.shut_down()
+            for worker in workers:
+                worker.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            await factory.stop()
+
+    def _handlers(self, index: int) -> tuple[Callable[[Any], None], Callable[[Any, Any], None]]:
+        def on_add(obj: Any) -> None:
+            self.queue.add((index, obj.metadata.namespace, obj.metadata.name))
+
+        def on_update(_old: Any, new: Any) -> None:
+            on_add(new)
+
+        return on_add, on_update
+
+    async def _watch_membership(self) -> None:
+        while True:
+            self._leases_changed.clear()
+            next_expiry = self._update_membership()
+            timeout = None if next_expiry is None else max(0.0, next_expiry - self._clock())
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._leases_changed.wait()
+            except TimeoutError:
+                pass  # a Lease ran out: look again
+
+    async def _worker(self) -> None:
+        while True:
+            try:
+                key = await self.queue.get()
+            except QueueShutDown:
+                return
+            try:
+                await self._process(key)
+            finally:
+                self.queue.done(key)
