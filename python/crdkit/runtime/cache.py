@@ -51,6 +51,12 @@ class CacheReader:
         self.factory = factory
         self.namespace = namespace
         self.sync_timeout = sync_timeout
+        self._selectors: dict[type[Any] | GroupVersionKind, str] = {}
+
+    def select(self, resource: type[Any] | GroupVersionKind, label_selector: str) -> None:
+        """Read ``resource`` through the informer of ``label_selector`` from now on: a shard
+        reads its ring's kinds from its own share of them, not from a second, whole cache."""
+        self._selectors[resource] = label_selector
 
     def _informer(self, resource: type[Any] | GroupVersionKind) -> Informer[Any]:
         scope = self.namespace
@@ -60,7 +66,9 @@ class CacheReader:
             and not resource_info(resource).namespaced
         ):
             scope = None
-        informer: Informer[Any] = self.factory.informer(resource, namespace=scope)
+        informer: Informer[Any] = self.factory.informer(
+            resource, namespace=scope, label_selector=self._selectors.get(resource)
+        )
         return informer
 
     def _check_namespace(self, namespace: str | None) -> None:

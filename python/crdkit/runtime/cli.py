@@ -76,7 +76,10 @@ def run(
         built = build_reconcilers(classes, reconciler_options, config_file)
     except OptionError as error:
         fail("run", str(error))
-    options = ManagerOptions.from_flags(flags)
+    try:
+        options = ManagerOptions.from_flags(flags)
+    except ValueError as error:  # flags that contradict each other, or a bad name
+        raise click.UsageError(str(error)) from None
     connection = {"context": context, "exec_timeout": exec_timeout}
 
     async def build(client: Client) -> Manager:

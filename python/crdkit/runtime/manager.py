@@ -78,7 +78,7 @@ from crdkit.runtime.watch import declared_watches
 from crdkit.webhook.runner import WebhookRunner
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Coroutine
 
     from prometheus_client import CollectorRegistry
 
@@ -288,6 +288,8 @@ class Manager:
         if shard is not None:
             self._sharded_kinds.append(kind)
             self._owned_kinds.extend(reconciler.owns)
+            for ring_kind in (kind, *reconciler.owns):
+                self.cache.select(ring_kind, shard.selector)
         controller: Controller[Any] = Controller(
             reconciler,
             client=self.client,
@@ -552,20 +554,29 @@ class Manager:
         return True
 
     async def _serve_shard(self, shard: ShardMember) -> bool:
-        """As :meth:`_serve` after the caches, for one shard of a ring: hold the shard's Lease
-        and run its controllers; meanwhile, stand for the ring's sharder. Whether a Lease
-        was lost."""
-        acquired = await self._race_stop(shard.elector.acquire())
-        if acquired is None:
-            return False
-        acquired.result()
-        for controller in self.controllers:
-            controller.start()
-        log.info(
-            "shard started",
-            extra={"fields": {"ring": shard.ring, "shard": shard.shard, "identity": self.identity}},
-        )
-        held = await self._race_stop(self._hold_shard_and_stand(shard))
+        """As :meth:`_serve` after the caches, for a replica of a ring: hold the shard's Lease
+        and run its controllers, and meanwhile stand for the ring's sharder (``role`` may
+        leave out either). Whether a Lease was lost."""
+        role = self.options.sharding.role
+        if role != "sharder":
+            acquired = await self._race_stop(shard.elector.acquire())
+            if acquired is None:
+                return False
+            acquired.result()
+            for controller in self.controllers:
+                controller.start()
+            log.info(
+                "shard started",
+                extra={
+                    "fields": {"ring": shard.ring, "shard": shard.shard, "identity": self.identity}
+                },
+            )
+        duties = []
+        if role != "sharder":
+            duties.append(shard.elector.hold())
+        if role != "shard":
+            duties.append(self._lead_ring(shard))
+        held = await self._race_stop(self._until_one_ends(duties))
         if held is None:
             return False
         error = held.exception()
@@ -573,13 +584,11 @@ class Manager:
             raise error
         return True
 
-    async def _hold_shard_and_stand(self, shard: ShardMember) -> None:
-        """Renew the shard's Lease and, at once, stand for the sharder's; the first to end
-        (a Lease lost) ends both."""
-        tasks = [
-            asyncio.ensure_future(shard.elector.hold()),
-            asyncio.ensure_future(self._lead_ring(shard)),
-        ]
+    @staticmethod
+    async def _until_one_ends(duties: list[Coroutine[Any, Any, None]]) -> None:
+        """Run ``duties`` (renewing the shard's Lease, standing for the sharder's) until the
+        first ends (a Lease lost), which ends the others."""
+        tasks = [asyncio.ensure_future(duty) for duty in duties]
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "METRICS_ADDRESS",
     "SECURE_METRICS_ADDRESS",
+    "SHARD_ROLES",
     "Flag",
     "LeaderElectionOptions",
     "ManagerOptions",
@@ -160,6 +161,10 @@ class LeaderElectionOptions:
     """The holder's name in the Lease (default: the host name and a random suffix)."""
 
 
+SHARD_ROLES = ("both", "shard", "sharder")
+"""What a replica of a ring does: be a shard and stand for the sharder, or one of the two."""
+
+
 @dataclass(frozen=True)
 class ShardingOptions:
     """Run as one shard of a ring: each replica reconciles the objects labelled for it
@@ -202,6 +207,31 @@ class ShardingOptions:
             ),
         ),
     )
+    role: str = field(
+        default="both",
+        metadata=_meta(
+            "shard_role",
+            Flag(
+                "--shard-role",
+                "both: a shard that also stands for the sharder (default); shard: a shard "
+                "only; sharder: only stands for the sharder (a small Deployment of its own, so "
+                "that no shard carries the ring's metadata).",
+                controllers_only=True,
+            ),
+        ),
+    )
+
+    def __post_init__(self) -> None:
+        from crdkit.runtime.sharding.labels import validate_name  # the standard library only
+
+        if self.ring is not None:
+            validate_name(self.ring, field="sharding.ring")
+        if self.shard_id is not None:
+            validate_name(self.shard_id, field="sharding.shard_id")
+        if self.role not in SHARD_ROLES:
+            raise ValueError(
+                f"sharding.role: expected one of {', '.join(SHARD_ROLES)}, got {self.role!r}"
+            )
 
 
 @dataclass(frozen=True)

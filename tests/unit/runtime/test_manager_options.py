@@ -4,6 +4,7 @@ manager all follow from that declaration. The tests walk the fields, so an optio
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ from click.testing import CliRunner
 from prometheus_client import CollectorRegistry
 
 from crdkit.client import Client, ClientConfig
+from crdkit.resources import ConfigMap
+from crdkit.runtime import Context, Reconciler
 from crdkit.runtime.cli import run as run_command
 from crdkit.runtime.cli_common import manager_options
 from crdkit.runtime.manager import Manager
@@ -21,10 +24,12 @@ from crdkit.runtime.manager_options import (
     ManagerOptions,
     MetricsOptions,
     OptionField,
+    ShardingOptions,
     WebhookServerOptions,
     option_fields,
 )
 from crdkit.scheduling.cli import scheduler_command
+from crdkit.testing import FakeCluster
 
 
 def _sample(field: OptionField, tmp_path: Path) -> tuple[list[str], Any]:
@@ -43,7 +48,16 @@ def _sample(field: OptionField, tmp_path: Path) -> tuple[list[str], Any]:
         return [flag.name, "9555"], ":9555"
     if flag.type == "directory":
         return [flag.name, str(tmp_path)], tmp_path
-    return [flag.name, "127.0.0.1:9999"], "127.0.0.1:9999"
+    text = _TEXT_SAMPLES.get(field.path, "127.0.0.1:9999")
+    return [flag.name, text], text
+
+
+# Text options checked for their form: a valid value that is not the default.
+_TEXT_SAMPLES = {
+    ("sharding", "ring"): "jobs",
+    ("sharding", "shard_id"): "web-0",
+    ("sharding", "role"): "shard",
+}
 
 
 def _parse(command: click.Command, args: list[str]) -> dict[str, Any]:
@@ -163,3 +177,68 @@ async def test_the_manager_reads_its_options_and_refuses_both_spellings() -> Non
             Manager(client, options, namespace="other")
     finally:
         await client.close()
+
+
+def test_sharding_and_leader_election_are_refused_together_naming_both() -> None:
+    both = {"sharding": ShardingOptions(enabled=True)}
+    with pytest.raises(ValueError, match=r"sharding and leader_election") as raised:
+        ManagerOptions(leader_election=LeaderElectionOptions(enabled=True), **both)
+    assert "turn leader_election off" in str(raised.value)
+    with pytest.raises(ValueError, match=r"sharding and leader_election"):
+        ManagerOptions.from_shorthand({"sharding": True, "leader_election": True})
+    # either alone is fine
+    assert ManagerOptions(**both).sharding.enabled
+    assert ManagerOptions(leader_election=LeaderElectionOptions(enabled=True)).leader_election
+
+
+class _Sharded(Reconciler[ConfigMap]):
+    name = "sharded"
+
+    async def reconcile(self, ctx: Context, obj: ConfigMap) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("names", "field"),
+    [
+        ({"shard_ring": "Bad Name!"}, "sharding.ring"),
+        ({"shard_ring": "-ring"}, "sharding.ring"),
+        ({"shard_ring": "ok", "shard_id": "pod/7"}, "sharding.shard_id"),
+        ({"shard_id": "x" * 64}, "sharding.shard_id"),
+    ],
+)
+async def test_a_bad_ring_or_shard_name_is_refused_when_the_manager_is_built(
+    names: dict[str, str], field: str
+) -> None:
+    async with FakeCluster().client() as client:
+        with pytest.raises(ValueError, match=rf"^{re.escape(field)}: "):
+            Manager(client, sharding=True, registry=CollectorRegistry(), **names)
+
+
+async def test_a_ring_named_by_its_controller_is_checked_when_the_controller_is_added() -> None:
+    class BadlyNamed(_Sharded):
+        name = "sharded.controller"  # a valid controller name, but no DNS label
+
+    async with FakeCluster().client() as client:
+        manager = Manager(client, sharding=True, registry=CollectorRegistry())
+        with pytest.raises(ValueError, match=r"^sharding\.ring: "):
+            manager.add(BadlyNamed())
+        assert manager.shard is None
+
+
+def test_an_unknown_shard_role_is_refused_naming_the_field() -> None:
+    with pytest.raises(ValueError, match=r"^sharding\.role: .*'leader'"):
+        ShardingOptions(enabled=True, role="leader")
+
+
+async def test_the_ring_defaults_to_the_first_controllers_name() -> None:
+    async with FakeCluster().client() as client:
+        manager = Manager(
+            client, sharding=True, shard_id="web-0", namespace="ns", registry=CollectorRegistry()
+        )
+        manager.add(_Sharded())
+        assert manager.shard is not None
+        assert (manager.shard.ring, manager.shard.shard) == ("sharded", "web-0")
+        assert manager.shard.elector.config.lease_name == "sharded-shard-web-0"
+        assert manager.shard.elector.config.lease_namespace == "ns"
+        assert manager.controllers[0].admit is not None

@@ -16,19 +16,42 @@ elected replica also runs the manager's ``needs_leader`` runnables.
 
 from __future__ import annotations
 
-from crdkit.runtime.sharding.labels import (
-    RING_LABEL,
-    SHARD_ID_LABEL,
-    default_shard_id,
-    drain_label,
-    lease_name,
-    shard_label,
-    shard_selector,
-)
-from crdkit.runtime.sharding.member import ShardMember
-from crdkit.runtime.sharding.plan import Action, Placement, plan
-from crdkit.runtime.sharding.ring import HashRing, object_key
-from crdkit.runtime.sharding.sharder import Sharder, SharderStats
+from typing import TYPE_CHECKING
+
+from crdkit._lazy import lazy_namespace
+
+if TYPE_CHECKING:
+    from crdkit.runtime.sharding.labels import (
+        RING_LABEL,
+        SHARD_ID_LABEL,
+        default_shard_id,
+        drain_label,
+        lease_name,
+        shard_label,
+        shard_selector,
+    )
+    from crdkit.runtime.sharding.member import ShardMember
+    from crdkit.runtime.sharding.plan import Action, Placement, next_step
+    from crdkit.runtime.sharding.ring import HashRing, object_key
+    from crdkit.runtime.sharding.sharder import Sharder, SharderStats
+
+# Lazy: the options module checks names with ``labels`` alone, without the sharder's imports.
+_HOMES = {
+    "crdkit.runtime.sharding.labels": (
+        "RING_LABEL",
+        "SHARD_ID_LABEL",
+        "default_shard_id",
+        "drain_label",
+        "lease_name",
+        "shard_label",
+        "shard_selector",
+    ),
+    "crdkit.runtime.sharding.member": ("ShardMember",),
+    "crdkit.runtime.sharding.plan": ("Action", "Placement", "next_step"),
+    "crdkit.runtime.sharding.ring": ("HashRing", "object_key"),
+    "crdkit.runtime.sharding.sharder": ("Sharder", "SharderStats"),
+}
+__getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
 
 __all__ = [
     "RING_LABEL",
@@ -42,8 +65,8 @@ __all__ = [
     "default_shard_id",
     "drain_label",
     "lease_name",
+    "next_step",
     "object_key",
-    "plan",
     "shard_label",
     "shard_selector",
 ]

@@ -3,9 +3,10 @@
 An object of a ring carries ``shard.crdkit.io/<ring>: <shard>`` (who reconciles it) and, while
 the sharder moves it away from a live shard, ``drain.shard.crdkit.io/<ring>: "true"``. A shard's
 Lease carries ``shard.crdkit.io/ring: <ring>``, so the sharder lists a ring's members by label.
-Both names end up in label keys and values, so they must be label values themselves (63
-characters at most, alphanumerics with ``-``, ``_`` or ``.`` inside); a bad one is refused when
-the manager is built, naming the option, not when the first patch fails.
+Both names end up in label keys and values and in Lease names, so they must be DNS labels (63
+characters at most: lower-case letters, digits and ``-`` inside), which are all three; a bad
+one is refused when the manager is built, naming the option, not when the first Lease or patch
+fails. (Lower case only, so two ids cannot differ by case alone and share a Lease.)
 """
 
 from __future__ import annotations
@@ -28,19 +29,19 @@ RING_LABEL = "shard.crdkit.io/ring"
 """On every shard Lease: the ring it belongs to."""
 
 SHARD_ID_LABEL = "shard.crdkit.io/id"
-"""On every shard Lease: the shard's id (the Lease's name is lower-cased)."""
+"""On every shard Lease: the shard's id."""
 
-_LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _NOT_IN_A_NAME = re.compile(r"[^a-z0-9-]+")
 
 
 def validate_name(value: str, *, field: str) -> str:
-    """``value`` if it can be a label value and part of a Lease name; ``ValueError`` naming
-    ``field`` otherwise."""
-    if not _LABEL_VALUE.match(value):
+    """``value`` if it is a DNS label (a label value, a label name and part of a Lease name);
+    ``ValueError`` naming ``field`` otherwise."""
+    if not _DNS_LABEL.match(value):
         raise ValueError(
-            f"{field}: {value!r} is not a valid label value (at most 63 characters: letters, "
-            "digits, '-', '_' or '.', starting and ending with a letter or digit)"
+            f"{field}: {value!r} is not a DNS label (at most 63 characters: lower-case letters, "
+            "digits and '-', starting and ending with a letter or digit)"
         )
     return value
 
@@ -61,8 +62,8 @@ def shard_selector(ring: str, shard: str) -> str:
 
 
 def lease_name(ring: str, shard: str) -> str:
-    """The name of ``shard``'s Lease in ``ring`` (a DNS subdomain: lower case)."""
-    return f"{ring}-shard-{shard}".lower()
+    """The name of ``shard``'s Lease in ``ring``."""
+    return f"{ring}-shard-{shard}"
 
 
 def default_shard_id() -> str:

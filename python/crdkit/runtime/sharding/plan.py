@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from collections.abc import Set
 
-__all__ = ["Action", "Placement", "plan"]
+__all__ = ["Action", "Placement", "next_step"]
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Action:
     shard: str | None = None
 
 
-def plan(
+def next_step(
     placement: Placement, desired: str | None, live: Set[str], *, handshake: bool = True
 ) -> Action | None:
     """The one step that brings ``placement`` closer to ``desired`` given the ``live`` shards;

@@ -1,0 +1,472 @@
+"""The ``Sharder`` alone on FakeCluster and a virtual clock: the shards are Leases written by
+hand (nothing renews them unless the test does), the ring's objects ConfigMaps, and the owned
+kind Secrets with a controller reference to a ConfigMap. A test plays the shards' side of the
+handshake itself, by dropping an object's labels as ``ShardMember`` does."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from crdkit.client import Client
+from crdkit.resources import ConfigMap, Lease, LeaseSpec, ObjectMeta, OwnerReference, Secret
+from crdkit.runtime.sharding import (
+    RING_LABEL,
+    SHARD_ID_LABEL,
+    HashRing,
+    Sharder,
+    drain_label,
+    lease_name,
+    object_key,
+    shard_label,
+)
+from crdkit.testing import FakeCluster
+from crdkit.testing.sim.virtual_time import run_on_virtual_clock
+
+NS = "ns"
+RING = "jobs"
+SHARD = shard_label(RING)
+DRAIN = drain_label(RING)
+NAMES = [f"cm-{i}" for i in range(24)]
+DURATION = 15
+
+
+def now() -> float:
+    return asyncio.get_running_loop().time()
+
+
+def ring_for(*shards: str) -> dict[str, str | None]:
+    ring = HashRing(shards)
+    return {name: ring.shard_for(object_key("", "ConfigMap", NS, name)) for name in NAMES}
+
+
+async def add_lease(
+    client: Client, shard: str, *, holder: str | None = "pod", renewed_ago: float = 0.0
+) -> None:
+    await client.create(
+        Lease(
+            metadata=ObjectMeta(
+                name=lease_name(RING, shard),
+                namespace=NS,
+                labels={RING_LABEL: RING, SHARD_ID_LABEL: shard},
+            ),
+            spec=LeaseSpec(
+                holder_identity=holder,
+                lease_duration_seconds=DURATION,
+                renew_time=datetime.now(UTC) - timedelta(seconds=renewed_ago),
+            ),
+        )
+    )
+
+
+async def renew(client: Client, shard: str) -> None:
+    renewed = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    await client.patch(
+        Lease, lease_name(RING, shard), {"spec": {"renewTime": renewed}}, namespace=NS
+    )
+
+
+async def release(client: Client, shard: str) -> None:
+    await client.patch(
+        Lease, lease_name(RING, shard), {"spec": {"holderIdentity": None}}, namespace=NS
+    )
+
+
+async def keep_renewing(client: Client, shard: str) -> None:
+    while True:
+        await asyncio.sleep(2.0)
+        await renew(client, shard)
+
+
+async def add_configmaps(client: Client) -> dict[str, str]:
+    """The ConfigMaps of NAMES; their uids by name."""
+    uids = {}
+    for name in NAMES:
+        created = await client.create(ConfigMap(metadata=ObjectMeta(name=name, namespace=NS)))
+        assert created.metadata.uid is not None
+        uids[name] = created.metadata.uid
+    return uids
+
+
+async def labels(client: Client, kind: type[ConfigMap] | type[Secret] = ConfigMap) -> dict:
+    objects = (await client.list(kind, namespace=NS)).items
+    return {obj.metadata.name: dict(obj.metadata.labels or {}) for obj in objects}
+
+
+async def shards_of(client: Client) -> dict[str, str | None]:
+    return {name: got.get(SHARD) for name, got in (await labels(client)).items()}
+
+
+async def until(check: Callable[[], Awaitable[bool]], within: float = 10.0) -> float:
+    """Poll ``check`` every 50 ms of virtual time; the virtual seconds it took."""
+    started = now()
+    while not await check():
+        assert now() - started < within, "not within the time given"
+        await asyncio.sleep(0.05)
+    return now() - started
+
+
+@contextlib.asynccontextmanager
+async def running(client: Client, *, owned: bool = False) -> AsyncIterator[Sharder]:
+    sharder = Sharder(
+        client,
+        ring=RING,
+        lease_namespace=NS,
+        primary_kinds=[ConfigMap],
+        owned_kinds=[Secret] if owned else (),
+        namespace=NS,
+        registry=CollectorRegistry(),
+        clock=asyncio.get_running_loop().time,
+    )
+    task = asyncio.create_task(sharder.run())
+    try:
+        yield sharder
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def test_unassigned_objects_are_labelled_by_the_ring_of_live_shards() -> None:
+    async def main() -> None:
+        async with FakeCluster().client() as client:
+            await add_lease(client, "a")
+            await add_lease(client, "b")
+            await add_configmaps(client)
+            async with running(client) as sharder:
+                want = ring_for("a", "b")
+                assert set(want.values()) == {"a", "b"}  # both get some
+                await until(lambda: _equal(shards_of(client), want))
+                assert sharder.live == {"a", "b"}
+                assert sharder.stats.writes == {"assign": len(NAMES), "drain": 0, "undrain": 0}
+                assert sharder.stats.conflicts == 0
+                # one created afterwards is labelled too, and nothing else is written again
+                await client.create(ConfigMap(metadata=ObjectMeta(name="late", namespace=NS)))
+                late = HashRing({"a", "b"}).shard_for(object_key("", "ConfigMap", NS, "late"))
+                await until(lambda: _has_shard(client, "late", late))
+                await asyncio.sleep(1.0)
+                assert sharder.stats.writes["assign"] == len(NAMES) + 1
+                assert not any(DRAIN in got for got in (await labels(client)).values())
+
+    run_on_virtual_clock(main())
+
+
+def test_with_no_live_shard_nothing_is_labelled() -> None:
+    async def main() -> None:
+        async with FakeCluster().client() as client:
+            await add_lease(client, "a", holder=None)
+            await add_configmaps(client)
+            async with running(client) as sharder:
+                await asyncio.sleep(5.0)
+                assert sharder.live == frozenset()
+                assert set((await shards_of(client)).values()) == {None}
+                assert sharder.stats.writes["assign"] == 0
+                # the first shard to come up gets everything
+                await add_lease(client, "b")
+                await until(lambda: _equal(shards_of(client), dict.fromkeys(NAMES, "b")))
+
+    run_on_virtual_clock(main())
+
+
+def test_a_shard_not_renewed_is_dead_after_its_lease_duration_and_its_objects_move() -> None:
+    async def main() -> None:
+        async with FakeCluster().client() as client:
+            await add_lease(client, "a")
+            await add_lease(client, "b")
+            await add_configmaps(client)
+            renewing = asyncio.create_task(keep_renewing(client, "a"))
+            try:
+                async with running(client) as sharder:
+                    await until(lambda: _equal(shards_of(client), ring_for("a", "b")))
+                    # Its last renewal, as the sharder's clock sees it (the first sighting is
+                    # aged by the wall clock's renewTime: see the tests below).
+                    await renew(client, "b")
+                    renewed = now()
+                    # Within its lease duration "b" is still live and keeps its objects ...
+                    await asyncio.sleep(DURATION - 0.5)
+                    assert sharder.live == {"a", "b"}
+                    assert await shards_of(client) == ring_for("a", "b")
+                    # ... then it is dead, and its objects go to "a" at once, with no drain.
+                    await until(lambda: _equal(shards_of(client), dict.fromkeys(NAMES, "a")))
+                    assert sharder.live == {"a"}
+                    died = sharder.stats.last_membership_change
+                    assert died is not None
+                    assert DURATION <= died - renewed <= DURATION + 0.1
+                    moved = sum(shard == "b" for shard in ring_for("a", "b").values())
+                    assert sharder.stats.writes == {
+                        "assign": len(NAMES) + moved,
+                        "drain": 0,
+                        "undrain": 0,
+                    }
+                    assert sharder.stats.membership_changes == 2
+            finally:
+                renewing.cancel()
+
+    run_on_virtual_clock(main())
+
+
+def test_a_renewed_shard_stays_live_past_its_lease_duration() -> None:
+    async def main() -> None:
+        async with FakeCluster().client() as client:
+            await add_lease(client, "a")
+            await add_lease(client, "b")
+            await add_configmaps(client)
+            renewing = [asyncio.create_task(keep_renewing(client, shard)) for shard in ("a", "b")]
+            try:
+                async with running(client) as sharder:
+                    await until(lambda: _equal(shards_of(client), ring_for("a", "b")))
+                    await asyncio.sleep(3 * DURATION)
+                    assert sharder.live == {"a", "b"}
+                    assert sharder.stats.membership_changes == 1
+                    assert sharder.stats.writes["assign"] == len(NAMES)
+            finally:
+                for task in renewing:
+                    task.cancel()
+
+    run_on_virtual_clock(main())
+
+
+def test_a_released_lease_is_dead_at_once() -> None:
+    async def main() -> None:
+        async with FakeCluster().client() as client:
+            await add_lease(client, "a")
+            await add_lease(client, "b")
+            await add_configmaps(client)
+            async with running(client) as sharder:
+                await until(lambda: _equal(shards_of(client), ring_for("a", "b")))
+                await release(client, "b")
+                took = await until(lambda: _equal(shards_of(client), dict.fromkeys(NAMES, "a")))
+                assert took < 1.0  # not a lease duration
+                assert sharder.live == {"a"}
+                assert sharder.stats.writes["drain"] == 0
+
+    run_on_virtual_clock(main())
+
+
+def test_a_lease_first_seen_long_expired_is_dead_at_once() -> None:
+    async def main() -> None:
+        async with FakeCluster().client() as client:
+            await add_lease(client, "a")
+            await add_lease(client, "b", renewed_ago=10 * DURATION)  # its shard died long ago
+            await add_configmaps(client)
+            async with running(client) as sharder:
+                took = await until(lambda: _equal(shards_of(client), dict.fromkeys(NAMES, "a")))
+                assert took < 1.0
+                assert sharder.live == {"a"}
+                assert sharder.stats.membership_changes == 1  # "b" was never counted live
+
+    run_on_virtual_clock(main())
+
+
+def test_a_lease_first_seen_part_expired_lives_only_what_is_left_of_it() -> None:
+    async def main() -> None:
+        async with FakeCluster().client() as client:
+            await add_lease(client, "a")
+            await add_lease(client, "b", renewed_ago=DURATION - 5.0)
+            await add_configmaps(client)
+            renewing = asyncio.create_task(keep_renewing(client, "a"))
+            try:
+                async with running(client) as sharder:
+                    await until(lambda: _equal(shards_of(client), ring_for("a", "b")))
+                    first_seen = sharder.stats.last_membership_change
+                    assert first_seen is not None
+                    await until(lambda: _equal(shards_of(client), dict.fromkeys(NAMES, "a")))
+                    died = sharder.stats.last_membership_change
+                    assert died is not None
+                    # about 5 s left of its 15 (the wall clock moved a little since)
+                    assert 4.0 <= died - first_seen <= 5.1
+            finally:
+                renewing.cancel()
+
+    run_on_virtual_clock(main())
+
+
+def test_a_join_drains_the_objects_the_ring_gives_the_new_shard_and_nothing_else() -> None:
+    async def main() -> None:
+        async with FakeCluster().client() as client:
+            await add_lease(client, "a")
+            await add_configmaps(client)
+            async with running(client) as sharder:
+                await until(lambda: _equal(shards_of(client), dict.fromkeys(NAMES, "a")))
+                after = ring_for("a", "b")
+                joining = sorted(name for name, shard in after.items() if shard == "b")
+                assert 0 < len(joining) < len(NAMES)
+                await add_lease(client, "b")
+
+                async def drained() -> bool:
+                    got = await labels(client)
+                    return sorted(n for n, ls in got.items() if ls.get(DRAIN)) == joining
+
+                await until(drained)
+                await asyncio.sleep(1.0)
+                got = await labels(client)
+                # Asked to drain, not moved: each is still on "a" until "a" lets it go.
+                assert {n: ls.get(SHARD) for n, ls in got.items()} == dict.fromkeys(NAMES, "a")
+                assert sorted(n for n, ls in got.items() if ls.get(DRAIN)) == joining
+                assert sharder.stats.writes == {
+                    "assign": len(NAMES),
+                    "drain": len(joining),
+                    "undrain": 0,
+                }
+                # "a" acknowledges (as ShardMember does): now they are given to "b".
+                for name in joining:
+                    await client.patch(
+                        ConfigMap,
+                        name,
+                        {"metadata": {"labels": {SHARD: None, DRAIN: None}}},
+                        namespace=NS,
+                    )
+                await until(lambda: _equal(shards_of(client), after))
+                assert not any(DRAIN in ls for ls in (await labels(client)).values())
+                assert sharder.stats.writes["assign"] == len(NAMES) + len(joining)
+
+    run_on_virtual_clock(main())
+
+
+def test_a_drain_not_acknowledged_is_taken_back_when_the_joiner_leaves() -> None:
+    async def main() -> None:
+        async with FakeCluster().client() as client:
+            await add_lease(client, "a")
+            await add_configmaps(client)
+            async with running(client) as sharder:
+                await until(lambda: _equal(shards_of(client), dict.fromkeys(NAMES, "a")))
+                joining = [name for name, shard in ring_for("a", "b").items() if shard == "b"]
+                await add_lease(client, "b")
+                await until(lambda: _count_draining(client, len(joining)))
+                await release(client, "b")
+                await until(lambda: _count_draining(client, 0))
+                assert await shards_of(client) == dict.fromkeys(NAMES, "a")
+                assert sharder.stats.writes["undrain"] == len(joining)
+
+    run_on_virtual_clock(main())
+
+
+def test_owned_objects_carry_their_owners_shard() -> None:
+    async def main() -> None:
+        async with FakeCluster().client() as client:
+            await add_lease(client, "a")
+            await add_lease(client, "b")
+            uids = await add_configmaps(client)
+            for name in NAMES:
+                await client.create(secret(f"{name}-secret", Owner("ConfigMap", name, uids[name])))
+            orphan = await client.create(secret("orphan"))
+            cm0 = Owner("ConfigMap", "cm-0", uids["cm-0"])
+            await client.create(secret("not-controlled", cm0, controller=False))
+            # owned by an object of a kind the ring does not shard (a Secret, owned itself)
+            assert orphan.metadata.uid is not None
+            await client.create(
+                secret("other-kind", Owner("Secret", "orphan", orphan.metadata.uid))
+            )
+            async with running(client, owned=True) as sharder:
+                want = {f"{name}-secret": shard for name, shard in ring_for("a", "b").items()}
+                assert set(want.values()) == {"a", "b"}
+
+                async def secrets_placed() -> bool:
+                    got = await labels(client, Secret)
+                    return all(got[name].get(SHARD) == shard for name, shard in want.items())
+
+                await until(secrets_placed)
+                await until(lambda: _equal(shards_of(client), ring_for("a", "b")))
+                got = await labels(client, Secret)
+                for name in ("orphan", "not-controlled", "other-kind"):
+                    assert SHARD not in got[name], name
+                assert sharder.stats.writes["assign"] == 2 * len(NAMES)
+                # When "b" dies its owners' Secrets move with them (directly: owned objects
+                # need no handshake).
+                await release(client, "b")
+
+                async def all_on_a() -> bool:
+                    got = await labels(client, Secret)
+                    return all(got[name].get(SHARD) == "a" for name in want)
+
+                await until(all_on_a)
+                assert sharder.stats.writes["drain"] == 0
+
+    run_on_virtual_clock(main())
+
+
+def test_owned_objects_move_directly_when_a_shard_joins() -> None:
+    async def main() -> None:
+        async with FakeCluster().client() as client:
+            await add_lease(client, "a")
+            uids = await add_configmaps(client)
+            for name in NAMES:
+                await client.create(secret(f"{name}-secret", Owner("ConfigMap", name, uids[name])))
+            async with running(client, owned=True):
+
+                async def secrets_on(want: dict[str, str | None]) -> bool:
+                    got = await labels(client, Secret)
+                    return all(got[f"{n}-secret"].get(SHARD) == s for n, s in want.items())
+
+                await until(lambda: secrets_on(dict.fromkeys(NAMES, "a")))
+                await add_lease(client, "b")
+                await until(lambda: secrets_on(ring_for("a", "b")))
+                got = await labels(client, Secret)
+                assert not any(DRAIN in ls for ls in got.values())
+
+    run_on_virtual_clock(main())
+
+
+def test_a_sharder_needs_a_kind_and_a_worker() -> None:
+    async def main() -> None:
+        async with FakeCluster().client() as client:
+            with pytest.raises(ValueError, match="primary_kinds"):
+                Sharder(client, ring=RING, lease_namespace=NS, primary_kinds=[])
+            with pytest.raises(ValueError, match="concurrency"):
+                Sharder(
+                    client, ring=RING, lease_namespace=NS, primary_kinds=[ConfigMap], concurrency=0
+                )
+            # an owned kind that is also primary is primary only
+            both = Sharder(
+                client,
+                ring=RING,
+                lease_namespace=NS,
+                primary_kinds=[ConfigMap],
+                owned_kinds=[ConfigMap, Secret],
+            )
+            assert [(k.kind, k.primary) for k in both.kinds] == [
+                (ConfigMap, True),
+                (Secret, False),
+            ]
+
+    run_on_virtual_clock(main())
+
+
+@dataclass(frozen=True)
+class Owner:
+    kind: str
+    name: str
+    uid: str
+
+
+def secret(name: str, owner: Owner | None = None, *, controller: bool = True) -> Secret:
+    refs = None
+    if owner is not None:
+        refs = [
+            OwnerReference(
+                api_version="v1",
+                kind=owner.kind,
+                name=owner.name,
+                uid=owner.uid,
+                controller=controller,
+            )
+        ]
+    return Secret(metadata=ObjectMeta(name=name, namespace=NS, owner_references=refs))
+
+
+async def _equal(got: Awaitable[dict[str, str | None]], want: dict[str, str | None]) -> bool:
+    return await got == want
+
+
+async def _has_shard(client: Client, name: str, shard: str | None) -> bool:
+    return (await shards_of(client)).get(name) == shard
+
+
+async def _count_draining(client: Client, count: int) -> bool:
+    return sum(bool(ls.get(DRAIN)) for ls in (await labels(client)).values()) == count
