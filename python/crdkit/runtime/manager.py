@@ -20,7 +20,7 @@ What ``run`` does, in order:
    (:meth:`Manager.wait_ready` returns);
 3. starts the runnables that do not need the Lease (``needs_leader=False``);
 4. with leader election, waits to hold the Lease (caches stay warm meanwhile, for fast
-   fail-over);
+   fail-over; with ``warm_standby=False`` the Lease comes first, before step 2);
 5. starts each controller's workers and the other runnables;
 6. on stop: stops taking work, gives in-flight reconciles the grace period (30 s), cancels what
    is left, then cancels the runnables and waits for them, releases the Lease, stops the
@@ -260,6 +260,7 @@ class Manager:
         self._runnable_tasks: list[asyncio.Task[None]] = []
         self._failure: Exception | None = None
         self.elector: LeaderElector | None = None
+        self._holding: asyncio.Future[None] | None = None  # renewing the leader Lease
         self.shard: ShardMember | None = None
         """With sharding: this replica's shard (made when the first controller is added)."""
         self.sharder: Sharder | None = None
@@ -524,33 +525,50 @@ class Manager:
     async def _serve(self) -> bool:
         """Start everything in order and run until stopped; whether the lease was lost."""
         await self._start_servers()
+        election = self.options.leader_election
+        cold = election.enabled and not election.warm_standby and self.shard is None
+        if cold and not await self._acquire_leadership():
+            return False
         if not await self._start_caches():
             return False
         self._start_runnables(needs_leader=False)
         if self.shard is not None:
             return await self._serve_shard(self.shard)
-        if self.options.leader_election.enabled:
-            clock = {"clock": self._clock} if self._clock is not None else {}
-            self.elector = LeaderElector(
-                self.client, self._election_config(), registry=self.registry, **clock
-            )
-            acquired = await self._race_stop(self.elector.acquire())
-            if acquired is None:
-                return False
-            acquired.result()
+        if election.enabled and not cold and not await self._acquire_leadership():
+            return False
+        holding = self._holding
+        if holding is not None and holding.done():
+            return self._lost(holding)  # while a cold standby's caches synced
         for controller in self.controllers:
             controller.start()
         self._start_runnables(needs_leader=True)
         log.info("controllers started", extra={"fields": {"identity": self.identity}})
-        if self.elector is None:
+        if holding is None:
             await self._stop.wait()
             return False
-        held = await self._race_stop(self.elector.hold())
-        if held is None:
-            return False
+        held = await self._race_stop(holding)
+        return False if held is None else self._lost(held)
+
+    @staticmethod
+    def _lost(held: asyncio.Future[Any]) -> bool:
+        """A finished renewal: the Lease was lost (True), or its error is raised."""
         error = held.exception()
         if error is not None and not isinstance(error, LeaderElectionLost):
             raise error
+        return True
+
+    async def _acquire_leadership(self) -> bool:
+        """Wait to hold the leader Lease; False if asked to stop first."""
+        clock = {"clock": self._clock} if self._clock is not None else {}
+        self.elector = LeaderElector(
+            self.client, self._election_config(), registry=self.registry, **clock
+        )
+        acquired = await self._race_stop(self.elector.acquire())
+        if acquired is None:
+            return False
+        acquired.result()
+        # Renewed from now on, also while a cold standby's caches sync after it.
+        self._holding = asyncio.ensure_future(self.elector.hold())
         return True
 
     async def _serve_shard(self, shard: ShardMember) -> bool:
@@ -732,6 +750,9 @@ class Manager:
 
     async def _shutdown(self, lost: bool) -> None:
         self._stop.set()
+        if self._holding is not None and not self._holding.done():
+            self._holding.cancel()  # stopped before the controllers started
+            await asyncio.gather(self._holding, return_exceptions=True)
         grace = 0.0 if lost else self.graceful_shutdown_timeout
         if lost:
             # Another replica may already run them: not a moment longer here.

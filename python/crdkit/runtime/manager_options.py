@@ -157,6 +157,19 @@ class LeaderElectionOptions:
             ),
         ),
     )
+    warm_standby: bool = field(
+        default=True,
+        metadata=_meta(
+            "warm_standby",
+            Flag(
+                "--warm-standby",
+                "A standby lists and watches before it holds the Lease, so it reconciles as "
+                "soon as it takes over (default); --no-warm-standby: it starts its caches only "
+                "then (less memory on standbys, a full list on each takeover).",
+                "on-off",
+            ),
+        ),
+    )
     identity: str | None = field(default=None, metadata=_meta("identity"))
     """The holder's name in the Lease (default: the host name and a random suffix)."""
 

@@ -66,3 +66,42 @@ def test_a_standby_takes_over_warm() -> None:
     assert -0.01 <= first_reconcile - took_over <= 0.5, first_reconcile - took_over
     assert lists == 1  # the cache it synced as a standby, not a second list
     assert reconciled == OBJECTS
+
+
+async def _cold_take_over() -> tuple[int, int, int]:
+    """With ``warm_standby=False``: what the standby listed before and after it took over."""
+    cluster = FakeCluster(
+        [ConfigMap(metadata=ObjectMeta(name=f"cm-{i}", namespace=NS)) for i in range(OBJECTS)]
+    )
+    first, second = Recorder(), Recorder()
+    async with cluster.client() as client:
+        leader = replica(client, "a", first)
+        standby = recording_manager(
+            client,
+            second,
+            leader_election=True,
+            leader_election_id="recorder-leader",
+            leader_election_namespace=NS,
+            identity="b",
+            warm_standby=False,
+            clock=asyncio.get_running_loop().time,
+        )
+        leading = asyncio.create_task(leader.run())
+        await eventually(lambda: _true(len(first.at) >= OBJECTS), 600, "the leader's reconciles")
+        waiting = asyncio.create_task(standby.run())
+        await asyncio.sleep(30)  # two lease durations: a warm standby would have listed
+        informer = standby.informers.informer(ConfigMap, namespace=NS)
+        listed_while_standing_by = informer.list_count
+        assert not standby.ready and not second.at
+        leader.stop()
+        await asyncio.wait_for(leading, 600)
+        await eventually(lambda: _true(len(second.at) >= OBJECTS), 600, "the new leader's work")
+        standby.stop()
+        await asyncio.wait_for(waiting, 600)
+    return listed_while_standing_by, informer.list_count, len({k for _, k in second.at})
+
+
+def test_a_cold_standby_lists_only_once_it_holds_the_lease() -> None:
+    before, after, reconciled = run_on_virtual_clock(_cold_take_over())
+    assert (before, after) == (0, 1)
+    assert reconciled == OBJECTS
