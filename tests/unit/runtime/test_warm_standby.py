@@ -92,7 +92,8 @@ async def _cold_take_over() -> tuple[int, int, int]:
         await asyncio.sleep(30)  # two lease durations: a warm standby would have listed
         informer = standby.informers.informer(ConfigMap, namespace=NS)
         listed_while_standing_by = informer.list_count
-        assert not standby.ready and not second.at
+        assert not standby.ready
+        assert not second.at
         leader.stop()
         await asyncio.wait_for(leading, 600)
         await eventually(lambda: _true(len(second.at) >= OBJECTS), 600, "the new leader's work")

@@ -145,12 +145,14 @@ class Sharder:
 
     # -- membership ---------------------------------------------------------------------------
 
-    def _live_shards(self, now: float) -> tuple[frozenset[str], float | None]:
-        """The live shards, and when (this clock) the next of them expires if not renewed."""
+    def _live_shards(self, now: float) -> tuple[frozenset[str], float | None, dict[str, str]]:
+        """The live shards, when (this clock) the next of them expires if not renewed, and the
+        Leases (name: shard) of live shards that just ran out, still to be confirmed."""
         assert self._leases is not None
         live = set()
         next_expiry: float | None = None
         names = set()
+        expired: dict[str, str] = {}
         for lease in self._leases.store.list():
             name = lease.metadata.name or ""
             names.add(name)
@@ -167,12 +169,36 @@ class Sharder:
                 continue
             expires = seen[1] + float(lease.spec.lease_duration_seconds or 0)
             if expires <= now:
+                if shard in self.live:
+                    expired[name] = shard
                 continue
             live.add(shard)
             next_expiry = expires if next_expiry is None else min(next_expiry, expires)
         for gone in set(self._seen) - names:
             del self._seen[gone]
-        return frozenset(live), next_expiry
+        return frozenset(live), next_expiry, expired
+
+    async def _renewed_after_all(self, expired: dict[str, str]) -> bool:
+        """Read each Lease that ran out from the apiserver itself before its shard's objects
+        are given away: a watch that fell behind (a slow or broken connection) must not make
+        a live shard look dead. Whether any was renewed after all (its new version counts as
+        seen now)."""
+        renewed = False
+        for name in expired:
+            try:
+                lease = await self.client.get(Lease, name, namespace=self.lease_namespace)
+            except NotFound:
+                continue
+            except KubernetesError as error:
+                # Unconfirmed either way: the Lease ran out as far as anyone here can tell,
+                # and a shard that cannot renew stops before its lease duration.
+                log.warning("ring %s: could not read Lease %s: %s", self.ring, name, error)
+                continue
+            version = lease.metadata.resource_version
+            if version != self._seen.get(name, (None, 0.0))[0] and lease.spec.holder_identity:
+                self._seen[name] = (version, self._clock())
+                renewed = True
+        return renewed
 
     @staticmethod
     def _age_at_first_sight(lease: Lease) -> float:
@@ -187,8 +213,10 @@ class Sharder:
             return 0.0
         return max(0.0, (datetime.now(UTC) - renewed).total_seconds())
 
-    def _update_membership(self) -> float | None:
-        live, next_expiry = self._live_shards(self._clock())
+    async def _update_membership(self) -> float | None:
+        live, next_expiry, expired = self._live_shards(self._clock())
+        if expired and await self._renewed_after_all(expired):
+            live, next_expiry, _ = self._live_shards(self._clock())
         if live != self.live:
             joined, left = sorted(live - self.live), sorted(self.live - live)
             log.info(
@@ -353,7 +381,7 @@ class Sharder:
     async def _watch_membership(self) -> None:
         while True:
             self._leases_changed.clear()
-            next_expiry = self._update_membership()
+            next_expiry = await self._update_membership()
             timeout = None if next_expiry is None else max(0.0, next_expiry - self._clock())
             try:
                 async with asyncio.timeout(timeout):
