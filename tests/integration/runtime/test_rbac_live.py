@@ -40,6 +40,15 @@ def generated_rbac(*args: str) -> list[dict[str, Any]]:
     return gen_rbac("examples.hello.operator:HelloReconciler", *args)
 
 
+def namespaced_rbac(namespace: str, *more: str) -> list[dict[str, Any]]:
+    """gen-rbac's roles for an operator of ``namespace``, bound to its service account there."""
+    return generated_rbac(
+        *("--name", f"hello-{namespace}", "--namespace", namespace),
+        *("--service-account", SERVICE_ACCOUNT, "--service-account-namespace", namespace),
+        *more,
+    )
+
+
 def run_operator(
     kubeconfig: Path, log: Path, *args: str, election: tuple[str, ...] = ("--leader-elect",)
 ) -> contextlib.AbstractAsyncContextManager[asyncio.subprocess.Process]:
@@ -116,16 +125,7 @@ async def test_namespaced_operator_runs_with_generated_roles_only(
     control_plane: ControlPlane, crdkit_client: Client, namespace: str, tmp_path: Path
 ) -> None:
     await control_plane.install_crds([HELLO_CRD])
-    documents = generated_rbac(
-        "--name",
-        f"hello-{namespace}",
-        "--namespace",
-        namespace,
-        "--service-account",
-        SERVICE_ACCOUNT,
-        "--service-account-namespace",
-        namespace,
-    )
+    documents = namespaced_rbac(namespace)
     assert {d["kind"] for d in documents} == {"Role", "RoleBinding"}
     await apply_all(crdkit_client, documents)
     kubeconfig = await operator_kubeconfig(crdkit_client, control_plane, namespace, tmp_path)
@@ -175,17 +175,7 @@ async def test_sharded_operator_runs_with_generated_roles_only(
 ) -> None:
     # A shard creates its own Lease and the sharder watches the ring's: --shards grants that.
     await control_plane.install_crds([HELLO_CRD])
-    documents = generated_rbac(
-        "--name",
-        f"hello-{namespace}",
-        "--namespace",
-        namespace,
-        "--service-account",
-        SERVICE_ACCOUNT,
-        "--service-account-namespace",
-        namespace,
-        "--shards",
-    )
+    documents = namespaced_rbac(namespace, "--shards")
     await apply_all(crdkit_client, documents)
     kubeconfig = await operator_kubeconfig(crdkit_client, control_plane, namespace, tmp_path)
     log = tmp_path / "operator.stderr"

@@ -104,6 +104,10 @@ class Shards:
                 stderr=stderr,
             )
 
+    async def start_all(self, *shards: str) -> None:
+        for shard in shards:
+            await self.start(shard)
+
     async def kill(self, shard: str) -> None:
         process = self.processes.pop(shard)
         process.send_signal(signal.SIGKILL)
@@ -189,39 +193,20 @@ async def test_three_shards_kill_one_add_one_drain_one(
             what=f"round {round_}: objects settled on {sorted(live)}",
         )
 
+    # Each step, then the ring it must settle on, then a round of changes to every object.
+    steps = [
+        (lambda: shards.start_all("a", "b", "c"), {"a", "b", "c"}, "spread over a, b and c"),
+        (lambda: shards.kill("a"), {"b", "c"}, "a's objects moved to b and c"),
+        (lambda: shards.start("d"), {"b", "c", "d"}, "d took its share from b and c"),
+        (lambda: shards.drain("b"), {"c", "d"}, "b's objects handed to c and d"),
+    ]
     try:
-        for shard in ("a", "b", "c"):
-            await shards.start(shard)
-        await eventually(
-            lambda: settled(crdkit_client, namespace, {"a", "b", "c"}),
-            within=180,
-            what="objects spread over a, b and c",
-        )
-        await round_of_changes(1, {"a", "b", "c"})
-
-        await shards.kill("a")
-        await eventually(
-            lambda: settled(crdkit_client, namespace, {"b", "c"}),
-            within=120,
-            what="a's objects moved to b and c",
-        )
-        await round_of_changes(2, {"b", "c"})
-
-        await shards.start("d")
-        await eventually(
-            lambda: settled(crdkit_client, namespace, {"b", "c", "d"}),
-            within=120,
-            what="d took its share from b and c",
-        )
-        await round_of_changes(3, {"b", "c", "d"})
-
-        await shards.drain("b")
-        await eventually(
-            lambda: settled(crdkit_client, namespace, {"c", "d"}),
-            within=120,
-            what="b's objects handed to c and d",
-        )
-        await round_of_changes(4, {"c", "d"})
+        for round_, (step, live, what) in enumerate(steps, start=1):
+            await step()
+            await eventually(
+                lambda live=live: settled(crdkit_client, namespace, live), within=180, what=what
+            )
+            await round_of_changes(round_, live)
     finally:
         await shards.close()
 

@@ -133,26 +133,32 @@ async def running(client: Client, *, owned: bool = False) -> AsyncIterator[Shard
             await task
 
 
+@contextlib.asynccontextmanager
+async def spread_over(client: Client, *shards: str) -> AsyncIterator[Sharder]:
+    """Leases for ``shards``, the ConfigMaps, and a sharder that has labelled them all by the
+    ring of those shards."""
+    for shard in shards:
+        await add_lease(client, shard)
+    await add_configmaps(client)
+    async with running(client) as sharder:
+        await until(lambda: _equal(shards_of(client), ring_for(*shards)))
+        yield sharder
+
+
 def test_unassigned_objects_are_labelled_by_the_ring_of_live_shards() -> None:
     async def main() -> None:
-        async with FakeCluster().client() as client:
-            await add_lease(client, "a")
-            await add_lease(client, "b")
-            await add_configmaps(client)
-            async with running(client) as sharder:
-                want = ring_for("a", "b")
-                assert set(want.values()) == {"a", "b"}  # both get some
-                await until(lambda: _equal(shards_of(client), want))
-                assert sharder.live == {"a", "b"}
-                assert sharder.stats.writes == {"assign": len(NAMES), "drain": 0, "undrain": 0}
-                assert sharder.stats.conflicts == 0
-                # one created afterwards is labelled too, and nothing else is written again
-                await client.create(ConfigMap(metadata=ObjectMeta(name="late", namespace=NS)))
-                late = HashRing({"a", "b"}).shard_for(object_key("", "ConfigMap", NS, "late"))
-                await until(lambda: _has_shard(client, "late", late))
-                await asyncio.sleep(1.0)
-                assert sharder.stats.writes["assign"] == len(NAMES) + 1
-                assert not any(DRAIN in got for got in (await labels(client)).values())
+        async with FakeCluster().client() as client, spread_over(client, "a", "b") as sharder:
+            assert set(ring_for("a", "b").values()) == {"a", "b"}  # both get some
+            assert sharder.live == {"a", "b"}
+            assert sharder.stats.writes == {"assign": len(NAMES), "drain": 0, "undrain": 0}
+            assert sharder.stats.conflicts == 0
+            # one created afterwards is labelled too, and nothing else is written again
+            await client.create(ConfigMap(metadata=ObjectMeta(name="late", namespace=NS)))
+            late = HashRing({"a", "b"}).shard_for(object_key("", "ConfigMap", NS, "late"))
+            await until(lambda: _has_shard(client, "late", late))
+            await asyncio.sleep(1.0)
+            assert sharder.stats.writes["assign"] == len(NAMES) + 1
+            assert not any(DRAIN in got for got in (await labels(client)).values())
 
     run_on_virtual_clock(main())
 
@@ -177,13 +183,9 @@ def test_with_no_live_shard_nothing_is_labelled() -> None:
 def test_a_shard_not_renewed_is_dead_after_its_lease_duration_and_its_objects_move() -> None:
     async def main() -> None:
         async with FakeCluster().client() as client:
-            await add_lease(client, "a")
-            await add_lease(client, "b")
-            await add_configmaps(client)
             renewing = asyncio.create_task(keep_renewing(client, "a"))
             try:
-                async with running(client) as sharder:
-                    await until(lambda: _equal(shards_of(client), ring_for("a", "b")))
+                async with spread_over(client, "a", "b") as sharder:
                     # Its last renewal, as the sharder's clock sees it (the first sighting is
                     # aged by the wall clock's renewTime: see the tests below).
                     await renew(client, "b")
@@ -214,13 +216,9 @@ def test_a_shard_not_renewed_is_dead_after_its_lease_duration_and_its_objects_mo
 def test_a_renewed_shard_stays_live_past_its_lease_duration() -> None:
     async def main() -> None:
         async with FakeCluster().client() as client:
-            await add_lease(client, "a")
-            await add_lease(client, "b")
-            await add_configmaps(client)
             renewing = [asyncio.create_task(keep_renewing(client, shard)) for shard in ("a", "b")]
             try:
-                async with running(client) as sharder:
-                    await until(lambda: _equal(shards_of(client), ring_for("a", "b")))
+                async with spread_over(client, "a", "b") as sharder:
                     await asyncio.sleep(3 * DURATION)
                     assert sharder.live == {"a", "b"}
                     assert sharder.stats.membership_changes == 1
@@ -234,17 +232,12 @@ def test_a_renewed_shard_stays_live_past_its_lease_duration() -> None:
 
 def test_a_released_lease_is_dead_at_once() -> None:
     async def main() -> None:
-        async with FakeCluster().client() as client:
-            await add_lease(client, "a")
-            await add_lease(client, "b")
-            await add_configmaps(client)
-            async with running(client) as sharder:
-                await until(lambda: _equal(shards_of(client), ring_for("a", "b")))
-                await release(client, "b")
-                took = await until(lambda: _equal(shards_of(client), dict.fromkeys(NAMES, "a")))
-                assert took < 1.0  # not a lease duration
-                assert sharder.live == {"a"}
-                assert sharder.stats.writes["drain"] == 0
+        async with FakeCluster().client() as client, spread_over(client, "a", "b") as sharder:
+            await release(client, "b")
+            took = await until(lambda: _equal(shards_of(client), dict.fromkeys(NAMES, "a")))
+            assert took < 1.0  # not a lease duration
+            assert sharder.live == {"a"}
+            assert sharder.stats.writes["drain"] == 0
 
     run_on_virtual_clock(main())
 
@@ -289,60 +282,52 @@ def test_a_lease_first_seen_part_expired_lives_only_what_is_left_of_it() -> None
 
 def test_a_join_drains_the_objects_the_ring_gives_the_new_shard_and_nothing_else() -> None:
     async def main() -> None:
-        async with FakeCluster().client() as client:
-            await add_lease(client, "a")
-            await add_configmaps(client)
-            async with running(client) as sharder:
-                await until(lambda: _equal(shards_of(client), dict.fromkeys(NAMES, "a")))
-                after = ring_for("a", "b")
-                joining = sorted(name for name, shard in after.items() if shard == "b")
-                assert 0 < len(joining) < len(NAMES)
-                await add_lease(client, "b")
+        async with FakeCluster().client() as client, spread_over(client, "a") as sharder:
+            after = ring_for("a", "b")
+            joining = sorted(name for name, shard in after.items() if shard == "b")
+            assert 0 < len(joining) < len(NAMES)
+            await add_lease(client, "b")
 
-                async def drained() -> bool:
-                    got = await labels(client)
-                    return sorted(n for n, ls in got.items() if ls.get(DRAIN)) == joining
-
-                await until(drained)
-                await asyncio.sleep(1.0)
+            async def drained() -> bool:
                 got = await labels(client)
-                # Asked to drain, not moved: each is still on "a" until "a" lets it go.
-                assert {n: ls.get(SHARD) for n, ls in got.items()} == dict.fromkeys(NAMES, "a")
-                assert sorted(n for n, ls in got.items() if ls.get(DRAIN)) == joining
-                assert sharder.stats.writes == {
-                    "assign": len(NAMES),
-                    "drain": len(joining),
-                    "undrain": 0,
-                }
-                # "a" acknowledges (as ShardMember does): now they are given to "b".
-                for name in joining:
-                    await client.patch(
-                        ConfigMap,
-                        name,
-                        {"metadata": {"labels": {SHARD: None, DRAIN: None}}},
-                        namespace=NS,
-                    )
-                await until(lambda: _equal(shards_of(client), after))
-                assert not any(DRAIN in ls for ls in (await labels(client)).values())
-                assert sharder.stats.writes["assign"] == len(NAMES) + len(joining)
+                return sorted(n for n, ls in got.items() if ls.get(DRAIN)) == joining
+
+            await until(drained)
+            await asyncio.sleep(1.0)
+            got = await labels(client)
+            # Asked to drain, not moved: each is still on "a" until "a" lets it go.
+            assert {n: ls.get(SHARD) for n, ls in got.items()} == dict.fromkeys(NAMES, "a")
+            assert sorted(n for n, ls in got.items() if ls.get(DRAIN)) == joining
+            assert sharder.stats.writes == {
+                "assign": len(NAMES),
+                "drain": len(joining),
+                "undrain": 0,
+            }
+            # "a" acknowledges (as ShardMember does): now they are given to "b".
+            for name in joining:
+                await client.patch(
+                    ConfigMap,
+                    name,
+                    {"metadata": {"labels": {SHARD: None, DRAIN: None}}},
+                    namespace=NS,
+                )
+            await until(lambda: _equal(shards_of(client), after))
+            assert not any(DRAIN in ls for ls in (await labels(client)).values())
+            assert sharder.stats.writes["assign"] == len(NAMES) + len(joining)
 
     run_on_virtual_clock(main())
 
 
 def test_a_drain_not_acknowledged_is_taken_back_when_the_joiner_leaves() -> None:
     async def main() -> None:
-        async with FakeCluster().client() as client:
-            await add_lease(client, "a")
-            await add_configmaps(client)
-            async with running(client) as sharder:
-                await until(lambda: _equal(shards_of(client), dict.fromkeys(NAMES, "a")))
-                joining = [name for name, shard in ring_for("a", "b").items() if shard == "b"]
-                await add_lease(client, "b")
-                await until(lambda: _count_draining(client, len(joining)))
-                await release(client, "b")
-                await until(lambda: _count_draining(client, 0))
-                assert await shards_of(client) == dict.fromkeys(NAMES, "a")
-                assert sharder.stats.writes["undrain"] == len(joining)
+        async with FakeCluster().client() as client, spread_over(client, "a") as sharder:
+            joining = [name for name, shard in ring_for("a", "b").items() if shard == "b"]
+            await add_lease(client, "b")
+            await until(lambda: _count_draining(client, len(joining)))
+            await release(client, "b")
+            await until(lambda: _count_draining(client, 0))
+            assert await shards_of(client) == dict.fromkeys(NAMES, "a")
+            assert sharder.stats.writes["undrain"] == len(joining)
 
     run_on_virtual_clock(main())
 
