@@ -56,12 +56,21 @@ class ManifestOptions:
     namespace: str | None = None
     watch_namespace: str | None = None
     leader_elect: bool = True
+    sharded: bool = False
+    """Every replica a shard of one ring (``crdkit run --shards``) instead of one leader."""
     replicas: int = 1
     run_options: tuple[str, ...] = ()
     # kubebuilder's scaffold serves metrics over HTTPS to RBAC-authorised tokens by default
     metrics_secure: bool = True
     requests: dict[str, str] = field(default_factory=lambda: {"cpu": "10m", "memory": "128Mi"})
     limits: dict[str, str] = field(default_factory=lambda: {"cpu": "500m", "memory": "512Mi"})
+
+    def __post_init__(self) -> None:
+        if self.sharded and self.leader_elect:
+            raise ValueError(
+                "--shards replaces --leader-elect: each shard holds its own Lease "
+                "(give --no-leader-elect)"
+            )
 
     @property
     def operator_namespace(self) -> str:
@@ -121,6 +130,9 @@ def run_arguments(options: ManifestOptions) -> list[str]:
             "--leader-election-namespace",
             _lease_namespace(options),
         ]
+    if options.sharded:
+        # Each pod's shard id is its name (the host name); the ring's Leases sit beside it.
+        args += ["--shards", "--leader-election-namespace", _lease_namespace(options)]
     args += ["--metrics-bind-address", f":{options.metrics_port}"]
     if options.metrics_secure:
         args.append("--metrics-secure")
@@ -345,12 +357,13 @@ def operator_manifests(
         service_account_namespace=options.operator_namespace,
         leader_election_id=options.leader_election_id if options.leader_elect else None,
         leader_election_namespace=_lease_namespace(options),
+        sharding=options.sharded,
     )
     election = [d for d in roles if d["metadata"]["name"] == f"{options.name}-leader-election"]
     files["rbac/service_account.yaml"] = [_service_account(options)]
     files["rbac/role.yaml"] = [d for d in roles if d not in election]
     rbac_files = ["service_account.yaml", "role.yaml"]
-    if options.leader_elect:
+    if options.leader_elect or options.sharded:
         files["rbac/leader_election_role.yaml"] = election
         rbac_files.append("leader_election_role.yaml")
     if options.metrics_secure:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from examples.hello.operator import Hello, HelloReconciler
 
 from crdkit.deploy import ManifestOptions, crd_classes, operator_manifests, run_arguments
@@ -162,3 +163,29 @@ def test_secure_metrics_get_their_roles_and_plain_ones_do_not() -> None:
     ]
     assert "--metrics-secure" not in command
     assert command[command.index("--metrics-bind-address") + 1] == ":8080"
+
+
+def test_a_sharded_operator_runs_every_pod_as_a_shard_with_the_rings_leases() -> None:
+    sharded = options(leader_elect=False, sharded=True, replicas=3)
+    args = run_arguments(sharded)
+    assert "--leader-elect" not in args
+    at = args.index("--shards")
+    assert args[at : at + 3] == ["--shards", "--leader-election-namespace", "pool-system"]
+    assert "--shard-id" not in args  # each pod's name, its host name, is its shard id
+    files = operator_manifests([PoolReconciler], sharded)
+    (role,) = files["rbac/leader_election_role.yaml"][:1]
+    assert role["metadata"] == {"name": "pool-leader-election", "namespace": "pool-system"}
+    assert role["rules"] == [
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "verbs": ["create", "get", "list", "update", "watch"],
+        }
+    ]
+    deployment = next(d for d in files["manager/manager.yaml"] if d["kind"] == "Deployment")
+    assert deployment["spec"]["replicas"] == 3
+
+
+def test_sharding_and_leader_election_are_refused_together() -> None:
+    with pytest.raises(ValueError, match="--shards replaces --leader-elect"):
+        options(sharded=True)

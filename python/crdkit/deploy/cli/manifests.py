@@ -58,6 +58,13 @@ GENERATED = (
     show_default=True,
     help="Run the manager with a Lease (and grant the namespaced leader-election Role).",
 )
+@click.option(
+    "--shards",
+    "sharded",
+    is_flag=True,
+    help="Every replica a shard of one ring (crdkit run --shards; with --no-leader-elect): "
+    "the Deployment's pods share the objects, and the Role grants the ring's Leases.",
+)
 @click.option("--replicas", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option(
     "--metrics-secure/--metrics-insecure",
@@ -96,6 +103,7 @@ def gen_manifests(
     namespace: str | None,
     watch_namespace: str | None,
     leader_elect: bool,
+    sharded: bool,
     replicas: int,
     metrics_secure: bool,
     run_options: tuple[str, ...],
@@ -111,17 +119,21 @@ def gen_manifests(
         raise click.UsageError(str(error)) from None
     for note in notes:
         click.echo(f"crdkit gen-manifests: note: {note}", err=True)
-    options = ManifestOptions(
-        name=name,
-        image=image,
-        references=reconcilers,
-        namespace=namespace,
-        watch_namespace=watch_namespace,
-        leader_elect=leader_elect,
-        replicas=replicas,
-        metrics_secure=metrics_secure,
-        run_options=run_options,
-    )
+    try:
+        options = ManifestOptions(
+            name=name,
+            image=image,
+            references=reconcilers,
+            namespace=namespace,
+            watch_namespace=watch_namespace,
+            leader_elect=leader_elect,
+            sharded=sharded,
+            replicas=replicas,
+            metrics_secure=metrics_secure,
+            run_options=run_options,
+        )
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
     try:
         files = operator_manifests(sources, options)
     except (TypeError, ValueError) as error:  # the reconcilers' declarations or their models
