@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         TransportError,
         Unauthorized,
         UnsupportedMediaType,
+        WatchIdle,
     )
     from crdkit.client.objects import object_key
     from crdkit.client.retry import Backoff, RetryPolicy
@@ -107,6 +108,7 @@ _HOMES = {
         "TransportError",
         "Unauthorized",
         "UnsupportedMediaType",
+        "WatchIdle",
     ),
     "crdkit.client.objects": ("object_key",),
     "crdkit.client.retry": (
@@ -172,5 +174,6 @@ __all__ = [
     "Unauthorized",
     "UnsupportedMediaType",
     "WatchEvent",
+    "WatchIdle",
     "object_key",
 ]

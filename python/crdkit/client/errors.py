@@ -7,6 +7,7 @@ code: ``AlreadyExists`` and ``Conflict`` are both 409) and from the HTTP code ot
     KubernetesError                      anything this package raises on purpose
     ├── TransportError                   no HTTP answer: connection refused/reset, TLS, timeout
     │   └── RequestTimeout               connect or read timeout of one request
+    │       └── WatchIdle                a watch silent past its idle timeout (no bookmark)
     ├── DecodeError                      an answer that is not the JSON it should be
     ├── ConfigError                      no usable kubeconfig / in-cluster configuration
     └── ApiError                         the apiserver answered with an error Status
@@ -58,6 +59,7 @@ __all__ = [
     "TransportError",
     "Unauthorized",
     "UnsupportedMediaType",
+    "WatchIdle",
     "api_error_from_response",
     "api_error_from_status",
 ]
@@ -73,6 +75,12 @@ class TransportError(KubernetesError):
 
 class RequestTimeout(TransportError):
     """Connecting or reading took longer than the request's timeout."""
+
+
+class WatchIdle(RequestTimeout):
+    """A watch sent nothing, not even a bookmark, for its idle timeout: a dead connection, or
+    a quiet resource whose watch cache had no newer resourceVersion to bookmark. Resuming from
+    the last resourceVersion is cheap either way, so an informer does it without a warning."""
 
 
 class DecodeError(KubernetesError):

@@ -19,8 +19,8 @@ import msgspec
 from crdkit.client.codec import InvalidObject
 from crdkit.client.errors import (
     DecodeError,
-    RequestTimeout,
     TransportError,
+    WatchIdle,
     api_error_from_status,
 )
 from crdkit.client.objects import resource_version_of
@@ -193,7 +193,7 @@ class WatchParser(Generic[T]):
 
         A broken connection raises ``TransportError``; silence past the idle timeout (the
         source's to enforce; ``idle_timeout`` only names it in the message) raises
-        ``RequestTimeout``. Either way ``resource_version`` says where to resume.
+        ``WatchIdle`` (a ``RequestTimeout``). Either way ``resource_version`` says where to resume.
         """
         import aiohttp
 
@@ -203,7 +203,7 @@ class WatchParser(Generic[T]):
                 chunk = await source.readany()
             except TimeoutError as exc:
                 silent = f" for {idle_timeout:g}s" if idle_timeout else ""
-                raise RequestTimeout(
+                raise WatchIdle(
                     f"watch idle timeout: no bytes from the server{silent}, not even a "
                     f"bookmark (a dead connection, or a quiet resource the apiserver sent no "
                     f"bookmark for); resume from {self.resource_version}"

@@ -57,6 +57,7 @@ from crdkit.client.errors import (
     Invalid,
     KubernetesError,
     RequestTimeout,
+    WatchIdle,
 )
 from crdkit.client.objects import object_key, resource_version_of
 from crdkit.client.retry import Backoff
@@ -380,6 +381,14 @@ class Informer(StartStop, Generic[T]):
                 self.last_error = exc
                 delay = self.backoff.next()
                 self._log_forbidden(exc, delay)
+                await asyncio.sleep(delay)
+            except WatchIdle as exc:
+                # Usually a quiet kind (Nodes, PDBs) whose watch cache had nothing newer to
+                # bookmark; a dead connection is resumed the same way. Either is routine: a
+                # warning every 90 s of quiet would only teach users to ignore warnings.
+                self.last_error = exc
+                delay = self.backoff.next()
+                log.info("informer %s: %s; resuming in %.1fs", self.description, exc, delay)
                 await asyncio.sleep(delay)
             except KubernetesError as exc:
                 self.last_error = exc
