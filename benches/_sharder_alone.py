@@ -1,6 +1,6 @@
 """The sharder on its own, for ``sharding_bench.py``: what assigning and moving costs it.
 
-    python benches/_sharder_alone.py KUBECONFIG NAMESPACE OBJECTS LEASE_DURATION
+    python benches/_sharder_alone.py KUBECONFIG NAMESPACE OBJECTS LEASE_DURATION [CONCURRENCY]
 
 On a namespace whose ``OBJECTS`` RuntimeBenchItems carry no shard label yet, this process
 holds three shard Leases of ring ``alone`` itself (renewing them, as three shards would) and
@@ -71,7 +71,9 @@ def labelled(sharder: Sharder) -> dict[str, str | None]:
     return {name: shard for (_, name), shard in sharder.assignments(RuntimeBenchItem).items()}
 
 
-async def main(kubeconfig: str, namespace: str, objects: int, duration: int) -> dict[str, float]:
+async def main(
+    kubeconfig: str, namespace: str, objects: int, duration: int, concurrency: int = 16
+) -> dict[str, float]:
     async with await Client.from_kubeconfig(kubeconfig) as client:
         renewers = {s: asyncio.create_task(renew(client, namespace, s, duration)) for s in SHARDS}
         await asyncio.sleep(0.5)
@@ -81,6 +83,7 @@ async def main(kubeconfig: str, namespace: str, objects: int, duration: int) -> 
             lease_namespace=namespace,
             primary_kinds=[RuntimeBenchItem],
             namespace=namespace,
+            concurrency=concurrency,
         )
         cpu0, started = cpu_s(), time.perf_counter()
         running = asyncio.create_task(sharder.run())
@@ -125,4 +128,5 @@ async def main(kubeconfig: str, namespace: str, objects: int, duration: int) -> 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(__file__))
     kubeconfig, namespace, count, lease = sys.argv[1:5]
-    print(json.dumps(asyncio.run(main(kubeconfig, namespace, int(count), int(lease)))))
+    writers = int(sys.argv[5]) if len(sys.argv) > 5 else 16
+    print(json.dumps(asyncio.run(main(kubeconfig, namespace, int(count), int(lease), writers))))
