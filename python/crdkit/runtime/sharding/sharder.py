@@ -11,8 +11,9 @@ names, written as a merge patch of its labels guarded by the resourceVersion the
 - when a shard joins, the objects the ring now gives it are drained from their live shards
   (each lets go itself, then the sharder labels it for the new one);
 - when a shard dies, its objects are labelled for their new shards at once;
-- an owned object (a controller reference to a primary kind of the ring) carries its owner's
-  shard, so its events reach the shard that reconciles the owner.
+- an owned object (a controller reference to a primary kind of the ring) carries the shard its
+  owner's label names, relabelled when the owner moves, so its events reach the shard that
+  reconciles the owner.
 
 Only the objects whose shard changes are written. The work goes through a work queue (one key
 per object, deduplicated, retried with backoff on a conflict), ``concurrency`` writes at a time.
@@ -131,9 +132,14 @@ class Sharder:
             *(_Kind(k, False, resource_info(k).namespaced) for k in owned),
         ]
         # An owner reference names (apiVersion group, kind): which primary kind it is.
-        self._owners = {
-            (resource_info(k.kind).group, resource_info(k.kind).kind): k for k in self.kinds
+        self._primary_index = {
+            (resource_info(k.kind).group, resource_info(k.kind).kind): index
+            for index, k in enumerate(self.kinds)
+            if k.primary
         }
+        # Owner key: the keys of the owned objects that name it, and back.
+        self._owned_by: dict[_Key, set[_Key]] = {}
+        self._owner_key: dict[_Key, _Key] = {}
         self.stats = SharderStats()
         self.live: frozenset[str] = frozenset()
         self._ring = HashRing((), tokens)
@@ -255,22 +261,34 @@ class Sharder:
     # -- decisions -----------------------------------------------------------------------------
 
     def desired_shard(self, index: int, obj: Any) -> str | None:
-        """The live shard the object belongs on (``None``: none, or not of this ring)."""
+        """The live shard the object belongs on (``None``: none yet, or not of this ring).
+
+        A primary object's is the ring's answer; an owned object's is its owner's shard as the
+        owner's label names it now, so that the owned object's events follow the owner only
+        once the owner itself has moved (not while it drains)."""
         spec = self.kinds[index]
         if spec.primary:
             info = resource_info(spec.kind)
             return self._ring.shard_for(
                 object_key(info.group, info.kind, obj.metadata.namespace, obj.metadata.name)
             )
+        owner = self._owner_of(obj)
+        if owner is None:
+            return None
+        owner_index, namespace, name = owner
+        holder = self._stores[owner_index].store.get_by_name(name, namespace)
+        shard = _labels(holder).get(self.label) if holder is not None else None
+        return shard if shard in self.live else None
+
+    def _owner_of(self, obj: Any) -> _Key | None:
+        """The key of the primary object a controller reference of ``obj`` names, if any."""
         for ref in obj.metadata.owner_references or ():
             if not ref.controller:
                 continue
             group = ref.api_version.rpartition("/")[0] if "/" in ref.api_version else ""
-            owner = self._owners.get((group, ref.kind))
-            if owner is not None and owner.primary:
-                return self._ring.shard_for(
-                    object_key(group, ref.kind, obj.metadata.namespace, ref.name)
-                )
+            index = self._primary_index.get((group, ref.kind))
+            if index is not None:
+                return index, obj.metadata.namespace, ref.name
         return None
 
     def step_for(self, index: int, obj: Any) -> Action | None:
@@ -287,6 +305,7 @@ class Sharder:
         spec = self.kinds[index]
         obj = self._stores[index].store.get_by_name(name, namespace)
         if obj is None:
+            self._forget_owned(key)
             self.queue.forget(key)
             return
         action = self.step_for(index, obj)
@@ -370,13 +389,47 @@ class Sharder:
             await factory.stop()
 
     def _handlers(self, index: int) -> tuple[Callable[[Any], None], Callable[[Any, Any], None]]:
-        def on_add(obj: Any) -> None:
-            self.queue.add((index, obj.metadata.namespace, obj.metadata.name))
+        primary = self.kinds[index].primary
 
-        def on_update(_old: Any, new: Any) -> None:
-            on_add(new)
+        def on_add(obj: Any) -> None:
+            key = (index, obj.metadata.namespace, obj.metadata.name)
+            self.queue.add(key)
+            if primary:
+                self._enqueue_owned(key)
+            else:
+                self._note_owner(key, obj)
+
+        def on_update(old: Any, new: Any) -> None:
+            key = (index, new.metadata.namespace, new.metadata.name)
+            self.queue.add(key)
+            if not primary:
+                self._note_owner(key, new)
+            elif _labels(old).get(self.label) != _labels(new).get(self.label):
+                self._enqueue_owned(key)  # the owner moved: its owned objects follow
 
         return on_add, on_update
+
+    def _note_owner(self, key: _Key, obj: Any) -> None:
+        owner = self._owner_of(obj)
+        if self._owner_key.get(key) == owner:
+            return
+        self._forget_owned(key)
+        if owner is not None:
+            self._owner_key[key] = owner
+            self._owned_by.setdefault(owner, set()).add(key)
+
+    def _forget_owned(self, key: _Key) -> None:
+        owner = self._owner_key.pop(key, None)
+        if owner is not None:
+            owned = self._owned_by.get(owner)
+            if owned is not None:
+                owned.discard(key)
+                if not owned:
+                    del self._owned_by[owner]
+
+    def _enqueue_owned(self, owner: _Key) -> None:
+        for key in self._owned_by.get(owner, ()):
+            self.queue.add(key)
 
     async def _watch_membership(self) -> None:
         while True:

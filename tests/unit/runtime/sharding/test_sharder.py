@@ -376,7 +376,7 @@ def test_owned_objects_carry_their_owners_shard() -> None:
     run_on_virtual_clock(main())
 
 
-def test_owned_objects_move_directly_when_a_shard_joins() -> None:
+def test_owned_objects_follow_their_owner_once_it_has_moved_never_drained() -> None:
     async def main() -> None:
         async with FakeCluster().client() as client:
             await add_lease(client, "a")
@@ -390,8 +390,21 @@ def test_owned_objects_move_directly_when_a_shard_joins() -> None:
                     return all(got[f"{n}-secret"].get(SHARD) == s for n, s in want.items())
 
                 await until(lambda: secrets_on(dict.fromkeys(NAMES, "a")))
+                after = ring_for("a", "b")
+                joining = [name for name, shard in after.items() if shard == "b"]
                 await add_lease(client, "b")
-                await until(lambda: secrets_on(ring_for("a", "b")))
+                await until(lambda: _count_draining(client, len(joining)))
+                # While their owners drain, the owned objects stay with the shard holding them.
+                await asyncio.sleep(1.0)
+                assert await secrets_on(dict.fromkeys(NAMES, "a"))
+                for name in joining:  # "a" lets the owners go, as ShardMember does
+                    await client.patch(
+                        ConfigMap,
+                        name,
+                        {"metadata": {"labels": {SHARD: None, DRAIN: None}}},
+                        namespace=NS,
+                    )
+                await until(lambda: secrets_on(after))
                 got = await labels(client, Secret)
                 assert not any(DRAIN in ls for ls in got.values())
 
