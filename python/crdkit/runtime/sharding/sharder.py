@@ -29,11 +29,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from prometheus_client import Counter, Gauge
+
 from crdkit.client.discovery import GroupVersionKind
 from crdkit.client.errors import Conflict, KubernetesError, NotFound
 from crdkit.resources import Lease, PartialObjectMetadata, resource_info
 from crdkit.runtime.factory import SharedInformerFactory
 from crdkit.runtime.informer import Informer
+from crdkit.runtime.metrics import families_in
 from crdkit.runtime.queue import QueueShutDown, WorkQueue
 from crdkit.runtime.sharding.labels import RING_LABEL, SHARD_ID_LABEL, drain_label, shard_label
 from crdkit.runtime.sharding.plan import Action, Placement, next_step
@@ -64,6 +67,36 @@ class SharderStats:
     membership_changes: int = 0
     last_membership_change: float | None = None
     """When (the sharder's clock) the live shards last changed."""
+
+
+@dataclass(frozen=True)
+class _SharderMetrics:
+    live_shards: Gauge
+    writes: Counter
+    conflicts: Counter
+
+
+def _create_metrics(registry: CollectorRegistry) -> _SharderMetrics:
+    return _SharderMetrics(
+        live_shards=Gauge(
+            "crdkit_sharder_live_shards",
+            "Shards of the ring the sharder counts as live",
+            ("ring",),
+            registry=registry,
+        ),
+        writes=Counter(
+            "crdkit_sharder_writes_total",
+            "Label writes of the sharder by step: assign, drain or undrain",
+            ("ring", "op"),
+            registry=registry,
+        ),
+        conflicts=Counter(
+            "crdkit_sharder_conflicts_total",
+            "Label writes refused for a stale resourceVersion (retried)",
+            ("ring",),
+            registry=registry,
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -141,6 +174,7 @@ class Sharder:
         self._owned_by: dict[_Key, set[_Key]] = {}
         self._owner_key: dict[_Key, _Key] = {}
         self.stats = SharderStats()
+        self._metrics = families_in(registry, _create_metrics)
         self.live: frozenset[str] = frozenset()
         self._ring = HashRing((), tokens)
         self._seen: dict[str, tuple[str | None, float]] = {}  # lease name: (version, seen at)
@@ -234,6 +268,7 @@ class Sharder:
                 extra={"fields": {"ring": self.ring, "shards": sorted(live)}},
             )
             self.live = live
+            self._metrics.live_shards.labels(self.ring).set(len(live))
             self._ring = HashRing(live, self.tokens)
             self.stats.membership_changes += 1
             self.stats.last_membership_change = self._clock()
@@ -329,6 +364,7 @@ class Sharder:
             # Changed since the cached copy (a shard let it go, a user edited it): the new
             # version's event queues it again, and the backoff bounds a hot object's retries.
             self.stats.conflicts += 1
+            self._metrics.conflicts.labels(self.ring).inc()
             self.queue.add_rate_limited(key)
             return
         except KubernetesError as error:
@@ -336,6 +372,7 @@ class Sharder:
             self.queue.add_rate_limited(key)
             return
         self.stats.writes[action.op] += 1
+        self._metrics.writes.labels(self.ring, action.op).inc()
         self.queue.forget(key)
 
     # -- running -------------------------------------------------------------------------------

@@ -152,6 +152,11 @@ def test_unassigned_objects_are_labelled_by_the_ring_of_live_shards() -> None:
             assert sharder.live == {"a", "b"}
             assert sharder.stats.writes == {"assign": len(NAMES), "drain": 0, "undrain": 0}
             assert sharder.stats.conflicts == 0
+            registry = sharder.registry
+            assert registry is not None
+            writes = {"ring": RING, "op": "assign"}
+            assert registry.get_sample_value("crdkit_sharder_writes_total", writes) == len(NAMES)
+            assert registry.get_sample_value("crdkit_sharder_live_shards", {"ring": RING}) == 2
             # one created afterwards is labelled too, and nothing else is written again
             await client.create(ConfigMap(metadata=ObjectMeta(name="late", namespace=NS)))
             late = HashRing({"a", "b"}).shard_for(object_key("", "ConfigMap", NS, "late"))
