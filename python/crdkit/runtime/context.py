@@ -7,7 +7,7 @@ status subresource with conflict retry, and Events about the reconciled object.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from crdkit.resources import KubernetesObject
@@ -15,7 +15,7 @@ from crdkit.runtime.owners import set_controller_reference
 from crdkit.runtime.status import update_status
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from crdkit.client import Client
     from crdkit.runtime.cache import CacheReader
@@ -42,6 +42,9 @@ class Context:
     recorder: EventRecorder
     cache: CacheReader
     obj: KubernetesObject
+    child_labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels :meth:`apply` puts on the reconciled object's children: a shard's own, so that
+    a child's first events already reach the shard (the sharder would add it a moment later)."""
 
     async def apply(
         self, child: K, *, owner: KubernetesObject | None = None, force: bool = True
@@ -54,6 +57,9 @@ class Context:
         controller). Changes to the child then reconcile the owner (``owns``).
         """
         set_controller_reference(owner if owner is not None else self.obj, child)
+        if owner is None and self.child_labels:
+            # Assigned, not updated in place: apply sends only the fields that were set.
+            child.metadata.labels = {**self.child_labels, **child.metadata.labels}
         return await self.client.apply(child, field_manager=self.field_manager, force=force)
 
     async def update_status(self, obj: K, mutate: Callable[[K], None] | None = None) -> K:

@@ -31,7 +31,7 @@ import inspect
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from crdkit.client.errors import NotFound
@@ -97,10 +97,12 @@ class Controller(Generic[T]):
         registry: CollectorRegistry | None = None,
         queue_max_wait: float | None = DEFAULT_MAX_WAIT,
         admit: Callable[[Any], Awaitable[bool]] | None = None,
+        child_labels: Mapping[str, str] | None = None,
     ) -> None:
         """``admit``, if given, is asked before each reconcile whether to reconcile the object
         at all (a shard's gate: :class:`~crdkit.runtime.sharding.ShardMember`); it runs in
-        the worker, so never beside a reconcile of the same object."""
+        the worker, so never beside a reconcile of the same object. ``child_labels`` go on
+        the children the reconciler applies through its context (a shard's label)."""
         if max_concurrent_reconciles < 1:
             raise ValueError(
                 f"max_concurrent_reconciles must be at least 1, got {max_concurrent_reconciles}"
@@ -115,6 +117,7 @@ class Controller(Generic[T]):
         self.cache = cache
         self.recorder = recorder
         self.admit = admit
+        self.child_labels = dict(child_labels or {})
         self.workers = (
             reconciler.max_concurrent_reconciles
             if reconciler.max_concurrent_reconciles is not None
@@ -390,6 +393,7 @@ class Controller(Generic[T]):
             recorder=self.recorder,
             cache=self.cache,
             obj=obj,
+            child_labels=self.child_labels,
         )
         timeout = self.reconciler.reconcile_timeout
         async with asyncio.timeout(timeout):

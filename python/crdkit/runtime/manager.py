@@ -305,6 +305,7 @@ class Manager:
             registry=self.registry,
             queue_max_wait=self.queue_max_wait,
             admit=shard.admit_for(kind) if shard is not None else None,
+            child_labels={shard.label: shard.shard} if shard is not None else None,
         )
         sharded = shard is not None
         primary = self._informer(kind, sharded=sharded)
