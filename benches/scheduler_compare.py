@@ -18,7 +18,13 @@ Contestants:
   the stream is submitted once its ``/readyz`` answers;
 - ``kube-scheduler``: kube-scheduler, in a process of its own, from the same
   ``k8s.io/kubernetes`` module as the apiserver (`tools/kube-scheduler/build.sh`), with its
-  default profile, given the very same pods without PodGroups or topology (it reads neither).
+  default profile, given the very same pods without PodGroups or topology (it reads neither);
+- ``example`` (``--contestants`` names it): the gang scheduler example (``python -m
+  examples.gang_scheduler``, the Job controller and the library's scheduler in one process),
+  given each job as a Volcano Job of one task (``minAvailable`` all its pods; ``networkTopology``
+  hard at the leaf tier for 8 pods or more, soft below); it creates the pods itself. Its pods are
+  ended by marking them ``Succeeded`` (the Job controller would replace deleted ones), which
+  frees their nodes as a delete does.
 
 Per contestant and seed: ``makespan_s`` (submit to the last job done), ``lower_bound_s``
 (GPU-seconds of work over the GPUs), ``gpu_held_pct`` and ``gpu_in_bound_jobs_pct`` (mean
@@ -51,7 +57,7 @@ from typing import Any
 
 import aiohttp
 
-from crdkit.client import Client, NotFound
+from crdkit.client import Client, GroupVersionKind, NotFound
 from crdkit.resources import Pod
 from crdkit.runtime.informer import Informer
 from crdkit.scheduling.gangs import KUEUE_PREFERRED, KUEUE_REQUIRED
@@ -62,6 +68,7 @@ from crdkit.testing.envtest.processes import free_ports
 from crdkit.testing.sim.nodes import create_nodes, simulated_node
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the examples
 
 from _job_stream import GPUS, LEAF, NAMESPACE, SIZES, percentile
 from _job_stream import Job as StreamJob
@@ -69,6 +76,9 @@ from _job_stream import stream as job_stream
 
 ROOT = Path(__file__).resolve().parents[1]
 CRDKIT = "crdkit-gangs"
+CONTESTANTS = ("crdkit", "kube-scheduler", "example")
+EXAMPLE_JOB = GroupVersionKind("batch.volcano.sh", "v1alpha1", "Job")
+EXAMPLE_JOB_LABEL = "volcano.sh/job-name"  # on the pods the example creates
 TIMELINE_STEP_S = 5.0
 
 
@@ -99,6 +109,46 @@ def pod_manifests(job: Job, contestant: str) -> list[Pod]:
         Pod.model_validate({"metadata": {**metadata, "name": f"{job.name}-{i}"}, "spec": spec})
         for i in range(job.pods)
     ]
+
+
+def example_job(job: Job) -> dict[str, Any]:
+    """``job`` as the Volcano Job the gang scheduler example reconciles: one task of its pods,
+    all needed at once, a leaf required from 8 pods up and preferred below."""
+    gpus = {"nvidia.com/gpu": str(GPUS)}
+    template = {
+        "metadata": {"labels": {"job": job.name}},
+        "spec": {
+            "containers": [
+                {
+                    "name": "train",
+                    "image": "trainer",
+                    "resources": {"requests": gpus, "limits": gpus},
+                }
+            ],
+            "terminationGracePeriodSeconds": 0,
+        },
+    }
+    hard = job.pods >= 8
+    return {
+        "apiVersion": f"{EXAMPLE_JOB.group}/{EXAMPLE_JOB.version}",
+        "kind": EXAMPLE_JOB.kind,
+        "metadata": {"name": job.name, "namespace": NAMESPACE},
+        "spec": {
+            "minAvailable": job.pods,
+            "schedulerName": "crdkit-gang-scheduler",
+            "tasks": [
+                {
+                    "name": "worker",
+                    "replicas": job.pods,
+                    "minAvailable": job.pods,
+                    "template": template,
+                }
+            ],
+            "networkTopology": {"mode": "hard", "highestTierAllowed": 1}
+            if hard
+            else {"mode": "soft"},
+        },
+    }
 
 
 async def add_nodes(client: Client, count: int) -> dict[str, str]:
@@ -155,7 +205,9 @@ async def process_running(
     """``command`` running, its output in ``log_path``; stopped (SIGTERM, then SIGKILL after
     30 s) on the way out, and its warnings counted into ``summary``."""
     log = open(log_path, "wb")  # noqa: ASYNC230, SIM115 - open for the process's lifetime
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)  # noqa: ASYNC220
+    process = subprocess.Popen(  # noqa: ASYNC220
+        command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT
+    )
     try:
         yield
     finally:
@@ -203,6 +255,25 @@ async def contestant_running(
         async with process_running(command, plane.workdir / "kube-scheduler.log", summary):
             yield
         return
+    if name == "example":
+        from examples.gang_scheduler.cluster_setup import install_crds
+
+        await install_crds(client)
+        (port,) = free_ports(1)
+        command = [
+            sys.executable,
+            "-m",
+            "examples.gang_scheduler",
+            f"--kubeconfig={plane.kubeconfig_path}",
+            f"--namespace={NAMESPACE}",
+            f"--tier-label={LEAF}",
+            "--metrics-bind-address=0",
+            f"--health-probe-bind-address=127.0.0.1:{port}",
+        ]
+        async with process_running(command, plane.workdir / "example.log", summary):
+            await wait_ready(port)
+            yield
+        return
     await install_pod_group_crds(client, ["coscheduling"])
     (port,) = free_ports(1)
     command = [
@@ -244,11 +315,22 @@ async def run(
         finished = asyncio.Event()
         pending_deletes: set[asyncio.Task[None]] = set()
 
+        by_job = {job.name: job for job in jobs}
+
         async def finish(job: Job) -> None:
             await asyncio.sleep(job.seconds)
             for pod in job.nodes:
                 with contextlib.suppress(NotFound):
-                    await client.delete(Pod, pod, namespace=NAMESPACE, grace_period_seconds=0)
+                    if contestant == "example":  # its Job controller would replace a deleted pod
+                        await client.patch(
+                            Pod,
+                            pod,
+                            {"status": {"phase": "Succeeded"}},
+                            namespace=NAMESPACE,
+                            subresource="status",
+                        )
+                    else:
+                        await client.delete(Pod, pod, namespace=NAMESPACE, grace_period_seconds=0)
             now = time.monotonic()
             job.done = now
             progress[0] = now
@@ -258,7 +340,7 @@ async def run(
 
         def seen(pod: Pod) -> None:
             name, node = pod.metadata.name or "", pod.spec.node_name
-            job = by_pod.get(name)
+            job = by_pod.get(name) or by_job.get(pod.metadata.labels.get(EXAMPLE_JOB_LABEL, ""))
             if job is None or not node or name in job.bound:
                 return
             now = time.monotonic()
@@ -297,8 +379,11 @@ async def run(
                     for job in jobs
                 ]
                 await asyncio.gather(*(create(g) for g in groups))
-            pods = [pod for job in jobs for pod in pod_manifests(job, contestant)]
-            await asyncio.gather(*(create(p) for p in pods))
+            if contestant == "example":
+                await asyncio.gather(*(create(example_job(job)) for job in jobs))
+            else:
+                pods = [pod for job in jobs for pod in pod_manifests(job, contestant)]
+                await asyncio.gather(*(create(p) for p in pods))
             deadlock = False
             while not finished.is_set():
                 with contextlib.suppress(TimeoutError):
@@ -429,7 +514,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--nodes: a positive multiple of 16 (whole leaves)")
     contestants = [c.strip() for c in args.contestants.split(",") if c.strip()]
     for contestant in contestants:
-        if contestant not in ("crdkit", "kube-scheduler"):
+        if contestant not in CONTESTANTS:
             parser.error(f"--contestants: unknown contestant {contestant!r}")
     started = time.monotonic()
     runs = []
