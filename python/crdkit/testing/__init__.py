@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from crdkit.testing.polling import eventually
     from crdkit.testing.reconcile import reconcile_context, reconcile_once
     from crdkit.testing.sim.kubelet import SimulatedKubelet
+    from crdkit.testing.sim.managers import virtual_clock_manager
     from crdkit.testing.sim.nodes import create_nodes, simulated_node
     from crdkit.testing.sim.virtual_time import VirtualTimeLoop, run_on_virtual_clock
 
@@ -85,6 +86,7 @@ _HOMES = {
         "reconcile_once",
     ),
     "crdkit.testing.sim.kubelet": ("SimulatedKubelet",),
+    "crdkit.testing.sim.managers": ("virtual_clock_manager",),
     "crdkit.testing.sim.nodes": (
         "create_nodes",
         "simulated_node",
@@ -124,4 +126,5 @@ __all__ = [
     "reconcile_once",
     "run_on_virtual_clock",
     "simulated_node",
+    "virtual_clock_manager",
 ]

@@ -23,13 +23,12 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from prometheus_client import CollectorRegistry
 
 from crdkit.client import Client
 from crdkit.resources import ConfigMap, ObjectMeta
 from crdkit.runtime import Context, Manager, Reconciler
 from crdkit.runtime.sharding import HashRing, drain_label, object_key, shard_label
-from crdkit.testing import FakeCluster
+from crdkit.testing import FakeCluster, virtual_clock_manager
 from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
 NS = "ns"
@@ -87,19 +86,15 @@ class World:
             return
         client = self.cluster.client()
         await client.__aenter__()
-        manager = Manager(
+        manager = virtual_clock_manager(
             client,
             namespace=NS,
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            registry=CollectorRegistry(),
             sharding=True,
             max_concurrent_reconciles=4,  # more in flight: more for a hand-off to race
             shard_ring=RING,
             shard_id=shard,
             leader_election_namespace=NS,
             identity=f"{shard}-{len(self.log.entries)}",
-            clock=asyncio.get_running_loop().time,
         )
         manager.add(LoggingReconciler(shard, self.log))
         self.replicas[shard] = Replica(manager, client, asyncio.create_task(manager.run()))

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import asyncio
 
-from prometheus_client import CollectorRegistry
-
 from crdkit.resources import ConfigMap, ObjectMeta, Secret
-from crdkit.runtime import Context, Manager, Reconciler
+from crdkit.runtime import Context, Reconciler
 from crdkit.runtime.sharding import shard_label
-from crdkit.testing import FakeCluster, eventually
+from crdkit.testing import FakeCluster, eventually, virtual_clock_manager
 from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
 NS = "ns"
@@ -28,16 +26,12 @@ class WithChild(Reconciler[ConfigMap]):
 async def _child_labels() -> dict[str, str]:
     cluster = FakeCluster([ConfigMap(metadata=ObjectMeta(name="parent", namespace=NS))])
     async with cluster.client() as client:
-        manager = Manager(
+        manager = virtual_clock_manager(
             client,
             namespace=NS,
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            registry=CollectorRegistry(),
             sharding=True,
             shard_id="only",
             leader_election_namespace=NS,
-            clock=asyncio.get_running_loop().time,
         )
         manager.add(WithChild())
         running = asyncio.create_task(manager.run())

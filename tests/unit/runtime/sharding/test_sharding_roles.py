@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
-from prometheus_client import CollectorRegistry
-
 from crdkit.client import Client
 from crdkit.resources import ConfigMap, Lease, ObjectMeta
 from crdkit.runtime import Context, Manager, Reconciler
 from crdkit.runtime.sharding import HashRing, object_key, shard_label
-from crdkit.testing import FakeCluster, eventually
+from crdkit.testing import FakeCluster, eventually, virtual_clock_manager
 from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
 NS = "ns"
@@ -30,19 +28,15 @@ class Quiet(Reconciler[ConfigMap]):
 
 
 def replica(client: Client, shard: str, role: str, reconciler: Quiet) -> Manager:
-    manager = Manager(
+    manager = virtual_clock_manager(
         client,
         namespace=NS,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        registry=CollectorRegistry(),
         sharding=True,
         shard_ring=RING,
         shard_id=shard,
         shard_role=role,
         leader_election_namespace=NS,
         identity=shard,
-        clock=asyncio.get_running_loop().time,
     )
     manager.add(reconciler)
     return manager
