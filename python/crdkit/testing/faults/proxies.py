@@ -91,6 +91,14 @@ class _LoopThread:
         try:
             self.loop.run_forever()
         finally:
+            # As asyncio.run ends a loop: what is still running (a relayed watch) is cancelled
+            # and awaited, and the callbacks a close schedules (a transport's connection_lost,
+            # which closes its socket) get their turn, so no socket is left for the GC to warn of.
+            pending = asyncio.all_tasks(self.loop)
+            for task in pending:
+                task.cancel()
+            self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            self.loop.run_until_complete(asyncio.sleep(0))
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
             self.loop.close()
 
