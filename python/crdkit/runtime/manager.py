@@ -221,7 +221,8 @@ class Manager:
         self.webhooks: list[Webhook[Any]] = []
         self.conversions: list[Conversion] = []
         self.webhook_runner: WebhookRunner | None = None
-        self._clock = clock
+        # The clock of every Lease this manager holds or watches (a virtual one in tests).
+        self._clock: Callable[[], float] = clock if clock is not None else time.monotonic
         if election.enabled:
             # Checked now so that bad timings fail at construction, not after the caches sync.
             LeaderElectionConfig(
@@ -265,8 +266,6 @@ class Manager:
         """With sharding: this replica's shard (made when the first controller is added)."""
         self.sharder: Sharder | None = None
         """With sharding: the ring's sharder, which runs while this replica is elected."""
-        self._sharded_kinds: list[type[KubernetesObject]] = []
-        self._owned_kinds: list[type[KubernetesObject]] = []
         self.metrics_port: int | None = None
         self.probe_port: int | None = None
 
@@ -287,8 +286,6 @@ class Manager:
         info = resource_info(kind)
         shard = self._join_ring(name) if self.options.sharding.enabled else None
         if shard is not None:
-            self._sharded_kinds.append(kind)
-            self._owned_kinds.extend(reconciler.owns)
             for ring_kind in (kind, *reconciler.owns):
                 self.cache.select(ring_kind, shard.selector)
         controller: Controller[Any] = Controller(
@@ -431,7 +428,6 @@ class Manager:
         election = self.options.leader_election
         ring = validate_name(options.ring or controller_name, field="sharding.ring")
         shard = validate_name(options.shard_id or default_shard_id(), field="sharding.shard_id")
-        clock = {"clock": self._clock} if self._clock is not None else {}
         self.shard = ShardMember(
             self.client,
             ring=ring,
@@ -442,7 +438,7 @@ class Manager:
             renew_deadline=election.renew_deadline,
             retry_period=election.retry_period,
             registry=self.registry,
-            **clock,
+            clock=self._clock,
         )
         return self.shard
 
@@ -560,9 +556,8 @@ class Manager:
 
     async def _acquire_leadership(self) -> bool:
         """Wait to hold the leader Lease; False if asked to stop first."""
-        clock = {"clock": self._clock} if self._clock is not None else {}
         self.elector = LeaderElector(
-            self.client, self._election_config(), registry=self.registry, **clock
+            self.client, self._election_config(), registry=self.registry, clock=self._clock
         )
         acquired = await self._race_stop(self.elector.acquire())
         if acquired is None:
@@ -596,12 +591,7 @@ class Manager:
         if role != "shard":
             duties.append(self._lead_ring(shard))
         held = await self._race_stop(self._until_one_ends(duties))
-        if held is None:
-            return False
-        error = held.exception()
-        if error is not None and not isinstance(error, LeaderElectionLost):
-            raise error
-        return True
+        return False if held is None else self._lost(held)
 
     @staticmethod
     async def _until_one_ends(duties: list[Coroutine[Any, Any, None]]) -> None:
@@ -620,23 +610,23 @@ class Manager:
     async def _lead_ring(self, shard: ShardMember) -> None:
         from crdkit.runtime.sharding import Sharder
 
-        clock = {"clock": self._clock} if self._clock is not None else {}
         self.elector = LeaderElector(
             self.client,
             self._election_config(name=f"{shard.ring}-sharder"),
             registry=self.registry,
-            **clock,
+            clock=self._clock,
         )
         await self.elector.acquire()
         self.sharder = Sharder(
             self.client,
             ring=shard.ring,
             lease_namespace=shard.elector.config.lease_namespace,
-            primary_kinds=self._sharded_kinds,
-            owned_kinds=self._owned_kinds,
+            # With sharding, every controller is the ring's.
+            primary_kinds=[controller.kind for controller in self.controllers],
+            owned_kinds=[kind for c in self.controllers for kind in c.reconciler.owns],
             namespace=self.namespace,
             registry=self.registry,
-            clock=self._clock if self._clock is not None else time.monotonic,
+            clock=self._clock,
         )
         sharder = self.sharder
         entry = _RunnableEntry(f"sharder {shard.ring}", sharder.run, False, sharder.run)

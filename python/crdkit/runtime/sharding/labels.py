@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import re
 import socket
+from typing import Any
 
 __all__ = [
     "RING_LABEL",
     "SHARD_ID_LABEL",
     "default_shard_id",
     "drain_label",
+    "labels_of",
     "lease_name",
     "shard_label",
     "shard_selector",
@@ -44,6 +46,11 @@ def validate_name(value: str, *, field: str) -> str:
             "digits and '-', starting and ending with a letter or digit)"
         )
     return value
+
+
+def labels_of(obj: Any) -> dict[str, str]:
+    """An object's labels, whatever its shape (a typed model or its metadata alone)."""
+    return getattr(obj.metadata, "labels", None) or {}
 
 
 def shard_label(ring: str) -> str:

@@ -25,6 +25,7 @@ from crdkit.runtime.sharding.labels import (
     RING_LABEL,
     SHARD_ID_LABEL,
     drain_label,
+    labels_of,
     lease_name,
     shard_label,
     shard_selector,
@@ -42,10 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["ShardMember"]
 
 log = logging.getLogger("crdkit.runtime.sharding")
-
-
-def _labels(obj: Any) -> dict[str, str]:
-    return getattr(obj.metadata, "labels", None) or {}
 
 
 class ShardMember:
@@ -92,7 +89,7 @@ class ShardMember:
         """The gate of a controller of ``kind``: ``await gate(obj)`` says whether to reconcile."""
 
         async def admit(obj: Any) -> bool:
-            labels = _labels(obj)
+            labels = labels_of(obj)
             if labels.get(self.label) != self.shard:
                 return False  # a stale copy: the object has moved on
             if not labels.get(self.drain):
@@ -132,7 +129,7 @@ class ShardMember:
         namespaced = controller.info.namespaced
 
         def request(obj: Any) -> None:
-            if _labels(obj).get(self.drain):
+            if labels_of(obj).get(self.drain):
                 metadata = obj.metadata
                 controller.queue.add(
                     Request(metadata.namespace if namespaced else None, metadata.name)

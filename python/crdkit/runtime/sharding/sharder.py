@@ -37,8 +37,15 @@ from crdkit.resources import Lease, PartialObjectMetadata, resource_info
 from crdkit.runtime.factory import SharedInformerFactory
 from crdkit.runtime.informer import Informer
 from crdkit.runtime.metrics import families_in
+from crdkit.runtime.owners import controller_of
 from crdkit.runtime.queue import QueueShutDown, WorkQueue
-from crdkit.runtime.sharding.labels import RING_LABEL, SHARD_ID_LABEL, drain_label, shard_label
+from crdkit.runtime.sharding.labels import (
+    RING_LABEL,
+    SHARD_ID_LABEL,
+    drain_label,
+    labels_of,
+    shard_label,
+)
 from crdkit.runtime.sharding.plan import Action, Placement, next_step
 from crdkit.runtime.sharding.ring import DEFAULT_TOKENS, HashRing, object_key
 
@@ -48,7 +55,7 @@ if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
     from crdkit.client import Client
-    from crdkit.resources import KubernetesObject
+    from crdkit.resources import KubernetesObject, ResourceInfo
 
 __all__ = ["Sharder", "SharderStats"]
 
@@ -103,18 +110,15 @@ def _create_metrics(registry: CollectorRegistry) -> _SharderMetrics:
 class _Kind:
     kind: type[KubernetesObject]
     primary: bool
-    namespaced: bool
+    info: ResourceInfo
+    untyped: GroupVersionKind
+    """The kind, untyped: a patch's answer is then not validated into the model, which the
+    sharder never reads (a third of its CPU per write, for a small CRD)."""
 
-    @property
-    def untyped(self) -> GroupVersionKind:
-        """The kind, untyped: a patch's answer is then not validated into the model, which
-        the sharder never reads (a third of its CPU per write, for a small CRD)."""
-        info = resource_info(self.kind)
-        return GroupVersionKind(info.group, info.version, info.kind)
-
-
-def _labels(obj: Any) -> dict[str, str]:
-    return getattr(obj.metadata, "labels", None) or {}
+    @classmethod
+    def of(cls, kind: type[KubernetesObject], *, primary: bool) -> _Kind:
+        info = resource_info(kind)
+        return cls(kind, primary, info, GroupVersionKind(info.group, info.version, info.kind))
 
 
 def _slim(obj: PartialObjectMetadata) -> PartialObjectMetadata:
@@ -161,14 +165,12 @@ class Sharder:
         self._clock = clock
         owned = [kind for kind in dict.fromkeys(owned_kinds) if kind not in primary_kinds]
         self.kinds = [
-            *(_Kind(k, True, resource_info(k).namespaced) for k in dict.fromkeys(primary_kinds)),
-            *(_Kind(k, False, resource_info(k).namespaced) for k in owned),
+            *(_Kind.of(k, primary=True) for k in dict.fromkeys(primary_kinds)),
+            *(_Kind.of(k, primary=False) for k in owned),
         ]
         # An owner reference names (apiVersion group, kind): which primary kind it is.
         self._primary_index = {
-            (resource_info(k.kind).group, resource_info(k.kind).kind): index
-            for index, k in enumerate(self.kinds)
-            if k.primary
+            (k.info.group, k.info.kind): index for index, k in enumerate(self.kinds) if k.primary
         }
         # Owner key: the keys of the owned objects that name it, and back.
         self._owned_by: dict[_Key, set[_Key]] = {}
@@ -204,7 +206,7 @@ class Sharder:
             elif seen[0] != version:
                 seen = (version, now)
                 self._seen[name] = seen
-            shard = _labels(lease).get(SHARD_ID_LABEL)
+            shard = labels_of(lease).get(SHARD_ID_LABEL)
             if not shard or not lease.spec.holder_identity:
                 continue
             expires = seen[1] + float(lease.spec.lease_duration_seconds or 0)
@@ -285,9 +287,10 @@ class Sharder:
         label names (``None``: unassigned), as of the sharder's cache; empty before it runs."""
         for index, spec in enumerate(self.kinds):
             if spec.kind is kind and index < len(self._stores):
+                objects = self._stores[index].store.list()
                 return {
-                    (obj.metadata.namespace, obj.metadata.name or ""): _labels(obj).get(self.label)
-                    for obj in self._stores[index].store.list()
+                    (o.metadata.namespace, o.metadata.name or ""): labels_of(o).get(self.label)
+                    for o in objects
                 }
         if any(spec.kind is kind for spec in self.kinds):
             return {}
@@ -303,7 +306,7 @@ class Sharder:
         once the owner itself has moved (not while it drains)."""
         spec = self.kinds[index]
         if spec.primary:
-            info = resource_info(spec.kind)
+            info = spec.info
             return self._ring.shard_for(
                 object_key(info.group, info.kind, obj.metadata.namespace, obj.metadata.name)
             )
@@ -312,23 +315,20 @@ class Sharder:
             return None
         owner_index, namespace, name = owner
         holder = self._stores[owner_index].store.get_by_name(name, namespace)
-        shard = _labels(holder).get(self.label) if holder is not None else None
+        shard = labels_of(holder).get(self.label) if holder is not None else None
         return shard if shard in self.live else None
 
     def _owner_of(self, obj: Any) -> _Key | None:
         """The key of the primary object a controller reference of ``obj`` names, if any."""
-        for ref in obj.metadata.owner_references or ():
-            if not ref.controller:
-                continue
-            group = ref.api_version.rpartition("/")[0] if "/" in ref.api_version else ""
-            index = self._primary_index.get((group, ref.kind))
-            if index is not None:
-                return index, obj.metadata.namespace, ref.name
-        return None
+        ref = controller_of(obj)
+        if ref is None:
+            return None
+        index = self._primary_index.get((ref.api_version.rpartition("/")[0], ref.kind))
+        return None if index is None else (index, obj.metadata.namespace, ref.name)
 
     def step_for(self, index: int, obj: Any) -> Action | None:
         """What to write on ``obj`` now (``None``: nothing)."""
-        labels = _labels(obj)
+        labels = labels_of(obj)
         placement = Placement(labels.get(self.label) or None, bool(labels.get(self.drain)))
         desired = self.desired_shard(index, obj)
         if desired is None and placement.shard is None:
@@ -391,7 +391,7 @@ class Sharder:
         informers: list[Informer[PartialObjectMetadata]] = []
         self._stores = []
         for spec in self.kinds:
-            namespace = self.namespace if spec.namespaced else None
+            namespace = self.namespace if spec.info.namespaced else None
             informer = Informer.for_metadata(
                 self.client,
                 spec.kind,
@@ -441,7 +441,7 @@ class Sharder:
             self.queue.add(key)
             if not primary:
                 self._note_owner(key, new)
-            elif _labels(old).get(self.label) != _labels(new).get(self.label):
+            elif labels_of(old).get(self.label) != labels_of(new).get(self.label):
                 self._enqueue_owned(key)  # the owner moved: its owned objects follow
 
         return on_add, on_update
