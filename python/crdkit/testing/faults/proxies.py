@@ -46,13 +46,11 @@ timeouts in the client notice it, TCP keepalive and user timeouts do not.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import dataclasses
 import shutil
 import ssl
 import tempfile
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import urlsplit
@@ -61,6 +59,7 @@ import yaml
 
 from crdkit._lifecycle import BlockingStartStop
 from crdkit.testing.envtest.certs import generate_pki
+from crdkit.testing.faults._loop_thread import LoopThread
 from crdkit.testing.faults._proxy_http import HttpLayer, InjectedFault, RecordedRequest, new_fault
 from crdkit.testing.faults._proxy_tcp import FaultMode, TcpFaults
 
@@ -74,43 +73,7 @@ __all__ = ["FaultMode", "HttpFaultProxy", "InjectedFault", "RecordedRequest", "T
 
 T = TypeVar("T")
 HOST = "127.0.0.1"
-CALL_TIMEOUT = 30.0
 NAME = "fault-proxy"  # of the cluster, user and context in the kubeconfigs it writes
-
-
-class _LoopThread:
-    """An event loop in a daemon thread; callers submit coroutines and wait for their result."""
-
-    def __init__(self, name: str) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
-        self._thread.start()
-
-    def _main(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        try:
-            self.loop.run_forever()
-        finally:
-            # As asyncio.run ends a loop: what is still running (a relayed watch) is cancelled
-            # and awaited, and the callbacks a close schedules (a transport's connection_lost,
-            # which closes its socket) get their turn, so no socket is left for the GC to warn of.
-            pending = asyncio.all_tasks(self.loop)
-            for task in pending:
-                task.cancel()
-            self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            self.loop.run_until_complete(asyncio.sleep(0))
-            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
-            self.loop.close()
-
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        if threading.current_thread() is self._thread:
-            coroutine.close()
-            raise RuntimeError("a fault proxy cannot be driven from its own event loop")
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(CALL_TIMEOUT)
-
-    def stop(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(CALL_TIMEOUT)
 
 
 class TcpFaultProxy(BlockingStartStop):
@@ -123,7 +86,7 @@ class TcpFaultProxy(BlockingStartStop):
         self._upstream = _address(upstream)
         self._port = port
         self._plane: ControlPlane | None = None
-        self._thread: _LoopThread | None = None
+        self._thread: LoopThread | None = None
         self._faults: TcpFaults | None = None
 
     @classmethod
@@ -139,7 +102,7 @@ class TcpFaultProxy(BlockingStartStop):
     def start(self) -> None:
         if self._thread is not None:
             raise RuntimeError("the proxy is already started")
-        self._thread = _LoopThread(f"crdkit-fault-proxy-{self._upstream[1]}")
+        self._thread = LoopThread(f"crdkit-fault-proxy-{self._upstream[1]}")
         try:
             self._thread.run(self._start())
         except BaseException:
