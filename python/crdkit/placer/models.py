@@ -147,6 +147,10 @@ class Task(_Model):
     tolerations: list[Toleration] = Field(default_factory=list)
     slice_: Slice | None = Field(default=None, alias="slice")
     topology: Topology | None = None
+    max_per_node: int | None = Field(default=None, alias="maxPerNode", ge=1, le=_COUNT_MAX)
+    """At most this many of the task's pods on one node (1: one rank per node)."""
+    avoid_nodes: list[str] = Field(default_factory=list, alias="avoidNodes")
+    """Nodes the task's pods must not go to, by name (a name no node has is ignored)."""
 
 
 class Gang(_Model):
@@ -156,6 +160,8 @@ class Gang(_Model):
     priority: int = 0
     topology: Topology = Field(default_factory=Topology)
     tasks: list[Task] = Field(min_length=1)
+    max_per_node: int | None = Field(default=None, alias="maxPerNode", ge=1, le=_COUNT_MAX)
+    """At most this many of the gang's pods, of all its tasks together, on one node."""
 
 
 class Fit(_Model):
@@ -476,6 +482,8 @@ def compile_gang(
                 ],
                 slice=slice_spec,
                 topology=own_topology,
+                max_per_node=task.max_per_node,
+                avoid_nodes=task.avoid_nodes,
             )
         )
     return _placer.Gang(
@@ -484,4 +492,5 @@ def compile_gang(
         topology=gang_topology,
         tasks=tasks,
         levels=levels if isinstance(levels, list) else list(levels),
+        max_per_node=gang.max_per_node,
     )

@@ -76,7 +76,7 @@ resources the task requests:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from crdkit.placer.policies import POLICIES
@@ -161,6 +161,8 @@ class _Task:
     tolerations: tuple[tuple[str, str, str, str | None], ...]
     slice: tuple[int, int] | None  # (level index, size)
     topology: tuple[Mode, int | None] | None
+    max_per_node: int | None = None
+    avoid_nodes: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +171,7 @@ class _Gang:
     priority: int
     topology: tuple[Mode, int | None]
     tasks: tuple[_Task, ...]
+    max_per_node: int | None = None
 
 
 def _topology(topology: _placer.Topology) -> tuple[Mode, int | None]:
@@ -198,10 +201,44 @@ def _gang(gang: _placer.Gang) -> _Gang:
             tolerations=tuple((t.key, t.operator, t.value, t.effect) for t in task.tolerations),
             slice=None if task.slice is None else (task.slice.level, task.slice.size),
             topology=None if task.topology is None else _topology(task.topology),
+            max_per_node=task.max_per_node,
+            avoid_nodes=frozenset(task.avoid_nodes),
         )
         for task in gang.tasks
     )
-    return _Gang(gang.name, gang.priority, _topology(gang.topology), tasks)
+    return _Gang(gang.name, gang.priority, _topology(gang.topology), tasks, gang.max_per_node)
+
+
+LIMIT_OF_GANG = "per-node limit of the gang"
+"""The resource that stands for a gang's per-node limit while it is placed (see
+`_with_limits`); no Kubernetes resource name holds a space, so it meets no real one."""
+LIMIT_OF_TASK = "per-node limit of task "
+"""The prefix of a task's per-node limit resource; the task's index follows."""
+
+
+def _is_limit(resource: str) -> bool:
+    return resource == LIMIT_OF_GANG or resource.startswith(LIMIT_OF_TASK)
+
+
+def _with_limits(gang: _Gang) -> tuple[_Gang, dict[str, int]]:
+    """The gang as the search sees it, and what every node holds of each limit resource.
+
+    A per-node limit (``maxPerNode``) is a resource no node lists: every node has ``max`` pods'
+    worth of it while the gang is placed, and each pod of a limited task takes one pod's worth,
+    so fits, bounds, assign and undo keep the limit with no rule of their own. The gang's limit
+    counts the pods of all its tasks together; a task's limit, its own. Placed pods never carry
+    them: `assume` takes the tasks' own requests. The policies rank by those only."""
+    limits: dict[str, int] = {}
+    if gang.max_per_node is not None:
+        limits[LIMIT_OF_GANG] = gang.max_per_node * POD
+    tasks = []
+    for index, task in enumerate(gang.tasks):
+        extra = {LIMIT_OF_GANG: POD} if gang.max_per_node is not None else {}
+        if task.max_per_node is not None:
+            limits[f"{LIMIT_OF_TASK}{index}"] = task.max_per_node * POD
+            extra[f"{LIMIT_OF_TASK}{index}"] = POD
+        tasks.append(replace(task, requests={**task.requests, **extra}) if extra else task)
+    return replace(gang, tasks=tuple(tasks)), limits
 
 
 @dataclass
@@ -337,16 +374,16 @@ class _Capacities:
 
 def _alike_asks(asks: list[_Ask]) -> list[tuple[int, int]]:
     """Asks of plain pods that want the same thing (requests, selector, tolerations, loose
-    nodes) compete for one room: an entry holds them all only if it holds the sum of their
-    counts. Per group of two or more: its first ask's index and that sum. A necessary
-    condition, the same as the Rust core's, so both prune (and count steps) alike."""
+    nodes, avoided nodes) compete for one room: an entry holds them all only if it holds the
+    sum of their counts. Per group of two or more: its first ask's index and that sum. A
+    necessary condition, the same as the Rust core's, so both prune (and count steps) alike."""
     groups: dict[tuple[object, ...], list[int]] = {}
     for index, ask in enumerate(asks):
         if ask.k != 1:
             continue
         task = ask.task
         requests = tuple(sorted((r, m) for r, m in task.requests.items() if m > 0 and r != "pods"))
-        key = (requests, task.node_selector, task.tolerations, ask.loose_ok)
+        key = (requests, task.node_selector, task.tolerations, ask.loose_ok, task.avoid_nodes)
         groups.setdefault(key, []).append(index)
     return [
         (members[0], sum(asks[i].count for i in members))
@@ -371,6 +408,7 @@ class ReferenceEngine:
         self._policy = "best-fit"
         self._steps = 0
         self._walk: list[_Node] | None = None
+        self._limits: dict[str, int] = {}  # per node, of the gang being placed
 
     # --- cluster state ---------------------------------------------------------------------
 
@@ -458,7 +496,7 @@ class ReferenceEngine:
 
     def _fit(self, node: _Node, task: _Task) -> int:
         spec = node.spec
-        if spec.unschedulable or not spec.ready:
+        if spec.unschedulable or not spec.ready or spec.name in task.avoid_nodes:
             return 0
         if any(spec.labels.get(key) != value for key, value in task.node_selector):
             return 0
@@ -468,10 +506,16 @@ class ReferenceEngine:
         fit = UNLIMITED
         for resource, milli in task.requests.items():
             if resource != "pods" and milli > 0:
-                fit = min(fit, max(0, node.free(resource)) // milli)
+                fit = min(fit, max(0, self._free(node, resource)) // milli)
         if "pods" in spec.allocatable:
             fit = min(fit, max(0, node.free("pods")) // POD)
         return fit
+
+    def _free(self, node: _Node, resource: str) -> int:
+        """The node's free amount of a resource, the per-node limits of the gang included."""
+        if resource in self._limits:
+            return self._limits[resource] - node.used.get(resource, 0)
+        return node.free(resource)
 
     def _penalty(self, node: _Node, task: _Task) -> int:
         return int(
@@ -518,7 +562,12 @@ class ReferenceEngine:
 
     @staticmethod
     def _requested(task: _Task) -> list[str]:
-        return [r for r, milli in task.requests.items() if milli > 0 and r != "pods"]
+        """The resources the task's pods request themselves (the policies rank by these)."""
+        return [
+            r
+            for r, milli in task.requests.items()
+            if milli > 0 and r != "pods" and not _is_limit(r)
+        ]
 
     def _least_free_ranks(self, ask: _Ask, caps: _Capacities) -> None:
         resources = self._requested(ask.task)
@@ -883,6 +932,8 @@ class ReferenceEngine:
                 spec.taints,
                 spec.unschedulable,
                 spec.ready,
+                # A node some task avoids is no twin of one it does not.
+                tuple(spec.name in ask.task.avoid_nodes for ask in asks),
             )
             if signature in last:
                 twins[spec.name] = last[signature]
@@ -997,7 +1048,7 @@ class ReferenceEngine:
         if all("pods" in node.spec.allocatable for node in considered):
             need["pods"] = POD * sum(ask.count * ask.k for ask in asks[t:])
         fits = all(
-            amount <= sum(max(0, node.free(resource)) for node in considered)
+            amount <= sum(max(0, self._free(node, resource)) for node in considered)
             for resource, amount in need.items()
         )
         return held if fits else None
@@ -1179,16 +1230,20 @@ class ReferenceEngine:
         if any(task.min_available < task.replicas for task in gang.tasks):
             attempts.append(("minimal", [task.min_available for task in gang.tasks]))
         failure = _Unschedulable("no attempt")
-        for status, counts in attempts:
-            try:
-                out = self._attempt(gang, counts)
-            except _Unschedulable as err:
-                failure = err
-                continue
-            finally:
-                self._undo(0)
-            level, domain = self._lowest_common_domain(node for _, node, _ in out)
-            return (status, _merged(out), level, domain, None, None)
+        searched, self._limits = _with_limits(gang)
+        try:
+            for status, counts in attempts:
+                try:
+                    out = self._attempt(searched, counts)
+                except _Unschedulable as err:
+                    failure = err
+                    continue
+                finally:
+                    self._undo(0)
+                level, domain = self._lowest_common_domain(node for _, node, _ in out)
+                return (status, _merged(out), level, domain, None, None)
+        finally:
+            self._limits = {}
         return ("unschedulable", [], None, [], failure.reason, failure.fit)
 
     def _lowest_common_domain(self, names: Iterable[str]) -> tuple[int | None, list[str]]:

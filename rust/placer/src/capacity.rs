@@ -17,8 +17,13 @@ use crate::state::{ClusterState, Domain, Node, SCHEDULABLE, TAINTED};
 pub(crate) struct Ask<'a> {
     pub(crate) index: usize,
     pub(crate) task: &'a TaskSpec,
-    /// Interned positive requests, `pods` left out.
+    /// Interned positive requests, `pods` left out, then the per-node limits the task's pods
+    /// each take one pod's worth of (see `ClusterState::per_node_limits`).
     pub(crate) requests: &'a [(usize, i64)],
+    /// How many of `requests` are the task's own: the policies rank by those only.
+    pub(crate) ranked: usize,
+    /// Ids of the nodes the task avoids, sorted.
+    pub(crate) avoid: &'a [usize],
     pub(crate) count: u64,
     pub(crate) k: u64,
     pub(crate) s: usize,
@@ -27,6 +32,11 @@ pub(crate) struct Ask<'a> {
 }
 
 impl Ask<'_> {
+    /// The task's own requests, without the per-node limits.
+    pub(crate) fn ranked(&self) -> &[(usize, i64)] {
+        &self.requests[..self.ranked]
+    }
+
     /// The same pods as plain pods, once the search is at or below the slice depth.
     pub(crate) fn plain(&self) -> Self {
         Self {
@@ -84,7 +94,7 @@ fn free_share(sums: &[(i128, i128)]) -> i64 {
 
 /// Per requested resource, `(max(free, 0), allocatable)` of a schedulable node, zeros otherwise.
 fn node_sums(node: &Node, ask: &Ask<'_>) -> Vec<(i128, i128)> {
-    ask.requests
+    ask.ranked()
         .iter()
         .map(|&(r, _)| {
             if node.schedulable() {
@@ -103,7 +113,7 @@ fn node_sums(node: &Node, ask: &Ask<'_>) -> Vec<(i128, i128)> {
 /// allocatable` over the requested resources the node has. Higher is better.
 fn binpack_score(node: &Node, ask: &Ask<'_>) -> i64 {
     let terms: Vec<i128> = ask
-        .requests
+        .ranked()
         .iter()
         .filter_map(|&(r, milli)| {
             let allocatable = i128::from(node.allocatable.get(r).copied().unwrap_or(0));
@@ -120,7 +130,7 @@ fn binpack_score(node: &Node, ask: &Ask<'_>) -> i64 {
 
 /// Whether none of the resources the task requests is in use on the node (keep-whole's "free").
 fn node_free(node: &Node, ask: &Ask<'_>) -> bool {
-    ask.requests
+    ask.ranked()
         .iter()
         .all(|&(r, _)| node.used.get(r).copied().unwrap_or(0) == 0)
 }
@@ -149,7 +159,7 @@ fn tolerated(task: &TaskSpec, taint: &crate::model::Taint) -> bool {
 /// touched only when the task has a node selector or the node has taints.
 pub(crate) fn node_fit(state: &ClusterState, id: usize, ask: &Ask<'_>) -> u64 {
     let flags = state.flags[id];
-    if flags & SCHEDULABLE == 0 {
+    if flags & SCHEDULABLE == 0 || ask.avoid.binary_search(&id).is_ok() {
         return 0;
     }
     if !ask.task.node_selector.is_empty() || flags & TAINTED != 0 {
@@ -231,7 +241,7 @@ impl Capacities {
         // The least-free share and the freedom of a domain count every node in it, so nothing
         // may be skipped.
         let prune = prune && !reads_every_node(ask.policy);
-        let mut sums = vec![(0, 0); ask.requests.len()];
+        let mut sums = vec![(0, 0); ask.ranked().len()];
         for &root in &state.roots {
             caps.visit(state, root, ask, prune, &mut sums);
             caps.add_free_above(state, root, 0, ask.policy);
@@ -252,7 +262,7 @@ impl Capacities {
     /// Capacities inside one domain only.
     pub(crate) fn of_domain(state: &ClusterState, domain: usize, ask: &Ask<'_>) -> Self {
         let mut caps = Self::empty(state, ask.policy);
-        let mut sums = vec![(0, 0); ask.requests.len()];
+        let mut sums = vec![(0, 0); ask.ranked().len()];
         caps.visit(state, domain, ask, !reads_every_node(ask.policy), &mut sums);
         // Free domains above `domain` would add the same to every entry inside it: left out.
         caps.add_free_above(state, domain, 0, ask.policy);
@@ -292,7 +302,7 @@ impl Capacities {
             return (0, 0);
         }
         let least_free = ask.policy == Policy::LeastFree;
-        let mut sums = vec![(0, 0); if least_free { ask.requests.len() } else { 0 }];
+        let mut sums = vec![(0, 0); if least_free { ask.ranked().len() } else { 0 }];
         let (mut pods, mut units) = (0u64, 0u64);
         if leaf {
             for &n in domain.node_ids() {
@@ -370,8 +380,14 @@ impl Capacities {
 /// What a task's capacities depend on besides the state: its requests, filters and slices.
 fn cache_key(ask: &Ask<'_>) -> String {
     format!(
-        "{:?}|{:?}|{:?}|{}|{}|{}",
-        ask.requests, ask.task.node_selector, ask.task.tolerations, ask.k, ask.s, ask.loose_ok
+        "{:?}|{:?}|{:?}|{}|{}|{}|{:?}",
+        ask.requests,
+        ask.task.node_selector,
+        ask.task.tolerations,
+        ask.k,
+        ask.s,
+        ask.loose_ok,
+        ask.avoid
     )
 }
 

@@ -193,6 +193,10 @@ pub struct TaskSpec {
     pub slice: Option<(usize, u64)>,
     /// The task's own constraint; `None` means it is placed with the gang's group.
     pub topology: Option<Topology>,
+    /// At most this many of the task's pods on one node ("one rank per node" is 1).
+    pub max_per_node: Option<u64>,
+    /// Nodes the task's pods must not go to, by name, sorted (names no node has are ignored).
+    pub avoid_nodes: Vec<String>,
 }
 
 /// An all-or-nothing request.
@@ -204,6 +208,8 @@ pub struct GangSpec {
     pub topology: Topology,
     /// Tasks, in order.
     pub tasks: Vec<TaskSpec>,
+    /// At most this many of the gang's pods, of every task together, on one node.
+    pub max_per_node: Option<u64>,
 }
 
 /// What "best fit" and "fullest" mean when the placer ranks domains and nodes.

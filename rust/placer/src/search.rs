@@ -31,6 +31,14 @@ struct Unschedulable {
 
 type Placed = Vec<(usize, usize, u64)>;
 
+/// One task as the search reads it besides its spec: its interned requests (its own, then
+/// its per-node limits), how many of them are its own, and the ids of the nodes it avoids.
+struct Prepared {
+    requests: Vec<(usize, i64)>,
+    ranked: usize,
+    avoid: Vec<usize>,
+}
+
 /// One gang placement in progress: the state it changes and the log to undo it.
 struct Search<'s> {
     state: &'s mut ClusterState,
@@ -314,15 +322,19 @@ impl Search<'_> {
         &self,
         index: usize,
         task: &'a TaskSpec,
-        requests: &'a [(usize, i64)],
+        prepared: &'a Prepared,
         count: u64,
         mode: Mode,
     ) -> Ask<'a> {
+        let (requests, ranked, avoid) =
+            (&prepared.requests[..], prepared.ranked, &prepared.avoid[..]);
         match task.slice {
             Some((s, k)) => Ask {
                 index,
                 task,
                 requests,
+                ranked,
+                avoid,
                 count: count / k,
                 k,
                 s,
@@ -333,6 +345,8 @@ impl Search<'_> {
                 index,
                 task,
                 requests,
+                ranked,
+                avoid,
                 count,
                 k: 1,
                 s: self.nodes_depth(),
@@ -655,7 +669,7 @@ impl Search<'_> {
     fn attempt(
         &mut self,
         gang: &GangSpec,
-        requests: &[Vec<(usize, i64)>],
+        prepared: &[Prepared],
         counts: &[u64],
     ) -> Result<Placed, Unschedulable> {
         self.steps = 0;
@@ -666,7 +680,7 @@ impl Search<'_> {
             .enumerate()
             .map(|(i, t)| {
                 let mode = t.topology.map_or(gang.topology.mode, |own| own.mode);
-                self.ask(i, t, &requests[i], counts[i], mode)
+                self.ask(i, t, &prepared[i], counts[i], mode)
             })
             .collect();
         self.place_group(&asks, gang.topology, &mut out, None, true)?;
@@ -719,17 +733,32 @@ impl ClusterState {
 
     /// [`Self::place`] with a ranking policy.
     pub fn place_with(&mut self, gang: &GangSpec, policy: Policy) -> Outcome {
-        let requests: Vec<Vec<(usize, i64)>> = gang
+        let limits = self.per_node_limits(gang);
+        let prepared: Vec<Prepared> = gang
             .tasks
             .iter()
-            .map(|t| {
+            .zip(limits)
+            .map(|(t, limits)| {
                 let positive: Vec<(String, i64)> = t
                     .requests
                     .iter()
                     .filter(|(name, milli)| name != crate::model::PODS && *milli > 0)
                     .cloned()
                     .collect();
-                self.intern_requests(&positive)
+                let mut requests = self.intern_requests(&positive);
+                let ranked = requests.len();
+                requests.extend(limits);
+                let mut avoid: Vec<usize> = t
+                    .avoid_nodes
+                    .iter()
+                    .filter_map(|name| self.node_id(name))
+                    .collect();
+                avoid.sort_unstable();
+                Prepared {
+                    requests,
+                    ranked,
+                    avoid,
+                }
             })
             .collect();
         let mut attempts = vec![(
@@ -754,7 +783,7 @@ impl ClusterState {
             fit: None,
         };
         for (status, counts) in attempts {
-            let result = search.attempt(gang, &requests, &counts);
+            let result = search.attempt(gang, &prepared, &counts);
             search.undo(0);
             match result {
                 Ok(placed) => {
@@ -797,7 +826,7 @@ impl ClusterState {
 }
 
 /// Asks of plain pods that want the same thing (requests, selector, tolerations, loose
-/// nodes) compete for the same room: an entry holds them all only if it holds the sum of
+/// nodes, avoided nodes) compete for the same room: an entry holds them all only if it holds the sum of
 /// their counts of that one shape. Returns, per group of two or more, the index of its first
 /// ask and that sum. A necessary condition only, so it prunes entries that could never take
 /// the group (a master and a worker of one pod each, each pod filling a node, would otherwise
@@ -808,7 +837,7 @@ fn alike_asks(asks: &[Ask<'_>]) -> Vec<(usize, u64)> {
         requests.sort_unstable();
         let mut selector = a.task.node_selector.clone();
         selector.sort();
-        (requests, selector, a.loose_ok)
+        (requests, selector, a.loose_ok, a.avoid.to_vec())
     };
     let mut groups: Vec<(usize, u64, usize)> = Vec::new();
     for (index, ask) in asks.iter().enumerate() {
@@ -839,6 +868,7 @@ mod tests {
     use super::*;
     use crate::model::{Effect, Taint};
     use crate::testing::{cluster, gang, gpu_node, gpu_task};
+    use std::collections::HashMap;
 
     fn nodes_of(outcome: &Outcome) -> Vec<(&str, u64)> {
         outcome
@@ -888,6 +918,95 @@ mod tests {
         ]);
         let outcome = state.place(&gang(Mode::Required, Some(1), vec![gpu_task("w", 12, 1)]));
         assert_eq!(nodes_of(&outcome), [("a", 6), ("d", 6)]);
+    }
+
+    fn four_free_nodes() -> ClusterState {
+        cluster(vec![
+            gpu_node("a", "b1", "r1", 8, 0),
+            gpu_node("b", "b1", "r1", 8, 0),
+            gpu_node("c", "b1", "r2", 8, 0),
+            gpu_node("d", "b1", "r2", 8, 0),
+        ])
+    }
+
+    #[test]
+    fn a_task_limit_of_one_puts_one_rank_on_each_node() {
+        let mut state = four_free_nodes();
+        let packed = state.place(&gang(Mode::Required, Some(1), vec![gpu_task("w", 2, 1)]));
+        assert_eq!(nodes_of(&packed), [("a", 2)]);
+        let mut task = gpu_task("w", 2, 1);
+        task.max_per_node = Some(1);
+        let outcome = state.place(&gang(Mode::Required, Some(1), vec![task]));
+        assert_eq!(nodes_of(&outcome), [("a", 1), ("b", 1)]);
+        assert_eq!(outcome.domain, ["b1", "r1"]);
+    }
+
+    #[test]
+    fn a_task_limit_binds_only_its_own_task_and_a_gang_limit_binds_them_all() {
+        let mut master = gpu_task("master", 1, 1);
+        let mut worker = gpu_task("worker", 1, 1);
+        master.max_per_node = Some(1);
+        worker.max_per_node = Some(1);
+        let mut state = four_free_nodes();
+        let each = state.place(&gang(Mode::Unconstrained, None, vec![master, worker]));
+        assert_eq!(nodes_of(&each), [("a", 1), ("a", 1)]);
+        let mut together = gang(
+            Mode::Unconstrained,
+            None,
+            vec![gpu_task("master", 1, 1), gpu_task("worker", 3, 1)],
+        );
+        together.max_per_node = Some(1);
+        let outcome = state.place(&together);
+        let mut nodes: Vec<&str> = nodes_of(&outcome).iter().map(|(n, _)| *n).collect();
+        nodes.sort_unstable();
+        assert_eq!(nodes, ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn a_limit_that_no_domain_can_meet_is_unschedulable_and_leaves_nothing_behind() {
+        let mut state = four_free_nodes();
+        let before = state.used();
+        let mut task = gpu_task("w", 3, 1);
+        task.max_per_node = Some(1);
+        let outcome = state.place(&gang(Mode::Required, Some(1), vec![task]));
+        assert_eq!(outcome.status, Status::Unschedulable);
+        assert_eq!(
+            outcome.reason.as_deref(),
+            Some("required t.io/rack: the best rack fits 2 of 3 w pods (r1)")
+        );
+        assert_eq!(state.used(), before);
+        // The limit is gone once decided: an unlimited gang packs as before.
+        let packed = state.place(&gang(Mode::Required, Some(1), vec![gpu_task("w", 3, 1)]));
+        assert_eq!(nodes_of(&packed), [("a", 3)]);
+    }
+
+    #[test]
+    fn avoided_nodes_take_no_pods_of_the_task_that_avoids_them() {
+        let mut state = four_free_nodes();
+        let mut task = gpu_task("w", 2, 1);
+        task.avoid_nodes = vec!["a".into(), "no-such-node".into()];
+        let outcome = state.place(&gang(Mode::Required, Some(1), vec![task]));
+        assert_eq!(nodes_of(&outcome), [("b", 2)]);
+        let other = state.place(&gang(Mode::Required, Some(1), vec![gpu_task("w", 2, 1)]));
+        assert_eq!(nodes_of(&other), [("a", 2)]);
+    }
+
+    #[test]
+    fn a_limit_of_two_counts_the_pods_of_the_search_so_far() {
+        let mut state = four_free_nodes();
+        let mut limited = gang(
+            Mode::Required,
+            Some(1),
+            vec![gpu_task("x", 2, 1), gpu_task("y", 2, 1)],
+        );
+        limited.max_per_node = Some(2);
+        let outcome = state.place(&limited);
+        assert_eq!(outcome.status, Status::Placed);
+        let mut per_node: HashMap<&str, u64> = HashMap::new();
+        for (node, count) in nodes_of(&outcome) {
+            *per_node.entry(node).or_insert(0) += count;
+        }
+        assert!(per_node.values().all(|&pods| pods <= 2), "{per_node:?}");
     }
 
     #[test]

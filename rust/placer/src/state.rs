@@ -9,11 +9,16 @@
 use std::collections::HashMap;
 
 use crate::fit_cache::FitCache;
-use crate::model::{NodeSpec, PlacedPods, PlacerError, Usage, POD, PODS, SEARCH_BUDGET};
+use crate::model::{GangSpec, NodeSpec, PlacedPods, PlacerError, Usage, POD, PODS, SEARCH_BUDGET};
 
 /// Pods on one node by ids: `(node id, interned per-pod requests, count)`.
 pub(crate) type NodePods = (usize, Vec<(usize, i64)>, u64);
 
+/// The resource that stands for a gang's per-node limit (see `ClusterState::per_node_limits`);
+/// a space is never part of a Kubernetes resource name, so it cannot meet a real one.
+pub(crate) const LIMIT_OF_GANG: &str = "per-node limit of the gang";
+/// The prefix of a task's per-node limit resource; the task's index follows.
+pub(crate) const LIMIT_OF_TASK: &str = "per-node limit of task ";
 /// Free amount that stands for "no limit" (a node without the `pods` resource).
 pub(crate) const NO_LIMIT: i64 = i64::MAX / 4;
 /// Node flag: schedulable and ready.
@@ -467,6 +472,78 @@ impl ClusterState {
                 domain.max_free[r] = domain.max_free[r].max(after);
             }
         }
+    }
+
+    /// A gang's per-node limits as resources, one list per task. A limit is a resource no node
+    /// lists: every node has `max * POD` of it while the gang is placed, and each pod of a
+    /// limited task takes one `POD`, so the search's own arithmetic (fits, domain aggregates,
+    /// the exact search's bounds, apply and undo) keeps every limit with no rule of its own.
+    /// The gang's limit counts the pods of all its tasks together; a task's, its own. Placed
+    /// pods never carry them (`assume` takes the task's requests only), so they are always
+    /// free again once a placement is decided.
+    pub(crate) fn per_node_limits(&mut self, gang: &GangSpec) -> Vec<Vec<(usize, i64)>> {
+        let gang_limit = gang
+            .max_per_node
+            .map(|max| self.limit_resource(LIMIT_OF_GANG.to_owned(), max));
+        gang.tasks
+            .iter()
+            .enumerate()
+            .map(|(index, task)| {
+                let own = task
+                    .max_per_node
+                    .map(|max| self.limit_resource(format!("{LIMIT_OF_TASK}{index}"), max));
+                gang_limit
+                    .into_iter()
+                    .chain(own)
+                    .map(|r| (r, POD))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Interns the limit resource `name` and gives every node `max` pods' worth of it.
+    fn limit_resource(&mut self, name: String, max: u64) -> usize {
+        let r = self.intern_requests(&[(name, POD)])[0].0;
+        let milli = i64::try_from(max)
+            .unwrap_or(i64::MAX / POD)
+            .min(i64::MAX / POD / 4)
+            * POD;
+        let resources = self.resources.names.len();
+        let mut changed = false;
+        for node in self.nodes.iter_mut().flatten() {
+            grow(&mut node.allocatable, resources, 0);
+            grow(&mut node.used, resources, 0);
+            if node.allocatable[r] != milli {
+                node.allocatable[r] = milli;
+                changed = true;
+            }
+        }
+        if !changed {
+            return r;
+        }
+        // Fits computed with the old amount are stale: drop them, and recount this resource's
+        // aggregates from the nodes.
+        self.fit_cache.reset();
+        for domain in &mut self.domains {
+            grow(&mut domain.sum_free, resources, 0);
+            grow(&mut domain.max_free, resources, i64::MIN);
+            domain.sum_free[r] = 0;
+            domain.max_free[r] = i64::MIN;
+        }
+        for id in 0..self.nodes.len() {
+            let Some(node) = self.nodes[id].as_ref() else {
+                continue;
+            };
+            let free = node.free(r);
+            let leaf = node.leaf;
+            self.free_columns[r][id] = free;
+            for d in self.ancestors(leaf) {
+                let domain = &mut self.domains[d];
+                domain.sum_free[r] += i128::from(free.max(0));
+                domain.max_free[r] = domain.max_free[r].max(free);
+            }
+        }
+        r
     }
 
     /// Every node's usage by resource name, zero entries left out (for comparing states).

@@ -46,6 +46,8 @@ pub(crate) fn gpu_task(name: &str, replicas: u64, gpus: i64) -> TaskSpec {
         tolerations: Vec::new(),
         slice: None,
         topology: None,
+        max_per_node: None,
+        avoid_nodes: Vec::new(),
     }
 }
 
@@ -55,5 +57,6 @@ pub(crate) fn gang(mode: Mode, level: Option<usize>, tasks: Vec<TaskSpec>) -> Ga
         name: "g".into(),
         topology: Topology { mode, level },
         tasks,
+        max_per_node: None,
     }
 }

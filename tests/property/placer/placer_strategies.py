@@ -10,6 +10,7 @@ HOST = "kubernetes.io/hostname"
 NAMED_LEVELS = ["t.io/zone", "t.io/block", "t.io/rack"]
 MODES = ["required", "preferred", "unconstrained"]
 EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+AVOIDED = [f"n{index:03d}" for index in range(12)]  # nodes a task may avoid, some absent
 
 
 @st.composite
@@ -129,10 +130,17 @@ def gangs(draw: st.DrawFn, level_keys: list[str], name: str = "g") -> dict[str, 
             task["slice"] = {"level": draw(st.sampled_from(eff[lowest:])), "size": size}
         if own is not None:
             task["topology"] = own
+        if draw(st.integers(0, 4)) == 0:
+            task["maxPerNode"] = draw(st.integers(1, 3))
+        if draw(st.integers(0, 5)) == 0:
+            task["avoidNodes"] = draw(st.lists(st.sampled_from(AVOIDED), max_size=3))
         tasks.append(task)
-    return {
+    gang = {
         "name": name,
         "priority": draw(st.integers(0, 2)),
         "topology": gang_topology,
         "tasks": tasks,
     }
+    if draw(st.integers(0, 4)) == 0:
+        gang["maxPerNode"] = draw(st.integers(1, 3))
+    return gang

@@ -66,9 +66,16 @@ def small_scenarios(draw: st.DrawFn) -> Scenario:
             task["tolerations"] = [{"key": "", "operator": "Exists"}]
         if size > 1 or draw(st.integers(0, 5)) == 0:
             task["slice"] = {"level": draw(st.sampled_from(eff[lowest:])), "size": size}
+        if draw(st.integers(0, 4)) == 0:
+            task["maxPerNode"] = draw(st.integers(1, 2))
+        if draw(st.integers(0, 4)) == 0:
+            task["avoidNodes"] = draw(st.lists(st.sampled_from([f"n{i}" for i in range(9)])))
         tasks.append(task)
     snapshot = {"levels": level_keys, "nodes": nodes}
-    return snapshot, {"name": "g", "topology": gang_topology, "tasks": tasks}
+    gang: dict[str, Any] = {"name": "g", "topology": gang_topology, "tasks": tasks}
+    if draw(st.integers(0, 4)) == 0:
+        gang["maxPerNode"] = draw(st.integers(1, 2))
+    return snapshot, gang
 
 
 class Exhaustive:
@@ -85,13 +92,25 @@ class Exhaustive:
             {r: m for r, m in milli(t["requests"]).items() if m > 0 and r != "pods"}
             for t in self.tasks
         ]
+        # A per-node limit as a count each node starts with and each pod of the task takes
+        # one of: the gang's shared by every task, a task's its own.
+        self.limits: dict[str, int] = {}
+        if "maxPerNode" in gang:
+            self.limits["gang limit"] = gang["maxPerNode"]
+        for t, task in enumerate(self.tasks):
+            if "maxPerNode" in task:
+                self.limits[f"limit of t{t}"] = task["maxPerNode"]
+        self.takes = [
+            [key for key in self.limits if key in ("gang limit", f"limit of t{t}")]
+            for t in range(len(self.tasks))
+        ]
 
     def governing(self, task: dict[str, Any]) -> dict[str, Any]:
         return task.get("topology") or self.gang["topology"]
 
     def eligible(self, i: int, t: int) -> bool:
         n, task = self.nodes[i], self.tasks[t]
-        if n["unschedulable"] or not n["ready"]:
+        if n["unschedulable"] or not n["ready"] or n["name"] in task.get("avoidNodes", []):
             return False
         loose_ok = self.governing(task)["mode"] == "unconstrained" and "slice" not in task
         if self.paths[i] is None and not loose_ok:
@@ -108,6 +127,8 @@ class Exhaustive:
         count = 1 << 40
         for resource, request in self.requests[t].items():
             count = min(count, max(0, free.get(resource, 0)) // request)
+        for key in self.takes[t]:
+            count = min(count, free[key])
         if "pods" in self.nodes[i]["allocatable"]:
             count = min(count, max(0, free.get("pods", 0)) // 1000)
         return count
@@ -157,7 +178,9 @@ class Exhaustive:
         start = []
         for n in self.nodes:
             alloc, used = milli(n["allocatable"]), milli(n["used"])
-            start.append({r: alloc.get(r, 0) - used.get(r, 0) for r in {*alloc, *used}})
+            start.append(
+                {r: alloc.get(r, 0) - used.get(r, 0) for r in {*alloc, *used}} | self.limits
+            )
         failed: set[tuple[int, Free]] = set()
 
         def solve(t: int, free: list[dict[str, int]]) -> bool:
@@ -174,6 +197,8 @@ class Exhaustive:
                     for resource, request in self.requests[t].items():
                         after[i][resource] = after[i].get(resource, 0) - x * request
                     after[i]["pods"] = after[i].get("pods", 0) - 1000 * x
+                    for key in self.takes[t]:
+                        after[i][key] -= x
                 if solve(t + 1, after):
                     return True
             failed.add(key)

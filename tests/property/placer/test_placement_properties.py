@@ -115,6 +115,19 @@ def test_capacity_all_or_nothing_constraints_and_filters(scenario: Scenario) -> 
                 continue
             assert used.get(resource, 0) + amount <= allocatable.get(resource, 0), (name, resource)
 
+    # Per-node limits: of each limited task, and of the gang's pods together.
+    on_node: dict[tuple[str, str], int] = {}
+    for a in placement.assignments:
+        on_node[(a.task, a.node)] = on_node.get((a.task, a.node), 0) + a.count
+    for (task_name, node_name), pods in on_node.items():
+        limit = tasks[task_name].get("maxPerNode")
+        assert limit is None or pods <= limit, (task_name, node_name, pods)
+        assert node_name not in tasks[task_name].get("avoidNodes", []), (task_name, node_name)
+    if "maxPerNode" in gang:
+        for node_name, _ in per_node.items():
+            pods = sum(a.count for a in placement.assignments if a.node == node_name)
+            assert pods <= gang["maxPerNode"], (node_name, pods)
+
     # Filters and constraints.
     group_paths: list[tuple[str, ...] | None] = []
     for a in placement.assignments:

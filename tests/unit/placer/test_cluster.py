@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from typing import Any
 
@@ -518,3 +519,43 @@ def test_release_checks_the_total_over_items_naming_one_node(engine: type[Cluste
         cluster.release(doubled)
     assert cluster.used() == before
     assert len(cluster) == len(RACKS)
+
+
+def test_one_rank_per_node_for_a_task_and_for_the_whole_gang(engine: type[Cluster]) -> None:
+    cluster = engine.from_snapshot({"levels": LEVELS, "nodes": RACKS})
+    required = {"mode": "required", "level": "example.com/rack"}
+    # Without a limit, 2 one-GPU pods share the fullest node of the best-fitting rack.
+    packed = cluster.place(gang(task("w", 2), topology=required))
+    assert [(a.node, a.count) for a in packed.assignments] == [("b1", 2)]
+    # With one per node, every rack holds just 2 of them: the first rack by name wins the tie.
+    ranks = cluster.place(gang(task("w", 2, maxPerNode=1), topology=required))
+    assert [(a.node, a.count) for a in ranks.assignments] == [("a1", 1), ("a2", 1)]
+    # A task's limit leaves other tasks free; the gang's counts every task together.
+    each = cluster.place(gang(task("m", 1, maxPerNode=1), task("w", 1, maxPerNode=1)))
+    assert len({a.node for a in each.assignments}) == 1
+    together = cluster.place(gang(task("m", 1), task("w", 3), maxPerNode=1))
+    assert len({a.node for a in together.assignments}) == 4
+    # Nothing of the limit stays behind once the pods are assumed.
+    cluster.assume(together)
+    assert all(" " not in resource for used in cluster.used().values() for resource in used)
+
+
+def test_avoided_nodes_take_none_of_the_task(engine: type[Cluster]) -> None:
+    cluster = engine.from_snapshot({"levels": LEVELS, "nodes": RACKS})
+    placement = cluster.place(gang(task("w", 2, avoidNodes=["b1", "unknown"])))
+    assert "b1" not in {a.node for a in placement.assignments}
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (gang(task("w", 1, maxPerNode=0)), "gang.tasks[0].maxPerNode: "),
+        (gang(task("w", 1), maxPerNode=-1), "gang.maxPerNode: "),
+        (gang(task("w", 1, avoidNodes="b1")), "gang.tasks[0].avoidNodes: "),
+        (gang(task("w", 1, avoidNodes=[7])), "gang.tasks[0].avoidNodes[0]: "),
+    ],
+)
+def test_bad_limits_and_avoided_nodes_name_their_field(bad: dict[str, Any], message: str) -> None:
+    cluster = Cluster.from_snapshot({"levels": LEVELS, "nodes": RACKS})
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        cluster.place(bad)

@@ -380,7 +380,8 @@ pub(crate) struct PyTask(pub(crate) TaskSpec);
 impl PyTask {
     #[new]
     #[pyo3(signature = (
-        name, *, replicas, min_available, requests, node_selector, tolerations, slice, topology
+        name, *, replicas, min_available, requests, node_selector, tolerations, slice, topology,
+        max_per_node = None, avoid_nodes = Vec::new()
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -392,10 +393,15 @@ impl PyTask {
         tolerations: Vec<Bound<'_, PyToleration>>,
         slice: Option<Bound<'_, PySlice>>,
         topology: Option<Bound<'_, PyTopology>>,
+        max_per_node: Option<u64>,
+        mut avoid_nodes: Vec<String>,
     ) -> PyResult<Self> {
         if name.is_empty() {
             return Err(value_error("Task.name: must not be empty".into()));
         }
+        avoid_nodes.sort();
+        avoid_nodes.dedup();
+        check_max_per_node(max_per_node, "Task.max_per_node")?;
         if replicas == 0 || min_available == 0 || min_available > replicas {
             return Err(value_error(format!(
                 "Task.min_available: {min_available} is not in 1..={replicas} (replicas)"
@@ -420,6 +426,8 @@ impl PyTask {
             tolerations: tolerations.iter().map(|t| t.get().0.clone()).collect(),
             slice,
             topology: topology.map(|t| t.get().0),
+            max_per_node,
+            avoid_nodes,
         }))
     }
 
@@ -480,6 +488,18 @@ impl PyTask {
         self.0.topology.map(PyTopology)
     }
 
+    /// At most this many of the task's pods on one node; `None`: no such limit.
+    #[getter]
+    fn max_per_node(&self) -> Option<u64> {
+        self.0.max_per_node
+    }
+
+    /// Nodes the task's pods must not go to, sorted.
+    #[getter]
+    fn avoid_nodes(&self) -> Vec<String> {
+        self.0.avoid_nodes.clone()
+    }
+
     /// Pickles through the constructor.
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
@@ -494,6 +514,8 @@ impl PyTask {
         keywords.set_item("tolerations", me.tolerations())?;
         keywords.set_item("slice", me.slice())?;
         keywords.set_item("topology", me.topology())?;
+        keywords.set_item("max_per_node", me.0.max_per_node)?;
+        keywords.set_item("avoid_nodes", me.avoid_nodes())?;
         reduce_by_keywords(slf.get_type(), &me.0.name, keywords)
     }
 
@@ -524,6 +546,13 @@ impl PyGang {
     }
 }
 
+fn check_max_per_node(max_per_node: Option<u64>, what: &str) -> PyResult<()> {
+    if max_per_node == Some(0) {
+        return Err(value_error(format!("{what}: must be at least 1")));
+    }
+    Ok(())
+}
+
 fn check_level(level: Option<usize>, levels: &[String], what: &str) -> PyResult<()> {
     match level {
         Some(level) if level >= levels.len() => Err(value_error(format!(
@@ -537,14 +566,16 @@ fn check_level(level: Option<usize>, levels: &[String], what: &str) -> PyResult<
 #[pymethods]
 impl PyGang {
     #[new]
-    #[pyo3(signature = (name, *, priority, topology, tasks, levels))]
+    #[pyo3(signature = (name, *, priority, topology, tasks, levels, max_per_node = None))]
     fn new(
         name: String,
         priority: i64,
         topology: Bound<'_, PyTopology>,
         tasks: Vec<Bound<'_, PyTask>>,
         levels: Vec<String>,
+        max_per_node: Option<u64>,
     ) -> PyResult<Self> {
+        check_max_per_node(max_per_node, "Gang.max_per_node")?;
         if name.is_empty() {
             return Err(value_error("Gang.name: must not be empty".into()));
         }
@@ -581,6 +612,7 @@ impl PyGang {
                 name,
                 topology,
                 tasks: specs,
+                max_per_node,
             },
             priority,
             levels,
@@ -618,6 +650,12 @@ impl PyGang {
         self.levels.clone()
     }
 
+    /// At most this many of the gang's pods (every task together) on one node.
+    #[getter]
+    fn max_per_node(&self) -> Option<u64> {
+        self.spec.max_per_node
+    }
+
     /// Pickles through the constructor (a pickled `Placement` keeps its gang).
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
@@ -629,6 +667,7 @@ impl PyGang {
         keywords.set_item("topology", me.topology())?;
         keywords.set_item("tasks", me.tasks(py))?;
         keywords.set_item("levels", me.levels())?;
+        keywords.set_item("max_per_node", me.spec.max_per_node)?;
         reduce_by_keywords(slf.get_type(), &me.spec.name, keywords)
     }
 

@@ -210,8 +210,13 @@ impl Search<'_> {
                 .iter()
                 .map(|t| (t.key.as_str(), t.value.as_str(), t.effect))
                 .collect();
+            // A node some task avoids is no twin of one it does not.
+            let avoided: Vec<bool> = asks
+                .iter()
+                .map(|a| a.avoid.binary_search(&n).is_ok())
+                .collect();
             let signature = format!(
-                "{place:?}|{labels:?}|{}|{:?}|{:?}|{taints:?}|{}|{}",
+                "{place:?}|{labels:?}|{}|{:?}|{:?}|{taints:?}|{}|{}|{avoided:?}",
                 node.has_pods,
                 nonzero(&node.allocatable),
                 nonzero(&node.used),
