@@ -22,10 +22,16 @@ more pods pending than that, each task's ``minAvailable`` is set so that the tas
 up to ``needed`` (Volcano's ``minTaskMember`` first, the rest in task order, each at least one),
 and the placer places every pod if it can, else exactly those minimums.
 
+A required anti-affinity on ``kubernetes.io/hostname`` among the gang's own pods ("one rank per
+node", `crdkit.scheduling.rank_rules`) becomes a per-node limit of one: the task's
+``maxPerNode`` when its selector matches just that task's pending pods, the gang's when it
+matches all of them. Pods that carry different rules are different tasks.
+
 What the placer cannot honour is refused, naming the field, rather than placed against the
-pod's own rule: required node affinity richer than a label match, required inter-pod
-(anti-)affinity, and spread constraints with ``whenUnsatisfiable: DoNotSchedule``. The gang then
-waits with that reason. Preferred terms are preferences and are left out of the decision.
+pod's own rule: required node affinity richer than a label match, required inter-pod affinity,
+anti-affinity a per-node limit cannot say, and spread constraints with ``whenUnsatisfiable:
+DoNotSchedule``. The gang then waits with that reason. Preferred terms are preferences and are
+left out of the decision.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from crdkit.placer.models import HOSTNAME_LEVEL
+from crdkit.scheduling.rank_rules import RANK_RULES_FIELD, RankRule, rank_rules
 from crdkit.scheduling.requests import pod_requests, requests_as_quantities
 
 if TYPE_CHECKING:
@@ -53,6 +60,7 @@ __all__ = [
     "GangRequest",
     "build_gang",
     "kueue_topology",
+    "per_node_limits",
     "pod_role",
     "scheduling_gates",
     "task_entry",
@@ -97,6 +105,10 @@ class GangRequest:
     milli: dict[str, dict[str, int]] = field(default_factory=dict)
     """Each task's requests in milli-units, as read off its pods: give them to
     `Cluster.compile(gang, milli=...)` and the strings are not parsed back."""
+    rules: dict[str, tuple[RankRule, ...]] = field(default_factory=dict)
+    """Each task's one-rank-per-node rules (tasks without any left out): the limits are in
+    the gang already; what placed pods they keep the task from is the caller's to add as
+    ``avoidNodes`` (see `crdkit.scheduling.rank_rules.RankRuleIndex`)."""
 
 
 def tier_level(levels: Sequence[str], tier: int, field_name: str) -> str:
@@ -170,13 +182,12 @@ def _refuse_pod_rules(pod: Pod) -> None:
     named rather than place it against its own rule. Preferred ones are only preferences, and
     are left out of the decision."""
     affinity = pod.spec.affinity or {}
-    for kind in ("podAffinity", "podAntiAffinity"):
-        if (affinity.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution"):
-            raise ValueError(
-                f"spec.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution: "
-                "inter-pod rules are not supported by crdkit's gang scheduler; use the "
-                "gang's topology (PodGroup networkTopology or Kueue's annotations) instead"
-            )
+    if (affinity.get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution"):
+        raise ValueError(
+            "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution: "
+            "inter-pod affinity is not supported by crdkit's gang scheduler; use the "
+            "gang's topology (PodGroup networkTopology or Kueue's annotations) instead"
+        )
     extra = pod.spec.model_extra or {}
     for index, spread in enumerate(extra.get("topologySpreadConstraints") or []):
         if spread.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule":
@@ -225,7 +236,8 @@ def task_entry(pod: Pod, levels: Sequence[str]) -> tuple[tuple[Any, ...], dict[s
 def _task_entry(
     pod: Pod, levels: Sequence[str]
 ) -> tuple[tuple[Any, ...], dict[str, Any], dict[str, int]]:
-    """`task_entry`, and the requests in milli-units it formatted."""
+    """`task_entry`, and the requests in milli-units it formatted (the pod's rank rules are
+    the key's last element)."""
     milli = pod_requests(pod)
     requests = requests_as_quantities(milli)
     selector = {**pod.spec.node_selector, **_affinity_selector(pod)}
@@ -249,6 +261,7 @@ def _task_entry(
         tuple(sorted(selector.items())),
         tuple(tuple(sorted(t.items())) for t in tolerations),
         None if slice_ is None else (slice_["level"], slice_["size"]),
+        rank_rules(pod),
     )
     return key, entry, milli
 
@@ -295,13 +308,47 @@ def build_gang(
         members[task_name] = pods
         requests[task_name] = milli
     _set_minimums(entries, needed, policy.min_task_member, bound_by_role or {})
+    rules = {task: key[-1] for task, key in zip(members, tasks, strict=True) if key[-1]}
+    gang_limit = per_node_limits(entries, members, rules)
     for entry in entries:
         del entry["_role"]
     gang: dict[str, Any] = {"name": name, "priority": priority, "tasks": entries}
     chosen = topology if topology is not None else default_topology
     if chosen is not None:
         gang["topology"] = dict(chosen)
-    return GangRequest(gang, members, requests)
+    if gang_limit:
+        gang["maxPerNode"] = 1
+    return GangRequest(gang, members, requests, rules)
+
+
+def per_node_limits(
+    entries: list[dict[str, Any]],
+    members: Mapping[str, Sequence[Pod]],
+    rules: Mapping[str, tuple[RankRule, ...]],
+) -> bool:
+    """Set ``maxPerNode: 1`` on each task whose rank rule matches just its own pods; True
+    when a rule matches every pending pod of the gang (the gang's limit). A rule that matches
+    part of the gang other than one whole task is refused, naming the pod and the field."""
+    everyone = [pod for pods in members.values() for pod in pods]
+    gang_limit = False
+    for entry in entries:
+        task = entry["name"]
+        for rule in rules.get(task, ()):
+            matched = {id(pod) for pod in everyone if rule.matches(pod)}
+            if len(matched) == len(everyone):
+                gang_limit = True
+            elif matched == {id(pod) for pod in members[task]}:
+                entry["maxPerNode"] = 1
+            else:
+                first = members[task][0]
+                raise ValueError(
+                    f"pod {first.metadata.namespace}/{first.metadata.name}: "
+                    f"{RANK_RULES_FIELD}: its labelSelector matches {len(matched)} of the "
+                    f"gang's {len(everyone)} pending pods, not all of them nor just the "
+                    f"{len(members[task])} of task {task}: one pod per node is kept among a "
+                    "whole gang or one task (the pods of one role with the same requests)"
+                )
+    return gang_limit
 
 
 def _set_minimums(

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from crdkit.scheduling.binder import Binder, PodBinding
 from crdkit.scheduling.explanation import Explanation, explain
-from crdkit.scheduling.gangs import task_entry
+from crdkit.scheduling.gangs import per_node_limits, task_entry
 from crdkit.scheduling.mirror import pod_key
 from crdkit.scheduling.requests import pod_requests
 
@@ -81,10 +81,14 @@ def gang_of(
 ) -> dict[str, Any]:
     """The placer's gang for ``pods`` (task name to its pods, all alike): each task's
     requests, node selector and tolerations are its first pod's. ``levels`` resolves Kueue's
-    slice annotations; ``min_available`` lowers a task's minimum below its replicas.
+    slice annotations; ``min_available`` lowers a task's minimum below its replicas. A
+    one-rank-per-node rule of the pods (`crdkit.scheduling.rank_rules`) becomes the task's or
+    the gang's ``maxPerNode``; the pods it names that are placed already are the caller's to
+    list in ``avoidNodes``.
 
     ``ValueError`` names the task whose pods differ or a task without pods."""
     tasks = []
+    rules = {}
     for task, members in pods.items():
         if not members:
             raise ValueError(f"pods[{task!r}]: a task needs at least one pod")
@@ -95,16 +99,20 @@ def gang_of(
             keys.add(key[1:])  # the role aside: the task is named by the caller
         if len(keys) > 1:
             raise ValueError(
-                f"pods[{task!r}]: its pods differ in requests, node selector, tolerations or "
-                "slice; give each kind of pod its own task"
+                f"pods[{task!r}]: its pods differ in requests, node selector, tolerations, "
+                "slice or rank rules; give each kind of pod its own task"
             )
         tasks.append({"name": task, "replicas": len(members), **entry})
+        if key[-1]:
+            rules[task] = key[-1]
         if min_available and task in min_available:
             tasks[-1]["minAvailable"] = min_available[task]
     unknown = sorted(set(min_available or {}) - set(pods))
     if unknown:
         raise ValueError(f"min_available: no task named {', '.join(unknown)}")
     gang: dict[str, Any] = {"name": name, "priority": priority, "tasks": tasks}
+    if per_node_limits(tasks, pods, rules):
+        gang["maxPerNode"] = 1
     if topology is not None:
         gang["topology"] = dict(topology)
     return gang

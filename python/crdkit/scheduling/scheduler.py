@@ -82,6 +82,7 @@ from crdkit.scheduling.mirror import TERMINAL_PHASES, ClusterMirror, pod_key
 from crdkit.scheduling.pod_reads import PodReads
 from crdkit.scheduling.podgroups import pod_group_of
 from crdkit.scheduling.preemption import RunningGang, VictimPod, choose_victims
+from crdkit.scheduling.rank_rules import RankRule, RankRuleIndex, clash
 from crdkit.scheduling.requests import pod_requests
 from crdkit.scheduling.reservations import (
     DomainReservation,
@@ -138,6 +139,34 @@ _NEVER = datetime.max.replace(tzinfo=UTC)
 def _shape(gang: dict[str, Any]) -> str:
     """The gang without its name: what its placement, explanation and room depend on."""
     return json.dumps({k: v for k, v in gang.items() if k != "name"}, sort_keys=True)
+
+
+def _clashes(
+    request: GangRequest, placement: Placement, bound: Sequence[tuple[GangRequest, Placement]]
+) -> bool:
+    """Whether ``placement`` breaks a rank rule of, or is kept out by one of, a gang bound
+    earlier in the same pass (the placer placed the batch without them)."""
+    if not bound:
+        return False
+    mine = _rank_pods_by_node(request, placement)
+    return any(
+        clash(mine, _rank_pods_by_node(other, where))
+        for other, where in bound
+        if request.rules or other.rules  # with no rule on either side, nothing can clash
+    )
+
+
+def _rank_pods_by_node(
+    request: GangRequest, placement: Placement
+) -> dict[str, list[tuple[Pod, tuple[RankRule, ...]]]]:
+    """Per node of the placement, every pod of each task it takes, with the task's rules."""
+    by_node: dict[str, list[tuple[Pod, tuple[RankRule, ...]]]] = {}
+    for assignment in placement.assignments:
+        rules = request.rules.get(assignment.task, ())
+        by_node.setdefault(assignment.node, []).extend(
+            (pod, rules) for pod in request.pods[assignment.task]
+        )
+    return by_node
 
 
 def _finished(pod: Pod) -> bool:
@@ -294,6 +323,7 @@ class GangScheduler(Runnable):
         self._waiting: set[GroupRef] = set()
         self._binding: set[GroupRef] = set()
         self._reads: PodReads | None = None
+        self._rank_rules: RankRuleIndex | None = None
         """The shared Pod informer's store, read through a decode-once cache (from setup)."""
         self._rolling_back: set[GroupRef] = set()
         """Gangs whose bound pods are being deleted: left alone until that ends, so a pass in
@@ -347,6 +377,7 @@ class GangScheduler(Runnable):
         pods = manager.informers.informer(Pod)
         pods.store.add_indexer(GROUP_INDEX, self._group_index)
         self._reads = PodReads(pods.store)
+        self._rank_rules = RankRuleIndex(pods.store, self._reads.get, self._placed_on, _finished)
         pods.add_event_handler(self._pod_changed, self._pod_updated, self._pod_deleted)
         for api in self.pod_groups:
             informer = manager.informers.informer(self._model(api))
@@ -366,6 +397,12 @@ class GangScheduler(Runnable):
     def _pod_reads(self) -> PodReads:
         assert self._reads is not None, "the scheduler reads pods once it is set up"
         return self._reads
+
+    def _placed_on(self, pod: Pod) -> str | None:
+        """The node ``pod`` holds: its own, or the one its bind under way assumed."""
+        return pod.spec.node_name or self.mirror.node_of(
+            pod_key(pod.metadata.namespace, pod.metadata.name)
+        )
 
     @staticmethod
     def _model(api: GroupApiName) -> type[Any]:
@@ -402,7 +439,10 @@ class GangScheduler(Runnable):
             self._pod_ended(new)
 
     def _pod_deleted(self, pod: Pod) -> None:
-        self._pod_reads().forget(pod_key(pod.metadata.namespace, pod.metadata.name))
+        key = pod_key(pod.metadata.namespace, pod.metadata.name)
+        self._pod_reads().forget(key)
+        if self._rank_rules is not None:
+            self._rank_rules.forget(key)
         self._pod_changed(pod)
         if not _finished(pod):
             self._pod_ended(pod)
@@ -534,9 +574,14 @@ class GangScheduler(Runnable):
         by_name = {request.gang["name"]: (group, request) for group, request in requests}
         made: list[DomainReservation] = []
         waiting: list[tuple[_Group, GangRequest, Placement]] = []
+        bound_now: list[tuple[GangRequest, Placement]] = []
         for placement in placements:
             group, request = by_name[placement.gang]
-            if placement.status == "unschedulable":
+            if placement.status != "unschedulable" and _clashes(request, placement, bound_now):
+                # The placer saw none of this pass's other gangs' rank rules: it is placed
+                # again next pass, beside them once they are bound.
+                self._later(group.ref, 0.0)
+            elif placement.status == "unschedulable":
                 self._queued[group.ref] = (_priority(request), _arrival(group))
                 self._lines = None
                 self._reserve(group, request, wall, made)
@@ -546,6 +591,7 @@ class GangScheduler(Runnable):
                 self._later(group.ref, 0.0)  # placed before the hold existed: try again
             else:
                 self._bind(group, request, placement)
+                bound_now.append((request, placement))
         # Told after this pass's binds are counted: the counts are the ones the next pass
         # starts from, and the gangs explained read one state (explanations of alike gangs and
         # the nodes' grouping are shared while the state holds).
@@ -1007,6 +1053,7 @@ class GangScheduler(Runnable):
         except ValueError as error:
             self._wait(group, "InvalidPod", str(error))
             return None
+        self._avoid_rank_rules(request, group)
         if group.bound and needed > 0 and not self._stay_beside(request, group.bound):
             # Its bound pods already span several domains of the level the gang must keep to:
             # no placement of the rest can make it whole there.
@@ -1021,6 +1068,18 @@ class GangScheduler(Runnable):
                 )
             return None
         return request
+
+    def _avoid_rank_rules(self, request: GangRequest, group: _Group) -> None:
+        """Keep each task off the nodes whose placed pods its rank rules match, or whose own
+        rank rules match its pods (`crdkit.scheduling.rank_rules`)."""
+        assert self._rank_rules is not None
+        pending = frozenset(pod_key(p.metadata.namespace, p.metadata.name) for p in group.pending)
+        for task in request.gang["tasks"]:
+            avoided = self._rank_rules.avoided(
+                request.rules.get(task["name"], ()), request.pods[task["name"]], pending
+            )
+            if avoided:
+                task["avoidNodes"] = sorted(avoided)
 
     def _stay_beside(self, request: GangRequest, bound: Sequence[Pod]) -> bool:
         """Keep a partly bound gang's missing pods inside the domain its bound pods share at

@@ -14,6 +14,7 @@ from _cluster import (
     all_bound,
     bound_count,
     bound_count_is,
+    bound_nodes,
     coscheduling_podgroup,
     create_all,
     pods_of,
@@ -59,6 +60,42 @@ async def test_a_pytorchjob_gang_lands_under_one_rack(scheduling_plane: ControlP
                 what="a Scheduled event",
             )
         assert RACK  # the rack label is what the pool's nodes are grouped by
+
+
+async def test_one_rank_per_node_spreads_a_pytorchjob_of_small_pods(
+    scheduling_plane: ControlPlane,
+) -> None:
+    async with Client.from_control_plane(scheduling_plane) as client:
+        pool, _, name = await pool_with_nodes(client, scheduling_plane, {"a": 4, "b": 4})
+        await create_all(client, [volcano_podgroup("ranks", pool, 4, tier=1)])
+        pods = pytorchjob_pods("ranks", pool, 3, scheduler=name, group="volcano", gpus=1)
+        for pod in pods:  # every rank on a node of its own, as training users write it
+            pod.spec.affinity = {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "topologyKey": "kubernetes.io/hostname",
+                            "labelSelector": {
+                                "matchLabels": {"training.kubeflow.org/job-name": "ranks"}
+                            },
+                        }
+                    ]
+                }
+            }
+        await create_all(client, pods)
+        # A second job without the rule, to show what the rule changes: its four one-GPU
+        # pods share one node.
+        await create_all(client, [volcano_podgroup("packed", pool, 4, tier=1)])
+        await create_all(
+            client, pytorchjob_pods("packed", pool, 3, scheduler=name, group="volcano", gpus=1)
+        )
+        async with running_scheduler(client, pool, name):
+            await eventually(lambda: all_bound(client, pool, "ranks"), what="the ranks bound")
+            await eventually(lambda: all_bound(client, pool, "packed"), what="the packed bound")
+            ranks = await bound_nodes(client, pool, "ranks")
+            assert len(set(ranks)) == 4
+            assert len({node.rsplit("-n", 1)[0] for node in ranks if node}) == 1  # one rack
+            assert len(set(await bound_nodes(client, pool, "packed"))) == 1
 
 
 async def _has_event(client: Client, namespace: str, pod: str, reason: str) -> bool:

@@ -233,3 +233,75 @@ def test_the_gang_carries_its_requests_in_milli_units_and_compiles_with_them() -
     }
     cluster = Cluster(LEVELS)
     assert cluster.compile(request.gang, milli=request.milli) == cluster.compile(request.gang)
+
+
+def ranked_pod(name: str, role: str, selector: dict[str, str], gpu: int = 1) -> Pod:
+    """A pod of job ``llama`` with a one-rank-per-node rule over ``selector``."""
+    made = pod(
+        name,
+        gpu=gpu,
+        role=role,
+        affinity={
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "topologyKey": "kubernetes.io/hostname",
+                        "labelSelector": {"matchLabels": selector},
+                    }
+                ]
+            }
+        },
+    )
+    made.metadata.labels["job"] = "llama"
+    return made
+
+
+def test_a_rank_rule_over_one_task_limits_that_task_and_over_the_gang_limits_the_gang() -> None:
+    workers = {"job": "llama", "training.kubeflow.org/replica-type": "Worker"}
+    pods = [
+        pod("llama-master-0", role="Master", gpu=1),
+        *(ranked_pod(f"llama-worker-{i}", "Worker", workers) for i in range(3)),
+    ]
+    pods[0].metadata.labels["job"] = "llama"
+    request = build_gang("g", pods, needed=4, policy=GangPolicy(), levels=LEVELS)
+    tasks = {t["name"]: t for t in request.gang["tasks"]}
+    assert tasks["worker"]["maxPerNode"] == 1
+    assert "maxPerNode" not in tasks["master"]
+    assert "maxPerNode" not in request.gang
+    assert set(request.rules) == {"worker"}
+
+    everyone = [ranked_pod(f"llama-{r}-0", r, {"job": "llama"}) for r in ("Master", "Worker")]
+    request = build_gang("g", everyone, needed=2, policy=GangPolicy(), levels=LEVELS)
+    assert request.gang["maxPerNode"] == 1
+    assert all("maxPerNode" not in t for t in request.gang["tasks"])
+    # The limits reach the placer: two one-GPU pods, one per node.
+    cluster = Cluster.from_snapshot(
+        {
+            "levels": LEVELS,
+            "nodes": [
+                {
+                    "name": n,
+                    "labels": {"example.com/block": "b", "example.com/rack": "r"},
+                    "allocatable": {"cpu": "96", "nvidia.com/gpu": 8},
+                }
+                for n in ("n1", "n2")
+            ],
+        }
+    )
+    placement = cluster.place(request.gang)
+    assert sorted(a.node for a in placement.assignments) == ["n1", "n2"]
+
+
+def test_a_rank_rule_over_part_of_a_gang_is_refused_naming_the_pod_and_field() -> None:
+    # The workers' rule names the master too (same job), but not the other worker task.
+    pods = [
+        pod("llama-master-0", role="Master", gpu=1),
+        ranked_pod("llama-worker-0", "Worker", {"job": "llama", "tier": "a"}),
+        ranked_pod("llama-worker-1", "Worker", {"job": "llama", "tier": "a"}, gpu=2),
+    ]
+    pods[0].metadata.labels.update({"job": "llama", "tier": "a"})
+    for worker in pods[1:]:
+        worker.metadata.labels["tier"] = "a"
+    pods.append(pod("llama-ps-0", role="PS", gpu=0))
+    with pytest.raises(ValueError, match=r"^pod ml/llama-worker-0: spec\.affinity\.podAnti"):
+        build_gang("g", pods, needed=4, policy=GangPolicy(), levels=LEVELS)

@@ -100,3 +100,41 @@ def test_waiting_requests_are_queued_once_when_capacity_grows() -> None:
     assert waiting.waiting == frozenset()
     mirror.set_node(node("n2", "r1"))  # nobody waits any more: nothing queued
     assert queued == [a]
+
+
+def test_gang_of_keeps_one_rank_per_node_as_the_tasks_or_the_gangs_limit() -> None:
+    def ranked(name: str, role: str, selector: dict[str, str]) -> Pod:
+        made = pod(
+            name,
+            1,
+            affinity={
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "topologyKey": "kubernetes.io/hostname",
+                            "labelSelector": {"matchLabels": selector},
+                        }
+                    ]
+                }
+            },
+        )
+        made.metadata.labels = {"job": "j", "role": role}
+        return made
+
+    per_task = gang_of(
+        "j",
+        {
+            "master": [pod("j-master-0", 1)],
+            "worker": [ranked(f"j-worker-{i}", "worker", {"role": "worker"}) for i in range(2)],
+        },
+    )
+    assert [t.get("maxPerNode") for t in per_task["tasks"]] == [None, 1]
+    assert "maxPerNode" not in per_task
+    whole = gang_of(
+        "j",
+        {
+            "master": [ranked("j-master-0", "master", {"job": "j"})],
+            "worker": [ranked(f"j-worker-{i}", "worker", {"job": "j"}) for i in range(2)],
+        },
+    )
+    assert whole["maxPerNode"] == 1
