@@ -15,7 +15,11 @@ The same stream runs once per ``--variants`` entry:
 - ``reservations``: the scheduler as shipped (the head of each priority holds room);
 - ``no-reservations``: the same scheduler with ``reservations_per_priority=0``;
 - ``no-settling``: the same scheduler with ``settle_seconds=0``: the nodes a job frees are
-  placed on as each frees, not held until the rest of the job has ended.
+  placed on as each frees, not held until the rest of the job has ended;
+- ``fifo``: the same scheduler with ``size_credit=0``: first come, first served within a
+  priority, no head start for bigger gangs;
+- ``reservations-4``: the same scheduler with ``reservations_per_priority=4``: the first four
+  gangs in line each hold room.
 
 ``--policies best-fit,keep-whole`` runs each variant under each placer policy. ``--small-pods``
 makes every single-pod job ask for 1, 2 or 4 GPUs (drawn) instead of a whole node, the mix in
@@ -125,6 +129,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "reservations": {},
     "no-reservations": {"reservations_per_priority": 0},
     "no-settling": {"settle_seconds": 0.0},
+    "fifo": {"size_credit": 0.0},
+    "reservations-4": {"reservations_per_priority": 4},
 }
 """Each variant's arguments to `GangScheduler` beside the shipped defaults."""
 

@@ -14,7 +14,8 @@ scheduler's, the rest is this bench playing kubelet and job controller.
 Contestants:
 
 - ``crdkit``: ``crdkit scheduler`` in a process of its own, each job a coscheduling PodGroup
-  of all its pods, the policy given by ``--policy`` (and ``--settle-seconds``, if given);
+  of all its pods, the policy given by ``--policy`` (and ``--settle-seconds`` and each
+  ``--scheduler-flag``, if given);
   the stream is submitted once its ``/readyz`` answers;
 - ``kube-scheduler``: kube-scheduler, in a process of its own, from the same
   ``k8s.io/kubernetes`` module as the apiserver (`tools/kube-scheduler/build.sh`), with its
@@ -240,7 +241,7 @@ async def contestant_running(
     plane: ControlPlane,
     client: Client,
     policy: str,
-    settle: float | None,
+    flags: list[str],
     summary: LogSummary,
 ) -> AsyncIterator[None]:
     """The contestant as its users run it: a process of its own beside the control plane."""
@@ -290,8 +291,7 @@ async def contestant_running(
         f"--health-probe-bind-address=127.0.0.1:{port}",
         "--log-level=warning",
     ]
-    if settle is not None:
-        command.append(f"--settle-seconds={settle}")
+    command.extend(flags)
     async with process_running(command, plane.workdir / "crdkit-scheduler.log", summary):
         await wait_ready(port)
         yield
@@ -303,7 +303,7 @@ async def run(
     jobs: list[Job],
     policy: str,
     stall: float,
-    settle: float | None = None,
+    flags: list[str] | None = None,
 ) -> dict[str, Any]:
     async with ControlPlane() as plane, Client.from_control_plane(plane) as client:
         await plane.create_namespace(NAMESPACE)
@@ -359,7 +359,10 @@ async def run(
 
         informer = Informer(client, Pod, namespace=NAMESPACE)
         informer.add_event_handler(seen, lambda _old, new: seen(new))
-        async with informer, contestant_running(contestant, plane, client, policy, settle, summary):
+        async with (
+            informer,
+            contestant_running(contestant, plane, client, policy, flags or [], summary),
+        ):
             await informer.wait_for_sync(60)
             gate = asyncio.Semaphore(32)
 
@@ -507,9 +510,19 @@ def main(argv: list[str] | None = None) -> int:
         help="crdkit scheduler's --settle-seconds (default: its own default)",
     )
     parser.add_argument(
+        "--scheduler-flag",
+        action="append",
+        default=[],
+        help="one more flag for crdkit scheduler, e.g. --scheduler-flag=--size-credit=0 "
+        "(repeatable)",
+    )
+    parser.add_argument(
         "--time-scale", type=float, default=1.0, help="multiplies every job's run time"
     )
     args = parser.parse_args(argv)
+    flags = list(args.scheduler_flag)
+    if args.settle_seconds is not None:
+        flags.append(f"--settle-seconds={args.settle_seconds}")
     if args.nodes < 16 or args.nodes % 16:
         parser.error("--nodes: a positive multiple of 16 (whole leaves)")
     contestants = [c.strip() for c in args.contestants.split(",") if c.strip()]
@@ -523,9 +536,7 @@ def main(argv: list[str] | None = None) -> int:
             jobs = stream(args.nodes, args.load, seed)
             for job in jobs:
                 job.seconds *= args.time_scale
-            result = asyncio.run(
-                run(contestant, args.nodes, jobs, args.policy, args.stall, args.settle_seconds)
-            )
+            result = asyncio.run(run(contestant, args.nodes, jobs, args.policy, args.stall, flags))
             runs.append({"seed": seed, "nodes": args.nodes, **result})
             print(json.dumps(runs[-1]), file=sys.stderr)
     print(
@@ -535,6 +546,7 @@ def main(argv: list[str] | None = None) -> int:
                 "load": args.load,
                 "policy": args.policy,
                 "settle_seconds": args.settle_seconds,
+                "scheduler_flags": args.scheduler_flag,
                 "time_scale": args.time_scale,
                 "runs": runs,
                 "seconds": round(time.monotonic() - started),

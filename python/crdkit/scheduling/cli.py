@@ -150,6 +150,14 @@ async def _pod_group_apis(client: Client, wanted: list[str] | None) -> list[str]
     "the watch events that came meanwhile are applied first (0: no pause).",
 )
 @click.option(
+    "--size-credit",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    help="Seconds a gang moves ahead in its priority's line for each doubling of its pods, "
+    "so big gangs start before domains fragment (0: first come, first served).",
+)
+@click.option(
     "--install-crds",
     is_flag=True,
     help="Create the upstream PodGroup CRDs (those --pod-groups names, else both) that the "
@@ -175,6 +183,7 @@ def scheduler_command(
     max_reservations: int,
     settle_seconds: float,
     pass_pause: float,
+    size_credit: float,
     kubeconfig: Path | None,
     context: str | None,
     exec_timeout: float,
@@ -245,6 +254,7 @@ def scheduler_command(
                 max_reservations=max_reservations,
                 settle_seconds=settle_seconds,
                 pass_pause=pass_pause,
+                size_credit=size_credit,
             )
         )
         return manager

@@ -50,9 +50,10 @@ import asyncio
 import bisect
 import json
 import logging
+import math
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from crdkit.client import Conflict, KubernetesError, NotFound, PatchType, Preconditions
@@ -189,6 +190,19 @@ def _arrival(group: _Group) -> tuple[datetime, str, str]:
     return (min(known) if known else _NEVER, group.ref.namespace, group.ref.name)
 
 
+def _line_place(group: _Group, size_credit: float) -> tuple[datetime, str, str]:
+    """Its place in its priority's line: its arrival, moved ahead by ``size_credit`` seconds
+    for each doubling of its pods (Slurm's job-size factor), then its name. A big gang placed
+    late waits for whole domains to drain while the small ones behind it could have gone
+    anywhere; a credit bounded in seconds lets it overtake only gangs that arrived at most
+    that much before it."""
+    arrived, namespace, name = _arrival(group)
+    pods = len(group.pending) + len(group.bound) + len(group.gated)
+    if arrived == _NEVER or size_credit == 0 or pods < 2:
+        return arrived, namespace, name
+    return arrived - timedelta(seconds=size_credit * math.log2(pods)), namespace, name
+
+
 @dataclass
 class _Group:
     """One group's pods as a pass sees them."""
@@ -243,6 +257,7 @@ class GangScheduler(Runnable):
         wall_clock: Callable[[], float] = time.time,
         settle_seconds: float = 2.0,
         pass_pause: float = 1.0,
+        size_credit: float = 10.0,
     ) -> None:
         """``explain_refresh``: seconds a waiting gang's explanation is reused while neither
         its gang nor the placer's reason changed (its node counts may then lag that long).
@@ -255,7 +270,9 @@ class GangScheduler(Runnable):
         `crdkit.scheduling.settling`). ``pass_pause``: after a pass, the scheduler waits this
         many times the pass's own (wall) duration before the next, so that the watch events
         that came meanwhile are applied, not left behind a pass woken by each of them (0: no
-        pause; a simulation on a virtual clock wants 0)."""
+        pause; a simulation on a virtual clock wants 0). ``size_credit``: seconds a gang moves
+        ahead in its priority's line for each doubling of its pods (0: first come, first
+        served; see `_line_place`)."""
         if not name:
             raise ValueError("name: the scheduler needs the name pods give in spec.schedulerName")
         for field_name, value in (
@@ -280,9 +297,11 @@ class GangScheduler(Runnable):
         )
         self._own_mirror = mirror is None
         self.settling = Settling(self.mirror, settle_seconds, clock)
-        if pass_pause < 0:
-            raise ValueError(f"pass_pause: expected a number >= 0, got {pass_pause!r}")
+        for field_name, number in (("pass_pause", pass_pause), ("size_credit", size_credit)):
+            if not math.isfinite(number) or number < 0:
+                raise ValueError(f"{field_name}: expected a number >= 0, got {number!r}")
         self.pass_pause = pass_pause
+        self.size_credit = size_credit
         self._bind_concurrency = bind_concurrency
         # A gang whose bind the apiserver refused waits before it is tried again, longer
         # each time (the runtime's per-item exponential limiter, as a controller's retries).
@@ -562,7 +581,7 @@ class GangScheduler(Runnable):
             return
         # The queue's order: higher priority first (the placer keeps it), then the gang that
         # arrived first (its PodGroup's creationTimestamp, or its first pod's), then the name.
-        requests.sort(key=lambda item: _arrival(item[0]))
+        requests.sort(key=lambda item: _line_place(item[0], self.size_credit))
         wall = self._wall_clock()
         ends: dict[GroupRef, float | None] = {}
         for group, request in requests:
@@ -582,7 +601,10 @@ class GangScheduler(Runnable):
                 # again next pass, beside them once they are bound.
                 self._later(group.ref, 0.0)
             elif placement.status == "unschedulable":
-                self._queued[group.ref] = (_priority(request), _arrival(group))
+                self._queued[group.ref] = (
+                    _priority(request),
+                    _line_place(group, self.size_credit),
+                )
                 self._lines = None
                 self._reserve(group, request, wall, made)
                 self._preempt(group, request, made)
@@ -1120,7 +1142,8 @@ class GangScheduler(Runnable):
 
     def queue(self) -> list[tuple[str, int]]:
         """The gangs waiting for room, in the order they are served: ``(gang, priority)``,
-        higher priority first, then first to arrive (a snapshot; it changes every pass)."""
+        higher priority first, then first to arrive, bigger gangs credited ``size_credit``
+        seconds per doubling of their pods (a snapshot; it changes every pass)."""
         ordered = sorted(self._queued.items(), key=lambda item: (-item[1][0], item[1][1]))
         return [(str(ref), priority) for ref, (priority, _) in ordered]
 

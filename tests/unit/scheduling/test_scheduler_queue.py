@@ -1,14 +1,18 @@
 """``GangScheduler``'s queue on the fake cluster: within a priority the gang that arrived first
-goes first, whatever its name, and a pod held by scheduling gates waits until they are gone."""
+goes first, whatever its name, a bigger gang moved ahead by its size credit, and a pod held by
+scheduling gates waits until they are gone."""
 
 from __future__ import annotations
 
 import asyncio
 
+import pytest
 from _fake_scheduling import NAMESPACE, add_node, gpu_pod, scheduling
 
 from crdkit.client import Client
 from crdkit.resources import Pod
+from crdkit.scheduling import GangScheduler
+from crdkit.scheduling.podgroups import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.testing import eventually
 
 
@@ -61,3 +65,37 @@ async def test_a_gated_pod_waits_for_its_gates_to_be_removed() -> None:
             return await node_of(client, "gated") is not None
 
         await eventually(gated_bound, what="the pod bound once its gate is removed")
+
+
+async def test_a_bigger_gang_moves_ahead_by_its_size_credit_and_not_without_it() -> None:
+    for credit, expected in ((10.0, ["z-big", "a-single"]), (0.0, ["a-single", "z-big"])):
+        async with scheduling(pod_groups=("coscheduling",), size_credit=credit) as (
+            scheduler,
+            client,
+        ):
+            await client.create(gpu_pod("a-single"))  # first, and first by name too
+            await client.create(
+                CoschedulingPodGroup.model_validate(
+                    {
+                        "metadata": {"name": "z-big", "namespace": NAMESPACE},
+                        "spec": {"minMember": 4},
+                    }
+                )
+            )
+            for index in range(4):
+                member = gpu_pod(f"z-big-{index}")
+                member.metadata.labels = {COSCHEDULING_POD_GROUP_LABEL: "z-big"}
+                await client.create(member)
+
+            async def both_waiting() -> bool:
+                return len(scheduler.queue()) == 2
+
+            await eventually(both_waiting, what="both gangs waiting for nodes")
+            # 4 pods are two doublings: 20 s of credit, more than any gap between the creates.
+            assert [name.rsplit("/", 1)[1] for name, _ in scheduler.queue()] == expected
+
+
+def test_a_size_credit_must_be_a_finite_number_of_seconds() -> None:
+    for bad in (-1.0, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match=r"^size_credit: "):
+            GangScheduler("s", size_credit=bad)
