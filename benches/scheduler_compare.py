@@ -33,7 +33,9 @@ share of the GPUs held by bound pods, and by jobs with every pod bound, from sub
 last job is bound), ``partly_bound_over_1s`` and ``partly_bound_max_s`` (multi-pod jobs
 with some but not all pods bound for more than 1 s, and the longest such window),
 ``leaf_jobs_in_one_leaf_pct``, ``wait_by_size`` (submit to all bound: p50/p99/max),
-``deadlock`` (no job bound or done for ``--stall`` seconds while jobs wait), and
+``half_idle_while_waiting_max_s`` (the longest stretch with fewer than half the GPUs held
+while a job waits, the start included), ``deadlock`` (no job bound or done for ``--stall``
+seconds while jobs wait), and
 ``log_warnings`` and ``log_first_warnings`` (how many warnings or errors the contestant
 logged, and the first few distinct ones), and ``timeline``: every 5 s, the GPUs held and
 those in fully bound jobs (%) and the jobs not yet fully bound. Real time: a run at 256
@@ -438,6 +440,7 @@ def figures(
         }
     done = [j.done for j in jobs if j.done is not None]
     work = sum(j.pods * GPUS * j.seconds for j in jobs)
+    half_idle = half_idle_stretch(held, jobs, submitted, capacity)
     timeline = sampled(held, jobs, submitted, max(done, default=submitted), capacity)
     return {
         "contestant": contestant,
@@ -454,10 +457,33 @@ def figures(
             round(100 * in_one / len(leaf_jobs), 1) if leaf_jobs else None
         ),
         "wait_by_size": waits,
+        "half_idle_while_waiting_max_s": round(half_idle, 2),
         "jobs_done": len(done),
         "deadlock": deadlock,
         "timeline": timeline,
     }
+
+
+def half_idle_stretch(
+    held: list[tuple[float, int, int]], jobs: list[Job], submitted: float, capacity: int
+) -> float:
+    """The longest stretch in which fewer than half the GPUs were held by bound pods while
+    some job was not yet fully bound (every pod here fills a node, so a waiting single-pod
+    job fits any of those free nodes; a waiting gang that requires a leaf may not)."""
+    events = [(at, delta, 0) for at, delta, _ in held]
+    events += [(j.all_bound, 0, -1) for j in jobs if j.all_bound is not None]
+    waiting, gpus, longest = len(jobs), 0, 0.0
+    since: float | None = submitted  # at submit nothing is held and every job waits
+    for at, delta, bound in sorted(events):
+        gpus += delta
+        waiting += bound
+        idle = 2 * gpus < capacity and waiting > 0
+        if idle and since is None:
+            since = at
+        elif not idle and since is not None:
+            longest = max(longest, at - since)
+            since = None
+    return longest
 
 
 def sampled(

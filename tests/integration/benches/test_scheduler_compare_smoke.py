@@ -36,3 +36,4 @@ def test_a_tiny_live_run_reports_every_figure(capsys: pytest.CaptureFixture[str]
     assert run["log_warnings"] >= len(run["log_first_warnings"])
     assert run["timeline"][0][0] == 0.0
     assert run["timeline"][-1][3] == 0  # every job bound by the end
+    assert 0 <= run["half_idle_while_waiting_max_s"] <= run["makespan_s"]
