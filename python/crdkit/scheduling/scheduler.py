@@ -258,6 +258,7 @@ class GangScheduler(Runnable):
         settle_seconds: float = 2.0,
         pass_pause: float = 1.0,
         size_credit: float = 10.0,
+        report_backoff: tuple[float, float] = (1.0, 30.0),
     ) -> None:
         """``explain_refresh``: seconds a waiting gang's explanation is reused while neither
         its gang nor the placer's reason changed (its node counts may then lag that long).
@@ -272,7 +273,9 @@ class GangScheduler(Runnable):
         that came meanwhile are applied, not left behind a pass woken by each of them (0: no
         pause; a simulation on a virtual clock wants 0). ``size_credit``: seconds a gang moves
         ahead in its priority's line for each doubling of its pods (0: first come, first
-        served; see `_line_place`)."""
+        served; see `_line_place`). ``report_backoff``: a waiting gang's first and longest
+        wait between two reports of the same reason with a new message (Events on its pods and
+        a status write; ``(0, 0)``: every change is written at once; see `_may_report`)."""
         if not name:
             raise ValueError("name: the scheduler needs the name pods give in spec.schedulerName")
         for field_name, value in (
@@ -302,6 +305,13 @@ class GangScheduler(Runnable):
                 raise ValueError(f"{field_name}: expected a number >= 0, got {number!r}")
         self.pass_pause = pass_pause
         self.size_credit = size_credit
+        first, longest = report_backoff
+        if not (math.isfinite(longest) and 0 <= first <= longest):
+            raise ValueError(
+                f"report_backoff: expected (first, longest) with 0 <= first <= longest, "
+                f"got {report_backoff!r}"
+            )
+        self.report_backoff = (float(first), float(longest))
         self._bind_concurrency = bind_concurrency
         # A gang whose bind the apiserver refused waits before it is tried again, longer
         # each time (the runtime's per-item exponential limiter, as a controller's retries).
@@ -351,6 +361,9 @@ class GangScheduler(Runnable):
         self._retry_at: dict[GroupRef, float] = {}
         """When each gang whose bind failed may be tried again (on ``clock``)."""
         self._reported: dict[GroupRef, tuple[str, str]] = {}
+        self._report_backoff: dict[GroupRef, tuple[float, float, bool]] = {}
+        """Per waiting gang: when its next report of the same reason may be written, the
+        interval that set it, and whether a pass is already called for then."""
         self._said: dict[GroupRef, tuple[str, str]] = {}
         """The last waiting report written for each gang, ``(reason, message)``: a status written
         without a report of its own keeps it (the cached PodGroup may not show it yet)."""
@@ -1005,6 +1018,7 @@ class GangScheduler(Runnable):
         self._dequeue(ref)
         for table in (
             self._reported,
+            self._report_backoff,
             self._said,
             self._status,
             self._retry_at,
@@ -1290,6 +1304,7 @@ class GangScheduler(Runnable):
         self._retry_at.pop(ref, None)
         self._retries.forget(ref)
         self._reported.pop(ref, None)
+        self._report_backoff.pop(ref, None)
         self._said.pop(ref, None)
         where = ", ".join(f"{k}={v}" for k, v in placement.domain.items()) or "across domains"
         for binding in reservation.bindings:
@@ -1360,6 +1375,8 @@ class GangScheduler(Runnable):
         last = self._reported.get(ref)
         if last == report:
             return  # already said: no event storm on every pass
+        if not self._may_report(ref, reason):
+            return  # said again once its backoff ends (a pass is called for then)
         self._reported[ref] = report
         if tail is not None:
             message += tail()
@@ -1368,6 +1385,29 @@ class GangScheduler(Runnable):
             self._spawn(self._write_status(group, (reason, message)))
             return
         self._spawn(self._report_waiting(group, reason, message))
+
+    def _may_report(self, ref: GroupRef, reason: str) -> bool:
+        """Whether a new report of why ``ref`` waits may be written now. A new reason is said
+        at once; a new message of the same reason (the counts of a saturated cluster change on
+        every pass) waits out a per-gang backoff that doubles from the first to the last of
+        ``report_backoff``, as kube-scheduler backs off a pod's attempts, each of which is an
+        Event. Without it, hundreds of waiting gangs wrote Events on every pod at every pass,
+        and the apiserver, busy with them, delivered the watch events that free nodes late."""
+        first, longest = self.report_backoff
+        now = self._clock()
+        said = self._said.get(ref)
+        if said is None or said[0] != reason or longest == 0:
+            self._report_backoff[ref] = (now + first, first, False)
+            return True
+        allowed_at, interval, called = self._report_backoff.get(ref, (now, 0.0, False))
+        if now < allowed_at:
+            if not called:
+                self._later(ref, allowed_at - now)
+                self._report_backoff[ref] = (allowed_at, interval, True)
+            return False
+        interval = min(max(interval * 2, first), longest)
+        self._report_backoff[ref] = (now + interval, interval, False)
+        return True
 
     async def _report_waiting(self, group: _Group, reason: str, message: str) -> None:
         log.info("%s waits: %s", group.ref, message)
