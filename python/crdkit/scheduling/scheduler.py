@@ -150,11 +150,7 @@ def _clashes(
     if not bound:
         return False
     mine = _rank_pods_by_node(request, placement)
-    return any(
-        clash(mine, _rank_pods_by_node(other, where))
-        for other, where in bound
-        if request.rules or other.rules  # with no rule on either side, nothing can clash
-    )
+    return any(clash(mine, _rank_pods_by_node(other, where)) for other, where in bound)
 
 
 def _rank_pods_by_node(
@@ -607,9 +603,13 @@ class GangScheduler(Runnable):
         made: list[DomainReservation] = []
         waiting: list[tuple[_Group, GangRequest, Placement]] = []
         bound_now: list[tuple[GangRequest, Placement]] = []
+        ranked_now: list[tuple[GangRequest, Placement]] = []  # those of them with rank rules
         for placement in placements:
             group, request = by_name[placement.gang]
-            if placement.status != "unschedulable" and _clashes(request, placement, bound_now):
+            # A gang with rules is checked against every gang bound before it in this pass,
+            # one without against those with rules (with none on either side, none can clash).
+            earlier = bound_now if request.rules else ranked_now
+            if placement.status != "unschedulable" and _clashes(request, placement, earlier):
                 # The placer saw none of this pass's other gangs' rank rules: it is placed
                 # again next pass, beside them once they are bound.
                 self._later(group.ref, 0.0)
@@ -627,6 +627,8 @@ class GangScheduler(Runnable):
             else:
                 self._bind(group, request, placement)
                 bound_now.append((request, placement))
+                if request.rules:
+                    ranked_now.append((request, placement))
         # Told after this pass's binds are counted: the counts are the ones the next pass
         # starts from, and the gangs explained read one state (explanations of alike gangs and
         # the nodes' grouping are shared while the state holds).
