@@ -34,7 +34,8 @@ last job is bound), ``partly_bound_over_1s`` and ``partly_bound_max_s`` (multi-p
 with some but not all pods bound for more than 1 s, and the longest such window),
 ``leaf_jobs_in_one_leaf_pct``, ``wait_by_size`` (submit to all bound: p50/p99/max),
 ``half_idle_while_waiting_max_s`` (the longest stretch with fewer than half the GPUs held
-while a job waits, the start included), ``deadlock`` (no job bound or done for ``--stall``
+while a job waits, the start included) and ``half_idle_after_start_max_s`` (the same, the
+stretch from submit left out), ``deadlock`` (no job bound or done for ``--stall``
 seconds while jobs wait), and
 ``log_warnings`` and ``log_first_warnings`` (how many warnings or errors the contestant
 logged, and the first few distinct ones), and ``timeline``: every 5 s, the GPUs held and
@@ -441,6 +442,7 @@ def figures(
     done = [j.done for j in jobs if j.done is not None]
     work = sum(j.pods * GPUS * j.seconds for j in jobs)
     half_idle = half_idle_stretch(held, jobs, submitted, capacity)
+    half_idle_later = half_idle_stretch(held, jobs, submitted, capacity, after_start=True)
     timeline = sampled(held, jobs, submitted, max(done, default=submitted), capacity)
     return {
         "contestant": contestant,
@@ -458,6 +460,7 @@ def figures(
         ),
         "wait_by_size": waits,
         "half_idle_while_waiting_max_s": round(half_idle, 2),
+        "half_idle_after_start_max_s": round(half_idle_later, 2),
         "jobs_done": len(done),
         "deadlock": deadlock,
         "timeline": timeline,
@@ -465,11 +468,18 @@ def figures(
 
 
 def half_idle_stretch(
-    held: list[tuple[float, int, int]], jobs: list[Job], submitted: float, capacity: int
+    held: list[tuple[float, int, int]],
+    jobs: list[Job],
+    submitted: float,
+    capacity: int,
+    *,
+    after_start: bool = False,
 ) -> float:
     """The longest stretch in which fewer than half the GPUs were held by bound pods while
     some job was not yet fully bound (every pod here fills a node, so a waiting single-pod
-    job fits any of those free nodes; a waiting gang that requires a leaf may not)."""
+    job fits any of those free nodes; a waiting gang that requires a leaf may not). With
+    ``after_start``, the stretch from submit (while the stream's pods are still being
+    created) is left out."""
     events = [(at, delta, 0) for at, delta, _ in held]
     events += [(j.all_bound, 0, -1) for j in jobs if j.all_bound is not None]
     waiting, gpus, longest = len(jobs), 0, 0.0
@@ -481,7 +491,8 @@ def half_idle_stretch(
         if idle and since is None:
             since = at
         elif not idle and since is not None:
-            longest = max(longest, at - since)
+            if not (after_start and since == submitted):
+                longest = max(longest, at - since)
             since = None
     return longest
 

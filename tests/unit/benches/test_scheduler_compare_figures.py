@@ -28,3 +28,14 @@ def test_a_stretch_ends_when_nothing_waits_and_the_longest_is_kept() -> None:
     assert compare.half_idle_stretch(held, jobs, 0.0, 32) == 10.0
     # Once no job waits, free GPUs are no idle stretch.
     assert compare.half_idle_stretch([(1.0, 16, 16)], [job("a", 2, 1.0)], 0.0, 32) == 1.0
+
+
+def test_after_start_leaves_out_the_stretch_from_submit() -> None:
+    jobs = [job("a", 2, 6.0), job("b", 1, 20.0)]
+    held = [(6.0, 16, 16), (10.0, -16, -16), (20.0, 8, 8)]
+    assert compare.half_idle_stretch(held, jobs, 0.0, 32) == 10.0
+    assert compare.half_idle_stretch(held, jobs, 0.0, 32, after_start=True) == 10.0
+    short = [(6.0, 16, 16), (10.0, -16, -16), (12.0, 8, 8)]
+    jobs[1].all_bound = 12.0
+    assert compare.half_idle_stretch(short, jobs, 0.0, 32) == 6.0
+    assert compare.half_idle_stretch(short, jobs, 0.0, 32, after_start=True) == 2.0
