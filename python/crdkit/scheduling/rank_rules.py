@@ -167,6 +167,10 @@ class RankRuleIndex:
         self._parsed: dict[str, tuple[str | None, tuple[RankRule, ...]]] = {}
         store.add_indexer(CARRIERS_INDEX, _carrier_index)
 
+    def has_carriers(self, namespace: str) -> bool:
+        """Whether any pod of ``namespace`` carries a rank rule (most clusters': none)."""
+        return bool(self._store.index_keys(CARRIERS_INDEX, namespace))
+
     def _placed(self, keys: Iterable[str], exclude: frozenset[str]) -> Iterable[tuple[Pod, str]]:
         for key in keys:
             if key in exclude:

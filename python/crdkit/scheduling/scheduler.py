@@ -1111,6 +1111,8 @@ class GangScheduler(Runnable):
         """Keep each task off the nodes whose placed pods its rank rules match, or whose own
         rank rules match its pods (`crdkit.scheduling.rank_rules`)."""
         assert self._rank_rules is not None
+        if not request.rules and not self._rank_rules.has_carriers(group.ref.namespace):
+            return  # no rule of its own, and none of a pod that could name it
         pending = frozenset(pod_key(p.metadata.namespace, p.metadata.name) for p in group.pending)
         for task in request.gang["tasks"]:
             avoided = self._rank_rules.avoided(
