@@ -348,8 +348,9 @@ class GangScheduler(Runnable):
         self._waiting: set[GroupRef] = set()
         self._binding: set[GroupRef] = set()
         self._reads: PodReads | None = None
-        self._rank_rules: RankRuleIndex | None = None
         """The shared Pod informer's store, read through a decode-once cache (from setup)."""
+        self._rank_rules: RankRuleIndex | None = None
+        """What placed pods' rank rules keep gangs from (from setup)."""
         self._rolling_back: set[GroupRef] = set()
         """Gangs whose bound pods are being deleted: left alone until that ends, so a pass in
         the meantime neither rolls them back again nor places them beside pods on their way
@@ -589,7 +590,8 @@ class GangScheduler(Runnable):
         if not requests:
             return
         # The queue's order: higher priority first (the placer keeps it), then the gang that
-        # arrived first (its PodGroup's creationTimestamp, or its first pod's), then the name.
+        # arrived first (its PodGroup's creationTimestamp, or its first pod's), bigger gangs
+        # credited `size_credit` seconds per doubling of their pods, then the name.
         requests.sort(key=lambda item: _line_place(item[0], self.size_credit))
         wall = self._wall_clock()
         ends: dict[GroupRef, float | None] = {}
