@@ -244,6 +244,11 @@ async def saturated(
             [LEAF],
             pod_groups=("coscheduling",) if many else (),
             explain_refresh=refresh,
+            # First come, first served: `bind_latencies` frees exactly the room of the gang at
+            # the head of the line, which then is the first created, whatever its size. With
+            # the size credit the head is the biggest gang, and smaller ones rightly backfill
+            # the nodes as they free one by one, outside its reservation.
+            size_credit=0.0,
         )
         log = PassLog()
         log.install(scheduler)
