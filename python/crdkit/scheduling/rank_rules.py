@@ -64,10 +64,7 @@ class RankRule:
 def rank_rules(pod: Pod) -> tuple[RankRule, ...]:
     """The pod's one-rank-per-node terms, sorted by key; ``ValueError`` naming the field for
     a required anti-affinity term a per-node limit cannot keep."""
-    affinity = pod.spec.affinity or {}
-    terms = (affinity.get("podAntiAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ) or []
+    terms = _required_terms(pod)
     namespace = pod.metadata.namespace or "default"
     rules: dict[str, RankRule] = {}
     for index, term in enumerate(terms):
@@ -242,13 +239,15 @@ class RankRuleIndex:
         self._parsed.pop(key, None)
 
 
-def _carrier_index(pod: Pod) -> list[str]:
+def _required_terms(pod: Pod) -> list[dict[str, Any]]:
+    """The pod's required anti-affinity terms, as written."""
     affinity = pod.spec.affinity or {}
-    if not (affinity.get("podAntiAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ):
-        return []
-    return [pod.metadata.namespace or "default"]
+    anti = affinity.get("podAntiAffinity") or {}
+    return list(anti.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+
+
+def _carrier_index(pod: Pod) -> list[str]:
+    return [pod.metadata.namespace or "default"] if _required_terms(pod) else []
 
 
 def _labels_index(pod: Pod) -> list[str]:

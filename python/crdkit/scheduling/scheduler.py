@@ -142,22 +142,18 @@ def _shape(gang: dict[str, Any]) -> str:
     return json.dumps({k: v for k, v in gang.items() if k != "name"}, sort_keys=True)
 
 
-def _clashes(
-    request: GangRequest, placement: Placement, bound: Sequence[tuple[GangRequest, Placement]]
-) -> bool:
-    """Whether ``placement`` breaks a rank rule of, or is kept out by one of, a gang bound
-    earlier in the same pass (the placer placed the batch without them)."""
-    if not bound:
-        return False
-    mine = _rank_pods_by_node(request, placement)
-    return any(clash(mine, _rank_pods_by_node(other, where)) for other, where in bound)
+_PodsByNode = dict[str, list[tuple[Pod, tuple[RankRule, ...]]]]
 
 
-def _rank_pods_by_node(
-    request: GangRequest, placement: Placement
-) -> dict[str, list[tuple[Pod, tuple[RankRule, ...]]]]:
+def _clashes(mine: _PodsByNode, bound: Sequence[_PodsByNode]) -> bool:
+    """Whether a placement (its pods by node) breaks a rank rule of, or is kept out by one of,
+    a gang bound earlier in the same pass (the placer placed the batch without them)."""
+    return any(clash(mine, other) for other in bound)
+
+
+def _rank_pods_by_node(request: GangRequest, placement: Placement) -> _PodsByNode:
     """Per node of the placement, every pod of each task it takes, with the task's rules."""
-    by_node: dict[str, list[tuple[Pod, tuple[RankRule, ...]]]] = {}
+    by_node: _PodsByNode = {}
     for assignment in placement.assignments:
         rules = request.rules.get(assignment.task, ())
         by_node.setdefault(assignment.node, []).extend(
@@ -604,14 +600,22 @@ class GangScheduler(Runnable):
         by_name = {request.gang["name"]: (group, request) for group, request in requests}
         made: list[DomainReservation] = []
         waiting: list[tuple[_Group, GangRequest, Placement]] = []
-        bound_now: list[tuple[GangRequest, Placement]] = []
-        ranked_now: list[tuple[GangRequest, Placement]] = []  # those of them with rank rules
+        # This pass's bound gangs' pods by node (built once each, and only when a gang of the
+        # pass has rank rules), and those of them with rules.
+        any_rules = any(request.rules for _, request in requests)
+        bound_now: list[_PodsByNode] = []
+        ranked_now: list[_PodsByNode] = []
         for placement in placements:
             group, request = by_name[placement.gang]
             # A gang with rules is checked against every gang bound before it in this pass,
             # one without against those with rules (with none on either side, none can clash).
             earlier = bound_now if request.rules else ranked_now
-            if placement.status != "unschedulable" and _clashes(request, placement, earlier):
+            mine = (
+                _rank_pods_by_node(request, placement)
+                if any_rules and placement.status != "unschedulable"
+                else None
+            )
+            if mine is not None and _clashes(mine, earlier):
                 # The placer saw none of this pass's other gangs' rank rules: it is placed
                 # again next pass, beside them once they are bound.
                 self._later(group.ref, 0.0)
@@ -628,9 +632,10 @@ class GangScheduler(Runnable):
                 self._later(group.ref, 0.0)  # placed before the hold existed: try again
             else:
                 self._bind(group, request, placement)
-                bound_now.append((request, placement))
-                if request.rules:
-                    ranked_now.append((request, placement))
+                if mine is not None:
+                    bound_now.append(mine)
+                    if request.rules:
+                        ranked_now.append(mine)
         # Told after this pass's binds are counted: the counts are the ones the next pass
         # starts from, and the gangs explained read one state (explanations of alike gangs and
         # the nodes' grouping are shared while the state holds).
