@@ -125,8 +125,12 @@ class Controller(Generic[T]):
         )
         if self.workers < 1:
             raise ValueError(f"{self.name}: max_concurrent_reconciles must be at least 1")
+        own_limiter = reconciler.rate_limiter()
         self.queue: WorkQueue[Request] = WorkQueue(
-            self.name, rate_limiter=rate_limiter, registry=registry, max_wait=queue_max_wait
+            self.name,
+            rate_limiter=own_limiter if own_limiter is not None else rate_limiter,
+            registry=registry,
+            max_wait=queue_max_wait,
         )
         self._metrics = runtime_metrics(registry)
         self._metrics.max_concurrent_reconciles.labels(self.name).set(self.workers)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from crdkit.runtime.context import Context
     from crdkit.runtime.manager import Manager
     from crdkit.runtime.predicates import Predicate
+    from crdkit.runtime.ratelimit import RateLimiter
     from crdkit.runtime.result import Request, Result
     from crdkit.runtime.runnable import Runnable
     from crdkit.runtime.watch import Watch
@@ -144,6 +145,17 @@ class Reconciler(Generic[T]):
     def has_finalize(cls) -> bool:
         """Whether the subclass defines ``finalize`` (and so wants a finalizer)."""
         return cls.finalize is not Reconciler.finalize
+
+    def rate_limiter(self) -> RateLimiter[Request] | None:
+        """How long a failed reconcile waits before its retry (controller-runtime's
+        ``controller.Options.RateLimiter``); called once, when the controller is built.
+
+        ``None`` (the default) takes client-go's controller default: 5 ms doubling per failure
+        up to 1000 s for each object, at most 10 retries a second overall. Return your own
+        limiter (for instance ``MaxOfRateLimiter(ItemExponentialRateLimiter(0.005, 30.0),
+        TokenBucketRateLimiter(10.0, 100))``) when a flaky dependency should not push an
+        object's retries out for minutes."""
+        return None
 
     def setup(self, manager: Manager) -> None:
         """Called by :meth:`Manager.add` once this controller and its declared watches are

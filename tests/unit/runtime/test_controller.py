@@ -105,6 +105,24 @@ async def test_requeue_true_uses_the_rate_limiter() -> None:
     await controller.stop(grace=1)
 
 
+def test_a_reconciler_may_bring_its_own_rate_limiter() -> None:
+    mine = ItemExponentialRateLimiter(0.001, 2.0)
+
+    class Patient(Scripted):
+        def rate_limiter(self) -> ItemExponentialRateLimiter:
+            return mine
+
+    assert make(Patient(), {}).queue.rate_limiter is mine
+    given = make(Scripted(), {}).queue.rate_limiter
+    assert isinstance(given, ItemExponentialRateLimiter)
+    assert given is not mine
+    # The cap holds however often the object fails.
+    request = Request("ns", "a")
+    delays = [mine.when(request) for _ in range(40)]
+    assert delays[:3] == [0.001, 0.002, 0.004]
+    assert max(delays) == 2.0
+
+
 async def test_reconcile_timeout_is_retried() -> None:
     class Timed(Scripted):
         reconcile_timeout = 0.05
