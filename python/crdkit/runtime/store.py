@@ -317,4 +317,7 @@ class Store(Generic[T]):
         return key in self._items
 
     def __iter__(self) -> Iterator[T]:
-        return iter(self.list())
+        """Every object, as of the call; a compact store decodes each only when it is reached,
+        so a loop over a large store never holds all of them decoded at once."""
+        for value in builtins.list(self._items.values()):
+            yield self._load(value)

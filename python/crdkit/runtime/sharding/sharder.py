@@ -33,6 +33,7 @@ from prometheus_client import Counter, Gauge
 
 from crdkit.client.discovery import GroupVersionKind
 from crdkit.client.errors import Conflict, KubernetesError, NotFound
+from crdkit.client.objects import split_key
 from crdkit.resources import Lease, PartialObjectMetadata, resource_info
 from crdkit.runtime.factory import SharedInformerFactory
 from crdkit.runtime.informer import Informer
@@ -278,19 +279,19 @@ class Sharder:
         return next_expiry
 
     def _enqueue_everything(self) -> None:
+        # By key: decoding every object to read its name would hold the whole ring decoded.
         for index, store in enumerate(self._stores):
-            for obj in store.store.list():
-                self.queue.add((index, obj.metadata.namespace, obj.metadata.name))
+            for key in store.store.keys():  # noqa: SIM118 - iterating a Store decodes objects
+                self.queue.add((index, *split_key(key)))
 
     def assignments(self, kind: type[KubernetesObject]) -> dict[tuple[str | None, str], str | None]:
         """``(namespace, name)`` of every object of ``kind`` the sharder sees: the shard its
         label names (``None``: unassigned), as of the sharder's cache; empty before it runs."""
         for index, spec in enumerate(self.kinds):
             if spec.kind is kind and index < len(self._stores):
-                objects = self._stores[index].store.list()
                 return {
                     (o.metadata.namespace, o.metadata.name or ""): labels_of(o).get(self.label)
-                    for o in objects
+                    for o in self._stores[index].store
                 }
         if any(spec.kind is kind for spec in self.kinds):
             return {}
