@@ -4,7 +4,10 @@ take, for the commands and imports whose cost the package layout decides.
     python benches/import_footprint.py [--repeat 5] [--source DIR]
 
 Each case runs in a fresh interpreter (``-X importtime`` for the time, ``sys.modules`` for the
-count), ``--repeat`` times; the JSON on stdout gives the median per case. ``--source`` points
+count), ``--repeat`` times; the JSON on stdout gives the median per case. Each also runs as
+often without ``-X importtime``, timed from spawn to exit (``wall_seconds_median``), beside
+an interpreter that does nothing (``python -c pass``, ``bare_seconds_median``): what a call
+costs a script that runs it in a loop is ``over_bare_seconds_median``. ``--source`` points
 at another checkout's ``python/`` folder (with the extension built into it or copied there), to
 measure a layout before and after a change on the same machine.
 
@@ -25,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HEAVY = ("aiohttp", "prometheus_client", "kubernetes_asyncio", "pydantic", "yaml")
@@ -106,15 +110,36 @@ def _run(statement: str, source: Path) -> dict[str, object]:
     return result
 
 
+def _wall_seconds(statement: str, source: Path) -> float:
+    """Spawn to exit of ``statement`` in a fresh interpreter, without ``-X importtime``."""
+    env = {**os.environ, "PYTHONPATH": f"{source}{os.pathsep}{ROOT}", "PYTHONWARNINGS": "ignore"}
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-c", statement],
+        capture_output=True,
+        check=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--source", type=Path, default=ROOT / "python")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
-        report = {}
+        report: dict[str, object] = {}
+        bare = statistics.median(
+            _wall_seconds("pass", options.source) for _ in range(options.repeat)
+        )
         for name, statement in _cases(Path(scratch)).items():
             runs = [_run(statement, options.source) for _ in range(options.repeat)]
+            wall = statistics.median(
+                _wall_seconds(statement, options.source) for _ in range(options.repeat)
+            )
             report[name] = {
                 "modules": runs[0]["modules"],
                 "crdkit_modules": runs[0]["crdkit_modules"],
@@ -122,10 +147,18 @@ def main() -> None:
                 "import_seconds_median": round(
                     statistics.median(float(str(r["import_seconds"])) for r in runs), 4
                 ),
+                "wall_seconds_median": round(wall, 4),
+                "over_bare_seconds_median": round(wall - bare, 4),
             }
     print(
         json.dumps(
-            {"source": str(options.source), "repeat": options.repeat, "cases": report}, indent=2
+            {
+                "source": str(options.source),
+                "repeat": options.repeat,
+                "bare_seconds_median": round(bare, 4),
+                "cases": report,
+            },
+            indent=2,
         )
     )
 

@@ -10,7 +10,6 @@ new path. No file is left behind at the old place.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import warnings
@@ -18,7 +17,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from importlib.abc import Loader as _LoaderBase
     from types import ModuleType
+else:
+    _LoaderBase = object
 
 __all__ = ["MOVED", "install"]
 
@@ -66,7 +68,12 @@ MOVED = {
 """Old module path -> where it lives now."""
 
 
-class _MovedLoader(importlib.abc.Loader):
+# The finder and the loader are duck-typed, as the import system takes them: importing
+# `importlib.abc` for their base classes would cost every crdkit command `importlib.resources`
+# and `tempfile` (a tenth of `crdkit place`).
+
+
+class _MovedLoader(_LoaderBase):
     """Loads an old name as the module at its new path."""
 
     def __init__(self, old: str, new: str) -> None:
@@ -91,7 +98,7 @@ class _MovedLoader(importlib.abc.Loader):
         )
 
 
-class _MovedFinder(importlib.abc.MetaPathFinder):
+class _MovedFinder:
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:

@@ -26,7 +26,7 @@ def test_unknown_subcommand_is_a_usage_error() -> None:
     assert "No such command 'nope'" in result.output
 
 
-def test_place_loads_neither_the_client_nor_the_runtime(tmp_path: Path) -> None:
+def test_place_loads_neither_the_client_nor_the_runtime_nor_pydantic(tmp_path: Path) -> None:
     cluster = tmp_path / "cluster.json"
     cluster.write_text(
         json.dumps(
@@ -54,6 +54,8 @@ def test_place_loads_neither_the_client_nor_the_runtime(tmp_path: Path) -> None:
     modules = set(json.loads(done.stderr.strip().splitlines()[-1]))
     assert "crdkit.placer.cli" in modules
     assert not {"crdkit.client", "crdkit.runtime", "crdkit.testing", "aiohttp"} & modules
+    # A plainly valid document is read without the contract's models.
+    assert not {"pydantic", "crdkit.placer.models", "crdkit.placer.cluster"} & modules
 
 
 def test_version_is_the_installed_distributions() -> None:
@@ -69,10 +71,10 @@ def test_an_internal_error_is_one_line_unless_debugging(
 ) -> None:
     import crdkit.placer.cli
 
-    def broken(snapshot: object) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(crdkit.placer.cli.Cluster, "from_snapshot", broken)
+    monkeypatch.setattr(crdkit.placer.cli, "place_plainly", broken)
     (tmp_path / "c.json").write_text("{}")
     args = ["place", "--cluster", str(tmp_path / "c.json"), "--gang", str(tmp_path / "c.json")]
     monkeypatch.delenv("CRDKIT_DEBUG", raising=False)

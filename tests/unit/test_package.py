@@ -35,7 +35,7 @@ def loaded_after(statement: str) -> tuple[set[str], set[str]]:
         ("import crdkit", set()),
         ("import crdkit.resources", {"resources"}),
         ("import crdkit.crd", {"crd", "resources"}),
-        ("import crdkit.placer", {"placer", "_placer"}),
+        ("import crdkit.placer", {"placer"}),
         ("from crdkit import ObjectMeta", {"resources"}),
         ("import crdkit.scheduling", {"scheduling"}),
         ("import crdkit.webhook", {"webhook"}),

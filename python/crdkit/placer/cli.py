@@ -11,13 +11,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from crdkit.placer.cluster import Cluster, Policy
-from crdkit.placer.models import load_document
+from crdkit.placer.documents import load_document
+from crdkit.placer.plain import place_plainly
 from crdkit.placer.policies import POLICIES
+
+if TYPE_CHECKING:
+    from crdkit.placer.cluster import Policy
 
 __all__ = ["place_command"]
 
@@ -80,14 +83,29 @@ def place_command(
     """
     if (gang_file is None) == (gangs_file is None):
         _fail("--gang, --gangs: give exactly one of them")
+    snapshot = _read(cluster_file, "cluster")
+    if gang_file is not None:
+        batch, gangs = False, [_read(gang_file, "gang")]
+    else:
+        assert gangs_file is not None  # one of the two, checked above
+        batch, gangs = True, _read(gangs_file, "gangs")
     try:
-        cluster = Cluster.from_snapshot(_read(cluster_file, "cluster"))
-        if gang_file is not None:
-            result: Any = cluster.place(_read(gang_file, "gang"), policy).to_dict()
-        else:
-            assert gangs_file is not None  # one of the two, checked above
-            gangs = _read(gangs_file, "gangs")
-            result = [placement.to_dict() for placement in cluster.place_all(gangs, policy)]
+        placements = place_plainly(snapshot, gangs, policy, batch=batch)
+        if placements is None:
+            placements = _place_with_models(snapshot, gangs, policy, batch=batch)
     except ValueError as err:
         _fail(str(err))
-    click.echo(json.dumps(result, indent=2))
+    click.echo(json.dumps(placements if batch else placements[0], indent=2))
+
+
+def _place_with_models(
+    snapshot: Any, gangs: list[Any], policy: Policy, *, batch: bool
+) -> list[dict[str, Any]]:
+    """What `place_plainly` leaves to the models: documents that lean on a coercion, and
+    every error of a field's type, worded by pydantic (imported only now)."""
+    from crdkit.placer.cluster import Cluster
+
+    cluster = Cluster.from_snapshot(snapshot)
+    if batch:
+        return [placement.to_dict() for placement in cluster.place_all(gangs, policy)]
+    return [cluster.place(gangs[0], policy).to_dict()]

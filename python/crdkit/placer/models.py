@@ -18,10 +18,7 @@ Every error is a `ValueError` whose single line starts with the field path, for 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -35,8 +32,19 @@ from pydantic import (
     model_validator,
 )
 
-from crdkit import _placer
-from crdkit._yaml import NestedTooDeeply, load_yaml
+from crdkit import _placer  # noqa: TC001 - pydantic resolves Placement's annotations at run time
+from crdkit.placer.compiler import (
+    HOSTNAME_LEVEL,
+    QuantityParser,
+    compile_gang,
+    compile_node,
+    compile_snapshot,
+    effective_levels,
+)
+from crdkit.placer.documents import load_document
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = [
     "HOSTNAME_LEVEL",
@@ -60,13 +68,10 @@ __all__ = [
     "validated",
 ]
 
-HOSTNAME_LEVEL = "kubernetes.io/hostname"
-"""The implicit lowest level: one domain per node, named after the node."""
 
 Mode = Literal["required", "preferred", "unconstrained"]
 Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 Quantity = Annotated[StrictStr | StrictInt | StrictFloat, Field(union_mode="left_to_right")]
-QuantityParser = Callable[[str | int | float], int]
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -235,262 +240,3 @@ def validated(model: type[M], data: Any, prefix: str) -> M:
     except ValidationError as err:
         first = err.errors(include_url=False)[0]
         raise ValueError(f"{_format_loc(prefix, first['loc'])}: {first['msg']}") from None
-
-
-MAX_DEPTH = 64
-"""How deeply a YAML placement document may nest (the contract needs six levels)."""
-
-
-def load_document(path: str | Path) -> Any:
-    """Read a JSON or YAML file (YAML is a superset of JSON; JSON is tried first for speed).
-
-    Every failure is a one-line `ValueError` starting with the path: text that is not UTF-8,
-    neither JSON nor YAML, or nested too deeply. JSON's decoder bounds its own recursion (a
-    `RecursionError`, refused here); YAML can also build shared and cyclic values with
-    aliases, so a YAML document is walked once more and refused past `MAX_DEPTH` levels (a
-    cycle counts as endless). JSON skips that walk: it would cost as much as the parse on a
-    large snapshot, and a JSON value is always a tree.
-    """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{path}: not UTF-8 text: {err.reason} at byte {err.start}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        pass
-    except RecursionError:
-        raise ValueError(f"{path}: nested too deeply to read") from None
-    try:
-        document = load_yaml(text)
-    except NestedTooDeeply:
-        raise ValueError(f"{path}: nested too deeply to read") from None
-    except ValueError as err:
-        raise ValueError(f"{path}: not JSON or YAML: {err}") from None
-    too_deep = _too_deep(document, MAX_DEPTH)
-    if too_deep is not None:
-        raise ValueError(f"{path}: {too_deep}: nested more than {MAX_DEPTH} levels deep")
-    return document
-
-
-def _too_deep(document: Any, limit: int) -> str | None:
-    """The path of a value nested deeper than `limit` containers, or None.
-
-    Breadth first and without recursion; a container reached twice on one level is walked
-    once, so YAML aliases cost what the file's text does, and a cycle runs into the limit.
-    """
-    frontier: list[tuple[Any, str]] = [(document, "")]
-    for _ in range(limit):
-        deeper: list[tuple[Any, str]] = []
-        seen: set[int] = set()
-        for value, path in frontier:
-            if isinstance(value, dict):
-                pairs: Any = value.items()
-            elif isinstance(value, list):
-                pairs = enumerate(value)
-            else:
-                continue
-            for key, child in pairs:
-                if isinstance(child, dict | list) and id(child) not in seen:
-                    seen.add(id(child))
-                    step = f"[{key}]" if isinstance(value, list) else f".{key}" if path else key
-                    deeper.append((child, f"{path}{step}"))
-        if not deeper:
-            return None
-        frontier = deeper
-    path = frontier[0][1]
-    return path if len(path) <= 60 else f"{path[:60]}..."
-
-
-def effective_levels(levels: Sequence[str]) -> list[str]:
-    """The levels with the implicit per-node level appended when it is not already last."""
-    result = list(levels)
-    if not result or result[-1] != HOSTNAME_LEVEL:
-        result.append(HOSTNAME_LEVEL)
-    return result
-
-
-def _quantities(
-    values: Mapping[str, str | int | float], parse: QuantityParser, path: str
-) -> dict[str, int]:
-    result: dict[str, int] = {}
-    for name, value in values.items():
-        try:
-            result[name] = parse(value)
-        except (ValueError, TypeError) as err:
-            raise ValueError(f"{path}.{name}: {err}") from None
-    return result
-
-
-def compile_node(node: NodeSpec, parse: QuantityParser, path: str) -> _placer.Node:
-    """Parse a node's quantities; errors name `path.allocatable.<resource>` and so on."""
-    return _placer.Node(
-        node.name,
-        labels=node.labels,
-        allocatable=_quantities(node.allocatable, parse, f"{path}.allocatable"),
-        used=_quantities(node.used, parse, f"{path}.used"),
-        taints=[_placer.Taint(t.key, t.value, t.effect) for t in node.taints],
-        unschedulable=node.unschedulable,
-        ready=node.ready,
-    )
-
-
-def compile_snapshot(
-    snapshot: ClusterSnapshot, parse: QuantityParser, path: str = "cluster"
-) -> tuple[list[str], list[_placer.Node]]:
-    """Validate a snapshot: distinct levels, distinct node names, quantities."""
-    seen_levels: set[str] = set()
-    for index, level in enumerate(snapshot.levels):
-        if not level:
-            raise ValueError(f"{path}.levels[{index}]: a level must be a non-empty label key")
-        if level in seen_levels:
-            raise ValueError(f'{path}.levels[{index}]: duplicate level "{level}"')
-        seen_levels.add(level)
-    if HOSTNAME_LEVEL in snapshot.levels[:-1]:
-        index = snapshot.levels.index(HOSTNAME_LEVEL)
-        raise ValueError(f'{path}.levels[{index}]: "{HOSTNAME_LEVEL}" can only be the last level')
-    nodes: list[_placer.Node] = []
-    names: set[str] = set()
-    for index, node in enumerate(snapshot.nodes):
-        node_path = f"{path}.nodes[{index}]"
-        _first_of_its_name(node.name, names, node_path, "node")
-        nodes.append(compile_node(node, parse, node_path))
-    return effective_levels(snapshot.levels), nodes
-
-
-def _first_of_its_name(name: str, seen: set[str], path: str, what: str) -> None:
-    """Refuse a second entry of one name (``path.name: duplicate <what> name``), else note it."""
-    if name in seen:
-        raise ValueError(f'{path}.name: duplicate {what} name "{name}"')
-    seen.add(name)
-
-
-def _level_index(level: str, levels: Sequence[str], path: str) -> int:
-    if level not in levels:
-        raise ValueError(f'{path}: unknown level "{level}" (levels: {", ".join(levels)})')
-    return levels.index(level)
-
-
-def _topology(topology: Topology, levels: Sequence[str], path: str) -> _placer.Topology:
-    if topology.mode == "unconstrained":
-        return _UNCONSTRAINED
-    assert topology.level is not None  # the model refuses it otherwise
-    return _placer.Topology(topology.mode, _level_index(topology.level, levels, f"{path}.level"))
-
-
-_UNCONSTRAINED = _placer.Topology("unconstrained", None)
-_PRIORITY_RANGE = range(-(2**63), 2**63)
-
-
-def _known_milli(
-    gang: Gang, milli: Mapping[str, Mapping[str, int]], path: str
-) -> dict[str, dict[str, int]]:
-    """``milli`` checked against the gang's tasks: the same resource names, amounts that are
-    non-negative integers (the values themselves are the caller's word for the strings)."""
-    tasks: dict[str, tuple[int, Task]] = {}
-    for index, task in enumerate(gang.tasks):
-        tasks.setdefault(task.name, (index, task))
-    known: dict[str, dict[str, int]] = {}
-    for name, amounts in milli.items():
-        if name not in tasks:
-            raise ValueError(f'{path}: milli-unit requests given for unknown task "{name}"')
-        index, task = tasks[name]
-        where = f"{path}.tasks[{index}].requests"
-        if set(amounts) != set(task.requests):
-            raise ValueError(
-                f"{where}: the milli-unit requests name {sorted(amounts)}, the task "
-                f"{sorted(task.requests)}"
-            )
-        for resource, amount in amounts.items():
-            if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
-                raise ValueError(
-                    f"{where}.{resource}: expected a non-negative integer of milli-units, "
-                    f"got {amount!r}"
-                )
-        known[name] = dict(amounts)
-    return known
-
-
-def compile_gang(
-    gang: Gang,
-    levels: Sequence[str],
-    parse: QuantityParser,
-    path: str = "gang",
-    *,
-    milli: Mapping[str, Mapping[str, int]] | None = None,
-) -> _placer.Gang:
-    """Validate a gang against a cluster's effective levels and compile it, once.
-
-    ``milli`` gives tasks' requests already in milli-units, by task name (what a scheduler
-    read off the pods, as `crdkit.scheduling.pod_requests` gives them): those tasks' quantity
-    strings are not parsed again. Each must say what the task's ``requests`` say; a task it
-    names that the gang lacks, a resource it names that the task does not request (or the
-    reverse), or a negative amount is refused, naming the field."""
-    known = _known_milli(gang, milli, path) if milli else {}
-    if gang.priority not in _PRIORITY_RANGE:
-        raise ValueError(f"{path}.priority: {gang.priority} is out of the 64-bit range")
-    gang_topology = _topology(gang.topology, levels, f"{path}.topology")
-    tasks: list[_placer.Task] = []
-    names: set[str] = set()
-    for index, task in enumerate(gang.tasks):
-        task_path = f"{path}.tasks[{index}]"
-        _first_of_its_name(task.name, names, task_path, "task")
-        min_available = task.replicas if task.min_available is None else task.min_available
-        if min_available > task.replicas:
-            raise ValueError(
-                f"{task_path}.minAvailable: {min_available} is more than replicas ({task.replicas})"
-            )
-        requests = known.get(task.name)
-        if requests is None:
-            requests = _quantities(task.requests, parse, f"{task_path}.requests")
-        own_topology = (
-            None
-            if task.topology is None
-            else _topology(task.topology, levels, f"{task_path}.topology")
-        )
-        slice_spec: _placer.Slice | None = None
-        if task.slice_ is not None:
-            slice_path = f"{task_path}.slice"
-            slice_level = _level_index(task.slice_.level, levels, f"{slice_path}.level")
-            size = task.slice_.size
-            if task.replicas % size:
-                raise ValueError(
-                    f"{slice_path}.size: {size} does not divide replicas ({task.replicas})"
-                )
-            if min_available % size:
-                raise ValueError(
-                    f"{slice_path}.size: {size} does not divide minAvailable ({min_available})"
-                )
-            governing = own_topology if own_topology is not None else gang_topology
-            required_level = governing.level if governing.mode == "required" else None
-            if required_level is not None and slice_level < required_level:
-                raise ValueError(
-                    f'{slice_path}.level: "{task.slice_.level}" is wider than the required '
-                    f'level "{levels[required_level]}"'
-                )
-            slice_spec = _placer.Slice(slice_level, size)
-        tasks.append(
-            _placer.Task(
-                task.name,
-                replicas=task.replicas,
-                min_available=min_available,
-                requests=requests,
-                node_selector=task.node_selector,
-                tolerations=[
-                    _placer.Toleration(t.key, t.operator, t.value, t.effect)
-                    for t in task.tolerations
-                ],
-                slice=slice_spec,
-                topology=own_topology,
-                max_per_node=task.max_per_node,
-                avoid_nodes=task.avoid_nodes,
-            )
-        )
-    return _placer.Gang(
-        gang.name,
-        priority=gang.priority,
-        topology=gang_topology,
-        tasks=tasks,
-        levels=levels if isinstance(levels, list) else list(levels),
-        max_per_node=gang.max_per_node,
-    )
