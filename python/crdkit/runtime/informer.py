@@ -313,13 +313,20 @@ class Informer(StartStop, Generic[T]):
         on_add: AddHandler[T] | None = None,
         on_update: UpdateHandler[T] | None = None,
         on_delete: DeleteHandler[T] | None = None,
+        *,
+        reads_old: bool = True,
     ) -> HandlerRegistration[T]:
         """Register callbacks (functions or coroutines); each registration runs on its own.
 
         A handler added after objects are stored first gets an add for each of them, so it
         sees the same world as one registered before the start.
+
+        ``reads_old=False`` says ``on_update`` never looks at its first argument (a handler
+        that only queues the new object's key). A compact store keeps JSON, so the previous
+        version costs a decode on every change; when no registration reads it, it is not
+        decoded, and ``on_update`` gets the new version in both places.
         """
-        registration = HandlerRegistration(on_add, on_update, on_delete)
+        registration = HandlerRegistration(on_add, on_update, on_delete, reads_old=reads_old)
         self._handlers.append(registration)
         for obj in self.store.list():
             registration.add(obj, "initial-list")
@@ -331,6 +338,16 @@ class Informer(StartStop, Generic[T]):
         if registration in self._handlers:
             self._handlers.remove(registration)
             await registration.stop()
+
+    def _update_wants(self) -> tuple[bool, bool]:
+        """Whether any registration takes updates, and whether any of those reads the old
+        version (only then is it decoded from a compact store)."""
+        updates = reads_old = False
+        for handler in self._handlers:
+            if handler.on_update is not None:
+                updates = True
+                reads_old = reads_old or handler.reads_old
+        return updates, reads_old
 
     def _emit_add(self, obj: T, origin: EventOrigin = "change") -> None:
         for handler in self._handlers:
@@ -447,7 +464,6 @@ class Informer(StartStop, Generic[T]):
         list never exists as objects at once; the store holds its JSON. Unchanged objects
         (same resourceVersion) are not re-announced after a relist.
         """
-        wants_old = any(h.on_update is not None for h in self._handlers)
         seen: set[str] = set()
         refused: set[str] = set()
         added = updated = 0
@@ -462,9 +478,7 @@ class Informer(StartStop, Generic[T]):
             # One collector pause for decoding and storing the page: its objects are freed
             # (unless a handler holds them) before the collector could scan them.
             with paused_gc():
-                version, stored, changed = self._store_page(
-                    target.codec, page, seen, refused, wants_old
-                )
+                version, stored, changed = self._store_page(target.codec, page, seen, refused)
             del page
             added += stored
             updated += changed
@@ -503,7 +517,6 @@ class Informer(StartStop, Generic[T]):
         page: RawListPage,
         seen: set[str],
         refused: set[str],
-        wants_old: bool,
     ) -> tuple[str, int, int]:
         """Decode one list page into the store; ``(resourceVersion, added, updated)``.
 
@@ -537,13 +550,13 @@ class Informer(StartStop, Generic[T]):
             if isinstance(obj, InvalidObject):
                 refused.add(self._refuse(obj, f"list item {index}"))
                 continue
-            taken = self._take_listed(obj, raw, seen, wants_old, forget_refused=any_refused)
+            taken = self._take_listed(obj, raw, seen, forget_refused=any_refused)
             added += taken == "added"
             updated += taken == "updated"
         return page.resource_version, added, updated
 
     def _take_listed(
-        self, obj: T, raw: bytes | None, seen: set[str], wants_old: bool, *, forget_refused: bool
+        self, obj: T, raw: bytes | None, seen: set[str], *, forget_refused: bool
     ) -> Literal["added", "updated"] | None:
         """One object of a list (paged or streamed) into the store, announced if it is new
         or changed; what it did."""
@@ -562,16 +575,16 @@ class Informer(StartStop, Generic[T]):
             return "added"
         current = resource_version_of(obj)
         if current is None or current != store.version_of(key):
-            old = store.upsert(obj, raw, return_old=wants_old)
-            if old is not None:
-                self._emit_update(old, obj)
+            updates, reads_old = self._update_wants()
+            old = store.upsert(obj, raw, return_old=reads_old)
+            if updates:
+                self._emit_update(obj if old is None else old, obj)
             return "updated"
         return None
 
     async def _stream(self, target: ResolvedResource[T]) -> None:
         """A streamed list (``sendInitialEvents``): the initial events into the store as a
         list's items, then, from the bookmark that ends them, the same stream as a watch."""
-        wants_old = any(h.on_update is not None for h in self._handlers)
         seen: set[str] = set()
         refused: set[str] = set()
         added = updated = 0
@@ -591,9 +604,7 @@ class Informer(StartStop, Generic[T]):
                 elif event.invalid is not None:
                     refused.add(self._refuse(event.invalid, "initial watch event"))
                 elif event.type == ADDED and event.object is not None:
-                    taken = self._take_listed(
-                        event.object, event.raw, seen, wants_old, forget_refused=forget
-                    )
+                    taken = self._take_listed(event.object, event.raw, seen, forget_refused=forget)
                     added += taken == "added"
                     updated += taken == "updated"
         except (Invalid, BadRequest) as exc:
@@ -671,13 +682,13 @@ class Informer(StartStop, Generic[T]):
                 self._invalid.forget(key)  # fixed: it enters the store as an add
             existed = key in self.store
             # Decoding the previous version costs a validation in a compact store: only
-            # pay it when some handler wants (old, new).
-            wants_old = existed and any(h.on_update is not None for h in self._handlers)
-            old = self.store.upsert(obj, raw, return_old=wants_old)
+            # pay it when some handler reads it.
+            updates, reads_old = self._update_wants() if existed else (False, False)
+            old = self.store.upsert(obj, raw, return_old=reads_old)
             if not existed:
                 self._emit_add(obj)
-            elif old is not None:
-                self._emit_update(old, obj)
+            elif updates:
+                self._emit_update(obj if old is None else old, obj)
         elif kind == DELETED:
             key = object_key(obj)
             self._invalid.forget(key)

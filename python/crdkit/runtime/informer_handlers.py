@@ -64,12 +64,16 @@ class HandlerRegistration(Generic[T]):
         on_add: AddHandler[T] | None,
         on_update: UpdateHandler[T] | None,
         on_delete: DeleteHandler[T] | None,
+        *,
+        reads_old: bool = True,
     ) -> None:
         if on_add is None and on_update is None and on_delete is None:
             raise ValueError("an event handler needs at least one of on_add/on_update/on_delete")
         self.on_add = on_add
         self.on_update = on_update
         self.on_delete = on_delete
+        self.reads_old = reads_old
+        """Whether ``on_update`` reads its first argument (see ``Informer.add_event_handler``)."""
         self._queue: asyncio.Queue[_Notification[T]] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self.delivered = 0

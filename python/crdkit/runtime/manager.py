@@ -306,9 +306,14 @@ class Manager:
         )
         sharded = shard is not None
         primary = self._informer(kind, sharded=sharded)
-        primary.add_event_handler(*controller.primary_handlers(reconciler.predicates))
+        # Without predicates the primary handlers only queue the new object's key: the
+        # previous version need not be decoded for them on every change.
+        primary.add_event_handler(
+            *controller.primary_handlers(reconciler.predicates),
+            reads_old=reconciler.predicates is not None,
+        )
         if shard is not None:
-            primary.add_event_handler(*shard.drain_handlers(controller))
+            primary.add_event_handler(*shard.drain_handlers(controller), reads_old=False)
         for owned in reconciler.owns:
             self._informer(owned, metadata_only=True, sharded=sharded).add_event_handler(
                 *controller.owned_handlers()

@@ -169,9 +169,11 @@ class ClusterMirror:
         nodes = manager.informers.informer(Node, label_selector=node_selector)
         pods = manager.informers.informer(Pod)
         nodes.add_event_handler(
-            self.set_node, lambda _old, new: self.set_node(new), self.remove_node
+            self.set_node, lambda _old, new: self.set_node(new), self.remove_node, reads_old=False
         )
-        pods.add_event_handler(self.set_pod, lambda _old, new: self.set_pod(new), self.remove_pod)
+        pods.add_event_handler(
+            self.set_pod, lambda _old, new: self.set_pod(new), self.remove_pod, reads_old=False
+        )
 
     def on_capacity_freed(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (on the event loop, synchronously) whenever capacity may have

@@ -378,3 +378,47 @@ async def test_idle_timeouts_of_a_quiet_watch_do_not_pile_up_backoff() -> None:
     assert len(backoff.delays) >= 3
     assert set(backoff.delays) == {0.05}  # each reconnect starts from the initial delay
     assert informer.list_count == 1
+
+
+class UpdateCountingCodec(DecodeCountingCodec):
+    """Also records the name of every object a compact store decodes (the old versions)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loaded: list[str] = []
+
+    def decode(self, raw: bytes) -> ConfigMap:
+        obj = super().decode(raw)
+        self.loaded.append(obj.metadata.name or "")
+        return obj
+
+
+@pytest.mark.parametrize("reads_old", [True, False])
+async def test_the_old_version_is_decoded_only_for_a_handler_that_reads_it(
+    reads_old: bool,
+) -> None:
+    codec = UpdateCountingCodec()
+    second = [RawListPage([configmap_json("a", "1"), configmap_json("b", "7")], "9", None)]
+    fake = RelistingClient(codec, PAGES, second)
+    informer = Informer(fake, ConfigMap, resync_period=None)  # type: ignore[arg-type]
+    informer.store.codec = codec
+    updates: list[tuple[str | None, str | None]] = []
+    informer.add_event_handler(
+        on_update=lambda old, new: updates.append(
+            (old.metadata.resource_version, new.metadata.resource_version)
+        ),
+        reads_old=reads_old,
+    )
+    await informer.start()
+    try:
+        for _ in range(100):
+            if informer.list_count == 2:
+                break
+            await asyncio.sleep(0.01)
+        await informer.drain()
+    finally:
+        await informer.stop()
+    # "b" changed from version 2 to 7: an update either way, its old version decoded only
+    # for a handler that reads it (which then gets it).
+    assert updates == ([("2", "7")] if reads_old else [("7", "7")])
+    assert ("b" in codec.loaded) is reads_old

@@ -388,6 +388,7 @@ class Sharder:
             lambda _lease: self._leases_changed.set(),
             lambda _old, _new: self._leases_changed.set(),
             lambda _lease: self._leases_changed.set(),
+            reads_old=False,
         )
         informers: list[Informer[PartialObjectMetadata]] = []
         self._stores = []
