@@ -9,6 +9,7 @@ retried: the controller-runtime ``RetryOnConflict`` pattern.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 from typing import TYPE_CHECKING, TypeVar
 
@@ -27,6 +28,12 @@ K = TypeVar("K", bound=KubernetesObject)
 _BACKOFF = 0.01  # client-go retry.DefaultRetry: 10 ms steps, factor 1, jitter 0.1
 
 
+@functools.cache
+def _has_status(kind: type[KubernetesObject]) -> bool:
+    # Asked on every status write; pydantic's model_fields builds its answer on each access.
+    return "status" in kind.model_fields
+
+
 async def update_status(
     client: Client,
     obj: K,
@@ -43,7 +50,7 @@ async def update_status(
     """
     if attempts < 1:
         raise ValueError(f"attempts must be at least 1, got {attempts}")
-    if "status" not in type(obj).model_fields:
+    if not _has_status(type(obj)):
         raise TypeError(f"{type(obj).__qualname__} has no status field to write")
     # The caller's object is left as it was: ``mutate`` works on a copy. Without ``mutate``
     # nothing writes to ``obj`` (the write only serialises it), so no copy is needed.
