@@ -93,8 +93,12 @@ def _import_seconds(stderr: str) -> float:
     return total / 1e6
 
 
+def _env(source: Path) -> dict[str, str]:
+    """The environment of a measured interpreter: crdkit from ``source``, warnings off."""
+    return {**os.environ, "PYTHONPATH": f"{source}{os.pathsep}{ROOT}", "PYTHONWARNINGS": "ignore"}
+
+
 def _run(statement: str, source: Path) -> dict[str, object]:
-    env = {**os.environ, "PYTHONPATH": f"{source}{os.pathsep}{ROOT}", "PYTHONWARNINGS": "ignore"}
     probe = _PROBE.format(statement=statement, heavy=HEAVY)
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", probe],
@@ -102,7 +106,7 @@ def _run(statement: str, source: Path) -> dict[str, object]:
         text=True,
         check=True,
         cwd=ROOT,
-        env=env,
+        env=_env(source),
         timeout=120,
     )
     result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -112,14 +116,13 @@ def _run(statement: str, source: Path) -> dict[str, object]:
 
 def _wall_seconds(statement: str, source: Path) -> float:
     """Spawn to exit of ``statement`` in a fresh interpreter, without ``-X importtime``."""
-    env = {**os.environ, "PYTHONPATH": f"{source}{os.pathsep}{ROOT}", "PYTHONWARNINGS": "ignore"}
     started = time.perf_counter()
     subprocess.run(
         [sys.executable, "-c", statement],
         capture_output=True,
         check=True,
         cwd=ROOT,
-        env=env,
+        env=_env(source),
         timeout=120,
     )
     return time.perf_counter() - started

@@ -19,6 +19,7 @@ from typing import Protocol
 from crdkit import _placer
 
 __all__ = [
+    "COUNT_MAX",
     "HOSTNAME_LEVEL",
     "GangFields",
     "NodeFields",
@@ -40,6 +41,12 @@ HOSTNAME_LEVEL = "kubernetes.io/hostname"
 
 QuantityValue = str | int | float
 QuantityParser = Callable[[QuantityValue], int]
+
+COUNT_MAX = 2**64 - 1
+"""The largest count (replicas, minAvailable, maxPerNode, a slice's size) a document may give:
+the binding's records hold counts as u64, so a larger number is refused where it is read,
+naming its field, rather than failing in the binding's conversion with a message that names
+nothing."""
 
 
 # The fields each compiler reads, read-only, so that a model's attribute and a NamedTuple's

@@ -34,6 +34,7 @@ from pydantic import (
 
 from crdkit import _placer  # noqa: TC001 - pydantic resolves Placement's annotations at run time
 from crdkit.placer.compiler import (
+    COUNT_MAX,
     HOSTNAME_LEVEL,
     QuantityParser,
     compile_gang,
@@ -129,30 +130,25 @@ class Toleration(_Model):
     effect: Effect | None = None
 
 
-# The Rust records hold counts as u64: a larger number is refused here, naming its field,
-# rather than failing in the binding's conversion with a message that names nothing.
-_COUNT_MAX = 2**64 - 1
-
-
 class Slice(_Model):
     """Groups of `size` pods, each group wholly inside one domain of `level`."""
 
     level: str
-    size: int = Field(ge=1, le=_COUNT_MAX)
+    size: int = Field(ge=1, le=COUNT_MAX)
 
 
 class Task(_Model):
     """A set of identical pods of a gang."""
 
     name: str = Field(min_length=1)
-    replicas: int = Field(ge=1, le=_COUNT_MAX)
-    min_available: int | None = Field(default=None, alias="minAvailable", ge=1, le=_COUNT_MAX)
+    replicas: int = Field(ge=1, le=COUNT_MAX)
+    min_available: int | None = Field(default=None, alias="minAvailable", ge=1, le=COUNT_MAX)
     requests: dict[str, Quantity] = Field(default_factory=dict)
     node_selector: dict[str, str] = Field(default_factory=dict, alias="nodeSelector")
     tolerations: list[Toleration] = Field(default_factory=list)
     slice_: Slice | None = Field(default=None, alias="slice")
     topology: Topology | None = None
-    max_per_node: int | None = Field(default=None, alias="maxPerNode", ge=1, le=_COUNT_MAX)
+    max_per_node: int | None = Field(default=None, alias="maxPerNode", ge=1, le=COUNT_MAX)
     """At most this many of the task's pods on one node (1: one rank per node)."""
     avoid_nodes: list[str] = Field(default_factory=list, alias="avoidNodes")
     """Nodes the task's pods must not go to, by name (a name no node has is ignored)."""
@@ -165,7 +161,7 @@ class Gang(_Model):
     priority: int = 0
     topology: Topology = Field(default_factory=Topology)
     tasks: list[Task] = Field(min_length=1)
-    max_per_node: int | None = Field(default=None, alias="maxPerNode", ge=1, le=_COUNT_MAX)
+    max_per_node: int | None = Field(default=None, alias="maxPerNode", ge=1, le=COUNT_MAX)
     """At most this many of the gang's pods, of all its tasks together, on one node."""
 
 

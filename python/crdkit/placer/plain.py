@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from crdkit import _placer
-from crdkit.placer.compiler import HOSTNAME_LEVEL, compile_gang, compile_snapshot
+from crdkit.placer.compiler import COUNT_MAX, HOSTNAME_LEVEL, compile_gang, compile_snapshot
 
 __all__ = [
     "PlainGang",
@@ -36,7 +36,6 @@ __all__ = [
     "plain_snapshot",
 ]
 
-_COUNT_MAX = 2**64 - 1  # the models' bound on counts: the binding holds them as u64
 _MODES = ("required", "preferred", "unconstrained")
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _OPERATORS = ("Equal", "Exists")
@@ -139,7 +138,7 @@ def _int(value: Any, low: int | None = None, high: int | None = None) -> int:
 
 
 def _count(value: Any) -> int | None:
-    return None if value is None else _int(value, 1, _COUNT_MAX)
+    return None if value is None else _int(value, 1, COUNT_MAX)
 
 
 def _choice(value: Any, choices: tuple[str, ...]) -> str:
@@ -239,7 +238,7 @@ def _slice(value: Any) -> PlainSlice | None:
     if value is None:
         return None
     data = _object(value, _SLICE, ("level", "size"))
-    return PlainSlice(_str(data["level"]), _int(data["size"], 1, _COUNT_MAX))
+    return PlainSlice(_str(data["level"]), _int(data["size"], 1, COUNT_MAX))
 
 
 def _task(value: Any) -> PlainTask:
@@ -247,7 +246,7 @@ def _task(value: Any) -> PlainTask:
     topology = data.get("topology")
     return PlainTask(
         name=_str(data["name"], non_empty=True),
-        replicas=_int(data["replicas"], 1, _COUNT_MAX),
+        replicas=_int(data["replicas"], 1, COUNT_MAX),
         min_available=_count(data.get("minAvailable")),
         requests=_quantities(data.get("requests", {})),
         node_selector=_strings(data.get("nodeSelector", {})),
@@ -298,16 +297,15 @@ def place_plainly(
     finds are raised as the models' path raises them, in the same order: the snapshot's first,
     then each gang's, named ``gang`` alone or ``gangs[i]`` in a batch."""
     snapshot = plain_snapshot(cluster)
-    if snapshot is None:
-        return None
+    plain = [gang for gang in map(plain_gang, gangs) if gang is not None]
+    if snapshot is None or len(plain) < len(gangs):
+        return None  # decided before compiling anything, which the models would do again
     parse = _placer.parse_quantity
     levels, nodes = compile_snapshot(snapshot, parse)
-    compiled = []
-    for index, document in enumerate(gangs):
-        gang = plain_gang(document)
-        if gang is None:
-            return None
-        compiled.append(compile_gang(gang, levels, parse, f"gangs[{index}]" if batch else "gang"))
+    compiled = [
+        compile_gang(gang, levels, parse, f"gangs[{index}]" if batch else "gang")
+        for index, gang in enumerate(plain)
+    ]
     implicit_host = not snapshot.levels or snapshot.levels[-1] != HOSTNAME_LEVEL
     engine = _placer.Engine(levels, implicit_host, None)
     engine.add_nodes(nodes)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
-from crdkit.placer import Cluster
+from crdkit.placer import Cluster, models, plain
 from crdkit.placer.plain import place_plainly, plain_gang, plain_snapshot
 
 CLUSTER: dict[str, Any] = {
@@ -76,3 +76,11 @@ def test_errors_name_the_field_as_the_models_do() -> None:
     with pytest.raises(ValueError, match=r"^gangs\[0\]") as models:
         Cluster.from_snapshot(CLUSTER).place_all([gang])
     assert str(plain.value) == str(models.value)
+
+
+def test_the_plain_readers_choices_are_the_models_literals() -> None:
+    """The plain reader cannot import the models' `Literal` types (that is pydantic): its
+    tuples must name the same values."""
+    assert get_args(models.Mode) == plain._MODES
+    assert get_args(models.Effect) == plain._EFFECTS
+    assert get_args(models.Toleration.model_fields["operator"].annotation) == plain._OPERATORS

@@ -232,6 +232,20 @@ class RelistingClient(ListingClient):
         yield None  # pragma: no cover
 
 
+async def run_until_relisted(informer: Informer[Any]) -> None:
+    """Start ``informer``, let it list a second time (within about a second) and deliver
+    every event, then stop it."""
+    await informer.start()
+    try:
+        for _ in range(100):
+            if informer.list_count == 2:
+                break
+            await asyncio.sleep(0.01)
+        await informer.drain()
+    finally:
+        await informer.stop()
+
+
 async def test_a_relist_decodes_only_what_changed() -> None:
     codec = DecodeCountingCodec()
     second = [
@@ -248,15 +262,7 @@ async def test_a_relist_decodes_only_what_changed() -> None:
         ),
         on_delete=lambda obj: seen["delete"].append(object_key(obj)),
     )
-    await informer.start()
-    try:
-        for _ in range(100):
-            if informer.list_count == 2:
-                break
-            await asyncio.sleep(0.01)
-        await informer.drain()
-    finally:
-        await informer.stop()
+    await run_until_relisted(informer)
     assert informer.list_count == 2
     assert codec.decoded == ["a", "b", "c", "b", "d"]  # unchanged "a" was not decoded again
     assert seen == {"add": ["ns/a", "ns/b", "ns/c", "ns/d"], "update": ["2>7"], "delete": ["ns/c"]}
@@ -409,15 +415,7 @@ async def test_the_old_version_is_decoded_only_for_a_handler_that_reads_it(
         ),
         reads_old=reads_old,
     )
-    await informer.start()
-    try:
-        for _ in range(100):
-            if informer.list_count == 2:
-                break
-            await asyncio.sleep(0.01)
-        await informer.drain()
-    finally:
-        await informer.stop()
+    await run_until_relisted(informer)
     # "b" changed from version 2 to 7: an update either way, its old version decoded only
     # for a handler that reads it (which then gets it).
     assert updates == ([("2", "7")] if reads_old else [("7", "7")])
