@@ -22,18 +22,24 @@ import asyncio
 import logging
 import os
 import socket
-import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-import aiohttp
-
 from crdkit.client.errors import (
     RequestTimeout,
     TransportError,
     api_error_from_response,
+)
+from crdkit.client.http1 import (
+    ConnectFailed,
+    ConnectionBroken,
+    Http1Pool,
+    HttpError,
+    Response,
+    StreamBody,
+    TlsFailed,
 )
 from crdkit.client.retry import ConnectionFailure, RetryPolicy, retry_after_seconds
 
@@ -105,7 +111,7 @@ class TcpKeepalive:
 
 
 def keepalive_socket_factory(keepalive: TcpKeepalive) -> Callable[[AddrInfo], socket.socket]:
-    """A socket factory for aiohttp's connector: plain TCP sockets with ``keepalive`` set."""
+    """A socket factory for the connection pool: plain TCP sockets with ``keepalive`` set."""
 
     def make(addr_info: AddrInfo) -> socket.socket:
         family, kind, proto = addr_info[0], addr_info[1], addr_info[2]
@@ -120,18 +126,13 @@ def keepalive_socket_factory(keepalive: TcpKeepalive) -> Callable[[AddrInfo], so
     return make
 
 
-def _connection_failure(error: aiohttp.ClientError) -> ConnectionFailure | None:
+def _connection_failure(error: HttpError) -> ConnectionFailure | None:
     """How far the request got, or ``None`` for failures a retry cannot fix."""
-    if isinstance(
-        error,
-        aiohttp.ClientSSLError
-        | aiohttp.ClientConnectorCertificateError
-        | aiohttp.ServerFingerprintMismatch,
-    ):
+    if isinstance(error, TlsFailed):
         return None  # a certificate or TLS mismatch stays one
-    if isinstance(error, aiohttp.ClientConnectorError):
+    if isinstance(error, ConnectFailed):
         return ConnectionFailure.NOT_SENT
-    if isinstance(error, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError):
+    if isinstance(error, ConnectionBroken):
         return ConnectionFailure.BROKEN
     return None
 
@@ -140,22 +141,19 @@ def _plain_socket(addr_info: AddrInfo) -> socket.socket:
     return socket.socket(family=addr_info[0], type=addr_info[1], proto=addr_info[2])
 
 
-def _unreachable_reason(error: aiohttp.ClientConnectorError) -> str:
+def _unreachable_reason(error: ConnectFailed) -> str:
     """``connection refused``, ``name or service not known``: the OS's words, lower-cased."""
     os_error = error.os_error
-    if os_error.errno is not None:
+    if os_error is None:
+        text = str(error)
+    elif isinstance(os_error, socket.gaierror) or os_error.errno is None:
+        text = os_error.strerror or str(os_error) or type(os_error).__name__
+    else:
         try:
             text = os.strerror(os_error.errno)
         except ValueError:
             text = str(os_error)
-    else:
-        text = os_error.strerror or str(os_error) or type(os_error).__name__
     return text[:1].lower() + text[1:]
-
-
-_CLOSE_ITERATIONS = 4
-"""Event-loop turns for a shut-down socket to be read at its end (one), its TLS protocol to
-see the EOF and close the transport (one), and the socket to be closed (one), with one spare."""
 
 
 class ChunkStream(Protocol):
@@ -205,7 +203,7 @@ class ApiTransport(Protocol):
 
 
 class _Answer(Protocol):
-    """What the retry loop reads of an answer: an aiohttp response, or one read whole."""
+    """What the retry loop reads of an answer: its status and headers."""
 
     @property
     def status(self) -> int: ...
@@ -217,12 +215,23 @@ class _Answer(Protocol):
 _AnswerT = TypeVar("_AnswerT", bound=_Answer)
 
 
+@dataclass(frozen=True)
+class _Streamed:
+    """A streamed answer: its head, and its body still to be read."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: StreamBody
+
+
 class Transport:
-    """An aiohttp session bound to one apiserver. Open it inside the event loop that uses it.
+    """HTTP/1.1 connections to one apiserver (:mod:`crdkit.client.http1`). Open it inside the
+    event loop that uses it.
 
     ``retry`` decides which failed attempts are sent again (``max_retries`` is a shortcut for
-    its bound); ``keepalive`` (``None``: the kernel's defaults) applies to every connection;
-    ``sleep`` is what waits between attempts, injectable so tests need not wait.
+    its bound); ``max_connections`` bounds the connections in use at once (a watch holds one);
+    ``keepalive`` (``None``: the kernel's defaults) applies to every connection; ``sleep`` is
+    what waits between attempts, injectable so tests need not wait.
     """
 
     def __init__(
@@ -244,16 +253,16 @@ class Transport:
                 backoff_max=policy.backoff_max,
                 random=policy.random,
             )
+        if max_connections < 1:
+            raise ValueError(f"max_connections must be at least 1, got {max_connections}")
         self.config = config
         self.retry = policy
         self.keepalive = keepalive
         self._sleep = sleep
         self._max_connections = max_connections
-        self._session: aiohttp.ClientSession | None = None
+        self._pool: Http1Pool | None = None
         self._user_agent = _user_agent()
         self._unreachable: str | None = None
-        # Every socket this transport connected, weakly (the pool decides how long they live).
-        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
         self._new_socket: Callable[[AddrInfo], socket.socket] = (
             keepalive_socket_factory(keepalive) if keepalive else _plain_socket
         )
@@ -268,15 +277,13 @@ class Transport:
         """
         return self._unreachable
 
-    def _note_connection(self, error: aiohttp.ClientError | None) -> None:
+    def _note_connection(self, error: HttpError | None) -> None:
         if error is None:
             if self._unreachable is not None:
                 self._unreachable = None
                 log.info("reached %s again", self.config.server)
             return
-        if not isinstance(error, aiohttp.ClientConnectorError) or isinstance(
-            error, aiohttp.ClientSSLError | aiohttp.ClientConnectorCertificateError
-        ):
+        if not isinstance(error, ConnectFailed) or isinstance(error, TlsFailed):
             return  # reached, then broken or refused by TLS: not an unreachable server
         problem = f"cannot reach {self.config.server}: {_unreachable_reason(error)}"
         if self._unreachable is None:
@@ -284,71 +291,44 @@ class Transport:
         self._unreachable = problem
 
     async def open(self) -> None:
-        if self._session is None:
-            connector = aiohttp.TCPConnector(
-                ssl=self.config.ssl_context if self.config.ssl_context is not None else True,
+        if self._pool is None:
+            self._pool = Http1Pool(
+                self.config.server,
+                ssl_context=self.config.ssl_context,
+                server_hostname=self.config.tls_server_name,
+                proxy=self.config.proxy,
+                new_socket=self._new_socket,
                 limit=self._max_connections,
-                socket_factory=self._make_socket,
             )
-            self._session = aiohttp.ClientSession(connector=connector)
-
-    def _make_socket(self, addr_info: AddrInfo) -> socket.socket:
-        sock = self._new_socket(addr_info)
-        self._sockets.add(sock)
-        return sock
 
     async def close(self) -> None:
-        if self._session is not None:
-            session, self._session = self._session, None
-            await session.close()
-            # A TLS connection aiohttp closed mid-answer (a watch cut by the server or a
-            # proxy, a body broken off) is in a graceful TLS shutdown that nothing awaits: a
-            # peer that does not answer the close_notify holds its socket open for 30 s, past
-            # the event loop's end, and it is reported unclosed whenever it is collected.
-            # The client is done with every connection: shut each socket still open down,
-            # so the event loop reads its end now and closes it. (Aborting the TLS transport
-            # is no help: once closed, it has let go of the socket underneath.)
-            cut = 0
-            for sock in list(self._sockets):
-                if sock.fileno() != -1:
-                    try:
-                        sock.shutdown(socket.SHUT_RDWR)
-                        cut += 1
-                    except OSError:
-                        pass  # not connected (any more): nothing holds it open
-            self._sockets.clear()
-            for _ in range(_CLOSE_ITERATIONS if cut else 0):
-                await asyncio.sleep(0)  # the loop sees each end and closes the socket
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            # Every connection is aborted, not shut down gracefully: a TLS peer that does not
+            # answer the close_notify (a watch cut by a proxy) would hold its socket open
+            # past the event loop's end.
+            await pool.close()
 
     @property
     def is_open(self) -> bool:
         """Whether ``open`` was called (and ``close`` not since)."""
-        return self._session is not None
+        return self._pool is not None
 
     @property
-    def session(self) -> aiohttp.ClientSession:
-        if self._session is None:
+    def pool(self) -> Http1Pool:
+        if self._pool is None:
             raise RuntimeError("the client is not open: use `async with Client(...)`")
-        return self._session
+        return self._pool
 
-    async def _headers(self, accept: str, content_type: str | None) -> dict[str, str]:
-        headers = {"Accept": accept, "User-Agent": self._user_agent}
-        if not self.config.compression:
-            headers["Accept-Encoding"] = "identity"
+    async def _headers(self, accept: str, content_type: str | None) -> list[tuple[str, str]]:
+        headers = [("Accept", accept), ("User-Agent", self._user_agent)]
+        headers.append(("Accept-Encoding", "gzip" if self.config.compression else "identity"))
         if content_type is not None:
-            headers["Content-Type"] = content_type
+            headers.append(("Content-Type", content_type))
         authorization = await self.config.credentials.authorization()
         if authorization:
-            headers["Authorization"] = authorization
+            headers.append(("Authorization", authorization))
         return headers
-
-    def _request_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {}
-        if self.config.tls_server_name:
-            kwargs["server_hostname"] = self.config.tls_server_name
-        if self.config.proxy:
-            kwargs["proxy"] = self.config.proxy
-        return kwargs
 
     async def _wait_before_retry(
         self, method: str, path: str, delay: float, retries: int, why: object
@@ -356,9 +336,7 @@ class Transport:
         log.debug("%s %s: %s; retry %d in %.2fs", method, path, why, retries, delay)
         await self._sleep(delay)
 
-    def _connection_retry_delay(
-        self, method: str, error: aiohttp.ClientError, retries: int
-    ) -> float | None:
+    def _connection_retry_delay(self, method: str, error: HttpError, retries: int) -> float | None:
         failure = _connection_failure(error)
         if failure is None:
             return None
@@ -381,22 +359,18 @@ class Transport:
         waits. A caller with a deadline of its own wraps the call in ``asyncio.timeout``.
         """
         limits = timeouts or self.config.timeouts
-        timeout = aiohttp.ClientTimeout(
-            total=limits.total, sock_connect=limits.connect, sock_read=limits.read
-        )
-        url = self.config.server + path
 
-        async def attempt(headers: dict[str, str]) -> _ReadAnswer:
-            async with self.session.request(
-                method,
-                url,
-                params=params,
-                data=body,
-                headers=headers,
-                timeout=timeout,
-                **self._request_kwargs(),
-            ) as response:
-                return _ReadAnswer(response.status, response.headers, await response.read())
+        async def attempt(headers: list[tuple[str, str]]) -> Response:
+            async with asyncio.timeout(limits.total):
+                return await self.pool.request(
+                    method,
+                    path,
+                    params=params,
+                    headers=headers,
+                    body=body,
+                    connect_timeout=limits.connect,
+                    read_timeout=limits.read,
+                )
 
         answer = await self._send(
             method,
@@ -419,7 +393,7 @@ class Transport:
         accept: str = JSON,
         idle_timeout: float | None = None,
         connect_timeout: float | None = None,
-    ) -> AsyncIterator[aiohttp.StreamReader]:
+    ) -> AsyncIterator[StreamBody]:
         """Open a long response (a watch) and yield its body stream once the status is 2xx.
 
         ``idle_timeout`` (default ``Timeouts.watch_idle``) bounds the silence before the
@@ -428,24 +402,21 @@ class Transport:
         ``RequestTimeout``). Opening the stream is retried like a request (429 after
         ``Retry-After``, a refused or broken connection with backoff).
         """
-        timeout = aiohttp.ClientTimeout(
-            total=None,
-            sock_connect=connect_timeout or self.config.timeouts.connect,
-            sock_read=idle_timeout or self.config.timeouts.watch_idle,
-        )
-        url = self.config.server + path
+        idle = idle_timeout or self.config.timeouts.watch_idle
+        connect = connect_timeout or self.config.timeouts.connect
 
-        async def attempt(headers: dict[str, str]) -> aiohttp.ClientResponse:
-            return await self.session.request(
+        async def attempt(headers: list[tuple[str, str]]) -> _Streamed:
+            head, body = await self.pool.stream(
                 method,
-                url,
+                path,
                 params=params,
                 headers=headers,
-                timeout=timeout,
-                **self._request_kwargs(),
+                connect_timeout=connect,
+                idle_timeout=idle,
             )
+            return _Streamed(head.status, head.headers, body)
 
-        response = await self._send(
+        answer = await self._send(
             method,
             path,
             attempt,
@@ -455,15 +426,15 @@ class Transport:
             timed_out=lambda exc: f"{method} {path}: timed out opening the stream",
         )
         try:
-            yield response.content
+            yield answer.body
         finally:
-            response.close()
+            answer.body.close()
 
     async def _send(
         self,
         method: str,
         path: str,
-        attempt: Callable[[dict[str, str]], Awaitable[_AnswerT]],
+        attempt: Callable[[list[tuple[str, str]]], Awaitable[_AnswerT]],
         error_body: Callable[[_AnswerT], Awaitable[bytes]],
         *,
         accept: str,
@@ -485,7 +456,7 @@ class Transport:
                 answer = await attempt(headers)
             except TimeoutError as exc:
                 raise RequestTimeout(timed_out(exc)) from exc
-            except aiohttp.ClientError as exc:
+            except HttpError as exc:
                 self._note_connection(exc)
                 delay = self._connection_retry_delay(method, exc, retries)
                 if delay is None:
@@ -511,28 +482,19 @@ class Transport:
             )
 
 
-@dataclass(frozen=True)
-class _ReadAnswer:
-    """An answer read to its end (the connection is back in the pool)."""
-
-    status: int
-    headers: Mapping[str, str]
-    body: bytes
-
-
-async def _read_body(answer: _ReadAnswer) -> bytes:
+async def _read_body(answer: Response) -> bytes:
     """The body of a request's error answer: already read with the rest."""
     return answer.body
 
 
-async def _drain(response: aiohttp.ClientResponse) -> bytes:
-    """The body of a stream's error answer, as far as it can be read; the response closed."""
+async def _drain(answer: _Streamed) -> bytes:
+    """The body of a stream's error answer, as far as it can be read; the body closed."""
     try:
-        return await response.read()
-    except (TimeoutError, aiohttp.ClientError):
+        return await answer.body.read()
+    except (TimeoutError, HttpError):
         return b""
     finally:
-        response.close()
+        answer.body.close()
 
 
 def _retry_after_header(headers: Mapping[str, str]) -> float | None:

@@ -195,7 +195,7 @@ class WatchParser(Generic[T]):
         source's to enforce; ``idle_timeout`` only names it in the message) raises
         ``WatchIdle`` (a ``RequestTimeout``). Either way ``resource_version`` says where to resume.
         """
-        import aiohttp
+        from crdkit.client.http1 import HttpError  # the HTTP layer's, loaded with it
 
         lines = LineBuffer()
         while True:
@@ -208,7 +208,7 @@ class WatchParser(Generic[T]):
                     f"bookmark (a dead connection, or a quiet resource the apiserver sent no "
                     f"bookmark for); resume from {self.resource_version}"
                 ) from exc
-            except aiohttp.ClientError as exc:
+            except HttpError as exc:
                 raise TransportError(f"watch connection broke: {exc}") from exc
             if not chunk:
                 break

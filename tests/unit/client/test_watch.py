@@ -173,10 +173,10 @@ async def test_events_across_chunks_and_a_final_line_without_newline() -> None:
 
 
 async def test_broken_connection_becomes_transport_error() -> None:
-    import aiohttp
+    from crdkit.client.http1 import ConnectionBroken
 
     parser = WatchParser(DictCodec())
-    source = Chunks(line("ADDED", cm("a", "2")) + b"\n", 5, aiohttp.ClientPayloadError("reset"))
+    source = Chunks(line("ADDED", cm("a", "2")) + b"\n", 5, ConnectionBroken("reset"))
     seen: list[object] = []
 
     async def consume() -> None:
