@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     __version__: str
 
 # The root package is lazy (PEP 562): `import crdkit.placer` or `crdkit.resources` must not pay
-# for the client and the runtime (aiohttp, prometheus-client, kubernetes-asyncio). Each public
+# for the client and the runtime (ssl, prometheus-client, kubernetes-asyncio). Each public
 # name is imported from its module on first use.
 _HOMES = {
     "crdkit._errors": ("CrdkitError",),

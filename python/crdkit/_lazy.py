@@ -1,7 +1,7 @@
 """Lazy package namespaces (PEP 562): each public name is imported from its module on first use.
 
 A package ``__init__`` that re-exports its modules' names would otherwise import every module
-(and their dependencies: aiohttp, prometheus-client) as soon as any one of them is used; with
+(and their dependencies: ssl, prometheus-client) as soon as any one of them is used; with
 this, ``from crdkit.runtime import Reconciler`` loads the reconciler module and what it needs,
 not the manager, the informers or the HTTP client. The package still lists the names in
 ``__all__`` and imports them under ``TYPE_CHECKING`` for type checkers.

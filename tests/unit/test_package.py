@@ -73,6 +73,15 @@ def test_the_client_layer_does_not_load_the_runtime() -> None:
     assert "runtime" not in found
 
 
+def test_an_operator_process_loads_no_third_party_http_client() -> None:
+    # The client speaks HTTP/1.1 itself: aiohttp (about 12 MB and two TLS contexts at import)
+    # is the test kit's alone.
+    _, heavy = loaded_after(
+        "import crdkit.runtime.cli, crdkit.runtime.manager, crdkit.client.transport"
+    )
+    assert "aiohttp" not in heavy
+
+
 @pytest.mark.parametrize(
     "statement",
     [

@@ -159,7 +159,7 @@ async def _serve(
         loop = type(asyncio.get_running_loop())
         if loop.__module__.startswith("uvloop") and (manager.webhooks or manager.conversions):
             # Measured: under uvloop the webhook server's TLS upgrade of an accepted connection
-            # never answers kube-apiserver (the call times out), though aiohttp's calls pass.
+            # never answers kube-apiserver (the call times out), though the client's calls pass.
             raise ValueError(
                 "--event-loop uvloop: the webhook server needs asyncio's own loop "
                 "(leave --event-loop at asyncio, the default)"
