@@ -590,12 +590,15 @@ class Http1Pool:
             decoder = _decoder_for(answer_headers)
             parts = []
             reader = connection.reader
-            while True:
-                async with asyncio.timeout(read_timeout):
+            # One timer for the whole body, moved on after each piece (most bodies are one).
+            async with asyncio.timeout(read_timeout) as deadline:
+                while not framing.done:
                     data = await framing.read(reader)
-                if not data:
-                    break
-                parts.append(decoder.feed(data) if decoder is not None else data)
+                    if not data:
+                        break
+                    parts.append(decoder.feed(data) if decoder is not None else data)
+                    if read_timeout is not None:
+                        deadline.reschedule(asyncio.get_running_loop().time() + read_timeout)
             if decoder is not None:
                 parts.append(decoder.flush())
         except TimeoutError:
