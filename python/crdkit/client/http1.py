@@ -35,6 +35,7 @@ from typing import Any
 from urllib.parse import unquote, urlencode, urlsplit
 
 from crdkit.client.errors import TransportError
+from crdkit.client.tls_stream import StreamConnection
 
 __all__ = [
     "ConnectFailed",
@@ -146,22 +147,22 @@ class _Proxy:
 
 
 class _Connection:
-    """One connection: its streams, and whether it served a request before."""
+    """One connection: what it reads into, its protocol, and whether it served a request."""
 
-    __slots__ = ("reader", "reused", "writer")
+    __slots__ = ("protocol", "reader", "reused")
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, reader: asyncio.StreamReader, protocol: StreamConnection) -> None:
         self.reader = reader
-        self.writer = writer
+        self.protocol = protocol
         self.reused = False
 
     def usable(self) -> bool:
         """Whether an idle connection can carry another request: the server has not closed
         it (a close that is still on its way is caught by the resend in ``_send``)."""
-        return not self.writer.is_closing() and not self.reader.at_eof()
+        return not self.protocol.is_closing() and not self.reader.at_eof()
 
     def abort(self) -> None:
-        self.writer.transport.abort()
+        self.protocol.abort()
 
 
 @dataclass
@@ -428,21 +429,32 @@ class Http1Pool:
             if self._proxy is not None and self._tls:
                 await self._tunnel(loop, sock)
             context = self._context() if self._tls else None
+            reader = asyncio.StreamReader(limit=_BUFFER_LIMIT)
             try:
-                reader, writer = await asyncio.open_connection(
+                _, protocol = await loop.create_connection(
+                    lambda: StreamConnection(
+                        reader, context, self._server_hostname if context is not None else None
+                    ),
                     sock=sock,
-                    ssl=context,
-                    server_hostname=self._server_hostname if context is not None else None,
-                    limit=_BUFFER_LIMIT,
                 )
-            except ssl.SSLError as error:
-                raise TlsFailed(f"TLS handshake with {target.authority}: {error}", error) from error
             except OSError as error:
                 raise ConnectFailed(f"{target.authority}: {error}", error) from error
         except BaseException:
             sock.close()
             raise
-        return _Connection(reader, writer)
+        # The transport owns the socket from here: a failure aborts it.
+        try:
+            await protocol.handshake()
+        except ssl.SSLError as error:
+            protocol.abort()
+            raise TlsFailed(f"TLS handshake with {target.authority}: {error}", error) from error
+        except OSError as error:
+            protocol.abort()
+            raise ConnectFailed(f"{target.authority}: {error}", error) from error
+        except BaseException:
+            protocol.abort()
+            raise
+        return _Connection(reader, protocol)
 
     def _context(self) -> ssl.SSLContext:
         if self._ssl_context is None:
@@ -545,9 +557,9 @@ class Http1Pool:
             connection = await self._acquire(connect_timeout)
             answered = False
             try:
-                writer = connection.writer
-                writer.write(head + body if body else head)
-                await writer.drain()
+                protocol = connection.protocol
+                protocol.write(head + body if body else head)
+                await protocol.drain()
                 async with asyncio.timeout(read_timeout):
                     block = await connection.reader.readuntil(b"\r\n\r\n")
                     answered = True

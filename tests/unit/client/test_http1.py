@@ -365,3 +365,82 @@ async def test_a_certificate_the_client_does_not_trust_is_a_tls_failure(tmp_path
     ):
         with pytest.raises(TlsFailed, match="certificate"):
             await pool.request("GET", "/")
+
+
+async def test_large_bodies_cross_tls_both_ways(tmp_path: Path) -> None:
+    # Megabytes each way: the socket's send buffer fills (the writer waits in drain) and the
+    # reader's buffer fills (the socket is paused), and every record is decrypted in order.
+    pki = generate_pki(tmp_path)
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(pki.serving_cert, pki.serving_key)
+    sent = bytes(range(256)) * (6 * 4096)  # 6 MiB
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await server.read_head(reader)
+        length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+        received = await reader.readexactly(length)
+        writer.write(answer(received[::-1]))
+        await writer.drain()
+        await reader.read()
+
+    async with (
+        serving(handle, tls=server_tls) as server,
+        pool_for(
+            f"https://127.0.0.1:{server.port}",
+            ssl_context=ssl.create_default_context(cafile=str(pki.ca_cert)),
+        ) as pool,
+    ):
+        assert (await pool.request("POST", "/", body=sent)).body == sent[::-1]
+
+
+async def test_a_tls_close_notify_ends_a_streamed_body(tmp_path: Path) -> None:
+    pki = generate_pki(tmp_path)
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(pki.serving_cert, pki.serving_key)
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await server.read_head(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\n\r\n{}\n")  # no length: the body ends with the TLS
+        await writer.drain()
+        writer.close()  # a close_notify, then the TCP close
+        await writer.wait_closed()
+
+    async with (
+        serving(handle, tls=server_tls) as server,
+        pool_for(
+            f"https://127.0.0.1:{server.port}",
+            ssl_context=ssl.create_default_context(cafile=str(pki.ca_cert)),
+        ) as pool,
+    ):
+        head, body = await pool.stream("GET", "/watch", idle_timeout=5)
+        assert head.status == 200
+        assert await body.read() == b"{}\n"
+
+
+@pytest.mark.parametrize("tls", [False, True])
+def test_the_pool_runs_on_uvloop(tmp_path: Path, tls: bool) -> None:
+    uvloop = pytest.importorskip("uvloop")
+    pki = generate_pki(tmp_path)
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(pki.serving_cert, pki.serving_key)
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            await server.read_head(reader)
+            writer.write(answer(b"on uvloop"))
+
+    async def main() -> tuple[bytes, bytes]:
+        async with serving(handle, tls=server_tls if tls else None) as running:
+            nonlocal server
+            server = running
+            scheme = "https" if tls else "http"
+            context = ssl.create_default_context(cafile=str(pki.ca_cert))
+            async with pool_for(
+                f"{scheme}://127.0.0.1:{running.port}", ssl_context=context
+            ) as pool:
+                first = await pool.request("GET", "/")
+                second = await pool.request("GET", "/")
+                return first.body, second.body
+
+    server: Server
+    assert uvloop.run(main()) == (b"on uvloop", b"on uvloop")
