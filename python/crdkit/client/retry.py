@@ -1,8 +1,8 @@
 """When to send a failed request again, and after how long: pure decisions, no I/O.
 
 The transport asks :class:`RetryPolicy` after every failed attempt and sleeps for what it
-answers (or raises when it answers ``None``). Keeping the rules here, away from aiohttp, lets
-them be tested with a fake random source and no clock at all:
+answers (or raises when it answers ``None``). Keeping the rules here, away from the HTTP
+layer, lets them be tested with a fake random source and no clock at all:
 
 - **throttling** (429, or a 5xx that carries ``Retry-After``): the server said when to come
   back, so the wait is its ``Retry-After`` (1 s when it gave none), capped at
