@@ -8,8 +8,10 @@ per ``RuntimeBenchItem`` (``status.observed = spec.value``), no Events, no final
 operators (``--only`` picks some; all by default):
 
 - ``crdkit``: ``crdkit run runtime_bench_operators.py:BenchReconciler``, 32 workers, on
-  asyncio's own event loop (the default);
-- ``crdkit_uvloop``: the same with ``--event-loop uvloop`` (``ratios.crdkit_vs_crdkit_uvloop``);
+  asyncio's own event loop (``--event-loop asyncio``: what runs where uvloop is not installed);
+- ``crdkit_uvloop``: the same with ``--event-loop uvloop``, what ``auto`` (the default) picks
+  when crdkit[fast] is installed (``ratios.crdkit_vs_crdkit_uvloop``, and
+  ``ratios.crdkit_uvloop_vs_controller_runtime``);
 - ``controller_runtime``: a controller-runtime Manager (benches/controller_runtime_peer, Go,
   built here by its build.sh from the Go module proxy into ~/.cache/crdkit/bench-bin and skipped
   when up to date) with a typed reconciler doing the same write, the same 32 workers;
@@ -130,7 +132,8 @@ class Operator:
 OPERATORS: dict[str, Operator] = {
     op.name: op
     for op in (
-        Operator("crdkit", "crdkit", CRDKIT_WORKERS, "/readyz"),
+        # Named, not left to auto (which picks uvloop when it is installed).
+        Operator("crdkit", "crdkit", CRDKIT_WORKERS, "/readyz", ("--event-loop", "asyncio")),
         # The same operator on uvloop (crdkit[fast]; the dev install has it).
         Operator("crdkit_uvloop", "crdkit", CRDKIT_WORKERS, "/readyz", ("--event-loop", "uvloop")),
         Operator("controller_runtime", "controller-runtime", CRDKIT_WORKERS, "/readyz"),
@@ -471,15 +474,20 @@ def summarize(
 
     out["operators"] = operators
     ratios: dict[str, dict[str, float | None]] = {}
-    if "crdkit" in names:
-        for peer_name in ("controller_runtime", "kopf", "crdkit_uvloop"):
-            if peer_name not in names:
-                continue
-            ours, theirs = medians.get("crdkit"), medians.get(peer_name)
-            ratios[f"crdkit_vs_{peer_name}"] = {
-                label: _ratio(ours[key], theirs[key]) if ours and theirs else None
-                for label, key in RATIO_KEYS.items()
-            }
+    pairs = (
+        ("crdkit", "controller_runtime"),
+        ("crdkit", "kopf"),
+        ("crdkit", "crdkit_uvloop"),
+        ("crdkit_uvloop", "controller_runtime"),
+    )
+    for own_name, peer_name in pairs:
+        if own_name not in names or peer_name not in names:
+            continue
+        ours, theirs = medians.get(own_name), medians.get(peer_name)
+        ratios[f"{own_name}_vs_{peer_name}"] = {
+            label: _ratio(ours[key], theirs[key]) if ours and theirs else None
+            for label, key in RATIO_KEYS.items()
+        }
     out["ratios"] = ratios
     if peer is not None:
         out["controller_runtime_peer"] = peer

@@ -88,4 +88,11 @@ def run(
             manager.add(reconciler)
         return manager
 
-    run_manager("run", kubeconfig, connection, build, event_loop=event_loop)
+    run_manager(
+        "run",
+        kubeconfig,
+        connection,
+        build,
+        event_loop=event_loop,
+        serves_webhooks=any(r.webhooks or r.conversions for r in built),
+    )

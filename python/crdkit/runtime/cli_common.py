@@ -62,10 +62,10 @@ def connection_options(command: F) -> F:
             click.option(
                 "--event-loop",
                 type=click.Choice(EVENT_LOOPS),
-                default="asyncio",
+                default="auto",
                 show_default=True,
-                help="The event loop to run on: asyncio's own, or uvloop (crdkit[fast]; not "
-                "with webhooks).",
+                help="The event loop to run on: uvloop (crdkit[fast]) or asyncio's own; auto: "
+                "uvloop when installed and no webhooks are served, else asyncio.",
             ),
         ]
     ):
@@ -162,7 +162,7 @@ async def _serve(
             # never answers kube-apiserver (the call times out), though the client's calls pass.
             raise ValueError(
                 "--event-loop uvloop: the webhook server needs asyncio's own loop "
-                "(leave --event-loop at asyncio, the default)"
+                "(--event-loop asyncio, or auto, the default, which picks it for webhooks)"
             )
         manager.install_signal_handlers()
         # Said once the configuration is known to be good: a bad one is one line on its own.
@@ -178,13 +178,17 @@ def run_manager(
     connection: dict[str, Any],
     build: Callable[[Client], Awaitable[Manager]],
     *,
-    event_loop: str = "asyncio",
+    event_loop: str = "auto",
+    serves_webhooks: bool = False,
 ) -> None:
     """Connect, ``build`` the Manager on the client, and run it until SIGTERM or SIGINT, on
-    the event loop ``event_loop`` names (`crdkit.runtime.event_loop`)."""
+    the event loop ``event_loop`` names (`crdkit.runtime.event_loop`; ``serves_webhooks``
+    makes ``auto`` pick asyncio's own)."""
     log = logging.getLogger(f"crdkit.{command}")
     try:
-        run_on_loop(_serve(kubeconfig, connection, build), event_loop)
+        run_on_loop(
+            _serve(kubeconfig, connection, build), event_loop, serves_webhooks=serves_webhooks
+        )
     except CacheSyncTimeout as error:
         if error.connection_problem is not None:
             hint = "check the server address of the kubeconfig context and that the apiserver runs"

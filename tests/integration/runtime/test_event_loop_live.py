@@ -1,5 +1,6 @@
-"""``crdkit run --event-loop uvloop`` as a process: the hello operator reconciles on uvloop
-against the real apiserver and ends cleanly on SIGTERM."""
+"""``crdkit run`` on uvloop as a process, asked for (``--event-loop uvloop``) or picked by the
+default (``auto``, uvloop being installed): the hello operator reconciles against the real
+apiserver and ends cleanly on SIGTERM."""
 
 from __future__ import annotations
 
@@ -20,8 +21,13 @@ pytestmark = [
 ]
 
 
+@pytest.mark.parametrize("choice", [("--event-loop", "uvloop"), ()], ids=["asked", "auto"])
 async def test_the_hello_operator_reconciles_on_uvloop(
-    control_plane: ControlPlane, crdkit_client: Client, namespace: str, tmp_path: Path
+    control_plane: ControlPlane,
+    crdkit_client: Client,
+    namespace: str,
+    tmp_path: Path,
+    choice: tuple[str, ...],
 ) -> None:
     await control_plane.install_crds([HELLO_CRD])
     log = tmp_path / "operator.log"
@@ -29,8 +35,7 @@ async def test_the_hello_operator_reconciles_on_uvloop(
         "examples.hello.operator:HelloReconciler",
         control_plane.kubeconfig_path,
         namespace,
-        "--event-loop",
-        "uvloop",
+        *choice,
     )
     async with crdkit_process(log, *args) as process:
         await create_hello(crdkit_client, namespace, "uvloop")

@@ -86,6 +86,8 @@ async def test_crdkit_run_serves_and_installs_the_webhooks(
         _, stderr = await asyncio.wait_for(process.communicate(), 60)
         await delete_configurations(crdkit_client, name)
     assert process.returncode == 0, stderr.decode()[-2000:]
+    # --event-loop auto (the default) keeps a process that serves webhooks on asyncio's loop.
+    assert "event loop: asyncio" in stderr.decode()
 
 
 @pytest.mark.skipif(
