@@ -392,7 +392,7 @@ class Http1Pool:
 
     async def _acquire(self, connect_timeout: float | None) -> _Connection:
         if self._closed:
-            raise ConnectFailed("the client is closed")
+            raise HttpError("the client is closed")  # not a failure to retry
         await self._slots.acquire()
         while self._idle:
             connection = self._idle.pop()

@@ -19,6 +19,7 @@ from crdkit.client.http1 import (
     ConnectionBroken,
     Headers,
     Http1Pool,
+    HttpError,
     Origin,
     TlsFailed,
 )
@@ -444,3 +445,11 @@ def test_the_pool_runs_on_uvloop(tmp_path: Path, tls: bool) -> None:
 
     server: Server
     assert uvloop.run(main()) == (b"on uvloop", b"on uvloop")
+
+
+async def test_a_closed_pool_refuses_requests_for_good() -> None:
+    pool = Http1Pool("http://127.0.0.1:9")
+    await pool.close()
+    with pytest.raises(HttpError, match="closed") as raised:
+        await pool.request("GET", "/")
+    assert not isinstance(raised.value, ConnectFailed | ConnectionBroken)  # nothing to retry
