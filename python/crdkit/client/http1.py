@@ -315,7 +315,11 @@ class StreamBody:
                 self.close()
                 return tail
             if self._decoder is not None:
-                data = self._decoder.feed(data)
+                try:
+                    data = self._decoder.feed(data)
+                except ConnectionBroken:
+                    self.close()
+                    raise
                 if not data:
                     continue
             return data

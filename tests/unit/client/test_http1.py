@@ -453,3 +453,26 @@ async def test_a_closed_pool_refuses_requests_for_good() -> None:
     with pytest.raises(HttpError, match="closed") as raised:
         await pool.request("GET", "/")
     assert not isinstance(raised.value, ConnectFailed | ConnectionBroken)  # nothing to retry
+
+
+async def test_a_garbled_gzip_stream_gives_its_connection_back() -> None:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            head = await server.read_head(reader)
+            if b"/watch" in head:
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n"
+                    b"Transfer-Encoding: chunked\r\n\r\n9\r\nnot gzip!\r\n"
+                )
+            else:
+                writer.write(answer(b"ok"))
+
+    async with (
+        serving(handle) as server,
+        pool_for(f"http://127.0.0.1:{server.port}", limit=1) as pool,
+    ):
+        _, body = await pool.stream("GET", "/watch", idle_timeout=5)
+        with pytest.raises(ConnectionBroken, match="decompress"):
+            await body.readany()
+        # The only slot is free again: the next request gets a connection.
+        assert (await pool.request("GET", "/")).body == b"ok"
