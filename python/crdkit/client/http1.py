@@ -44,6 +44,7 @@ __all__ = [
     "Http1Pool",
     "HttpError",
     "Origin",
+    "Params",
     "Response",
     "StreamBody",
     "TlsFailed",
@@ -51,6 +52,8 @@ __all__ = [
 
 AddrInfo = tuple[Any, ...]
 SocketFactory = Callable[[AddrInfo], socket.socket]
+Params = Mapping[str, str] | Sequence[tuple[str, str]]
+"""A request's query: a mapping, or pairs (a name may repeat)."""
 
 _BUFFER_LIMIT = 1 << 18
 """The stream reader's buffer (and the longest header block or chunk-size line): a list page
@@ -59,13 +62,9 @@ _PIECE = 1 << 20
 """A ``Content-Length`` body is read in pieces of this size, each within the read timeout."""
 _IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 _NO_BODY_STATUS = frozenset({204, 304})
-_BROKEN = (
-    ConnectionError,
-    asyncio.IncompleteReadError,
-    asyncio.LimitOverrunError,
-    ssl.SSLError,
-    OSError,
-)
+_BROKEN = (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError)
+"""What a broken or garbled connection raises (``ssl.SSLError`` and ``ConnectionError`` are
+``OSError``s; a ``TimeoutError`` is one too, and is caught before these)."""
 
 
 class HttpError(TransportError):
@@ -345,7 +344,7 @@ def _describe(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
-def _query(params: Mapping[str, str] | Sequence[tuple[str, str]] | None) -> str:
+def _query(params: Params | None) -> str:
     if not params:
         return ""
     return "?" + urlencode(params)
@@ -533,7 +532,7 @@ class Http1Pool:
         self,
         method: str,
         path: str,
-        params: Mapping[str, str] | Sequence[tuple[str, str]] | None,
+        params: Params | None,
         headers: Iterable[tuple[str, str]],
         body: bytes | None,
     ) -> bytes:
@@ -589,7 +588,7 @@ class Http1Pool:
         method: str,
         path: str,
         *,
-        params: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
+        params: Params | None = None,
         headers: Iterable[tuple[str, str]] = (),
         body: bytes | None = None,
         connect_timeout: float | None = None,
@@ -635,7 +634,7 @@ class Http1Pool:
         method: str,
         path: str,
         *,
-        params: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
+        params: Params | None = None,
         headers: Iterable[tuple[str, str]] = (),
         connect_timeout: float | None = None,
         idle_timeout: float | None = None,

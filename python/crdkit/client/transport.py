@@ -22,10 +22,10 @@ import asyncio
 import logging
 import os
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from crdkit.client.errors import (
     RequestTimeout,
@@ -33,11 +33,14 @@ from crdkit.client.errors import (
     api_error_from_response,
 )
 from crdkit.client.http1 import (
+    AddrInfo,
     ConnectFailed,
     ConnectionBroken,
     Http1Pool,
     HttpError,
+    Params,
     Response,
+    SocketFactory,
     StreamBody,
     TlsFailed,
 )
@@ -57,9 +60,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Params = Mapping[str, str] | Sequence[tuple[str, str]]
 JSON = "application/json"
-AddrInfo = tuple[Any, ...]
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -110,7 +111,7 @@ class TcpKeepalive:
                 sock.setsockopt(socket.IPPROTO_TCP, option, value)
 
 
-def keepalive_socket_factory(keepalive: TcpKeepalive) -> Callable[[AddrInfo], socket.socket]:
+def keepalive_socket_factory(keepalive: TcpKeepalive) -> SocketFactory:
     """A socket factory for the connection pool: plain TCP sockets with ``keepalive`` set."""
 
     def make(addr_info: AddrInfo) -> socket.socket:
@@ -135,10 +136,6 @@ def _connection_failure(error: HttpError) -> ConnectionFailure | None:
     if isinstance(error, ConnectionBroken):
         return ConnectionFailure.BROKEN
     return None
-
-
-def _plain_socket(addr_info: AddrInfo) -> socket.socket:
-    return socket.socket(family=addr_info[0], type=addr_info[1], proto=addr_info[2])
 
 
 def _unreachable_reason(error: ConnectFailed) -> str:
@@ -263,8 +260,9 @@ class Transport:
         self._pool: Http1Pool | None = None
         self._user_agent = _user_agent()
         self._unreachable: str | None = None
-        self._new_socket: Callable[[AddrInfo], socket.socket] = (
-            keepalive_socket_factory(keepalive) if keepalive else _plain_socket
+        # None: the pool's plain sockets.
+        self._new_socket: SocketFactory | None = (
+            keepalive_socket_factory(keepalive) if keepalive else None
         )
 
     @property

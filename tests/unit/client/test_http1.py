@@ -10,6 +10,7 @@ import gzip
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,22 @@ async def pool_for(url: str, **options: object) -> AsyncIterator[Http1Pool]:
 def answer(body: bytes, *headers: str, status: str = "200 OK") -> bytes:
     lines = [f"HTTP/1.1 {status}", f"Content-Length: {len(body)}", *headers]
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+@dataclass(frozen=True)
+class Tls:
+    """A serving certificate's TLS contexts: the server's, and a client's that trusts it."""
+
+    server: ssl.SSLContext
+    client: ssl.SSLContext
+
+
+@pytest.fixture
+def tls(tmp_path: Path) -> Tls:
+    pki = generate_pki(tmp_path)
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(pki.serving_cert, pki.serving_key)
+    return Tls(server, ssl.create_default_context(cafile=str(pki.ca_cert)))
 
 
 def test_headers_are_looked_up_in_any_case() -> None:
@@ -306,10 +323,7 @@ async def test_an_http_server_through_a_proxy_is_asked_in_absolute_form() -> Non
     assert b"\r\nProxy-Authorization: Basic dUB4OnA=\r\n" in head  # u@x:p
 
 
-async def test_an_https_server_through_a_connect_tunnel(tmp_path: Path) -> None:
-    pki = generate_pki(tmp_path)
-    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server_tls.load_cert_chain(pki.serving_cert, pki.serving_key)
+async def test_an_https_server_through_a_connect_tunnel(tls: Tls) -> None:
 
     async def origin(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await apiserver.read_head(reader)
@@ -334,15 +348,14 @@ async def test_an_https_server_through_a_connect_tunnel(tmp_path: Path) -> None:
         await writer.drain()
         await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
 
-    client_tls = ssl.create_default_context(cafile=str(pki.ca_cert))
-    async with serving(origin, tls=server_tls) as apiserver, serving(proxy) as tunnel:
+    async with serving(origin, tls=tls.server) as apiserver, serving(proxy) as tunnel:
         url = f"https://127.0.0.1:{apiserver.port}"
         async with pool_for(
-            url, ssl_context=client_tls, proxy=f"http://user:pw@127.0.0.1:{tunnel.port}"
+            url, ssl_context=tls.client, proxy=f"http://user:pw@127.0.0.1:{tunnel.port}"
         ) as pool:
             assert (await pool.request("GET", "/version")).body == b"tunnelled"
         async with pool_for(
-            url, ssl_context=client_tls, proxy=f"http://127.0.0.1:{tunnel.port}"
+            url, ssl_context=tls.client, proxy=f"http://127.0.0.1:{tunnel.port}"
         ) as pool:
             with pytest.raises(ConnectFailed, match="407 Proxy Authentication Required"):
                 await pool.request("GET", "/version")
@@ -350,16 +363,13 @@ async def test_an_https_server_through_a_connect_tunnel(tmp_path: Path) -> None:
     assert apiserver.heads[0].startswith(b"GET /version HTTP/1.1\r\n")
 
 
-async def test_a_certificate_the_client_does_not_trust_is_a_tls_failure(tmp_path: Path) -> None:
-    pki = generate_pki(tmp_path)
-    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server_tls.load_cert_chain(pki.serving_cert, pki.serving_key)
+async def test_a_certificate_the_client_does_not_trust_is_a_tls_failure(tls: Tls) -> None:
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.read()
 
     async with (
-        serving(handle, tls=server_tls) as server,
+        serving(handle, tls=tls.server) as server,
         pool_for(
             f"https://127.0.0.1:{server.port}", ssl_context=ssl.create_default_context()
         ) as pool,
@@ -368,12 +378,9 @@ async def test_a_certificate_the_client_does_not_trust_is_a_tls_failure(tmp_path
             await pool.request("GET", "/")
 
 
-async def test_large_bodies_cross_tls_both_ways(tmp_path: Path) -> None:
+async def test_large_bodies_cross_tls_both_ways(tls: Tls) -> None:
     # Megabytes each way: the socket's send buffer fills (the writer waits in drain) and the
     # reader's buffer fills (the socket is paused), and every record is decrypted in order.
-    pki = generate_pki(tmp_path)
-    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server_tls.load_cert_chain(pki.serving_cert, pki.serving_key)
     sent = bytes(range(256)) * (6 * 4096)  # 6 MiB
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -385,19 +392,13 @@ async def test_large_bodies_cross_tls_both_ways(tmp_path: Path) -> None:
         await reader.read()
 
     async with (
-        serving(handle, tls=server_tls) as server,
-        pool_for(
-            f"https://127.0.0.1:{server.port}",
-            ssl_context=ssl.create_default_context(cafile=str(pki.ca_cert)),
-        ) as pool,
+        serving(handle, tls=tls.server) as server,
+        pool_for(f"https://127.0.0.1:{server.port}", ssl_context=tls.client) as pool,
     ):
         assert (await pool.request("POST", "/", body=sent)).body == sent[::-1]
 
 
-async def test_a_tls_close_notify_ends_a_streamed_body(tmp_path: Path) -> None:
-    pki = generate_pki(tmp_path)
-    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server_tls.load_cert_chain(pki.serving_cert, pki.serving_key)
+async def test_a_tls_close_notify_ends_a_streamed_body(tls: Tls) -> None:
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await server.read_head(reader)
@@ -407,23 +408,17 @@ async def test_a_tls_close_notify_ends_a_streamed_body(tmp_path: Path) -> None:
         await writer.wait_closed()
 
     async with (
-        serving(handle, tls=server_tls) as server,
-        pool_for(
-            f"https://127.0.0.1:{server.port}",
-            ssl_context=ssl.create_default_context(cafile=str(pki.ca_cert)),
-        ) as pool,
+        serving(handle, tls=tls.server) as server,
+        pool_for(f"https://127.0.0.1:{server.port}", ssl_context=tls.client) as pool,
     ):
         head, body = await pool.stream("GET", "/watch", idle_timeout=5)
         assert head.status == 200
         assert await body.read() == b"{}\n"
 
 
-@pytest.mark.parametrize("tls", [False, True])
-def test_the_pool_runs_on_uvloop(tmp_path: Path, tls: bool) -> None:
+@pytest.mark.parametrize("secure", [False, True])
+def test_the_pool_runs_on_uvloop(tls: Tls, secure: bool) -> None:
     uvloop = pytest.importorskip("uvloop")
-    pki = generate_pki(tmp_path)
-    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server_tls.load_cert_chain(pki.serving_cert, pki.serving_key)
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
@@ -431,13 +426,12 @@ def test_the_pool_runs_on_uvloop(tmp_path: Path, tls: bool) -> None:
             writer.write(answer(b"on uvloop"))
 
     async def main() -> tuple[bytes, bytes]:
-        async with serving(handle, tls=server_tls if tls else None) as running:
+        async with serving(handle, tls=tls.server if secure else None) as running:
             nonlocal server
             server = running
-            scheme = "https" if tls else "http"
-            context = ssl.create_default_context(cafile=str(pki.ca_cert))
+            scheme = "https" if secure else "http"
             async with pool_for(
-                f"{scheme}://127.0.0.1:{running.port}", ssl_context=context
+                f"{scheme}://127.0.0.1:{running.port}", ssl_context=tls.client
             ) as pool:
                 first = await pool.request("GET", "/")
                 second = await pool.request("GET", "/")
