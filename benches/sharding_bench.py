@@ -17,10 +17,13 @@ one status write per object, as in ``runtime_bench.py``). Figures per ring size:
   ``time_to_desired_p50_s``/``p99_s`` run from each patch to its status seen through a watch,
   ``queue_time_p99_s`` is the p99 of the shards' ``workqueue_queue_duration_seconds`` over
   those changes only (bucket upper bounds, summed over the shards);
-- death (two or more shards): a shard that is not the sharder is SIGKILLed;
-  ``rebalance_s`` runs from the kill to the last of its objects labelled for a live shard,
-  which is also the longest any of them was left without a live owner; the target is
-  ``lease_duration_s + 2``.
+- death (two or more shards): a shard that is not the sharder is SIGKILLed, and right after
+  that ``--death-changes`` of its objects (1,000 by default, at ``--death-change-rate``, 200 a
+  second) get a new value while no live shard owns them. ``rebalance_s`` runs from the kill
+  to the last of those changes reconciled by a survivor (which takes a dead shard's objects
+  over before they are relabelled): the longest any of them was left without a live owner,
+  against the target of ``lease_duration_s + 2``. ``relabelled_s`` runs to the last of the
+  dead shard's objects labelled for a live shard.
 
 ``<n>+sharder`` (``--apart n``, 3 by default) is one more ring of ``n`` shards
 (``--shard-role shard``) beside a replica that only stands for the sharder (``--shard-role
@@ -220,12 +223,13 @@ async def sharder_identity(client: Client, namespace: str) -> str | None:
 
 
 async def change(
-    client: Client, tracker: Tracker, namespace: str, count: int, rate: float
-) -> list[float]:
-    """Give ``count`` objects a new value at ``rate`` a second; each one's patch-to-status."""
+    client: Client, tracker: Tracker, namespace: str, names: list[str], rate: float
+) -> dict[str, tuple[float, float]]:
+    """Give ``names`` a new value at ``rate`` a second; for each, when it was patched and
+    when its status was seen to follow."""
     sent: dict[str, tuple[float, int]] = {}
     began = time.perf_counter()
-    for index, name in enumerate(sorted(tracker.value)[:count]):
+    for index, name in enumerate(names):
         await asyncio.sleep(max(0.0, began + index / rate - time.perf_counter()))
         value = tracker.value[name] + 1_000_000
         sent[name] = (time.perf_counter(), value)
@@ -235,7 +239,7 @@ async def change(
         300,
         "every change reconciled",
     )
-    return [tracker.observed_at[n] - at for n, (at, _) in sent.items()]
+    return {n: (at, tracker.observed_at[n]) for n, (at, _) in sent.items()}
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -299,7 +303,10 @@ async def ring_run(
                 "cpu_s": round(cpu_seconds(sharder_apart.process.pid), 2),
             }
         before = [await queue_buckets(shard) for shard in shards]
-        latencies = await change(client, tracker, namespace, args.changes, args.change_rate)
+        changed = await change(
+            client, tracker, namespace, sorted(tracker.value)[: args.changes], args.change_rate
+        )
+        latencies = [done - at for at, done in changed.values()]
         after = [await queue_buckets(shard) for shard in shards]
         out["changes"] = len(latencies)
         out["time_to_desired_p50_s"] = round(percentile(latencies, 0.5), 3)
@@ -319,6 +326,10 @@ async def ring_run(
             killed = time.perf_counter()
             shards.remove(victim)
             live = {shard.shard for shard in shards}
+            # Changes to the dead shard's objects, made while no one owns them: each is
+            # reconciled once a survivor has taken the object over.
+            probes = sorted(moving)[: args.death_changes]
+            after_death = await change(client, tracker, namespace, probes, args.death_change_rate)
             await until(
                 lambda: all(tracker.labels.get(n) in live for n in moving),
                 args.lease_duration * 4 + 120,
@@ -327,7 +338,9 @@ async def ring_run(
             out["death"] = {
                 "killed": victim.shard,
                 "moved": len(moving),
-                "rebalance_s": round(max(tracker.label_at[n] for n in moving) - killed, 2),
+                "changed": len(probes),
+                "rebalance_s": round(max(done for _, done in after_death.values()) - killed, 2),
+                "relabelled_s": round(max(tracker.label_at[n] for n in moving) - killed, 2),
                 "lease_duration_s": args.lease_duration,
                 "target_s": args.lease_duration + 2,
             }
@@ -408,6 +421,13 @@ if __name__ == "__main__":
     )
     parser.add_argument("--changes", type=int, default=1000)
     parser.add_argument("--change-rate", type=float, default=100.0, help="changes a second")
+    parser.add_argument(
+        "--death-changes",
+        type=int,
+        default=1000,
+        help="changes to the dead shard's objects right after its death",
+    )
+    parser.add_argument("--death-change-rate", type=float, default=200.0)
     parser.add_argument("--json", action="store_true", help="print only the JSON object")
     arguments = parser.parse_args()
     if arguments.objects < 1 or any(size < 1 for size in arguments.shards):

@@ -292,6 +292,28 @@ class Informer(StartStop, Generic[T]):
         for handler in list(self._handlers):
             await handler.drained()
 
+    def reselect(self, label_selector: str | None) -> None:
+        """Follow the objects ``label_selector`` selects from now on (a shard taking over a
+        dead shard's objects, then letting their old label go).
+
+        A running informer lists again at once, into the same store: what both selectors
+        select stays (announced only if it changed), what only the old one selected is
+        deleted (with its delete event), what only the new one selects is added. The store
+        and the handlers go on meanwhile; ``has_synced`` stays true. (An informer shared
+        through a factory keeps the key it was made under.)
+        """
+        if label_selector == self.label_selector:
+            return
+        self.label_selector = label_selector or None
+        self._resource_version = None  # the next step of the loop is a list
+        if self._running and self._tasks:
+            old, *others = self._tasks  # the loop first, then the resync loop
+            old.cancel()
+            loop = asyncio.get_running_loop()
+            new = loop.create_task(self._run(), name=f"informer {self.description}")
+            # The cancelled loop stays listed, so that stop() waits for its end.
+            self._tasks = [new, *others, old]
+
     @property
     def description(self) -> str:
         name = getattr(self.resource, "__name__", None) or getattr(self.resource, "kind", "?")

@@ -314,10 +314,14 @@ class Manager:
         )
         if shard is not None:
             primary.add_event_handler(*shard.drain_handlers(controller), reads_old=False)
+            shard.follow(primary)
+            shard.serve(controller, primary)
         for owned in reconciler.owns:
-            self._informer(owned, metadata_only=True, sharded=sharded).add_event_handler(
-                *controller.owned_handlers()
-            )
+            owned_informer = self._informer(owned, metadata_only=True, sharded=sharded)
+            owned_informer.add_event_handler(*controller.owned_handlers())
+            if shard is not None:
+                # A taken-over orphan's children are read from here: they must be seen.
+                shard.follow(owned_informer)
         for watch in declared_watches(type(reconciler)):
             map_fn = watch.resolve(reconciler)
             self._informer(watch.kind, metadata_only=watch.metadata_only).add_event_handler(
@@ -578,6 +582,7 @@ class Manager:
         leave out either). Whether a Lease was lost."""
         role = self.options.sharding.role
         if role != "sharder":
+            await shard.start()  # the published membership: the gate's, and the selectors'
             acquired = await self._race_stop(shard.elector.acquire())
             if acquired is None:
                 return False
@@ -771,6 +776,8 @@ class Manager:
             # After the controllers stopped: the sharder hands this shard's objects on at
             # once, and none is still being reconciled here.
             await self.shard.elector.release()
+        if self.shard is not None:
+            await self.shard.stop()
         await self.informers.stop()
         for server in self._servers:
             await server.close()

@@ -1,6 +1,9 @@
 """Property test of sharding: shards join, die and drain while objects churn, and whatever the
-order, the ring's invariants hold. Real managers (``sharding=True``) on one FakeCluster, on a
-virtual clock (controller-runtime's lease timings: 15 s, 10 s, 2 s cost no real time).
+order, the ring's invariants hold. Hypothesis also draws how long each replica's writes of
+objects take (Leases are written at once): slow relabelling leaves the survivors of a death
+reconciling orphans, by their old label, while the sharder is still moving them. Real managers
+(``sharding=True``) on one FakeCluster, on a virtual clock (controller-runtime's lease timings:
+15 s, 10 s, 2 s cost no real time).
 
 Hypothesis draws a sequence of steps: a shard joins; a shard dies (its connection cut, then its
 task cancelled: no Lease released, no label dropped, as SIGKILL leaves it); a shard drains (a
@@ -25,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from crdkit.client import Client
-from crdkit.resources import ConfigMap, ObjectMeta
+from crdkit.resources import ConfigMap, Lease, ObjectMeta
 from crdkit.runtime import Context, Manager, Reconciler
 from crdkit.runtime.sharding import HashRing, drain_label, object_key, shard_label
 from crdkit.testing import FakeCluster, virtual_clock_manager
@@ -76,8 +79,8 @@ class Replica:
 
 
 class World:
-    def __init__(self, cluster: FakeCluster, log: Log) -> None:
-        self.cluster, self.log = cluster, log
+    def __init__(self, cluster: FakeCluster, log: Log, write_delay: float = 0.0) -> None:
+        self.cluster, self.log, self.write_delay = cluster, log, write_delay
         self.replicas: dict[str, Replica] = {}
         self.versions: dict[str, int] = {}  # name: last version written
 
@@ -86,6 +89,8 @@ class World:
             return
         client = self.cluster.client()
         await client.__aenter__()
+        if self.write_delay:
+            slow_object_writes(client, self.write_delay)
         manager = virtual_clock_manager(
             client,
             namespace=NS,
@@ -150,6 +155,18 @@ class World:
         return all((f"{NS}/{name}", str(v)) in done for name, v in self.versions.items())
 
 
+def slow_object_writes(client: Client, seconds: float) -> None:
+    """Every patch of ``client`` but a Lease's takes ``seconds`` (of the virtual clock)."""
+    patch = client.patch
+
+    async def slow(kind: Any, *args: Any, **kwargs: Any) -> Any:
+        if kind is not Lease:
+            await asyncio.sleep(seconds)
+        return await patch(kind, *args, **kwargs)
+
+    client.patch = slow  # type: ignore[method-assign]
+
+
 def overlaps(entries: list[tuple[str, str, str, str]]) -> list[str]:
     busy: dict[str, str] = {}
     problems = []
@@ -165,10 +182,10 @@ def overlaps(entries: list[tuple[str, str, str, str]]) -> list[str]:
     return problems
 
 
-async def scenario(steps: list[tuple[str, Any]]) -> tuple[World, bool]:
+async def scenario(steps: list[tuple[str, Any]], write_delay: float = 0.0) -> tuple[World, bool]:
     cluster = FakeCluster()
     log = Log()
-    world = World(cluster, log)
+    world = World(cluster, log, write_delay)
     async with cluster.client() as admin:
         try:
             for op, arg in steps:
@@ -199,10 +216,10 @@ async def scenario(steps: list[tuple[str, Any]]) -> tuple[World, bool]:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-@given(st.lists(STEPS, min_size=1, max_size=20))
+@given(st.lists(STEPS, min_size=1, max_size=20), st.sampled_from([0.0, 1.5]))
 def test_no_overlap_every_change_reconciled_and_the_ring_settles(
-    steps: list[tuple[str, Any]],
+    steps: list[tuple[str, Any]], write_delay: float
 ) -> None:
-    world, settled = run_on_virtual_clock(scenario(steps))
+    world, settled = run_on_virtual_clock(scenario(steps, write_delay))
     assert overlaps(world.log.entries) == []
     assert settled, f"did not settle: {world.log.entries[-10:]}"

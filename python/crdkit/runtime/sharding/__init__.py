@@ -9,7 +9,7 @@ elected replica also runs the manager's ``needs_leader`` runnables.
 
 - :mod:`~crdkit.runtime.sharding.labels`: the labels and names;
 - :mod:`~crdkit.runtime.sharding.ring`: the hash ring;
-- :mod:`~crdkit.runtime.sharding.plan`: the rules for one object, pure;
+- :mod:`~crdkit.runtime.sharding.plan`: the rules for one object and for the membership, pure;
 - :mod:`~crdkit.runtime.sharding.member`: a shard's Lease and its reconcile gate;
 - :mod:`~crdkit.runtime.sharding.sharder`: the sharder.
 """
@@ -22,42 +22,63 @@ from crdkit._lazy import lazy_namespace
 
 if TYPE_CHECKING:
     from crdkit.runtime.sharding.labels import (
+        MEMBERS_ANNOTATION,
+        ORPHANS_ANNOTATION,
         RING_LABEL,
         SHARD_ID_LABEL,
         default_shard_id,
         drain_label,
         lease_name,
+        members_lease_name,
         shard_label,
         shard_selector,
     )
     from crdkit.runtime.sharding.member import ShardMember
-    from crdkit.runtime.sharding.plan import Action, Placement, next_step
+    from crdkit.runtime.sharding.plan import (
+        Action,
+        Membership,
+        Placement,
+        next_membership,
+        next_step,
+    )
     from crdkit.runtime.sharding.ring import HashRing, object_key
     from crdkit.runtime.sharding.sharder import Sharder, SharderStats
 
 # Lazy: the options module checks names with ``labels`` alone, without the sharder's imports.
 _HOMES = {
     "crdkit.runtime.sharding.labels": (
+        "MEMBERS_ANNOTATION",
+        "ORPHANS_ANNOTATION",
         "RING_LABEL",
         "SHARD_ID_LABEL",
         "default_shard_id",
         "drain_label",
         "lease_name",
+        "members_lease_name",
         "shard_label",
         "shard_selector",
     ),
     "crdkit.runtime.sharding.member": ("ShardMember",),
-    "crdkit.runtime.sharding.plan": ("Action", "Placement", "next_step"),
+    "crdkit.runtime.sharding.plan": (
+        "Action",
+        "Membership",
+        "Placement",
+        "next_membership",
+        "next_step",
+    ),
     "crdkit.runtime.sharding.ring": ("HashRing", "object_key"),
     "crdkit.runtime.sharding.sharder": ("Sharder", "SharderStats"),
 }
 __getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
 
 __all__ = [
+    "MEMBERS_ANNOTATION",
+    "ORPHANS_ANNOTATION",
     "RING_LABEL",
     "SHARD_ID_LABEL",
     "Action",
     "HashRing",
+    "Membership",
     "Placement",
     "ShardMember",
     "Sharder",
@@ -65,6 +86,8 @@ __all__ = [
     "default_shard_id",
     "drain_label",
     "lease_name",
+    "members_lease_name",
+    "next_membership",
     "next_step",
     "object_key",
     "shard_label",

@@ -3,6 +3,8 @@
 An object of a ring carries ``shard.crdkit.io/<ring>: <shard>`` (who reconciles it) and, while
 the sharder moves it away from a live shard, ``drain.shard.crdkit.io/<ring>: "true"``. A shard's
 Lease carries ``shard.crdkit.io/ring: <ring>``, so the sharder lists a ring's members by label.
+The sharder publishes the ring's membership on the Lease ``<ring>-members`` (labelled with the
+ring, with no shard id), in two annotations: the members and the orphans, comma-separated.
 Both names end up in label keys and values and in Lease names, so they must be DNS labels (63
 characters at most: lower-case letters, digits and ``-`` inside), which are all three; a bad
 one is refused when the manager is built, naming the option, not when the first Lease or patch
@@ -13,15 +15,21 @@ from __future__ import annotations
 
 import re
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = [
+    "MEMBERS_ANNOTATION",
+    "ORPHANS_ANNOTATION",
     "RING_LABEL",
     "SHARD_ID_LABEL",
     "default_shard_id",
     "drain_label",
     "labels_of",
     "lease_name",
+    "members_lease_name",
     "shard_label",
     "shard_selector",
     "validate_name",
@@ -32,6 +40,12 @@ RING_LABEL = "shard.crdkit.io/ring"
 
 SHARD_ID_LABEL = "shard.crdkit.io/id"
 """On every shard Lease: the shard's id."""
+
+MEMBERS_ANNOTATION = "shard.crdkit.io/members"
+"""On the ring's members Lease: the shards the hash ring is built from."""
+
+ORPHANS_ANNOTATION = "shard.crdkit.io/orphans"
+"""On the ring's members Lease: shards outside the ring whose labels objects still carry."""
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _NOT_IN_A_NAME = re.compile(r"[^a-z0-9-]+")
@@ -63,9 +77,18 @@ def drain_label(ring: str) -> str:
     return f"drain.shard.crdkit.io/{ring}"
 
 
-def shard_selector(ring: str, shard: str) -> str:
-    """The label selector of the objects ``shard`` holds in ``ring``."""
-    return f"{shard_label(ring)}={shard}"
+def shard_selector(ring: str, shard: str, orphans: Iterable[str] = ()) -> str:
+    """The label selector of the objects ``shard`` holds in ``ring``, and of those still
+    labelled for the ``orphans`` (dead shards), which it may take over."""
+    others = sorted(set(orphans) - {shard})
+    if not others:
+        return f"{shard_label(ring)}={shard}"
+    return f"{shard_label(ring)} in ({','.join([shard, *others])})"
+
+
+def members_lease_name(ring: str) -> str:
+    """The name of the Lease the sharder publishes ``ring``'s membership on."""
+    return f"{ring}-members"
 
 
 def lease_name(ring: str, shard: str) -> str:

@@ -10,6 +10,14 @@ one object overlap. An object the sharder asked to drain is not reconciled: the 
 its labels instead (guarded by the resourceVersion it saw), which is the acknowledgement the
 sharder waits for before it gives the object to another shard. An object whose cached copy no
 longer names this shard (a stale cache after the hand-off) is not reconciled either.
+
+The shard follows the membership the sharder publishes (:class:`~.plan.Membership`, on the
+Lease ``<ring>-members``). Until the shard is a member it reconciles nothing: a shard that
+died and came back under the same id must not take up the objects the survivors took over.
+While there are orphans (objects still labelled for a dead shard), its informers select
+them too, and it reconciles, before the sharder has relabelled them, the orphans the ring of
+the members gives it: a dead shard's objects have a live owner as soon as the membership
+says it is dead, however long the relabelling takes.
 """
 
 from __future__ import annotations
@@ -19,6 +27,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from crdkit.client.errors import Conflict, NotFound
+from crdkit.client.objects import split_key
+from crdkit.resources import Lease, resource_info
+from crdkit.runtime.informer import Informer
 from crdkit.runtime.leader import LeaderElectionConfig, LeaderElector
 from crdkit.runtime.result import Request
 from crdkit.runtime.sharding.labels import (
@@ -27,9 +38,12 @@ from crdkit.runtime.sharding.labels import (
     drain_label,
     labels_of,
     lease_name,
+    members_lease_name,
     shard_label,
     shard_selector,
 )
+from crdkit.runtime.sharding.plan import Membership
+from crdkit.runtime.sharding.ring import HashRing, object_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -68,8 +82,28 @@ class ShardMember:
         self.label = shard_label(ring)
         self.drain = drain_label(ring)
         self.selector = shard_selector(ring, shard)
+        """The selector the shard's informers are made under (and shared by, in the cache);
+        while there are orphans they select those too."""
         self.handed_off = 0
         """Objects this shard let go on the sharder's request."""
+        self.orphans_admitted = 0
+        """Reconciles of orphans this shard took over before the sharder relabelled them."""
+        self.membership: Membership | None = None
+        """The membership as last published (``None``: not read yet)."""
+        self._ring = HashRing(())
+        self._followers: list[Informer[Any]] = []
+        self._served: list[tuple[Controller[Any], Informer[Any]]] = []
+        self.members_informer: Informer[Lease] = Informer(
+            client,
+            Lease,
+            namespace=lease_namespace,
+            field_selector=f"metadata.name={members_lease_name(ring)}",
+            resync_period=None,
+            registry=registry,
+        )
+        self.members_informer.add_event_handler(
+            self._see, lambda _old, new: self._see(new), self._gone, reads_old=False
+        )
         self.elector = LeaderElector(
             client,
             LeaderElectionConfig(
@@ -85,13 +119,100 @@ class ShardMember:
             clock=clock,
         )
 
+    # -- membership ---------------------------------------------------------------------------
+
+    def follow(self, informer: Informer[Any]) -> None:
+        """Let ``informer`` (one of the ring's kinds, made under :attr:`selector`) select the
+        orphans too while there are any."""
+        if all(informer is not known for known in self._followers):
+            self._followers.append(informer)
+
+    def serve(self, controller: Controller[Any], informer: Informer[Any]) -> None:
+        """Queue every object of ``informer`` (``controller``'s primary kind) again when the
+        membership changes: the gate may answer otherwise now."""
+        self._served.append((controller, informer))
+
+    async def start(self) -> None:
+        """Follow the published membership (until :meth:`stop`)."""
+        await self.members_informer.start()
+
+    async def stop(self) -> None:
+        await self.members_informer.stop()
+
+    @property
+    def is_member(self) -> bool:
+        return self.membership is not None and self.shard in self.membership.members
+
+    def _gone(self, _lease: Lease) -> None:
+        self._take(Membership())
+
+    def _see(self, lease: Lease) -> None:
+        self._take(Membership.from_annotations(lease.metadata.annotations))
+
+    def _take(self, membership: Membership) -> None:
+        if membership == self.membership:
+            return
+        log.info(
+            "ring %s: members %s, orphans %s",
+            self.ring,
+            ", ".join(sorted(membership.members)) or "none",
+            ", ".join(sorted(membership.orphans)) or "none",
+            extra={"fields": {"ring": self.ring, "shard": self.shard}},
+        )
+        was_member = self.is_member
+        before = self.membership
+        self.membership = membership
+        self._ring = HashRing(membership.members)
+        member = self.shard in membership.members
+        selector = shard_selector(self.ring, self.shard, membership.orphans if member else ())
+        for informer in self._followers:
+            # Orphans newly selected arrive as additions, and are queued as such.
+            informer.reselect(selector)
+        if not member:
+            return
+        if not was_member:
+            self._requeue(everything=True)  # the gate refused them all until now
+        elif before is not None and before.members != membership.members:
+            self._requeue(everything=False)  # the ring changed: which orphans are whose too
+
+    def _requeue(self, *, everything: bool) -> None:
+        """Queue the served objects again: all of them, or those labelled for another shard
+        (the orphans in the store, which the gate answers for by the ring)."""
+        for controller, informer in self._served:
+            namespace_of = (lambda ns: ns) if controller.info.namespaced else (lambda _ns: None)
+            if everything:
+                for key in informer.store.keys():  # noqa: SIM118 - iterating decodes objects
+                    namespace, name = split_key(key)
+                    controller.queue.add(Request(namespace_of(namespace), name))
+                continue
+            for obj in informer.store:
+                if labels_of(obj).get(self.label) != self.shard:
+                    metadata = obj.metadata
+                    controller.queue.add(Request(namespace_of(metadata.namespace), metadata.name))
+
+    # -- the gate -----------------------------------------------------------------------------
+
     def admit_for(self, kind: type[Any]) -> Callable[[Any], Any]:
         """The gate of a controller of ``kind``: ``await gate(obj)`` says whether to reconcile."""
+        info = resource_info(kind)
 
         async def admit(obj: Any) -> bool:
+            membership = self.membership
+            if membership is None or self.shard not in membership.members:
+                return False  # not (or no longer, or not yet again) a member of the ring
             labels = labels_of(obj)
-            if labels.get(self.label) != self.shard:
-                return False  # a stale copy: the object has moved on
+            holder = labels.get(self.label)
+            if holder != self.shard:
+                # An orphan the ring gives this shard is taken over; anything else is a stale
+                # copy (the object has moved on) or another shard's orphan.
+                if holder not in membership.orphans:
+                    return False
+                metadata = obj.metadata
+                key = object_key(info.group, info.kind, metadata.namespace, metadata.name)
+                if self._ring.shard_for(key) != self.shard:
+                    return False
+                self.orphans_admitted += 1
+                return True
             if not labels.get(self.drain):
                 return True
             await self._acknowledge(kind, obj)

@@ -15,6 +15,12 @@ names, written as a merge patch of its labels guarded by the resourceVersion the
   owner's label names, relabelled when the owner moves, so its events reach the shard that
   reconciles the owner.
 
+The ring is built from the *members* the sharder publishes on the Lease ``<ring>-members``
+(:func:`~crdkit.runtime.sharding.plan.next_membership`), written before any label that
+follows from it. A dead shard leaves the members at once, with its label among the orphans,
+which the survivors take over while their labels are rewritten; a live shard joins only once
+no object carries an orphan's label.
+
 Only the objects whose shard changes are written. The work goes through a work queue (one key
 per object, deduplicated, retried with backoff on a conflict), ``concurrency`` writes at a time.
 A replica that is not the sharder holds none of this: its informers start when it is elected.
@@ -34,7 +40,7 @@ from prometheus_client import Counter, Gauge
 from crdkit.client.discovery import GroupVersionKind
 from crdkit.client.errors import Conflict, KubernetesError, NotFound
 from crdkit.client.objects import split_key
-from crdkit.resources import Lease, PartialObjectMetadata, resource_info
+from crdkit.resources import Lease, ObjectMeta, PartialObjectMetadata, resource_info
 from crdkit.runtime.factory import SharedInformerFactory
 from crdkit.runtime.informer import Informer
 from crdkit.runtime.metrics import families_in
@@ -45,9 +51,16 @@ from crdkit.runtime.sharding.labels import (
     SHARD_ID_LABEL,
     drain_label,
     labels_of,
+    members_lease_name,
     shard_label,
 )
-from crdkit.runtime.sharding.plan import Action, Placement, next_step
+from crdkit.runtime.sharding.plan import (
+    Action,
+    Membership,
+    Placement,
+    next_membership,
+    next_step,
+)
 from crdkit.runtime.sharding.ring import DEFAULT_TOKENS, HashRing, object_key
 
 if TYPE_CHECKING:
@@ -74,7 +87,9 @@ class SharderStats:
     conflicts: int = 0
     membership_changes: int = 0
     last_membership_change: float | None = None
-    """When (the sharder's clock) the live shards last changed."""
+    """When (the sharder's clock) the members last changed."""
+    publications: int = 0
+    """Writes of the members Lease."""
 
 
 @dataclass(frozen=True)
@@ -179,11 +194,18 @@ class Sharder:
         self.stats = SharderStats()
         self._metrics = families_in(registry, _create_metrics)
         self.live: frozenset[str] = frozenset()
+        """The members: the shards the ring is built from (see :attr:`published`)."""
+        self.alive: frozenset[str] = frozenset()
+        """The shards whose Leases are live (a joiner is alive before it is a member)."""
+        self.published = Membership()
+        """The membership on the members Lease, as last read or written."""
+        self.members_lease = members_lease_name(ring)
+        self._held: dict[str, int] = {}  # shard label: how many objects carry it
         self._ring = HashRing((), tokens)
         self._seen: dict[str, tuple[str | None, float]] = {}  # lease name: (version, seen at)
         self._stores: list[Informer[Any]] = []
         self._leases: Informer[Lease] | None = None
-        self._leases_changed = asyncio.Event()
+        self._membership_changed = asyncio.Event()
         self.queue: WorkQueue[_Key] = WorkQueue(f"sharder-{ring}", registry=registry, max_wait=None)
 
     # -- membership ---------------------------------------------------------------------------
@@ -198,6 +220,8 @@ class Sharder:
         expired: dict[str, str] = {}
         for lease in self._leases.store.list():
             name = lease.metadata.name or ""
+            if name == self.members_lease:
+                continue
             names.add(name)
             version = lease.metadata.resource_version
             seen = self._seen.get(name)
@@ -257,26 +281,79 @@ class Sharder:
         return max(0.0, (datetime.now(UTC) - renewed).total_seconds())
 
     async def _update_membership(self) -> float | None:
+        """Bring the members up to date (published first); when to look again at the latest
+        (``None``: not before a Lease or an orphan count changes)."""
         live, next_expiry, expired = self._live_shards(self._clock())
         if expired and await self._renewed_after_all(expired):
             live, next_expiry, _ = self._live_shards(self._clock())
-        if live != self.live:
-            joined, left = sorted(live - self.live), sorted(self.live - live)
+        self.alive = live
+        self._metrics.live_shards.labels(self.ring).set(len(live))
+        self._read_published()
+        target = next_membership(self.published, live, frozenset(self._held))
+        if target != self.published and not await self._publish(target):
+            retry = self._clock() + 1.0  # the apiserver refused: try again shortly
+            return retry if next_expiry is None else min(next_expiry, retry)
+        members = target.members
+        if members != self.live:
+            joined, left = sorted(members - self.live), sorted(self.live - members)
             log.info(
-                "ring %s: %d live shards (joined %s, left %s)",
+                "ring %s: %d members (joined %s, left %s; orphans %s)",
                 self.ring,
-                len(live),
+                len(members),
                 ", ".join(joined) or "none",
                 ", ".join(left) or "none",
-                extra={"fields": {"ring": self.ring, "shards": sorted(live)}},
+                ", ".join(sorted(target.orphans)) or "none",
+                extra={"fields": {"ring": self.ring, "shards": sorted(members)}},
             )
-            self.live = live
-            self._metrics.live_shards.labels(self.ring).set(len(live))
-            self._ring = HashRing(live, self.tokens)
+            self.live = members
+            self._ring = HashRing(members, self.tokens)
             self.stats.membership_changes += 1
             self.stats.last_membership_change = self._clock()
             self._enqueue_everything()
         return next_expiry
+
+    def _read_published(self) -> None:
+        assert self._leases is not None
+        lease = self._leases.store.get_by_name(self.members_lease, self.lease_namespace)
+        if lease is not None:
+            self.published = Membership.from_annotations(lease.metadata.annotations)
+
+    async def _publish(self, membership: Membership) -> bool:
+        """Write ``membership`` on the members Lease; whether it was written."""
+        assert self._leases is not None
+        lease = self._leases.store.get_by_name(self.members_lease, self.lease_namespace)
+        annotations = membership.annotations()
+        try:
+            if lease is None:
+                await self.client.create(
+                    Lease(
+                        metadata=ObjectMeta(
+                            name=self.members_lease,
+                            namespace=self.lease_namespace,
+                            labels={RING_LABEL: self.ring},
+                            annotations=annotations,
+                        )
+                    )
+                )
+            else:
+                # An update (the ring's RBAC grants the Lease verbs an elector uses), guarded
+                # by the resourceVersion the cache holds.
+                changed = lease.model_copy(deep=True)
+                changed.metadata.annotations = {**changed.metadata.annotations, **annotations}
+                await self.client.replace(changed)
+        except KubernetesError as error:
+            # A conflict or a create that lost a race: the cache catches up and the next
+            # round reads what is there.
+            log.warning(
+                "ring %s: could not publish the members on Lease %s: %s",
+                self.ring,
+                self.members_lease,
+                error,
+            )
+            return False
+        self.published = membership
+        self.stats.publications += 1
+        return True
 
     def _enqueue_everything(self) -> None:
         # By key: decoding every object to read its name would hold the whole ring decoded.
@@ -334,7 +411,19 @@ class Sharder:
         desired = self.desired_shard(index, obj)
         if desired is None and placement.shard is None:
             return None
-        return next_step(placement, desired, self.live, handshake=self.kinds[index].primary)
+        primary = self.kinds[index].primary
+        if not primary and placement.shard not in self.live and self._without_owner(obj):
+            # An owned object of a dead shard whose owner is gone (the garbage collector's
+            # to delete) would be an orphan for ever, and hold every joiner back.
+            return Action("assign", None)
+        return next_step(placement, desired, self.live, handshake=primary)
+
+    def _without_owner(self, obj: Any) -> bool:
+        owner = self._owner_of(obj)
+        if owner is None:
+            return True
+        owner_index, namespace, name = owner
+        return self._stores[owner_index].store.get_by_name(name, namespace) is None
 
     async def _process(self, key: _Key) -> None:
         index, namespace, name = key
@@ -385,9 +474,9 @@ class Sharder:
             Lease, namespace=self.lease_namespace, label_selector=f"{RING_LABEL}={self.ring}"
         )
         self._leases.add_event_handler(
-            lambda _lease: self._leases_changed.set(),
-            lambda _old, _new: self._leases_changed.set(),
-            lambda _lease: self._leases_changed.set(),
+            lambda _lease: self._membership_changed.set(),
+            lambda _old, _new: self._membership_changed.set(),
+            lambda _lease: self._membership_changed.set(),
             reads_old=False,
         )
         informers: list[Informer[PartialObjectMetadata]] = []
@@ -412,6 +501,8 @@ class Sharder:
             await factory.wait_for_sync()
             for informer in informers:
                 await informer.wait_for_sync()
+                # The counts of labels too: the first decision on the members reads them.
+                await informer.drain()
             log.info("sharder of ring %s synced", self.ring)
             workers = [
                 asyncio.create_task(self._worker(), name=f"sharder-{self.ring}-{i}")
@@ -427,11 +518,14 @@ class Sharder:
                 await informer.stop()
             await factory.stop()
 
-    def _handlers(self, index: int) -> tuple[Callable[[Any], None], Callable[[Any, Any], None]]:
+    def _handlers(
+        self, index: int
+    ) -> tuple[Callable[[Any], None], Callable[[Any, Any], None], Callable[[Any], None]]:
         primary = self.kinds[index].primary
 
         def on_add(obj: Any) -> None:
             key = (index, obj.metadata.namespace, obj.metadata.name)
+            self._count(labels_of(obj).get(self.label), 1)
             self.queue.add(key)
             if primary:
                 self._enqueue_owned(key)
@@ -441,12 +535,32 @@ class Sharder:
         def on_update(old: Any, new: Any) -> None:
             key = (index, new.metadata.namespace, new.metadata.name)
             self.queue.add(key)
+            was, now = labels_of(old).get(self.label), labels_of(new).get(self.label)
+            if was != now:
+                self._count(was, -1)
+                self._count(now, 1)
             if not primary:
                 self._note_owner(key, new)
-            elif labels_of(old).get(self.label) != labels_of(new).get(self.label):
+            elif was != now:
                 self._enqueue_owned(key)  # the owner moved: its owned objects follow
 
-        return on_add, on_update
+        def on_delete(obj: Any) -> None:
+            self._count(labels_of(obj).get(self.label), -1)
+
+        return on_add, on_update, on_delete
+
+    def _count(self, shard: str | None, delta: int) -> None:
+        """Keep :attr:`_held` (objects by shard label); when a label appears or disappears
+        the orphans (and whether a joiner may join) may have changed."""
+        if not shard:
+            return
+        held = self._held.get(shard, 0) + delta
+        if held > 0:
+            self._held[shard] = held
+        else:
+            self._held.pop(shard, None)
+        if held <= 0 or held == delta:
+            self._membership_changed.set()
 
     def _note_owner(self, key: _Key, obj: Any) -> None:
         owner = self._owner_of(obj)
@@ -472,12 +586,12 @@ class Sharder:
 
     async def _watch_membership(self) -> None:
         while True:
-            self._leases_changed.clear()
+            self._membership_changed.clear()
             next_expiry = await self._update_membership()
             timeout = None if next_expiry is None else max(0.0, next_expiry - self._clock())
             try:
                 async with asyncio.timeout(timeout):
-                    await self._leases_changed.wait()
+                    await self._membership_changed.wait()
             except TimeoutError:
                 pass  # a Lease ran out: look again
 

@@ -10,19 +10,23 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
 
 from crdkit.client import Client
 from crdkit.resources import ConfigMap, Lease, LeaseSpec, ObjectMeta, OwnerReference, Secret
+from crdkit.runtime.informer import Informer
 from crdkit.runtime.sharding import (
     RING_LABEL,
     SHARD_ID_LABEL,
     HashRing,
+    Membership,
     Sharder,
     drain_label,
     lease_name,
+    members_lease_name,
     object_key,
     shard_label,
 )
@@ -473,3 +477,129 @@ async def _has_shard(client: Client, name: str, shard: str | None) -> bool:
 
 async def _count_draining(client: Client, count: int) -> bool:
     return sum(bool(ls.get(DRAIN)) for ls in (await labels(client)).values()) == count
+
+
+class MembershipLog:
+    """Every membership the sharder publishes, in order, read through a watch."""
+
+    def __init__(self, client: Client) -> None:
+        self.seen: list[Membership] = []
+        self.informer: Informer[Lease] = Informer(
+            client,
+            Lease,
+            namespace=NS,
+            field_selector=f"metadata.name={members_lease_name(RING)}",
+            resync_period=None,
+        )
+        self.informer.add_event_handler(self._see, lambda _old, new: self._see(new))
+
+    def _see(self, lease: Lease) -> None:
+        membership = Membership.from_annotations(lease.metadata.annotations)
+        if not self.seen or self.seen[-1] != membership:
+            self.seen.append(membership)
+
+
+@contextlib.asynccontextmanager
+async def membership_log(client: Client) -> AsyncIterator[MembershipLog]:
+    log = MembershipLog(client)
+    await log.informer.start()
+    try:
+        yield log
+    finally:
+        await log.informer.stop()
+
+
+def slow_label_writes(client: Client, seconds: float) -> None:
+    """Each label write of the sharder takes ``seconds`` (the Lease it publishes on does not):
+    a relabelling that lasts, for a joiner to arrive in."""
+    patch = client.patch
+
+    async def slow(kind: Any, *args: Any, **kwargs: Any) -> Any:
+        if kind is not Lease:
+            await asyncio.sleep(seconds)
+        return await patch(kind, *args, **kwargs)
+
+    client.patch = slow  # type: ignore[method-assign]
+
+
+def test_a_death_is_published_with_its_orphans_until_they_are_relabelled() -> None:
+    async def main() -> None:
+        async with (
+            FakeCluster().client() as client,
+            membership_log(client) as published,
+            spread_over(client, "a", "b") as sharder,
+        ):
+            await until(lambda: _true(published.seen[-1:] == [Membership(frozenset("ab"))]))
+            await release(client, "b")
+            await until(lambda: _equal(shards_of(client), dict.fromkeys(NAMES, "a")))
+            await until(lambda: _true(published.seen[-1] == Membership(frozenset("a"))))
+            assert published.seen == [
+                Membership(frozenset("ab")),
+                Membership(frozenset("a"), frozenset("b")),
+                Membership(frozenset("a")),
+            ]
+            assert sharder.published == Membership(frozenset("a"))
+            assert sharder.stats.publications == 3
+
+    run_on_virtual_clock(main())
+
+
+def test_a_joiner_and_a_returning_shard_wait_until_no_object_is_an_orphan() -> None:
+    async def main() -> None:
+        async with (
+            FakeCluster().client() as client,
+            membership_log(client) as published,
+            spread_over(client, "a", "b") as sharder,
+        ):
+            slow_label_writes(client, 2.0)
+            await release(client, "b")
+            await until(lambda: _true(bool(published.seen[-1].orphans)))
+            # While "b"'s objects are relabelled, "c" joins and "b" comes back.
+            await add_lease(client, "c")
+            await client.patch(
+                Lease, lease_name(RING, "b"), {"spec": {"holderIdentity": "b2"}}, namespace=NS
+            )
+            await asyncio.sleep(0.5)
+            assert sharder.alive == {"a", "b", "c"}
+            assert sharder.live == {"a"}
+            await until(lambda: _equal(shards_of(client), dict.fromkeys(NAMES, "a")), 30)
+            await until(lambda: _true(published.seen[-1].members == {"a", "b", "c"}), 30)
+            # Never a member while an orphan was left, and the returning "b" never a member
+            # while its old objects were orphans.
+            assert all(not m.orphans or m.members == {"a"} for m in published.seen[1:])
+            assert published.seen[-1].orphans == frozenset()
+
+    run_on_virtual_clock(main())
+
+
+def test_an_owned_object_of_a_dead_shard_whose_owner_is_gone_loses_its_label() -> None:
+    async def main() -> None:
+        async with FakeCluster().client() as client:
+            await add_lease(client, "a")
+            await client.create(
+                Secret(metadata=ObjectMeta(name="stray", namespace=NS, labels={SHARD: "gone"}))
+            )
+            owner = Owner("ConfigMap", "missing", "uid-0")
+            await client.create(
+                secret("left", owner).model_copy(
+                    update={
+                        "metadata": secret("left", owner).metadata.model_copy(
+                            update={"labels": {SHARD: "gone"}}
+                        )
+                    }
+                )
+            )
+            async with running(client, owned=True) as sharder:
+
+                async def unlabelled() -> bool:
+                    got = await labels(client, Secret)
+                    return SHARD not in got["stray"] and SHARD not in got["left"]
+
+                await until(unlabelled)
+                assert sharder.published.orphans == frozenset()
+
+    run_on_virtual_clock(main())
+
+
+async def _true(value: bool) -> bool:
+    return value

@@ -72,7 +72,8 @@ async def _roles() -> None:
         }
         assert labels == want
         leases = {lease.metadata.name for lease in (await client.list(Lease, namespace=NS)).items}
-        assert leases == {"roles-shard-s1", "roles-shard-s2", "roles-sharder"}  # none for boss
+        # none for boss; the members are published on a Lease of their own
+        assert leases == {"roles-shard-s1", "roles-shard-s2", "roles-sharder", "roles-members"}
         holder = await client.get(Lease, "roles-sharder", namespace=NS)
         assert holder.spec.holder_identity == "boss"
         assert not spare.seen  # the sharder's replica reconciles nothing
