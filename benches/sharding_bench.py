@@ -340,6 +340,10 @@ async def ring_run(
                 "moved": len(moving),
                 "changed": len(probes),
                 "rebalance_s": round(max(done for _, done in after_death.values()) - killed, 2),
+                "first_taken_over_s": round(min(d for _, d in after_death.values()) - killed, 2),
+                "taken_over_p50_s": round(
+                    percentile([d - killed for _, d in after_death.values()], 0.5), 2
+                ),
                 "relabelled_s": round(max(tracker.label_at[n] for n in moving) - killed, 2),
                 "lease_duration_s": args.lease_duration,
                 "target_s": args.lease_duration + 2,

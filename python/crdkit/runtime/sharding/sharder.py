@@ -22,13 +22,18 @@ which the survivors take over while their labels are rewritten; a live shard joi
 no object carries an orphan's label.
 
 Only the objects whose shard changes are written. The work goes through a work queue (one key
-per object, deduplicated, retried with backoff on a conflict), ``concurrency`` writes at a time.
+per object, deduplicated, retried with backoff on a conflict), ``concurrency`` writes at a time,
+a quarter of that for orphans (the survivors already reconcile them). Looking at every object
+(after the sync, and when the members change) is a sweep over the stores' keys that feeds the
+queue a few at a time; the sharder queues an object otherwise only when its ring labels or its
+controller reference change.
 A replica that is not the sharder holds none of this: its informers start when it is elected.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -43,6 +48,7 @@ from crdkit.client.objects import split_key
 from crdkit.resources import Lease, ObjectMeta, PartialObjectMetadata, resource_info
 from crdkit.runtime.factory import SharedInformerFactory
 from crdkit.runtime.informer import Informer
+from crdkit.runtime.informer_handlers import event_origin
 from crdkit.runtime.metrics import families_in
 from crdkit.runtime.owners import controller_of
 from crdkit.runtime.queue import QueueShutDown, WorkQueue
@@ -64,7 +70,7 @@ from crdkit.runtime.sharding.plan import (
 from crdkit.runtime.sharding.ring import DEFAULT_TOKENS, HashRing, object_key
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from prometheus_client import CollectorRegistry
 
@@ -95,6 +101,8 @@ class SharderStats:
 @dataclass(frozen=True)
 class _SharderMetrics:
     live_shards: Gauge
+    members: Gauge
+    orphans: Gauge
     writes: Counter
     conflicts: Counter
 
@@ -103,7 +111,20 @@ def _create_metrics(registry: CollectorRegistry) -> _SharderMetrics:
     return _SharderMetrics(
         live_shards=Gauge(
             "crdkit_sharder_live_shards",
-            "Shards of the ring the sharder counts as live",
+            "Shards of the ring whose Leases the sharder counts as live (joiners included)",
+            ("ring",),
+            registry=registry,
+        ),
+        members=Gauge(
+            "crdkit_sharder_members",
+            "Shards the ring is built from, as published",
+            ("ring",),
+            registry=registry,
+        ),
+        orphans=Gauge(
+            "crdkit_sharder_orphans",
+            "Shards outside the ring whose labels objects still carry (taken over, not yet "
+            "relabelled)",
             ("ring",),
             registry=registry,
         ),
@@ -137,15 +158,26 @@ class _Kind:
         return cls(kind, primary, info, GroupVersionKind(info.group, info.version, info.kind))
 
 
-def _slim(obj: PartialObjectMetadata) -> PartialObjectMetadata:
-    """What the sharder keeps of an object: its name, version, labels and controller
-    reference. Managed fields and annotations are most of the metadata's bytes, and the
-    sharder's replica holds every object of the ring."""
-    metadata = obj.metadata
-    metadata.managed_fields = None
-    metadata.annotations = {}
-    metadata.owner_references = [ref for ref in metadata.owner_references if ref.controller]
-    return obj
+def _slimmer(*keep: str) -> Callable[[PartialObjectMetadata], PartialObjectMetadata]:
+    """What the sharder keeps of an object: its name, namespace and version, the labels
+    ``keep`` names (the ring's) and its controller reference. The rest (managed fields,
+    annotations, the uid, other labels) is most of the metadata's bytes, and the sharder's
+    replica holds every object of the ring."""
+
+    def slim(obj: PartialObjectMetadata) -> PartialObjectMetadata:
+        metadata = obj.metadata
+        metadata.managed_fields = None
+        metadata.annotations = {}
+        metadata.uid = None
+        metadata.generation = None
+        metadata.creation_timestamp = None
+        metadata.finalizers = []
+        labels = metadata.labels
+        metadata.labels = {key: labels[key] for key in keep if key in labels}
+        metadata.owner_references = [ref for ref in metadata.owner_references if ref.controller]
+        return obj
+
+    return slim
 
 
 class Sharder:
@@ -201,6 +233,9 @@ class Sharder:
         """The membership on the members Lease, as last read or written."""
         self.members_lease = members_lease_name(ring)
         self._held: dict[str, int] = {}  # shard label: how many objects carry it
+        self._orphan_writes = asyncio.Semaphore(max(1, concurrency // 4))
+        self._sweep: Iterator[tuple[int, str]] | None = None  # (kind index, store key)
+        self._swept = False  # since the informers synced
         self._ring = HashRing((), tokens)
         self._seen: dict[str, tuple[str | None, float]] = {}  # lease name: (version, seen at)
         self._stores: list[Informer[Any]] = []
@@ -293,23 +328,28 @@ class Sharder:
         if target != self.published and not await self._publish(target):
             retry = self._clock() + 1.0  # the apiserver refused: try again shortly
             return retry if next_expiry is None else min(next_expiry, retry)
+        self._metrics.members.labels(self.ring).set(len(target.members))
+        self._metrics.orphans.labels(self.ring).set(len(target.orphans))
         members = target.members
-        if members != self.live:
-            joined, left = sorted(members - self.live), sorted(self.live - members)
-            log.info(
-                "ring %s: %d members (joined %s, left %s; orphans %s)",
-                self.ring,
-                len(members),
-                ", ".join(joined) or "none",
-                ", ".join(left) or "none",
-                ", ".join(sorted(target.orphans)) or "none",
-                extra={"fields": {"ring": self.ring, "shards": sorted(members)}},
-            )
-            self.live = members
-            self._ring = HashRing(members, self.tokens)
-            self.stats.membership_changes += 1
-            self.stats.last_membership_change = self._clock()
-            self._enqueue_everything()
+        if members == self.live:
+            if not self._swept:
+                self._enqueue_everything()  # the first round looks at every object
+            return next_expiry
+        joined, left = sorted(members - self.live), sorted(self.live - members)
+        log.info(
+            "ring %s: %d members (joined %s, left %s; orphans %s)",
+            self.ring,
+            len(members),
+            ", ".join(joined) or "none",
+            ", ".join(left) or "none",
+            ", ".join(sorted(target.orphans)) or "none",
+            extra={"fields": {"ring": self.ring, "shards": sorted(members)}},
+        )
+        self.live = members
+        self._ring = HashRing(members, self.tokens)
+        self.stats.membership_changes += 1
+        self.stats.last_membership_change = self._clock()
+        self._enqueue_everything()
         return next_expiry
 
     def _read_published(self) -> None:
@@ -356,10 +396,29 @@ class Sharder:
         return True
 
     def _enqueue_everything(self) -> None:
+        """Look at every object again: a sweep over the stores' keys, fed to the queue a few
+        at a time (:meth:`_refill`), so that ten thousand objects are never ten thousand
+        queue entries at once. A new sweep replaces one under way."""
         # By key: decoding every object to read its name would hold the whole ring decoded.
-        for index, store in enumerate(self._stores):
-            for key in store.store.keys():  # noqa: SIM118 - iterating a Store decodes objects
-                self.queue.add((index, *split_key(key)))
+        self._swept = True
+        self._sweep = (
+            (index, key)
+            for index, store in enumerate(self._stores)
+            for key in store.store.keys()  # noqa: SIM118 - iterating a Store decodes objects
+        )
+        self._refill()
+
+    def _refill(self) -> None:
+        """Top the queue up from the sweep, to a few keys for each worker."""
+        if self._sweep is None:
+            return
+        room = 4 * self.concurrency - len(self.queue)
+        for index, key in self._sweep:
+            self.queue.add((index, *split_key(key)))
+            room -= 1
+            if room <= 0:
+                return
+        self._sweep = None
 
     def assignments(self, kind: type[KubernetesObject]) -> dict[tuple[str | None, str], str | None]:
         """``(namespace, name)`` of every object of ``kind`` the sharder sees: the shard its
@@ -445,8 +504,13 @@ class Sharder:
         else:
             labels = {self.drain: None}
         patch = {"metadata": {"labels": labels, "resourceVersion": obj.metadata.resource_version}}
+        held = labels_of(obj).get(self.label)
+        # An orphan is already being reconciled by the survivor that took it over: its new
+        # label is bookkeeping, so it leaves most of the apiserver to the survivors' work.
+        pace = self._orphan_writes if held and held not in self.live else contextlib.nullcontext()
         try:
-            await self.client.patch(spec.untyped, name, patch, namespace=namespace)
+            async with pace:
+                await self.client.patch(spec.untyped, name, patch, namespace=namespace)
         except NotFound:
             self.queue.forget(key)
             return
@@ -487,7 +551,10 @@ class Sharder:
                 self.client,
                 spec.kind,
                 namespace=namespace,
-                transform=_slim,
+                transform=_slimmer(self.label, self.drain),
+                # Nothing to re-check: every decision follows from an event or a change of
+                # the members, and each of those is acted on (or retried) already.
+                resync_period=None,
                 registry=self.registry,
             )
             informers.append(informer)
@@ -526,23 +593,32 @@ class Sharder:
         def on_add(obj: Any) -> None:
             key = (index, obj.metadata.namespace, obj.metadata.name)
             self._count(labels_of(obj).get(self.label), 1)
+            if not primary:
+                self._note_owner(key, obj)
+            if event_origin() == "initial-list":
+                return  # the sweep after the sync looks at each
             self.queue.add(key)
             if primary:
                 self._enqueue_owned(key)
-            else:
-                self._note_owner(key, obj)
 
         def on_update(old: Any, new: Any) -> None:
             key = (index, new.metadata.namespace, new.metadata.name)
-            self.queue.add(key)
-            was, now = labels_of(old).get(self.label), labels_of(new).get(self.label)
+            before, after = labels_of(old), labels_of(new)
+            was, now = before.get(self.label), after.get(self.label)
             if was != now:
                 self._count(was, -1)
                 self._count(now, 1)
-            if not primary:
-                self._note_owner(key, new)
-            elif was != now:
-                self._enqueue_owned(key)  # the owner moved: its owned objects follow
+            # Only the ring's labels and the controller reference bear on a decision: a
+            # change of spec or status (most updates, every reconcile's status write) is no
+            # news to the sharder.
+            relabelled = was != now or before.get(self.drain) != after.get(self.drain)
+            if primary:
+                if relabelled:
+                    self.queue.add(key)
+                if was != now:
+                    self._enqueue_owned(key)  # the owner moved: its owned objects follow
+            elif self._note_owner(key, new) or relabelled:
+                self.queue.add(key)
 
         def on_delete(obj: Any) -> None:
             self._count(labels_of(obj).get(self.label), -1)
@@ -562,14 +638,16 @@ class Sharder:
         if held <= 0 or held == delta:
             self._membership_changed.set()
 
-    def _note_owner(self, key: _Key, obj: Any) -> None:
+    def _note_owner(self, key: _Key, obj: Any) -> bool:
+        """Remember whose ``obj`` is; whether that changed."""
         owner = self._owner_of(obj)
         if self._owner_key.get(key) == owner:
-            return
+            return False
         self._forget_owned(key)
         if owner is not None:
             self._owner_key[key] = owner
             self._owned_by.setdefault(owner, set()).add(key)
+        return True
 
     def _forget_owned(self, key: _Key) -> None:
         owner = self._owner_key.pop(key, None)
@@ -605,3 +683,4 @@ class Sharder:
                 await self._process(key)
             finally:
                 self.queue.done(key)
+                self._refill()

@@ -540,6 +540,12 @@ def test_a_death_is_published_with_its_orphans_until_they_are_relabelled() -> No
             ]
             assert sharder.published == Membership(frozenset("a"))
             assert sharder.stats.publications == 3
+            registry = sharder.registry
+            assert registry is not None
+            ring = {"ring": RING}
+            assert registry.get_sample_value("crdkit_sharder_members", ring) == 1
+            assert registry.get_sample_value("crdkit_sharder_orphans", ring) == 0
+            assert registry.get_sample_value("crdkit_sharder_live_shards", ring) == 1
 
     run_on_virtual_clock(main())
 
