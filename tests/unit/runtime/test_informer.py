@@ -28,8 +28,9 @@ from crdkit.client.codec import (
     RawListPage,
     codec_for,
 )
-from crdkit.resources import ConfigMap, PartialObjectMetadata, resource_info
+from crdkit.resources import ConfigMap, ObjectMeta, PartialObjectMetadata, resource_info
 from crdkit.runtime.informer import Backoff, Informer, strip_managed_fields
+from crdkit.testing import FakeCluster, eventually
 
 
 def test_backoff_doubles_with_jitter_within_bounds() -> None:
@@ -420,3 +421,48 @@ async def test_the_old_version_is_decoded_only_for_a_handler_that_reads_it(
     # for a handler that reads it (which then gets it).
     assert updates == ([("2", "7")] if reads_old else [("7", "7")])
     assert ("b" in codec.loaded) is reads_old
+
+
+async def test_reselect_lists_again_into_the_same_store_with_events_for_the_difference() -> None:
+    def labelled(name: str, team: str) -> ConfigMap:
+        return ConfigMap(metadata=ObjectMeta(name=name, namespace="ns", labels={"team": team}))
+
+    cluster = FakeCluster([labelled("a1", "a"), labelled("a2", "a"), labelled("b1", "b")])
+    async with cluster.client() as fake:
+        informer: Informer[ConfigMap] = Informer(
+            fake, ConfigMap, namespace="ns", label_selector="team=a"
+        )
+        events: list[tuple[str, str]] = []
+        informer.add_event_handler(
+            lambda obj: events.append(("add", obj.metadata.name or "")),
+            lambda _old, new: events.append(("update", new.metadata.name or "")),
+            lambda obj: events.append(("delete", obj.metadata.name or "")),
+        )
+        await informer.start()
+        try:
+            await informer.wait_for_sync()
+            await informer.drain()
+            assert sorted(events) == [("add", "a1"), ("add", "a2")]
+            events.clear()
+            informer.reselect("team in (a,b)")
+            informer.reselect("team in (a,b)")  # the same again: nothing more
+
+            async def holds(*names: str) -> bool:
+                await informer.drain()
+                return sorted(informer.store.keys()) == [f"ns/{n}" for n in names]
+
+            await eventually(lambda: holds("a1", "a2", "b1"), 30, "b1 selected")
+            assert events == [("add", "b1")]  # the others are unchanged: not announced
+            assert informer.has_synced
+            assert informer.description.endswith("labels=team in (a,b)")
+            events.clear()
+            informer.reselect("team=b")
+            await eventually(lambda: holds("b1"), 30, "only b1 left")
+            assert sorted(events) == [("delete", "a1"), ("delete", "a2")]
+            # The watch follows the new selector.
+            await fake.create(labelled("b2", "b"))
+            await fake.create(labelled("a3", "a"))
+            await eventually(lambda: holds("b1", "b2"), 30, "b2 seen")
+        finally:
+            await informer.stop()
+        assert not informer.running

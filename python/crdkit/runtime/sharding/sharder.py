@@ -613,7 +613,9 @@ class Sharder:
             # news to the sharder.
             relabelled = was != now or before.get(self.drain) != after.get(self.drain)
             if primary:
-                if relabelled:
+                # Most relabellings are the echo of the sharder's own write, with nothing
+                # left to do: decided here, they never fill the queue.
+                if relabelled and self.step_for(index, new) is not None:
                     self.queue.add(key)
                 if was != now:
                     self._enqueue_owned(key)  # the owner moved: its owned objects follow
