@@ -172,12 +172,12 @@ class ShardMember:
             return
         if not was_member:
             self._requeue(everything=True)  # the gate refused them all until now
-        elif before is not None and before.members != membership.members:
+        elif membership.orphans and before is not None and before.members != membership.members:
             self._requeue(everything=False)  # the ring changed: which orphans are whose too
 
     def _requeue(self, *, everything: bool) -> None:
-        """Queue the served objects again: all of them, or those labelled for another shard
-        (the orphans in the store, which the gate answers for by the ring)."""
+        """Queue the served objects again: all of them, or the orphans in the store (the
+        gate answers for them by the ring)."""
         for controller, informer in self._served:
             namespace_of = (lambda ns: ns) if controller.info.namespaced else (lambda _ns: None)
             if everything:
@@ -185,8 +185,9 @@ class ShardMember:
                     namespace, name = split_key(key)
                     controller.queue.add(Request(namespace_of(namespace), name))
                 continue
+            orphans = self.membership.orphans if self.membership is not None else frozenset()
             for obj in informer.store:
-                if labels_of(obj).get(self.label) != self.shard:
+                if labels_of(obj).get(self.label) in orphans:
                     metadata = obj.metadata
                     controller.queue.add(Request(namespace_of(metadata.namespace), metadata.name))
 
