@@ -355,8 +355,10 @@ class Sharder:
     def _read_published(self) -> None:
         assert self._leases is not None
         lease = self._leases.store.get_by_name(self.members_lease, self.lease_namespace)
-        if lease is not None:
-            self.published = Membership.from_annotations(lease.metadata.annotations)
+        # Deleted (by hand): nothing is published, and the shards, which now count themselves
+        # out of the ring, wait for it to be written again.
+        annotations = lease.metadata.annotations if lease is not None else None
+        self.published = Membership.from_annotations(annotations)
 
     async def _publish(self, membership: Membership) -> bool:
         """Write ``membership`` on the members Lease; whether it was written."""

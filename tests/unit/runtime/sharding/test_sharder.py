@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from crdkit.client import Client
+from crdkit.client import Client, NotFound
 from crdkit.resources import ConfigMap, Lease, LeaseSpec, ObjectMeta, OwnerReference, Secret
 from crdkit.runtime.informer import Informer
 from crdkit.runtime.sharding import (
@@ -609,3 +609,29 @@ def test_an_owned_object_of_a_dead_shard_whose_owner_is_gone_loses_its_label() -
 
 async def _true(value: bool) -> bool:
     return value
+
+
+def test_a_deleted_members_lease_is_published_again() -> None:
+    async def main() -> None:
+        async with (
+            FakeCluster().client() as client,
+            membership_log(client) as published,
+            spread_over(client, "a", "b") as sharder,
+        ):
+            await until(lambda: _true(published.seen[-1:] == [Membership(frozenset("ab"))]))
+            await client.delete(Lease, members_lease_name(RING), namespace=NS)
+
+            async def republished() -> bool:
+                try:
+                    lease = await client.get(Lease, members_lease_name(RING), namespace=NS)
+                except NotFound:
+                    return False
+                return Membership.from_annotations(lease.metadata.annotations) == Membership(
+                    frozenset("ab")
+                )
+
+            await until(republished)
+            assert sharder.stats.publications == 2
+            assert await shards_of(client) == ring_for("a", "b")  # nothing moved meanwhile
+
+    run_on_virtual_clock(main())
