@@ -81,6 +81,8 @@ __all__ = ["Sharder", "SharderStats"]
 
 log = logging.getLogger("crdkit.runtime.sharding")
 
+_NO_WRITE = object()
+
 _Key = tuple[int, str | None, str]
 """(index of the kind in :attr:`Sharder.kinds`, namespace, name)."""
 
@@ -236,6 +238,9 @@ class Sharder:
         self._orphan_writes = asyncio.Semaphore(max(1, concurrency // 4))
         self._sweep: Iterator[tuple[int, str]] | None = None  # (kind index, store key)
         self._swept = False  # since the informers synced
+        # The version of the members Lease this sharder's last write replaced (None: it
+        # created the Lease), until its cache shows a newer one.
+        self._overwritten: str | object | None = _NO_WRITE
         self._ring = HashRing((), tokens)
         self._seen: dict[str, tuple[str | None, float]] = {}  # lease name: (version, seen at)
         self._stores: list[Informer[Any]] = []
@@ -355,6 +360,10 @@ class Sharder:
     def _read_published(self) -> None:
         assert self._leases is not None
         lease = self._leases.store.get_by_name(self.members_lease, self.lease_namespace)
+        version = lease.metadata.resource_version if lease is not None else None
+        if version == self._overwritten:
+            return  # the cache has not seen this sharder's last write yet: that write holds
+        self._overwritten = _NO_WRITE
         # Deleted (by hand): nothing is published, and the shards, which now count themselves
         # out of the ring, wait for it to be written again.
         annotations = lease.metadata.annotations if lease is not None else None
@@ -394,6 +403,7 @@ class Sharder:
             )
             return False
         self.published = membership
+        self._overwritten = lease.metadata.resource_version if lease is not None else None
         self.stats.publications += 1
         return True
 
