@@ -151,7 +151,7 @@ class Controller(Generic[T]):
         name = obj.metadata.name if obj is not None else None
         if not name:
             return None
-        return Request(obj.metadata.namespace if self.info.namespaced else None, name)
+        return Request.scoped(obj.metadata.namespace, name, namespaced=self.info.namespaced)
 
     def primary_handlers(
         self, predicate: Predicate | None = None

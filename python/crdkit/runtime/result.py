@@ -27,6 +27,12 @@ class Request:
     def __str__(self) -> str:
         return self.name if self.namespace is None else f"{self.namespace}/{self.name}"
 
+    @classmethod
+    def scoped(cls, namespace: str | None, name: str, *, namespaced: bool) -> Request:
+        """The request for ``name`` of a kind that is ``namespaced`` or not (a cluster-scoped
+        kind's request has no namespace, whatever the object's metadata says)."""
+        return cls(namespace if namespaced else None, name)
+
 
 @dataclass(frozen=True, slots=True)
 class Result:

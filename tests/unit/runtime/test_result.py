@@ -26,3 +26,9 @@ def test_result_rejects_negative_delay() -> None:
     assert Result(requeue_after=1.5).requeue_after == 1.5
     with pytest.raises(ValueError, match="requeue_after"):
         Result(requeue_after=-1)
+
+
+def test_a_scoped_request_drops_the_namespace_of_a_cluster_scoped_kind() -> None:
+    assert Request.scoped("ml", "job", namespaced=True) == Request("ml", "job")
+    assert Request.scoped("ml", "node-1", namespaced=False) == Request(None, "node-1")
+    assert Request.scoped(None, "node-1", namespaced=False) == Request(None, "node-1")

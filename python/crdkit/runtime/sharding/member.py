@@ -179,17 +179,20 @@ class ShardMember:
         """Queue the served objects again: all of them, or the orphans in the store (the
         gate answers for them by the ring)."""
         for controller, informer in self._served:
-            namespace_of = (lambda ns: ns) if controller.info.namespaced else (lambda _ns: None)
+            namespaced = controller.info.namespaced
             if everything:
                 for key in informer.store.keys():  # noqa: SIM118 - iterating decodes objects
                     namespace, name = split_key(key)
-                    controller.queue.add(Request(namespace_of(namespace), name))
+                    controller.queue.add(Request.scoped(namespace, name, namespaced=namespaced))
                 continue
             orphans = self.membership.orphans if self.membership is not None else frozenset()
             for obj in informer.store:
                 if labels_of(obj).get(self.label) in orphans:
                     metadata = obj.metadata
-                    controller.queue.add(Request(namespace_of(metadata.namespace), metadata.name))
+                    request = Request.scoped(
+                        metadata.namespace, metadata.name, namespaced=namespaced
+                    )
+                    controller.queue.add(request)
 
     # -- the gate -----------------------------------------------------------------------------
 
@@ -254,7 +257,7 @@ class ShardMember:
             if labels_of(obj).get(self.drain):
                 metadata = obj.metadata
                 controller.queue.add(
-                    Request(metadata.namespace if namespaced else None, metadata.name)
+                    Request.scoped(metadata.namespace, metadata.name, namespaced=namespaced)
                 )
 
         def on_update(_old: Any, new: Any) -> None:
