@@ -75,14 +75,14 @@ async def test_a_watch_with_an_async_map_over_the_cache_triggers_a_reconcile(
     try:
         await manager.wait_ready()
         await eventually(
-            lambda: _true(sorted(reconciler.reconciled) == ["bystander", "uses-s1"]),
+            lambda: sorted(reconciler.reconciled) == ["bystander", "uses-s1"],
             what="the primary objects reconciled once",
         )
         await crdkit_client.create(
             Secret(metadata=ObjectMeta(name="s1", namespace=namespace), string_data={"k": "v"})
         )
         await eventually(
-            lambda: _true(reconciler.reconciled.count("uses-s1") == 2),
+            lambda: reconciler.reconciled.count("uses-s1") == 2,
             what="the ConfigMap that names the Secret reconciled again",
         )
         assert reconciler.mapped == [("s1", ["uses-s1"])]
@@ -90,10 +90,6 @@ async def test_a_watch_with_an_async_map_over_the_cache_triggers_a_reconcile(
     finally:
         manager.stop()
         await asyncio.wait_for(task, 60)
-
-
-async def _true(value: bool) -> bool:
-    return value
 
 
 class ConfigCounter(Runnable):
@@ -233,9 +229,7 @@ async def test_a_role_without_list_warns_clearly_and_crdkit_run_fails_in_one_lin
         with caplog.at_level(logging.WARNING, logger="crdkit.runtime.informer"):
             task = asyncio.create_task(manager.run())
             try:
-                await eventually(
-                    lambda: _true(bool(_forbidden_warnings(caplog))), what="the 403 warning"
-                )
+                await eventually(lambda: bool(_forbidden_warnings(caplog)), what="the 403 warning")
             finally:
                 manager.stop()
                 await asyncio.wait_for(task, 60)

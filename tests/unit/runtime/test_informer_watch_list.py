@@ -22,10 +22,6 @@ def configmap(name: str, value: str = "1") -> ConfigMap:
     return ConfigMap(metadata=ObjectMeta(name=name, namespace=NS), data={"v": value})
 
 
-async def _true(value: bool) -> bool:
-    return value
-
-
 async def test_a_streamed_list_syncs_and_follows_on_the_same_stream() -> None:
     cluster = FakeCluster([configmap("a"), configmap("b")])
     async with cluster.client() as client:
@@ -38,14 +34,14 @@ async def test_a_streamed_list_syncs_and_follows_on_the_same_stream() -> None:
             assert (informer.list_count, informer.stream_count) == (1, 1)
             assert sorted(informer.store.keys()) == ["ns/a", "ns/b"]
             await client.create(configmap("c"))  # on the same stream, after the bookmark
-            await eventually(lambda: _true("ns/c" in informer.store), 30, "c followed")
+            await eventually(lambda: "ns/c" in informer.store, 30, "c followed")
             assert informer.watch_count == 1
             await client.delete(ConfigMap, "a", namespace=NS)
             cluster.compact()
             cluster.end_watches()  # the informer watches again from where it was, or relists
             await client.create(configmap("d"))
             await eventually(
-                lambda: _true(sorted(informer.store.keys()) == ["ns/b", "ns/c", "ns/d"]),
+                lambda: sorted(informer.store.keys()) == ["ns/b", "ns/c", "ns/d"],
                 30,
                 "the store after the watch ended",
             )
@@ -75,7 +71,7 @@ async def test_an_apiserver_that_refuses_the_stream_is_listed_instead(
             assert await informer.wait_for_sync(30)
             assert (informer.list_count, informer.stream_count) == (1, 0)
             await client.create(configmap("b"))
-            await eventually(lambda: _true("ns/b" in informer.store), 30, "b watched")
+            await eventually(lambda: "ns/b" in informer.store, 30, "b watched")
         finally:
             await informer.stop()
 

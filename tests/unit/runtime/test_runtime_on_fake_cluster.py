@@ -74,11 +74,7 @@ async def test_an_informer_syncs_follows_and_relists_after_gone() -> None:
             await eventually(lambda: store_matches(informer, client), 30, "store relisted")
         finally:
             await informer.stop()
-    await eventually(lambda: _true(set(added) >= {"ns/a", "ns/b", "ns/c", "ns/d"}), 30, "adds")
-
-
-async def _true(value: bool) -> bool:
-    return value
+    await eventually(lambda: set(added) >= {"ns/a", "ns/b", "ns/c", "ns/d"}, 30, "adds")
 
 
 @contextlib.asynccontextmanager

@@ -38,9 +38,9 @@ async def _take_over() -> tuple[float, float, int, int]:
     async with cluster.client() as client:
         leader, standby = replica(client, "a", first), replica(client, "b", second)
         leading = asyncio.create_task(leader.run())
-        await eventually(lambda: _true(len(first.at) >= OBJECTS), 600, "the leader's reconciles")
+        await eventually(lambda: len(first.at) >= OBJECTS, 600, "the leader's reconciles")
         waiting = asyncio.create_task(standby.run())
-        await eventually(lambda: _true(standby.ready), 600, "the standby's caches synced")
+        await eventually(lambda: standby.ready, 600, "the standby's caches synced")
         assert not second.at  # it reconciles nothing while it does not lead
         leader.stop()  # releases the Lease on its way out
         await asyncio.wait_for(leading, 600)
@@ -49,15 +49,11 @@ async def _take_over() -> tuple[float, float, int, int]:
         while standby.elector is None or not standby.elector.is_leader:  # noqa: ASYNC110
             await asyncio.sleep(0.01)
         took_over = loop.time()
-        await eventually(lambda: _true(len(second.at) >= OBJECTS), 600, "the new leader's work")
+        await eventually(lambda: len(second.at) >= OBJECTS, 600, "the new leader's work")
         informer = standby.informers.informer(ConfigMap, namespace=NS)
         standby.stop()
         await asyncio.wait_for(waiting, 600)
     return took_over, second.at[0][0], informer.list_count, len({k for _, k in second.at})
-
-
-async def _true(value: bool) -> bool:
-    return value
 
 
 def test_a_standby_takes_over_warm() -> None:
@@ -87,7 +83,7 @@ async def _cold_take_over() -> tuple[int, int, int]:
             clock=asyncio.get_running_loop().time,
         )
         leading = asyncio.create_task(leader.run())
-        await eventually(lambda: _true(len(first.at) >= OBJECTS), 600, "the leader's reconciles")
+        await eventually(lambda: len(first.at) >= OBJECTS, 600, "the leader's reconciles")
         waiting = asyncio.create_task(standby.run())
         await asyncio.sleep(30)  # two lease durations: a warm standby would have listed
         informer = standby.informers.informer(ConfigMap, namespace=NS)
@@ -96,7 +92,7 @@ async def _cold_take_over() -> tuple[int, int, int]:
         assert not second.at
         leader.stop()
         await asyncio.wait_for(leading, 600)
-        await eventually(lambda: _true(len(second.at) >= OBJECTS), 600, "the new leader's work")
+        await eventually(lambda: len(second.at) >= OBJECTS, 600, "the new leader's work")
         standby.stop()
         await asyncio.wait_for(waiting, 600)
     return listed_while_standing_by, informer.list_count, len({k for _, k in second.at})

@@ -31,6 +31,7 @@ from crdkit.runtime.sharding import (
     shard_label,
 )
 from crdkit.testing import FakeCluster
+from crdkit.testing.polling import holds
 from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
 NS = "ns"
@@ -107,10 +108,10 @@ async def shards_of(client: Client) -> dict[str, str | None]:
     return {name: got.get(SHARD) for name, got in (await labels(client)).items()}
 
 
-async def until(check: Callable[[], Awaitable[bool]], within: float = 10.0) -> float:
+async def until(check: Callable[[], bool | Awaitable[bool]], within: float = 10.0) -> float:
     """Poll ``check`` every 50 ms of virtual time; the virtual seconds it took."""
     started = now()
-    while not await check():
+    while not await holds(check):
         assert now() - started < within, "not within the time given"
         await asyncio.sleep(0.05)
     return now() - started
@@ -529,10 +530,10 @@ def test_a_death_is_published_with_its_orphans_until_they_are_relabelled() -> No
             membership_log(client) as published,
             spread_over(client, "a", "b") as sharder,
         ):
-            await until(lambda: _true(published.seen[-1:] == [Membership(frozenset("ab"))]))
+            await until(lambda: published.seen[-1:] == [Membership(frozenset("ab"))])
             await release(client, "b")
             await until(lambda: _equal(shards_of(client), dict.fromkeys(NAMES, "a")))
-            await until(lambda: _true(published.seen[-1] == Membership(frozenset("a"))))
+            await until(lambda: published.seen[-1] == Membership(frozenset("a")))
             assert published.seen == [
                 Membership(frozenset("ab")),
                 Membership(frozenset("a"), frozenset("b")),
@@ -559,7 +560,7 @@ def test_a_joiner_and_a_returning_shard_wait_until_no_object_is_an_orphan() -> N
         ):
             slow_label_writes(client, 2.0)
             await release(client, "b")
-            await until(lambda: _true(bool(published.seen[-1].orphans)))
+            await until(lambda: bool(published.seen[-1].orphans))
             # While "b"'s objects are relabelled, "c" joins and "b" comes back.
             await add_lease(client, "c")
             await client.patch(
@@ -569,7 +570,7 @@ def test_a_joiner_and_a_returning_shard_wait_until_no_object_is_an_orphan() -> N
             assert sharder.alive == {"a", "b", "c"}
             assert sharder.live == {"a"}
             await until(lambda: _equal(shards_of(client), dict.fromkeys(NAMES, "a")), 30)
-            await until(lambda: _true(published.seen[-1].members == {"a", "b", "c"}), 30)
+            await until(lambda: published.seen[-1].members == {"a", "b", "c"}, 30)
             # Never a member while an orphan was left, and the returning "b" never a member
             # while its old objects were orphans.
             assert all(not m.orphans or m.members == {"a"} for m in published.seen[1:])
@@ -607,10 +608,6 @@ def test_an_owned_object_of_a_dead_shard_whose_owner_is_gone_loses_its_label() -
     run_on_virtual_clock(main())
 
 
-async def _true(value: bool) -> bool:
-    return value
-
-
 def test_a_deleted_members_lease_is_published_again() -> None:
     async def main() -> None:
         async with (
@@ -618,7 +615,7 @@ def test_a_deleted_members_lease_is_published_again() -> None:
             membership_log(client) as published,
             spread_over(client, "a", "b") as sharder,
         ):
-            await until(lambda: _true(published.seen[-1:] == [Membership(frozenset("ab"))]))
+            await until(lambda: published.seen[-1:] == [Membership(frozenset("ab"))])
             await client.delete(Lease, members_lease_name(RING), namespace=NS)
 
             async def republished() -> bool:

@@ -265,7 +265,7 @@ async def test_while_there_are_orphans_the_followed_informers_select_them_too() 
                 assert set(informer.store.keys()) == {f"{NS}/mine"}
                 await publish(client, ("web-0", "web-1"), ("web-2",))
                 await eventually(
-                    lambda: _true(set(informer.store.keys()) == {f"{NS}/mine", f"{NS}/orphan"}),
+                    lambda: set(informer.store.keys()) == {f"{NS}/mine", f"{NS}/orphan"},
                     60,
                     "the orphan selected",
                 )
@@ -277,12 +277,12 @@ async def test_while_there_are_orphans_the_followed_informers_select_them_too() 
                 )
                 await publish(client, ("web-0", "web-1"))
                 await eventually(
-                    lambda: _true(informer.label_selector == f"{MINE}=web-0"),
+                    lambda: informer.label_selector == f"{MINE}=web-0",
                     60,
                     "the selector narrowed",
                 )
                 await eventually(
-                    lambda: _true(set(informer.store.keys()) == {f"{NS}/mine"}),
+                    lambda: set(informer.store.keys()) == {f"{NS}/mine"},
                     60,
                     "the orphan gone",
                 )
@@ -309,14 +309,10 @@ async def test_a_change_of_membership_queues_every_object_again() -> None:
                 shard.serve(controller, informer)
                 await publish(client, ("web-0",))
                 await settle(shard)
-                await eventually(lambda: _true(shard.is_member), 60, "a member")
+                await eventually(lambda: shard.is_member, 60, "a member")
                 assert sorted(_taken(queue), key=lambda r: r.name) == [
                     Request(NS, "a"),
                     Request(NS, "b"),
                 ]
             finally:
                 await informer.stop()
-
-
-async def _true(value: bool) -> bool:
-    return value

@@ -42,10 +42,6 @@ def replica(client: Client, shard: str, role: str, reconciler: Quiet) -> Manager
     return manager
 
 
-async def _true(value: bool) -> bool:
-    return value
-
-
 async def _roles() -> None:
     cluster = FakeCluster([ConfigMap(metadata=ObjectMeta(name=n, namespace=NS)) for n in NAMES])
     async with cluster.client() as client:
@@ -59,7 +55,7 @@ async def _roles() -> None:
         ring = HashRing({"s1", "s2"})
         want = {n: ring.shard_for(object_key("", "ConfigMap", NS, n)) for n in NAMES}
         await eventually(
-            lambda: _true(
+            lambda: (
                 first.seen == {n for n, s in want.items() if s == "s1"}
                 and second.seen == {n for n, s in want.items() if s == "s2"}
             ),

@@ -92,10 +92,6 @@ async def labels(client: Client) -> dict[str, str | None]:
     return {obj.metadata.name or "": obj.metadata.labels.get(LABEL) for obj in items}
 
 
-async def _true(value: bool) -> bool:
-    return value
-
-
 async def _takeover() -> None:
     cluster = FakeCluster(
         [ConfigMap(metadata=ObjectMeta(name=n, namespace=NS), data={"v": "1"}) for n in NAMES]
@@ -106,7 +102,7 @@ async def _takeover() -> None:
         try:
             replicas["s1"] = await start(cluster, "s1", seen)
             await eventually(
-                lambda: _true(replicas["s1"].manager.sharder is not None), 60, "s1 the sharder"
+                lambda: replicas["s1"].manager.sharder is not None, 60, "s1 the sharder"
             )
             for shard in ("s2", "s3"):
                 replicas[shard] = await start(cluster, shard, seen)
@@ -134,7 +130,7 @@ async def _takeover() -> None:
                 return next((s for s in seen if s.name == name and s.version == "2"), None)
 
             await eventually(
-                lambda: _true(all(first_at_2(n) is not None for n in victims)),
+                lambda: all(first_at_2(n) is not None for n in victims),
                 600,
                 "every change to the dead shard's objects reconciled",
             )
@@ -156,7 +152,7 @@ async def _takeover() -> None:
                 shard = replica.manager.shard
                 assert shard is not None
                 await eventually(
-                    lambda shard=shard: _true(  # type: ignore[misc]
+                    lambda shard=shard: (  # type: ignore[misc]
                         shard.membership is not None and not shard.membership.orphans
                     ),
                     600,
