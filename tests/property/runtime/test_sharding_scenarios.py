@@ -29,8 +29,9 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from _slow_writes import slow_object_writes
 from crdkit.client import Client
-from crdkit.resources import ConfigMap, Lease, ObjectMeta
+from crdkit.resources import ConfigMap, ObjectMeta
 from crdkit.runtime import Context, Manager, Reconciler
 from crdkit.runtime.sharding import HashRing, drain_label, object_key, shard_label
 from crdkit.testing import FakeCluster, virtual_clock_manager
@@ -165,18 +166,6 @@ class World:
                 return False
         done = {(key, version) for event, _, key, version in self.log.entries if event == "end"}
         return all((f"{NS}/{name}", str(v)) in done for name, v in self.versions.items())
-
-
-def slow_object_writes(client: Client, seconds: float) -> None:
-    """Every patch of ``client`` but a Lease's takes ``seconds`` (of the virtual clock)."""
-    patch = client.patch
-
-    async def slow(kind: Any, *args: Any, **kwargs: Any) -> Any:
-        if kind is not Lease:
-            await asyncio.sleep(seconds)
-        return await patch(kind, *args, **kwargs)
-
-    client.patch = slow  # type: ignore[method-assign]
 
 
 def bad_takeovers(log: Log) -> list[str]:

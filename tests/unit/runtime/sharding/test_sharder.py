@@ -10,11 +10,11 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
 
+from _slow_writes import slow_object_writes
 from crdkit.client import Client, NotFound
 from crdkit.resources import ConfigMap, Lease, LeaseSpec, ObjectMeta, OwnerReference, Secret
 from crdkit.runtime.informer import Informer
@@ -510,27 +510,22 @@ async def membership_log(client: Client) -> AsyncIterator[MembershipLog]:
         await log.informer.stop()
 
 
-def slow_label_writes(client: Client, seconds: float) -> None:
-    """Each label write of the sharder takes ``seconds`` (the Lease it publishes on does not):
-    a relabelling that lasts, for a joiner to arrive in."""
-    patch = client.patch
-
-    async def slow(kind: Any, *args: Any, **kwargs: Any) -> Any:
-        if kind is not Lease:
-            await asyncio.sleep(seconds)
-        return await patch(kind, *args, **kwargs)
-
-    client.patch = slow  # type: ignore[method-assign]
+@contextlib.asynccontextmanager
+async def published_ring(*shards: str) -> AsyncIterator[tuple[Client, MembershipLog, Sharder]]:
+    """``spread_over(shards)`` on a fresh cluster, once the sharder has published them as the
+    ring's members, with the log of what it publishes."""
+    async with (
+        FakeCluster().client() as client,
+        membership_log(client) as published,
+        spread_over(client, *shards) as sharder,
+    ):
+        await until(lambda: published.seen[-1:] == [Membership(frozenset(shards))])
+        yield client, published, sharder
 
 
 def test_a_death_is_published_with_its_orphans_until_they_are_relabelled() -> None:
     async def main() -> None:
-        async with (
-            FakeCluster().client() as client,
-            membership_log(client) as published,
-            spread_over(client, "a", "b") as sharder,
-        ):
-            await until(lambda: published.seen[-1:] == [Membership(frozenset("ab"))])
+        async with published_ring("a", "b") as (client, published, sharder):
             await release(client, "b")
             await until(lambda: _equal(shards_of(client), dict.fromkeys(NAMES, "a")))
             await until(lambda: published.seen[-1] == Membership(frozenset("a")))
@@ -553,12 +548,8 @@ def test_a_death_is_published_with_its_orphans_until_they_are_relabelled() -> No
 
 def test_a_joiner_and_a_returning_shard_wait_until_no_object_is_an_orphan() -> None:
     async def main() -> None:
-        async with (
-            FakeCluster().client() as client,
-            membership_log(client) as published,
-            spread_over(client, "a", "b") as sharder,
-        ):
-            slow_label_writes(client, 2.0)
+        async with published_ring("a", "b") as (client, published, sharder):
+            slow_object_writes(client, 2.0)
             await release(client, "b")
             await until(lambda: bool(published.seen[-1].orphans))
             # While "b"'s objects are relabelled, "c" joins and "b" comes back.
@@ -586,16 +577,9 @@ def test_an_owned_object_of_a_dead_shard_whose_owner_is_gone_loses_its_label() -
             await client.create(
                 Secret(metadata=ObjectMeta(name="stray", namespace=NS, labels={SHARD: "gone"}))
             )
-            owner = Owner("ConfigMap", "missing", "uid-0")
-            await client.create(
-                secret("left", owner).model_copy(
-                    update={
-                        "metadata": secret("left", owner).metadata.model_copy(
-                            update={"labels": {SHARD: "gone"}}
-                        )
-                    }
-                )
-            )
+            left = secret("left", Owner("ConfigMap", "missing", "uid-0"))
+            left.metadata.labels = {SHARD: "gone"}
+            await client.create(left)
             async with running(client, owned=True) as sharder:
 
                 async def unlabelled() -> bool:
@@ -610,12 +594,7 @@ def test_an_owned_object_of_a_dead_shard_whose_owner_is_gone_loses_its_label() -
 
 def test_a_deleted_members_lease_is_published_again() -> None:
     async def main() -> None:
-        async with (
-            FakeCluster().client() as client,
-            membership_log(client) as published,
-            spread_over(client, "a", "b") as sharder,
-        ):
-            await until(lambda: published.seen[-1:] == [Membership(frozenset("ab"))])
+        async with published_ring("a", "b") as (client, _, sharder):
             await client.delete(Lease, members_lease_name(RING), namespace=NS)
 
             async def republished() -> bool:

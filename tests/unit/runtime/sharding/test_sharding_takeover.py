@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
-from typing import Any
 
+from _slow_writes import slow_object_writes
 from crdkit.client import Client
-from crdkit.resources import ConfigMap, Lease, ObjectMeta
+from crdkit.resources import ConfigMap, ObjectMeta
 from crdkit.runtime import Context, Manager, Reconciler
 from crdkit.runtime.sharding import HashRing, object_key, shard_label
 from crdkit.testing import FakeCluster, eventually, virtual_clock_manager
@@ -74,19 +74,6 @@ async def start(cluster: FakeCluster, shard: str, seen: list[Seen]) -> Replica:
     return Replica(manager, client, asyncio.create_task(manager.run()))
 
 
-def slow_label_writes(client: Client, seconds: float) -> None:
-    """Every write of ``client`` but a Lease's takes ``seconds``: the sharder's relabelling
-    lags far behind the death."""
-    patch = client.patch
-
-    async def slow(kind: Any, *args: Any, **kwargs: Any) -> Any:
-        if kind is not Lease:
-            await asyncio.sleep(seconds)
-        return await patch(kind, *args, **kwargs)
-
-    client.patch = slow  # type: ignore[method-assign]
-
-
 async def labels(client: Client) -> dict[str, str | None]:
     items = (await client.list(ConfigMap, namespace=NS)).items
     return {obj.metadata.name or "": obj.metadata.labels.get(LABEL) for obj in items}
@@ -116,7 +103,7 @@ async def _takeover() -> None:
             victims = sorted(n for n, s in want.items() if s == "s3")
             assert victims
             # The sharder's relabelling now takes 5 s an object, 16 at a time.
-            slow_label_writes(replicas["s1"].client, 5.0)
+            slow_object_writes(replicas["s1"].client, 5.0)
             victim = replicas.pop("s3")
             await victim.client.transport.close()  # SIGKILL: no Lease released
             victim.task.cancel()
