@@ -35,12 +35,15 @@ Per variant and seed: ``makespan_s`` (submit to the last job done), ``lower_boun
 held by fully bound jobs, from submit until the last job is bound), ``wait_p50_s``/``p99``/
 ``max`` (submit to all pods bound) overall and by job size, ``leaf_jobs_in_one_leaf_pct``,
 and ``partly_bound_max_s`` (longest time a job had some but not all pods bound).
+``decisions_sha256`` digests every job's bind time and nodes, so two builds of the scheduler can
+be shown to decide the same; ``--decisions FILE`` writes those decisions out, a line per job.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import random
 import statistics
@@ -245,6 +248,14 @@ async def run(
     leaf_jobs = [job for job in jobs if job.pods >= 8]
     in_one_leaf = sum(len({node_leaf[n] for n in job.nodes}) == 1 for job in leaf_jobs)
     work = sum(job.pods * job.gpus * job.seconds for job in jobs)
+    decisions = [
+        {
+            "job": job.name,
+            "bound_s": round((job.all_bound or 0.0) - submitted, 6),
+            "nodes": sorted(job.nodes),
+        }
+        for job in jobs
+    ]
     return {
         "makespan_s": round(max(finished) - submitted, 1),
         "lower_bound_s": round(work / (nodes * GPUS), 1),
@@ -258,6 +269,10 @@ async def run(
             max((job.all_bound or 0.0) - (job.first_bound or 0.0) for job in jobs), 3
         ),
         "passes": scheduler.passes,
+        "decisions_sha256": hashlib.sha256(
+            json.dumps(decisions, sort_keys=True).encode()
+        ).hexdigest(),
+        "decisions": decisions,
     }
 
 
@@ -283,6 +298,9 @@ def main() -> None:
         type=float,
         default=0.05,
         help="seconds between the ends of one job's pods (0: all at once)",
+    )
+    parser.add_argument(
+        "--decisions", type=Path, help="write each run's per-job bind times and nodes here"
     )
     parser.add_argument("--json", action="store_true", help="one JSON object (the default)")
     args = parser.parse_args()
@@ -313,6 +331,12 @@ def main() -> None:
                         args.end_spread,
                     )
                 )
+                decisions = figures.pop("decisions")
+                if args.decisions is not None:
+                    with args.decisions.open("a") as out:
+                        for line in decisions:
+                            out.write(json.dumps({"seed": seed, "variant": variant,
+                                                  "policy": policy, **line}) + "\n")  # fmt: skip
                 results.append(
                     {"seed": seed, "variant": variant, "policy": policy, "jobs": len(jobs),
                      "pods": sum(j.pods for j in jobs), **figures}

@@ -18,8 +18,11 @@
   call (`place_and_create`), and reconcile the gangs that did not fit when room frees
   (`WaitingForCapacity`); `gang_of` and `bindings_for` are its two halves.
 - `GangScheduler`: all of it as a secondary scheduler for pods grouped by coscheduling or
-  Volcano PodGroups (``crdkit scheduler``, or ``manager.add_runnable(GangScheduler(...))``);
-  each gang API is one adapter (`GroupApi`, in ``GROUP_APIS``).
+  Volcano PodGroups (``crdkit scheduler``, or ``manager.add_runnable(GangScheduler(...))``),
+  told by `SchedulerOptions`; each gang API is one adapter (`GroupApi`, in ``GROUP_APIS``).
+  Inside, it is kube-scheduler's shape: a queue, a pure cycle that returns decisions, plugins
+  that own their state (reservations, preemption, reporting) and one dispatcher for every API
+  call.
 """
 
 from __future__ import annotations
@@ -29,13 +32,15 @@ from typing import TYPE_CHECKING
 from crdkit._lazy import lazy_namespace
 
 if TYPE_CHECKING:
-    from crdkit.scheduling.binder import Binder, BindError, PodBinding, Reservation
+    from crdkit.scheduling.assumptions import PodBinding, Reservation
+    from crdkit.scheduling.binder import Binder, BindError
     from crdkit.scheduling.errors import SchedulingError
     from crdkit.scheduling.explanation import Explanation, TaskFilters, explain
     from crdkit.scheduling.gangs import GangPolicy, GangRequest, build_gang
     from crdkit.scheduling.group_apis import GROUP_APIS, GroupApi
     from crdkit.scheduling.mirror import ClusterMirror, pod_holds_capacity, pod_key
     from crdkit.scheduling.nodes import node_entry, node_ready
+    from crdkit.scheduling.options import SchedulerOptions
     from crdkit.scheduling.own_gang import (
         OWN_GANG_RBAC,
         GangOutcome,
@@ -44,17 +49,19 @@ if TYPE_CHECKING:
         bindings_for,
         gang_of,
     )
+    from crdkit.scheduling.pending import GroupRef
     from crdkit.scheduling.podgroups import (
         CoschedulingPodGroup,
         VolcanoPodGroup,
         pod_group_of,
     )
     from crdkit.scheduling.requests import format_quantity, pod_requests, requests_as_quantities
-    from crdkit.scheduling.scheduler import GangScheduler, GroupRef
+    from crdkit.scheduling.scheduler import GangScheduler
 
 _HOMES = {
     "crdkit.scheduling.errors": ("SchedulingError",),
-    "crdkit.scheduling.binder": ("BindError", "Binder", "PodBinding", "Reservation"),
+    "crdkit.scheduling.assumptions": ("PodBinding", "Reservation"),
+    "crdkit.scheduling.binder": ("BindError", "Binder"),
     "crdkit.scheduling.explanation": ("Explanation", "TaskFilters", "explain"),
     "crdkit.scheduling.gangs": ("GangPolicy", "GangRequest", "build_gang"),
     "crdkit.scheduling.mirror": ("ClusterMirror", "pod_holds_capacity", "pod_key"),
@@ -70,7 +77,9 @@ _HOMES = {
     "crdkit.scheduling.podgroups": ("CoschedulingPodGroup", "VolcanoPodGroup", "pod_group_of"),
     "crdkit.scheduling.requests": ("format_quantity", "pod_requests", "requests_as_quantities"),
     "crdkit.scheduling.group_apis": ("GROUP_APIS", "GroupApi"),
-    "crdkit.scheduling.scheduler": ("GangScheduler", "GroupRef"),
+    "crdkit.scheduling.options": ("SchedulerOptions",),
+    "crdkit.scheduling.pending": ("GroupRef",),
+    "crdkit.scheduling.scheduler": ("GangScheduler",),
 }
 __getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
 
@@ -91,6 +100,7 @@ __all__ = [
     "OwnGangs",
     "PodBinding",
     "Reservation",
+    "SchedulerOptions",
     "SchedulingError",
     "TaskFilters",
     "VolcanoPodGroup",

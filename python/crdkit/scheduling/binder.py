@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from crdkit.client import NotFound, Preconditions
 from crdkit.resources import Pod
+from crdkit.scheduling.assumptions import PodBinding, Reservation, assume
 from crdkit.scheduling.errors import SchedulingError
 from crdkit.scheduling.gang_gate import GangGate
-from crdkit.scheduling.mirror import pod_key
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -36,33 +36,9 @@ if TYPE_CHECKING:
     from crdkit.client import Client
     from crdkit.scheduling.mirror import ClusterMirror
 
-__all__ = ["BindError", "Binder", "PodBinding", "Reservation"]
+__all__ = ["BindError", "Binder"]
 
 log = logging.getLogger("crdkit.scheduling.binder")
-
-
-@dataclass(frozen=True)
-class PodBinding:
-    """One pod of a decision: where it goes and what it asks for (milli-units)."""
-
-    namespace: str
-    name: str
-    node: str
-    milli: Mapping[str, int]
-    uid: str | None = None
-    """The pod's uid when it exists: the bind is refused if the name now holds another pod."""
-
-    @property
-    def key(self) -> str:
-        return pod_key(self.namespace, self.name)
-
-
-@dataclass
-class Reservation:
-    """The assumptions of one decision, until it is bound or released."""
-
-    bindings: tuple[PodBinding, ...]
-    done: bool = False
 
 
 @dataclass
@@ -105,16 +81,7 @@ class Binder:
     def reserve(self, bindings: Sequence[PodBinding]) -> Reservation:
         """Count every pod on its node now (all or nothing: a node the mirror lacks raises
         ``ValueError`` and counts none)."""
-        done: list[str] = []
-        try:
-            for binding in bindings:
-                self.mirror.assume_pod(binding.key, binding.node, binding.milli, uid=binding.uid)
-                done.append(binding.key)
-        except ValueError:
-            for key in done:
-                self.mirror.forget_pod(key)
-            raise
-        return Reservation(tuple(bindings))
+        return assume(self.mirror, bindings)
 
     def release(self, reservation: Reservation) -> None:
         """Give a reservation's room back without binding anything."""

@@ -25,8 +25,10 @@ from crdkit.runtime.cli_common import connection_options, manager_options, run_m
 from crdkit.runtime.logs import configure_logging
 from crdkit.runtime.manager_options import ManagerOptions
 from crdkit.scheduling.group_apis import POD_GROUP_APIS, group_api, group_version
+from crdkit.scheduling.options import SchedulerFlag, SchedulerOptions, scheduler_flags
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from crdkit.client import Client
@@ -88,6 +90,32 @@ async def _pod_group_apis(client: Client, wanted: list[str] | None) -> list[str]
     return wanted
 
 
+_FLAG_TYPES: dict[str, Any] = {
+    "seconds": click.FloatRange(min=0, min_open=True),
+    "seconds-or-zero": click.FloatRange(min=0),
+    "whole": click.IntRange(min=0),
+    "count": click.IntRange(min=1),
+    "policy": click.Choice(POLICIES),
+}
+
+
+def _click_option(flag: SchedulerFlag, default: Any) -> Callable[[Any], Any]:
+    settings: dict[str, Any] = {"help": flag.help, "default": default, "show_default": True}
+    if flag.kind in _FLAG_TYPES:
+        settings["type"] = _FLAG_TYPES[flag.kind]
+    elif default is None:
+        settings["show_default"] = False
+    option: Callable[[Any], Any] = click.option(flag.name, flag.parameter, **settings)
+    return option
+
+
+def scheduler_options(command: Any) -> Any:
+    """The flags of every `SchedulerOptions` field that has one (read back by field name)."""
+    for _, flag, default in reversed(list(scheduler_flags())):
+        command = _click_option(flag, default)(command)
+    return command
+
+
 @click.command("scheduler")
 @click.option("--name", required=True, help="The schedulerName pods give to be placed by it.")
 @click.option(
@@ -105,58 +133,6 @@ async def _pod_group_apis(client: Client, wanted: list[str] | None) -> list[str]
     default=None,
     help="PodGroup APIs to watch: coscheduling,volcano (default: those the cluster serves).",
 )
-@click.option("--node-selector", default=None, help="Place only on nodes with these labels.")
-@click.option(
-    "--policy",
-    type=click.Choice(POLICIES),
-    default="best-fit",
-    show_default=True,
-)
-@click.option(
-    "--assume-ttl",
-    type=click.FloatRange(min=0, min_open=True),
-    default=30.0,
-    show_default=True,
-    help="Seconds a bound pod's assumption waits for the pod to show up bound.",
-)
-@click.option(
-    "--reservations-per-priority",
-    type=click.IntRange(min=0),
-    default=1,
-    show_default=True,
-    help="Gangs of one priority, first in line, that may hold room while they wait (0: none).",
-)
-@click.option(
-    "--max-reservations",
-    type=click.IntRange(min=0),
-    default=16,
-    show_default=True,
-    help="Reservations held at once in all; a higher priority displaces the lowest.",
-)
-@click.option(
-    "--settle-seconds",
-    type=click.FloatRange(min=0),
-    default=2.0,
-    show_default=True,
-    help="Seconds at most the nodes a gang frees while the rest of it still runs are held "
-    "back, so its domain frees whole (0: place on each as it frees).",
-)
-@click.option(
-    "--pass-pause",
-    type=click.FloatRange(min=0),
-    default=1.0,
-    show_default=True,
-    help="After a scheduling pass, wait this many times its duration before the next, so "
-    "the watch events that came meanwhile are applied first (0: no pause).",
-)
-@click.option(
-    "--size-credit",
-    type=click.FloatRange(min=0),
-    default=10.0,
-    show_default=True,
-    help="Seconds a gang moves ahead in its priority's line for each doubling of its pods, "
-    "so big gangs start before domains fragment (0: first come, first served).",
-)
 @click.option(
     "--install-crds",
     is_flag=True,
@@ -169,6 +145,7 @@ async def _pod_group_apis(client: Client, wanted: list[str] | None) -> list[str]
     help="Print the upstream PodGroup CRDs crdkit ships (those --pod-groups names, else both) "
     "as YAML and exit, e.g. for kubectl apply -f -.",
 )
+@scheduler_options
 @connection_options
 @manager_options(controllers=False)
 def scheduler_command(
@@ -176,14 +153,6 @@ def scheduler_command(
     levels: str,
     topology: str | None,
     pod_groups: str | None,
-    node_selector: str | None,
-    policy: str,
-    assume_ttl: float,
-    reservations_per_priority: int,
-    max_reservations: int,
-    settle_seconds: float,
-    pass_pause: float,
-    size_credit: float,
     kubeconfig: Path | None,
     context: str | None,
     exec_timeout: float,
@@ -223,6 +192,15 @@ def scheduler_command(
                 text if text.startswith("---") else f"---\n{text}", nl=not text.endswith("\n")
             )
         return
+    chosen = {name: flags.pop(flag.parameter) for name, flag, _ in scheduler_flags()}
+    try:
+        scheduling = SchedulerOptions(
+            default_topology=default_topology,
+            pod_groups=tuple(wanted) if wanted is not None else None,
+            **chosen,
+        )
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
     options = ManagerOptions.from_flags(flags, controllers=False)
     if options.leader_election.id is None:
         # The scheduler's Lease is named by the scheduler, not by controllers it has none of.
@@ -241,22 +219,10 @@ def scheduler_command(
         apis = await _pod_group_apis(client, wanted)
         log.info("watching PodGroups", extra={"fields": {"apis": apis}})
         manager = Manager(client, options)
-        manager.add_runnable(
-            GangScheduler(
-                name,
-                level_list,
-                default_topology=default_topology,
-                pod_groups=apis,  # type: ignore[arg-type]
-                node_selector=node_selector,
-                policy=policy,  # type: ignore[arg-type]
-                assume_ttl=assume_ttl,
-                reservations_per_priority=reservations_per_priority,
-                max_reservations=max_reservations,
-                settle_seconds=settle_seconds,
-                pass_pause=pass_pause,
-                size_credit=size_credit,
-            )
+        scheduler = GangScheduler(
+            name, level_list, dataclasses.replace(scheduling, pod_groups=tuple(apis))
         )
+        manager.add_runnable(scheduler)
         return manager
 
     connection = {"context": context, "exec_timeout": exec_timeout}

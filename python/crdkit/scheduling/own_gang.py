@@ -40,7 +40,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from crdkit.scheduling.binder import Binder, PodBinding
+from crdkit.scheduling.assumptions import PodBinding
+from crdkit.scheduling.binder import Binder
 from crdkit.scheduling.explanation import Explanation, explain
 from crdkit.scheduling.gangs import per_node_limits, task_entry
 from crdkit.scheduling.mirror import pod_key

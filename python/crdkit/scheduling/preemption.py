@@ -18,9 +18,11 @@ The rules (as Volcano, KAI and Kueue preempt workloads, not kube-scheduler's sin
 
 Only the gangs of this scheduler are candidates (it knows their gangs). A budget is judged gang
 by gang (its ``disruptionsAllowed`` against the gang's pods it covers), not for the victims
-together. `choose_victims` is pure (the mirror's view in, a choice out); the scheduler
-evicts the victims, holds the domain for the preemptor until they are gone, and writes the
-Events (`crdkit.scheduling.scheduler`).
+together. `choose_victims` is pure (the mirror's view in, a choice out). `Preemptor` owns the
+rest of the state: the running gangs read as victims (decoded again only when they change),
+and which preemptor still waits for its victims to go. It returns an `Evict` decision and
+holds the freed room through `crdkit.scheduling.reservations.Reservations`; the dispatcher
+deletes the victims and writes the Events naming the preemptor.
 """
 
 from __future__ import annotations
@@ -29,16 +31,24 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from crdkit.scheduling.reservations import fits_without, required_level
+from crdkit.scheduling.decisions import Evict
+from crdkit.scheduling.mirror import pod_key
+from crdkit.scheduling.pending import GROUP_INDEX
+from crdkit.scheduling.requests import pod_requests
+from crdkit.scheduling.room import fits_without, required_level
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from crdkit import _placer
     from crdkit.placer.cluster import GangInput
+    from crdkit.resources import Pod, PodDisruptionBudget
+    from crdkit.runtime.store import Store
     from crdkit.scheduling.mirror import ClusterMirror
+    from crdkit.scheduling.pending import GroupReader, GroupRef, PendingGroup
+    from crdkit.scheduling.reservations import DomainReservation, Reservations
 
-__all__ = ["Preemption", "RunningGang", "VictimPod", "choose_victims"]
+__all__ = ["Preemption", "Preemptor", "RunningGang", "VictimPod", "choose_victims"]
 
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 
@@ -169,3 +179,136 @@ def choose_victims(
         if best is None or cost < best[0]:
             best = (cost, Preemption(level, value, nodes, victims))
     return None if best is None else best[1]
+
+
+class Preemptor:
+    """Evicts lower-priority gangs for the gang first in its priority's line, when that lets
+    it fit, and holds the room they free for it (see the module docstring)."""
+
+    def __init__(
+        self,
+        mirror: ClusterMirror,
+        reservations: Reservations,
+        reader: GroupReader,
+        pods: Store[Pod],
+        budgets: Store[PodDisruptionBudget],
+    ) -> None:
+        self._mirror = mirror
+        self._reservations = reservations
+        self._reader = reader
+        self._pods = pods
+        self._budgets = budgets
+        self._preempting: dict[GroupRef, set[str]] = {}
+        """Gangs that evicted victims: the victims' pod keys, until they are gone."""
+        self._running: list[RunningGang] | None = None
+        """This pass's running gangs (victim candidates), read once for every preemptor."""
+        self._running_read: dict[str, tuple[tuple[Any, ...], RunningGang | None]] = {}
+        """Per gang with pods in the cache: what its pods were when last decoded, and the
+        victim it made (None: nothing of it runs)."""
+
+    def new_pass(self) -> None:
+        """The running gangs are read again (once) by the next preemptor that asks."""
+        self._running = None
+
+    def forget(self, ref: GroupRef) -> None:
+        self._preempting.pop(ref, None)
+
+    def preempt(
+        self,
+        group: PendingGroup,
+        priority: int,
+        gang: Callable[[], _placer.Gang],
+    ) -> tuple[DomainReservation, Evict] | None:
+        """The room held for ``group`` and the gangs to evict for it, if it preempts now."""
+        ref = group.ref
+        if any(p.spec.preemption_policy == "Never" for p in group.pending):
+            return None
+        waiting_for = self._preempting.get(ref)
+        if waiting_for is not None:
+            if any(key in self._pods for key in waiting_for):
+                return None  # its victims are still going
+            del self._preempting[ref]
+        if not self._reservations.first_in_line(ref, priority):
+            return None
+        protected = self._reservations.protected_from(ref, priority)
+        running = self._running_gangs(ref)
+        if not any(victim.priority < priority for victim in running):
+            return None  # only strictly lower priorities are victims
+        choice = choose_victims(self._mirror, gang(), priority, running, protected=protected)
+        if choice is None:
+            return None
+        self._preempting[ref] = {pod.key for victim in choice.victims for pod in victim.pods}
+        reservation = self._reservations.hold_freed(ref, priority, choice)
+        return reservation, Evict(ref, priority, choice.victims, reservation.where())
+
+    def _running_gangs(self, exclude: GroupRef) -> list[RunningGang]:
+        """This scheduler's gangs with pods bound (deleting ones excluded), as victims: read
+        from the pod cache once a pass, however many gangs look for victims in it."""
+        if self._running is None:
+            self._running = self._read_running_gangs()
+        return [gang for gang in self._running if gang.ref != str(exclude)]
+
+    def _read_running_gangs(self) -> list[RunningGang]:
+        """Each gang is decoded again only when one of its pods changed (its resourceVersion
+        or where the mirror counts it) or a PodDisruptionBudget did: decoding every running
+        pod on every pass costs more than the rest of the pass."""
+        store, budgets = self._pods, self._budgets
+        budget_state = tuple((k, budgets.version_of(k)) for k in sorted(budgets.keys()))
+        gangs: list[RunningGang] = []
+        kept: dict[str, tuple[tuple[Any, ...], RunningGang | None]] = {}
+        for text in store.index_values(GROUP_INDEX):
+            keys = store.index_keys(GROUP_INDEX, text)
+            state = (
+                budget_state,
+                tuple((k, store.version_of(k), self._mirror.node_of(k)) for k in sorted(keys)),
+            )
+            cached = self._running_read.get(text)
+            gang = cached[1] if cached is not None and cached[0] == state else self._read_gang(text)
+            kept[text] = (state, gang)
+            if gang is not None:
+                gangs.append(gang)
+        self._running_read = kept
+        return gangs
+
+    def _read_gang(self, text: str) -> RunningGang | None:
+        pods = self._reader.pods(text)
+        victims: list[VictimPod] = []
+        for pod in pods:
+            key = pod_key(pod.metadata.namespace, pod.metadata.name)
+            node = pod.spec.node_name or self._mirror.node_of(key)
+            phase = pod.status.phase if pod.status else None
+            if not node or phase in ("Succeeded", "Failed"):
+                continue
+            if pod.metadata.deletion_timestamp is not None:
+                victims = []  # already going: evicting it again frees nothing new
+                break
+            milli = self._mirror.requests_of(key) or pod_requests(pod)
+            victims.append(VictimPod(key, node, milli, pod.metadata.uid))
+        if not victims:
+            return None
+        stamps = [p.metadata.creation_timestamp for p in pods if p.metadata.creation_timestamp]
+        live = [p for p in pods if p.metadata.deletion_timestamp is None]
+        return RunningGang(
+            text,
+            max((p.spec.priority or 0 for p in pods), default=0),
+            min(stamps) if stamps else None,
+            tuple(victims),
+            self._breaks_budget(live),
+        )
+
+    def _breaks_budget(self, pods: Sequence[Pod]) -> bool:
+        """Whether evicting ``pods`` takes more than some PodDisruptionBudget allows."""
+        for budget in self._budgets.list():
+            selector = budget.spec.selector
+            if selector is None:
+                continue  # policy/v1: a budget with no selector covers no pod
+            covered = sum(
+                1
+                for pod in pods
+                if pod.metadata.namespace == budget.metadata.namespace
+                and selector.matches(pod.metadata.labels)
+            )
+            allowed = budget.status.disruptions_allowed if budget.status else 0
+            if covered > allowed:
+                return True
+        return False

@@ -14,52 +14,43 @@ Who may place on held nodes:
 - the holder itself;
 - a gang of strictly higher priority (it would overtake the holder anyway);
 - a gang behind it (backfill) only when it is proven to end before the reservation's
-  ``ready_by``: every pod of it declares a bound on its run time (``activeDeadlineSeconds``,
-  or the `MAX_RUNTIME_ANNOTATION`) and now plus that bound is no later than ``ready_by``, the
-  time by which the declared run times of the pods on the held nodes guarantee the holder
+  ``ready_by``: every pod of it declares a bound on its run time
+  (`crdkit.scheduling.runtime_bounds`) and now plus that bound is no later than ``ready_by``,
+  the time by which the declared run times of the pods on the held nodes guarantee the holder
   fits. Where a pod there declares no bound, ``ready_by`` is unknown and nothing backfills.
 
-Gangs of any priority may use every node no reservation holds. The choosing (`choose_room`)
-and the timing (`ready_by`) are pure functions of the mirror's view, tested apart from the
-scheduler that keeps the reservations (`crdkit.scheduling.scheduler`).
+Gangs of any priority may use every node no reservation holds. `Reservations` keeps them: it
+gives the first gang in its priority's line room (`crdkit.scheduling.room.choose_room`, a pure
+function of the mirror's view), holds the nodes a preemption frees, says who may use held
+nodes, and releases room once its holder is bound or gone. It makes no API call: what it
+decides reaches the apiserver through the dispatcher.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from crdkit.placer import Cluster, parse_quantity
 from crdkit.scheduling.mirror import HOLD_TAINT
+from crdkit.scheduling.room import choose_room, ready_by
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Sequence
 
     from crdkit import _placer
-    from crdkit.placer.cluster import GangInput
-    from crdkit.resources import Pod
+    from crdkit.placer import Placement
     from crdkit.scheduling.mirror import ClusterMirror
+    from crdkit.scheduling.pending import GroupRef
+    from crdkit.scheduling.preemption import Preemption
+    from crdkit.scheduling.queue import GangQueue
 
-__all__ = [
-    "HOLD_TAINT",
-    "MAX_RUNTIME_ANNOTATION",
-    "DomainReservation",
-    "choose_room",
-    "fits_without",
-    "hold_toleration",
-    "pod_end",
-    "pod_runtime_bound",
-    "ready_by",
-    "required_level",
-]
+__all__ = ["HELD_AHEAD", "HOLD_TAINT", "DomainReservation", "Reservations", "hold_toleration"]
 
 _NAMED = 8  # nodes named in a message; a domain of a level is named by its label value
 
-MAX_RUNTIME_ANNOTATION = "scheduling.crdkit.io/max-runtime-seconds"
-"""A pod's declared bound on its run time, in seconds (a positive number), for schedulers
-that only learn it from the pod; ``spec.activeDeadlineSeconds`` is the kubelet-enforced one."""
+HELD_AHEAD = "; nodes held ahead"
+"""The report topic's mark for a waiting gang behind others' reservations (see `note`)."""
 
 
 @dataclass
@@ -95,213 +86,181 @@ def hold_toleration(reservation_id: str) -> dict[str, str]:
     return {"key": HOLD_TAINT, "operator": "Equal", "value": reservation_id, "effect": "NoSchedule"}
 
 
-def pod_runtime_bound(pod: Pod) -> float | None:
-    """The longest the pod says it runs, in seconds: the smaller of its
-    ``spec.activeDeadlineSeconds`` and `MAX_RUNTIME_ANNOTATION`; None if it says neither.
+class Reservations:
+    """The reservations held now, by holder; see the module docstring.
 
-    A malformed annotation is a ``ValueError`` naming it."""
-    bounds: list[float] = []
-    deadline = getattr(pod.spec, "active_deadline_seconds", None)
-    if deadline is not None:
-        bounds.append(float(deadline))
-    text = pod.metadata.annotations.get(MAX_RUNTIME_ANNOTATION)
-    if text is not None:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or value <= 0:
-            raise ValueError(
-                f"metadata.annotations[{MAX_RUNTIME_ANNOTATION}]: expected a positive number "
-                f"of seconds, got {text!r}"
-            )
-        bounds.append(value)
-    return min(bounds) if bounds else None
+    ``per_priority``: how many gangs of one priority, first in line, may hold room at once (0:
+    none); ``most``: how many in all (a new one of higher priority displaces the lowest)."""
 
+    def __init__(
+        self, mirror: ClusterMirror, queue: GangQueue, per_priority: int, most: int
+    ) -> None:
+        self._mirror = mirror
+        self._queue = queue
+        self.per_priority = per_priority
+        self.most = most
+        self.held: dict[GroupRef, DomainReservation] = {}
+        """The reservations held now, by holder (read them; only this object changes them)."""
+        self._serial = 0
+        self._unreservable: set[GroupRef] = set()
+        """Queued gangs that fit nowhere even on empty nodes: no reservation can help."""
+        # No room means it fits nowhere even on empty nodes: that depends on the nodes and on
+        # what is taken, never on the pods, so one search answers every gang of that shape.
+        self._no_room: set[tuple[str, frozenset[str]]] = set()
+        self._no_room_at = -1
 
-def pod_end(pod: Pod, now: float) -> float | None:
-    """When the pod will have ended at the latest (epoch seconds), from its start (``now`` if
-    it has not started) and its run-time bound; None if it declares none."""
-    bound = pod_runtime_bound(pod)
-    if bound is None:
-        return None
-    started = pod.status.start_time if pod.status is not None else None
-    start = started.timestamp() if isinstance(started, datetime) else now
-    return start + bound
+    def first_in_line(self, ref: GroupRef, priority: int) -> bool:
+        """No gang of its priority that arrived before it waits without a reservation (one
+        that fits nowhere does not count)."""
+        return self._queue.first_in_line(
+            ref, priority, lambda other: other in self.held or other in self._unreservable
+        )
 
+    def may_use(
+        self, reservation: DomainReservation, ref: GroupRef, priority: int, end: float | None
+    ) -> bool:
+        """Whether gang ``ref`` may place on ``reservation``'s nodes: its holder, a gang of
+        higher priority, or one proven to end before the holder could start there."""
+        if reservation.holder == str(ref) or priority > reservation.priority:
+            return True
+        return end is not None and reservation.ready_by is not None and end <= reservation.ready_by
 
-def required_level(gang: _placer.Gang) -> str | None:
-    """The level a compiled gang's topology requires it to keep to; None when it requires none."""
-    topology = gang.topology
-    if topology.mode != "required" or topology.level is None:
-        return None
-    return gang.levels[topology.level]
+    def tolerations(self, ref: GroupRef, priority: int, end: float | None) -> list[dict[str, str]]:
+        """The placer tolerations of the holds gang ``ref`` may place on."""
+        return [
+            hold_toleration(r.id) for r in self.held.values() if self.may_use(r, ref, priority, end)
+        ]
 
-
-def _fits(
-    mirror: ClusterMirror,
-    nodes: Iterable[str],
-    gang: _placer.Gang,
-    used: Callable[[str], Mapping[str, int]] | None,
-) -> bool:
-    """Whether ``gang`` fits on ``nodes`` alone, each using ``used(node)`` (None: empty).
-
-    The scratch cluster is given the mirror's compiled node records and the compiled gang, so
-    a room search that asks this of many sets of nodes compiles nothing again."""
-    cluster = Cluster(mirror.levels)
-    records = mirror.node_records(nodes)
-    cluster.add_nodes(records)
-    if used is None:
-        return cluster.place(gang).status != "unschedulable"
-    for record in records:
-        name = record.name
-        usage = used(name)
-        milli = {k: v for k, v in usage.items() if v > 0 and k != "pods"}
-        pods = max(usage.get("pods", 0) // 1000, 0)
-        # add_pods counts one ``pods`` per pod: the summed requests as one pod, then the rest
-        # of the node's pod count with nothing else, is the node's usage exactly.
-        if milli or pods:
-            cluster.add_pods(name, milli, 1)
-        if pods > 1:
-            cluster.add_pods(name, {}, pods - 1)
-    return cluster.place(gang).status != "unschedulable"
-
-
-def fits_without(
-    mirror: ClusterMirror,
-    nodes: Iterable[str],
-    gang: GangInput,
-    removed: Mapping[str, Sequence[Mapping[str, int]]],
-) -> bool:
-    """Whether ``gang`` fits on ``nodes`` alone once the pods in ``removed`` (their requests,
-    by node) are gone from them; the placer's view of holds is not consulted. ``gang`` is a
-    contract gang or, to compile it once for many questions, `mirror.cluster.compile`'s record."""
-    record = mirror.cluster.compile(gang)
-    return _fits(mirror, nodes, record, _used_after(mirror, removed))
-
-
-def _used_after(
-    mirror: ClusterMirror, removed: Mapping[str, Sequence[Mapping[str, int]]]
-) -> Callable[[str], dict[str, int]]:
-    """Each node's usage once the pods in ``removed`` (their requests, by node) are gone."""
-
-    def used(name: str) -> dict[str, int]:
-        now = dict(mirror.used(name))
-        for milli in removed.get(name, ()):
-            for resource, amount in milli.items():
-                now[resource] = now.get(resource, 0) - amount
-            now["pods"] = now.get("pods", 0) - 1000
-        return now
-
-    return used
-
-
-def ready_by(
-    mirror: ClusterMirror,
-    nodes: Iterable[str],
-    gang: GangInput,
-    end_of: Callable[[str], float | None],
-    now: float,
-) -> float | None:
-    """When ``gang`` is sure to fit on ``nodes``: the earliest time by which pods there whose
-    declared ends (``end_of(pod key)``) have passed leave it room. ``now`` if it fits now;
-    None if it needs room that a pod without a declared end holds."""
-    gang = mirror.cluster.compile(gang)
-    names = sorted(nodes)
-    if _fits(mirror, names, gang, mirror.used):
-        return now
-    ending: list[tuple[float, str, str]] = []
-    for name in names:
-        for key in mirror.pods_on(name):
-            end = end_of(key)
-            if end is not None:
-                ending.append((end, key, name))
-    ending.sort()
-
-    def fits_after(count: int) -> bool:
-        removed: dict[str, list[Mapping[str, int]]] = {}
-        for _, key, name in ending[:count]:
-            milli = mirror.requests_of(key)
-            if milli is not None:
-                removed.setdefault(name, []).append(milli)
-        return _fits(mirror, names, gang, _used_after(mirror, removed))
-
-    if not ending or not fits_after(len(ending)):
-        return None
-    low, high = 1, len(ending)  # fewest of the earliest-ending pods that must go
-    while low < high:
-        middle = (low + high) // 2
-        if fits_after(middle):
-            high = middle
-        else:
-            low = middle + 1
-    return max(now, ending[low - 1][0])
-
-
-def _load(mirror: ClusterMirror, nodes: Iterable[str], resources: Sequence[str]) -> float:
-    """How full ``nodes`` are in the resources a gang asks for (a sum of used fractions)."""
-    total = 0.0
-    for name in nodes:
-        entry = mirror.node(name) or {}
-        allocatable = entry.get("allocatable", {})
-        used = mirror.used(name)
-        for resource in resources:
-            capacity = _milli(allocatable.get(resource))
-            if capacity > 0:
-                total += used.get(resource, 0) / capacity
-    return total
-
-
-def _milli(quantity: Any) -> int:
-    return 0 if quantity is None else parse_quantity(quantity)
-
-
-def choose_room(
-    mirror: ClusterMirror,
-    gang: GangInput,
-    *,
-    taken: frozenset[str],
-    end_of: Callable[[str], float | None],
-    now: float,
-) -> tuple[str | None, str | None, frozenset[str], float | None] | None:
-    """Where ``gang`` (which does not fit now) fits soonest: ``(level, domain, nodes,
-    ready_by)``, or None when it fits nowhere even on empty nodes. Nodes in ``taken`` (held
-    for gangs it may not overtake) are never chosen.
-
-    With a ``required`` topology level the candidates are that level's domains with no taken
-    node, ranked by ``ready_by`` (unknown last), then by how full they are, then by name.
-    Without one, the room is the fewest least-loaded free nodes it fits on when empty."""
-    gang = mirror.cluster.compile(gang)  # once, for every set of nodes asked about
-    resources = sorted({r for task in gang.tasks for r in task.requests})
-    level = required_level(gang)
-    if level is not None:
-        domains: dict[str, set[str]] = {}
-        for entry in mirror.nodes():
-            value = entry["labels"].get(level)
-            if value is not None:
-                domains.setdefault(value, set()).add(entry["name"])
-        ranked: list[tuple[bool, float, float, str]] = []
-        for value, names in domains.items():
-            if names & taken or not _fits(mirror, names, gang, None):
+    def on_new_hold(
+        self,
+        ref: GroupRef,
+        priority: int,
+        placement: Placement,
+        made: Sequence[DomainReservation],
+        end: float | None,
+    ) -> bool:
+        """Whether ``placement`` uses a node held by a reservation made after it was placed
+        (in this pass) that the gang may not use."""
+        for reservation in made:
+            if self.may_use(reservation, ref, priority, end):
                 continue
-            when = ready_by(mirror, names, gang, end_of, now)
-            ranked.append((when is None, when or 0.0, _load(mirror, names, resources), value))
-        if not ranked:
+            if any(a.node in reservation.nodes for a in placement.assignments):
+                return True
+        return False
+
+    def keep(
+        self,
+        ref: GroupRef,
+        priority: int,
+        shape: str,
+        gang: Callable[[], _placer.Gang],
+        end_of: Callable[[str], float | None],
+        wall: float,
+    ) -> DomainReservation | None:
+        """Keep the gang's reservation current, or give it one if it is first in its
+        priority's line and there is room for one more: the new reservation, if one was made.
+        ``shape`` is the gang without its name; ``gang`` compiles it when it is needed."""
+        held = self.held.get(ref)
+        if held is not None:
+            held.ready_by = ready_by(self._mirror, held.nodes, gang(), end_of, wall)
             return None
-        unknown, when, _, value = min(ranked)
-        return level, value, frozenset(domains[value]), None if unknown else when
-    free = sorted(
-        (name for name in mirror.node_names() if name not in taken),
-        key=lambda name: (_load(mirror, [name], resources), name),
-    )
-    if not free or not _fits(mirror, free, gang, None):
-        return None
-    low, high = 1, len(free)  # the shortest prefix of the least-loaded nodes it fits on
-    while low < high:
-        middle = (low + high) // 2
-        if _fits(mirror, free[:middle], gang, None):
-            high = middle
-        else:
-            low = middle + 1
-    nodes = frozenset(free[:low])
-    return None, None, nodes, ready_by(mirror, nodes, gang, end_of, now)
+        if self.per_priority == 0 or self.most == 0:
+            return None
+        same = sum(r.priority == priority for r in self.held.values())
+        if same >= self.per_priority:
+            return None
+        if not self.first_in_line(ref, priority):
+            return None  # a gang ahead of it in line is owed the reservation first
+        taken = frozenset(
+            node for r in self.held.values() if r.priority >= priority for node in r.nodes
+        )
+        if self._no_room_at != self._mirror.nodes_version:
+            self._no_room.clear()
+            self._no_room_at = self._mirror.nodes_version
+        if (shape, taken) in self._no_room:
+            self._unreservable.add(ref)
+            return None
+        room = choose_room(self._mirror, gang(), taken=taken, end_of=end_of, now=wall)
+        if room is None:
+            self._no_room.add((shape, taken))
+            self._unreservable.add(ref)
+            return None
+        self._unreservable.discard(ref)
+        level, domain, nodes, ready = room
+        for overlapping in [r for r in self.held.values() if r.nodes & nodes]:
+            self.release(overlapping)  # overtaken: only lower priorities can overlap (see taken)
+        if len(self.held) >= self.most:
+            lowest = min(self.held.values(), key=lambda r: (r.priority, r.id))
+            if lowest.priority >= priority:
+                return None
+            self.release(lowest)
+        return self._hold(ref, priority, level, domain, nodes, ready)
+
+    def protected_from(self, ref: GroupRef, priority: int) -> frozenset[str]:
+        """Nodes held for gangs that ``ref`` may not overtake (its own hold aside)."""
+        own = self.held.get(ref)
+        return frozenset(
+            node
+            for r in self.held.values()
+            if r is not own and r.priority >= priority
+            for node in r.nodes
+        )
+
+    def hold_freed(self, ref: GroupRef, priority: int, choice: Preemption) -> DomainReservation:
+        """Hold the room a preemption frees for its preemptor, instead of any it held, and
+        over the lower-priority holds it overtakes."""
+        own = self.held.get(ref)
+        if own is not None:
+            self.release(own)
+        for overlapping in [r for r in self.held.values() if r.nodes & choice.nodes]:
+            self.release(overlapping)  # lower priority (see protected_from): overtaken
+        return self._hold(ref, priority, choice.level, choice.domain, choice.nodes, None)
+
+    def _hold(
+        self,
+        ref: GroupRef,
+        priority: int,
+        level: str | None,
+        domain: str | None,
+        nodes: frozenset[str],
+        ready: float | None,
+    ) -> DomainReservation:
+        self._serial += 1
+        reservation = DomainReservation(
+            str(ref), f"r{self._serial}", priority, level, domain, nodes, ready
+        )
+        self.held[ref] = reservation
+        self._mirror.hold(nodes, reservation.id)
+        return reservation
+
+    def release(self, reservation: DomainReservation) -> None:
+        for ref, held in list(self.held.items()):
+            if held is reservation:
+                del self.held[ref]
+        self._mirror.release(reservation.nodes, reservation.id)
+
+    def drop(self, ref: GroupRef) -> None:
+        """The gang is no longer in line for room: bound, gone, or not placeable now."""
+        self._unreservable.discard(ref)
+        held = self.held.get(ref)
+        if held is not None:
+            self.release(held)
+
+    def note(self, ref: GroupRef) -> tuple[str, str | None]:
+        """What the waiting message adds about reservations, and the report's topic for a
+        holder (so its counts changing rewrites the status, not every pod's Event)."""
+        held = self.held.get(ref)
+        if held is not None:
+            idle = sum(not self._mirror.pods_on(node) for node in held.nodes)
+            note = (
+                f"; reserved {held.where()}: {idle} of {len(held.nodes)} held nodes free, "
+                f"{len(held.nodes) - idle} still held by other pods"
+            )
+            if held.ready_by is not None:
+                when = datetime.fromtimestamp(held.ready_by, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+                note += f" (room sure by {when})"
+            return note, f"Reserved/{held.id}"
+        others = sum(len(r.nodes) for r in self.held.values())
+        if others:
+            return f"; {others} nodes are held for gangs ahead of it", HELD_AHEAD
+        return "", None

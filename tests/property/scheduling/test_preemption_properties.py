@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from crdkit.resources import Node
 from crdkit.scheduling.mirror import ClusterMirror
 from crdkit.scheduling.preemption import RunningGang, VictimPod, choose_victims
-from crdkit.scheduling.reservations import fits_without
+from crdkit.scheduling.room import fits_without
 
 LEAF = "example.com/leaf"
 GPU = "nvidia.com/gpu"

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from crdkit.placer import Cluster
 from crdkit.resources import Node, Pod
 from crdkit.scheduling.mirror import ClusterMirror
-from crdkit.scheduling.reservations import choose_room, ready_by
+from crdkit.scheduling.room import choose_room, ready_by
 
 LEAF = "example.com/leaf"
 NOW = 1_000_000.0

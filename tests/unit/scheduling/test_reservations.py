@@ -8,12 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from crdkit.resources import Pod
-from crdkit.scheduling.reservations import (
-    MAX_RUNTIME_ANNOTATION,
-    DomainReservation,
-    pod_end,
-    pod_runtime_bound,
-)
+from crdkit.scheduling.reservations import DomainReservation
+from crdkit.scheduling.runtime_bounds import MAX_RUNTIME_ANNOTATION, pod_end, pod_runtime_bound
 
 
 def pod(

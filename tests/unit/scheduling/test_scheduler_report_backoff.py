@@ -6,10 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from crdkit.scheduling import GangScheduler
-from crdkit.scheduling.scheduler import GroupRef
+from crdkit.scheduling import ClusterMirror, GangScheduler, GroupRef
+from crdkit.scheduling.decisions import Decision, Later
+from crdkit.scheduling.reporting import Reporter
 
 REF = GroupRef("pod", "ml", "p")
+
+
+def reporter(clock: Clock, backoff: tuple[float, float]) -> Reporter:
+    """The reporter a scheduler with ``report_backoff=backoff`` uses."""
+    return Reporter(ClusterMirror([]), clock, backoff, explain_refresh=10.0)
 
 
 class Clock:
@@ -22,13 +28,13 @@ class Clock:
 
 async def test_same_reason_reports_wait_out_a_doubling_backoff() -> None:
     clock = Clock()
-    scheduler = GangScheduler("s", clock=clock, report_backoff=(1.0, 4.0))
+    scheduler = reporter(clock, (1.0, 4.0))
     said: list[float] = []
 
     def report(reason: str) -> None:
-        if scheduler._may_report(REF, reason):
+        if scheduler.may_report(REF, reason, []):
             said.append(clock.now)
-            scheduler._said[REF] = (reason, "message")
+            scheduler.said[REF] = (reason, "message")
 
     for step in range(25):  # a new message every half second
         clock.now = step * 0.5
@@ -47,21 +53,21 @@ async def test_same_reason_reports_wait_out_a_doubling_backoff() -> None:
 
 async def test_a_held_back_report_calls_for_one_pass_when_its_backoff_ends() -> None:
     clock = Clock()
-    scheduler = GangScheduler("s", clock=clock, report_backoff=(1.0, 4.0))
-    marked: list[tuple[GroupRef, float]] = []
-    scheduler._later = lambda ref, delay: marked.append((ref, delay))  # type: ignore[method-assign]
-    assert scheduler._may_report(REF, "Unschedulable")
-    scheduler._said[REF] = ("Unschedulable", "message")
+    scheduler = reporter(clock, (1.0, 4.0))
+    decided: list[Decision] = []
+    assert scheduler.may_report(REF, "Unschedulable", decided)
+    scheduler.said[REF] = ("Unschedulable", "message")
     for now in (0.25, 0.5, 0.75):
         clock.now = now
-        assert not scheduler._may_report(REF, "Unschedulable")
+        assert not scheduler.may_report(REF, "Unschedulable", decided)
+    marked = [(d.ref, d.delay) for d in decided if isinstance(d, Later)]
     assert marked == [(REF, 0.75)]  # called for once, for when the backoff ends
 
 
 async def test_no_backoff_writes_every_change() -> None:
-    scheduler = GangScheduler("s", clock=Clock(), report_backoff=(0.0, 0.0))
-    scheduler._said[REF] = ("Unschedulable", "message")
-    assert all(scheduler._may_report(REF, "Unschedulable") for _ in range(5))
+    scheduler = reporter(Clock(), (0.0, 0.0))
+    scheduler.said[REF] = ("Unschedulable", "message")
+    assert all(scheduler.may_report(REF, "Unschedulable", []) for _ in range(5))
 
 
 @pytest.mark.parametrize("bad", [(-1.0, 1.0), (2.0, 1.0), (1.0, float("inf"))])

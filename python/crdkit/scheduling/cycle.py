@@ -1,0 +1,433 @@
+"""One scheduling pass as data in, decisions out (kube-scheduler's ``schedule_one``).
+
+`Cycle.run_pass` takes the gangs that changed and returns what to do about them; it makes no
+API call. For each gang it reads the group (`crdkit.scheduling.pending`), decides whether it is
+ready to place (enough pods, no gates holding it, a valid policy), builds its placer gang, and
+then places every ready gang as one batch in the queue's order, each seeing what the ones
+before it took:
+
+- a gang that fits is assumed in the mirror at once (`crdkit.scheduling.assumptions`) and
+  becomes a `Bind`;
+- one that does not joins the line, may get a reservation or preempt (`Reservations`,
+  `Preemptor`), and is told why it waits (`Reporter`);
+- a placement that breaks a rank rule of a gang bound earlier in the pass, or uses a node held
+  by a reservation made after it was placed, is tried again next pass (`Later`);
+- a gang left partly bound whose rest cannot join it is rolled back (`RollBack`).
+
+The only local state it changes is the mirror's (assumed pods, held nodes) and its plugins';
+the dispatcher performs the decisions.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from crdkit.scheduling.assumptions import PodBinding, assume
+from crdkit.scheduling.decisions import Bind, Decision, Later, Reserve, RollBack, WriteStatus
+from crdkit.scheduling.gangs import GangRequest, build_gang, pod_role, scheduling_gates
+from crdkit.scheduling.group_apis import GROUP_APIS
+from crdkit.scheduling.mirror import pod_key
+from crdkit.scheduling.pending import line_place
+from crdkit.scheduling.rank_rules import clash
+from crdkit.scheduling.reservations import HELD_AHEAD
+from crdkit.scheduling.runtime_bounds import pod_runtime_bound
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from crdkit import _placer
+    from crdkit.placer import Placement
+    from crdkit.resources import Pod
+    from crdkit.scheduling.mirror import ClusterMirror
+    from crdkit.scheduling.options import SchedulerOptions
+    from crdkit.scheduling.pending import GroupReader, GroupRef, PendingGroup
+    from crdkit.scheduling.preemption import Preemptor
+    from crdkit.scheduling.queue import GangQueue
+    from crdkit.scheduling.rank_rules import RankRule, RankRuleIndex
+    from crdkit.scheduling.reporting import Reporter
+    from crdkit.scheduling.reservations import DomainReservation, Reservations
+
+__all__ = ["Cycle"]
+
+_PodsByNode = dict[str, list[tuple["Pod", tuple["RankRule", ...]]]]
+
+
+def _shape(gang: dict[str, Any]) -> str:
+    """The gang without its name: what its placement, explanation and room depend on."""
+    return json.dumps({k: v for k, v in gang.items() if k != "name"}, sort_keys=True)
+
+
+def _priority(request: GangRequest) -> int:
+    return int(request.gang.get("priority") or 0)
+
+
+def _rank_pods_by_node(request: GangRequest, placement: Placement) -> _PodsByNode:
+    """Per node of the placement, every pod of each task it takes, with the task's rules."""
+    by_node: _PodsByNode = {}
+    for assignment in placement.assignments:
+        rules = request.rules.get(assignment.task, ())
+        by_node.setdefault(assignment.node, []).extend(
+            (pod, rules) for pod in request.pods[assignment.task]
+        )
+    return by_node
+
+
+def _declared_end(group: PendingGroup, wall: float) -> float | None:
+    """When the gang ends at the latest if it starts now: None unless every pending pod
+    declares a run-time bound."""
+    bounds = []
+    for pod in group.pending:
+        try:
+            bound = pod_runtime_bound(pod)
+        except ValueError:
+            return None  # the gang waits with that reason; it is not placed
+        if bound is None:
+            return None
+        bounds.append(bound)
+    return wall + max(bounds) if bounds else None
+
+
+class Cycle:
+    """See the module docstring. ``busy`` says whether a bind or roll-back of a gang is under
+    way; ``pod_end`` is the declared end of a counted pod (epoch seconds)."""
+
+    def __init__(
+        self,
+        levels: Sequence[str],
+        options: SchedulerOptions,
+        mirror: ClusterMirror,
+        reader: GroupReader,
+        rank_rules: RankRuleIndex,
+        plugins: tuple[GangQueue, Reservations, Preemptor, Reporter],
+        *,
+        busy: Callable[[GroupRef], bool],
+        clock: Callable[[], float],
+        wall_clock: Callable[[], float],
+        pod_end: Callable[[str], float | None],
+    ) -> None:
+        self._levels = list(levels)
+        self._options = options
+        self._mirror = mirror
+        self._reader = reader
+        self._rank_rules = rank_rules
+        self._queue, self._reservations, self._preemptor, self._reporter = plugins
+        self._busy = busy
+        self._clock = clock
+        self._wall_clock = wall_clock
+        self._pod_end = pod_end
+        self._shapes: dict[GroupRef, str] = {}
+        """This pass's gangs, serialized without their names (`_shape`)."""
+        self._compiled: dict[GroupRef, tuple[tuple[str, str], _placer.Gang]] = {}
+        """Per waiting gang: its gang as last compiled for the placer, and the gang's name and
+        shape then. A gang that waits is compiled (validated, quantities parsed) once, not once
+        per pass."""
+
+    async def run_pass(self, refs: Sequence[GroupRef]) -> list[Decision]:
+        """The decisions for the gangs ``refs`` (sorted), given the caches as they stand."""
+        self._preemptor.new_pass()
+        self._shapes = {}
+        out: list[Decision] = []
+        ready: list[tuple[PendingGroup, GangRequest]] = []
+        now = self._clock()
+        for ref in refs:
+            if self._busy(ref):
+                continue  # its bind or roll-back marks it again when it ends
+            delay = self._queue.retry_in(ref, now)
+            if delay is not None:
+                out.append(Later(ref, delay))
+                continue
+            group = self._reader.read(ref)
+            if group is None:
+                self.forget(ref)
+                continue
+            out.append(WriteStatus(group))
+            request = self._gang_for(group, out)
+            if request is not None:
+                ready.append((group, request))
+            else:
+                self._dequeue(ref)  # bound, gated or short of pods: not in line for room
+        if ready:
+            await self._place(ready, out)
+        return out
+
+    async def _place(
+        self, ready: list[tuple[PendingGroup, GangRequest]], out: list[Decision]
+    ) -> None:
+        # The queue's order: higher priority first (the placer keeps it), then the gang that
+        # arrived first (its PodGroup's creationTimestamp, or its first pod's), bigger gangs
+        # credited `size_credit` seconds per doubling of their pods, then the name.
+        ready.sort(key=lambda item: line_place(item[0], self._options.size_credit))
+        wall = self._wall_clock()
+        ends: dict[GroupRef, float | None] = {}
+        for group, request in ready:
+            ends[group.ref] = end = _declared_end(group, wall)
+            allowed = self._reservations.tolerations(group.ref, _priority(request), end)
+            if allowed:
+                for task in request.gang["tasks"]:
+                    task["tolerations"] = [*task.get("tolerations", []), *allowed]
+        placements = await self._mirror.place_all_async(
+            [self._compiled_gang(group.ref, request) for group, request in ready],
+            self._options.policy,  # type: ignore[arg-type]
+        )
+        by_name = {request.gang["name"]: (group, request) for group, request in ready}
+        made: list[DomainReservation] = []
+        waiting: list[tuple[PendingGroup, GangRequest, Placement]] = []
+        # This pass's bound gangs' pods by node (built once each, and only when a gang of the
+        # pass has rank rules), and those of them with rules.
+        any_rules = any(request.rules for _, request in ready)
+        bound_now: list[_PodsByNode] = []
+        ranked_now: list[_PodsByNode] = []
+        for placement in placements:
+            group, request = by_name[placement.gang]
+            ref, priority = group.ref, _priority(request)
+            # A gang with rules is checked against every gang bound before it in this pass,
+            # one without against those with rules (with none on either side, none can clash).
+            earlier = bound_now if request.rules else ranked_now
+            mine = (
+                _rank_pods_by_node(request, placement)
+                if any_rules and placement.status != "unschedulable"
+                else None
+            )
+            if mine is not None and any(clash(mine, other) for other in earlier):
+                # The placer saw none of this pass's other gangs' rank rules: it is placed
+                # again next pass, beside them once they are bound.
+                out.append(Later(ref, 0.0))
+            elif placement.status == "unschedulable":
+                self._queue.enqueue(ref, priority, line_place(group, self._options.size_credit))
+                self._hold_room(group, request, wall, made, out)
+                waiting.append((group, request, placement))
+            elif self._reservations.on_new_hold(ref, priority, placement, made, ends[ref]):
+                out.append(Later(ref, 0.0))  # placed before the hold existed: try again
+            else:
+                out.append(self._bind(group, request, placement))
+                if mine is not None:
+                    bound_now.append(mine)
+                    if request.rules:
+                        ranked_now.append(mine)
+        # Told after this pass's binds are counted: the counts are the ones the next pass
+        # starts from, and the gangs explained read one state (explanations of alike gangs and
+        # the nodes' grouping are shared while the state holds).
+        for group, request, placement in waiting:
+            self._unschedulable(group, request, placement, out)
+
+    def _hold_room(
+        self,
+        group: PendingGroup,
+        request: GangRequest,
+        wall: float,
+        made: list[DomainReservation],
+        out: list[Decision],
+    ) -> None:
+        """Keep or make the gang's reservation, then let it preempt if it may."""
+        ref, priority = group.ref, _priority(request)
+
+        def gang() -> _placer.Gang:
+            return self._compiled_gang(ref, request)
+
+        shape = self._shape_of(ref, request)
+        held = self._reservations.keep(ref, priority, shape, gang, self._pod_end, wall)
+        if held is not None:
+            made.append(held)
+            out.append(Reserve(ref, held))
+        preempted = self._preemptor.preempt(group, priority, gang)
+        if preempted is not None:
+            reservation, evict = preempted
+            made.append(reservation)
+            out.append(evict)
+
+    def _gang_for(self, group: PendingGroup, out: list[Decision]) -> GangRequest | None:
+        """The gang to place for ``group``, or None (with the reason told) when it waits."""
+        ref, reporter = group.ref, self._reporter
+        if not group.pending and not group.gated:
+            reporter.waiting.discard(ref)
+            return None
+        if GROUP_APIS[ref.api].model is not None and group.podgroup is None:
+            message = f"PodGroup {ref.namespace}/{ref.name} does not exist"
+            reporter.wait(group, "PodGroupNotFound", message, out)
+            return None
+        try:
+            group.policy = GROUP_APIS[ref.api].policy(group.podgroup, self._levels)
+        except ValueError as error:
+            reporter.wait(group, "InvalidPodGroup", str(error), out)
+            return None
+        needed = group.policy.min_member - len(group.bound)
+        if group.gated and needed > len(group.pending):
+            gates = sorted({gate for pod in group.gated for gate in scheduling_gates(pod)})
+            message = (
+                f"{len(group.gated)} of the gang's pods are held by scheduling gates "
+                f"({', '.join(gates)}); the gang is placed once enough of them are released"
+            )
+            reporter.wait(group, "SchedulingGated", message, out)
+            return None
+        if not group.pending:
+            reporter.waiting.discard(ref)
+            return None
+        if needed > len(group.pending):
+            have = len(group.pending) + len(group.bound)
+            message = f"{have} of the {group.policy.min_member} pods of the gang exist"
+            topic = f"WaitingForPods/{group.policy.min_member}"
+            reporter.wait(group, "WaitingForPods", message, out, topic=topic)
+            return None
+        roles: dict[str, int] = {}
+        for pod in group.bound:  # minTaskMember counts the bound pods of each task too
+            role = pod_role(pod)
+            roles[role] = roles.get(role, 0) + 1
+        try:
+            request = build_gang(
+                str(ref),
+                group.pending,
+                needed=max(needed, 1),
+                policy=group.policy,
+                levels=self._levels,
+                default_topology=self._options.default_topology,
+                bound_by_role=roles,
+                priority=max((p.spec.priority or 0 for p in group.pending), default=0),
+            )
+        except ValueError as error:
+            reporter.wait(group, "InvalidPod", str(error), out)
+            return None
+        self._avoid_rank_rules(request, group)
+        if group.bound and needed > 0 and not self._stay_beside(request, group.bound):
+            # Its bound pods already span several domains of the level the gang must keep to:
+            # no placement of the rest can make it whole there.
+            if self._torn(group):
+                out.append(RollBack(group))
+            else:
+                level = (request.gang.get("topology") or {}).get("level")
+                message = f"the gang's {len(group.bound)} bound pods span several {level} domains"
+                reporter.wait(group, "Unschedulable", message, out)
+            return None
+        return request
+
+    def _avoid_rank_rules(self, request: GangRequest, group: PendingGroup) -> None:
+        """Keep each task off the nodes whose placed pods its rank rules match, or whose own
+        rank rules match its pods (`crdkit.scheduling.rank_rules`)."""
+        if not request.rules and not self._rank_rules.has_carriers(group.ref.namespace):
+            return  # no rule of its own, and none of a pod that could name it
+        pending = frozenset(pod_key(p.metadata.namespace, p.metadata.name) for p in group.pending)
+        for task in request.gang["tasks"]:
+            avoided = self._rank_rules.avoided(
+                request.rules.get(task["name"], ()), request.pods[task["name"]], pending
+            )
+            if avoided:
+                task["avoidNodes"] = sorted(avoided)
+
+    def _stay_beside(self, request: GangRequest, bound: Sequence[Pod]) -> bool:
+        """Keep a partly bound gang's missing pods inside the domain its bound pods share at
+        the gang's ``required`` level; False when they are in two domains or more of it."""
+        topology = request.gang.get("topology") or {}
+        if topology.get("mode") != "required":
+            return True
+        level = topology["level"]
+        values = set()
+        for pod in bound:
+            node = self._mirror.node(
+                pod.spec.node_name
+                or self._mirror.node_of(pod_key(pod.metadata.namespace, pod.metadata.name))
+                or ""
+            )
+            values.add(None if node is None else node["labels"].get(level))
+        if len(values) == 1 and None not in values:
+            (value,) = values
+            for task in request.gang["tasks"]:
+                task["nodeSelector"] = {**task.get("nodeSelector", {}), level: value}
+        return len(values - {None}) <= 1  # a node it does not know is no evidence of a split
+
+    def _unschedulable(
+        self, group: PendingGroup, request: GangRequest, placement: Placement, out: list[Decision]
+    ) -> None:
+        if self._torn(group):
+            # Left partly bound (a crash mid-bind) and the rest does not fit beside it.
+            out.append(RollBack(group))
+            return
+        ref = group.ref
+        note, topic = self._reservations.note(ref)
+        explanation = self._reporter.explanation(
+            ref,
+            self._shape_of(ref, request),
+            placement,
+            lambda: self._compiled_gang(ref, request),
+        )
+        if topic == HELD_AHEAD:
+            # How many nodes are held ahead of it changes with every new head of the line:
+            # that rewrites the status, but is no new reason for an Event on every pod.
+            topic = f"{explanation}{HELD_AHEAD}"
+        self._reporter.wait(
+            group,
+            "Unschedulable",
+            explanation + note,
+            out,
+            topic=topic,
+            tail=lambda: self._queue.place_note(ref),
+        )
+
+    def _torn(self, group: PendingGroup) -> bool:
+        """Partly bound, short of ``minMember``, none running and no bind of it under way:
+        what a scheduler stopped mid-bind leaves. (A gang bound at its minimum whose further
+        pods do not fit is whole: those pods just wait.)"""
+        counts = group.counts
+        return (
+            bool(group.bound)
+            and counts.bound + counts.succeeded < group.policy.min_member
+            and not counts.running
+            and not any(
+                self._mirror.is_assumed(pod_key(p.metadata.namespace, p.metadata.name))
+                for p in group.bound
+            )
+        )
+
+    def _bind(self, group: PendingGroup, request: GangRequest, placement: Placement) -> Bind:
+        """Assume the gang where it was placed; the dispatcher binds it."""
+        bindings: list[PodBinding] = []
+        for task, pods in request.pods.items():
+            queue = list(pods)
+            for assignment in placement.assignments:
+                if assignment.task != task:
+                    continue
+                for _ in range(assignment.count):
+                    pod = queue.pop(0)
+                    bindings.append(
+                        PodBinding(
+                            pod.metadata.namespace or "default",
+                            pod.metadata.name or "",
+                            assignment.node,
+                            request.milli[task],  # read off the pods once, by build_gang
+                            pod.metadata.uid,
+                        )
+                    )
+        reservation = assume(self._mirror, bindings)  # before any await: the room is taken
+        self._dequeue(group.ref)  # its reservation, if any, has done its work
+        self._reporter.placing(group.ref)
+        return Bind(group, reservation, placement)
+
+    def _shape_of(self, ref: GroupRef, request: GangRequest) -> str:
+        """`_shape` of the gang as this pass places it, serialized once per pass (its
+        compile cache, room search and explanation all key on it)."""
+        shape = self._shapes.get(ref)
+        if shape is None:
+            shape = self._shapes[ref] = _shape(request.gang)
+        return shape
+
+    def _compiled_gang(self, ref: GroupRef, request: GangRequest) -> _placer.Gang:
+        """The gang as the placer's record, compiled again only when its text changed."""
+        text = (request.gang["name"], self._shape_of(ref, request))
+        kept = self._compiled.get(ref)
+        if kept is not None and kept[0] == text:
+            return kept[1]
+        compiled = self._mirror.cluster.compile(request.gang, milli=request.milli)
+        self._compiled[ref] = (text, compiled)
+        return compiled
+
+    def _dequeue(self, ref: GroupRef) -> None:
+        """The gang is no longer in line for room: bound, gone, or not placeable now."""
+        self._queue.dequeue(ref)
+        self._reservations.drop(ref)
+        self._preemptor.forget(ref)
+
+    def forget(self, ref: GroupRef) -> None:
+        """The gang is gone: nothing of it is kept by the cycle or its plugins."""
+        self._dequeue(ref)
+        self._queue.forget(ref)
+        self._reporter.forget(ref)
+        self._compiled.pop(ref, None)

@@ -1,0 +1,271 @@
+"""Every API call the gang scheduler makes, in one place (kube-scheduler's API dispatcher).
+
+The cycle decides; `Dispatcher.apply` performs its decisions in the order they were made:
+binds (all or nothing, `crdkit.scheduling.binder.Binder`), roll-backs of gangs left partly
+bound, evictions of preemption victims, PodGroup status patches and Events. Each runs as a task
+of its own, so a pass never waits on the apiserver; the dispatcher keeps the tasks in flight
+and gives them ``shutdown_grace`` seconds to end when the scheduler stops.
+
+What the apiserver answered goes back as values (`Outcome`): a refused bind is `BindRefused`
+(the queue backs the gang off), a bound gang `Bound`, and `Settled` marks a gang whose bind or
+roll-back ended, so the next pass looks at it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from crdkit.client import Conflict, KubernetesError, NotFound, PatchType, Preconditions
+from crdkit.resources import Pod
+from crdkit.scheduling.binder import BindError
+from crdkit.scheduling.decisions import Bind, Evict, Later, Reserve, RollBack, Wait, WriteStatus
+from crdkit.scheduling.group_apis import GROUP_APIS
+from crdkit.scheduling.mirror import pod_key
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine, Iterable
+
+    from crdkit.client import Client
+    from crdkit.runtime.events import EventRecorder
+    from crdkit.runtime.store import Store
+    from crdkit.scheduling.binder import Binder
+    from crdkit.scheduling.decisions import Decision
+    from crdkit.scheduling.mirror import ClusterMirror
+    from crdkit.scheduling.pending import GroupRef, PendingGroup
+    from crdkit.scheduling.reporting import Reporter
+
+__all__ = ["BindRefused", "Bound", "Dispatcher", "Outcome", "Settled"]
+
+log = logging.getLogger("crdkit.scheduling.scheduler")
+
+
+@dataclass(frozen=True)
+class BindRefused:
+    """The apiserver refused a pod of the gang's bind; what was bound is rolled back."""
+
+    ref: GroupRef
+
+
+@dataclass(frozen=True)
+class Bound:
+    """Every pod of the gang is bound."""
+
+    ref: GroupRef
+
+
+@dataclass(frozen=True)
+class Settled:
+    """The gang's bind or roll-back ended, either way: look at it again."""
+
+    ref: GroupRef
+
+
+Outcome = BindRefused | Bound | Settled
+
+
+class Dispatcher:
+    """See the module docstring. ``later`` takes `Later` decisions (the queue's); ``outcome``
+    hears what the apiserver answered."""
+
+    def __init__(
+        self,
+        client: Client,
+        binder: Binder,
+        recorder: EventRecorder,
+        mirror: ClusterMirror,
+        pods: Store[Pod],
+        reporter: Reporter,
+        *,
+        later: Callable[[GroupRef, float], None],
+        outcome: Callable[[Outcome], None],
+        shutdown_grace: float,
+    ) -> None:
+        self._client = client
+        self._binder = binder
+        self._recorder = recorder
+        self._mirror = mirror
+        self._pods = pods
+        self._reporter = reporter
+        self._later = later
+        self._outcome = outcome
+        self.shutdown_grace = shutdown_grace
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._binding: set[GroupRef] = set()
+        self._rolling_back: set[GroupRef] = set()
+        """Gangs whose bound pods are being deleted: left alone until that ends, so a pass in
+        the meantime neither rolls them back again nor places them beside pods on their way
+        out."""
+
+    def busy(self, ref: GroupRef) -> bool:
+        """A bind or roll-back of the gang is under way (it is marked again when it ends)."""
+        return ref in self._binding or ref in self._rolling_back
+
+    @property
+    def in_flight(self) -> bool:
+        """A bind or an API call is under way."""
+        return bool(self._binding or self._tasks)
+
+    def apply(self, decisions: Iterable[Decision]) -> None:
+        """Perform ``decisions`` in order; API calls start as tasks, none is awaited here."""
+        for decision in decisions:
+            match decision:
+                case Later(ref, delay):
+                    self._later(ref, delay)
+                case Bind():
+                    self._binding.add(decision.group.ref)
+                    self._spawn(self._bind(decision))
+                case Wait(group, reason, message):
+                    self._spawn(self._report_waiting(group, reason, message))
+                case WriteStatus(group, waiting):
+                    self._spawn(self._write_status(group, waiting))
+                case RollBack(group):
+                    self._rolling_back.add(group.ref)
+                    self._spawn(self._roll_back(group))
+                case Evict():
+                    names = ", ".join(victim.ref for victim in decision.victims)
+                    log.info("%s preempts %s in %s", decision.ref, names, decision.where)
+                    self._spawn(self._evict(decision))
+                case Reserve(ref, reservation):
+                    log.info(
+                        "%s holds %s (%d nodes)", ref, reservation.where(), len(reservation.nodes)
+                    )
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def drain(self) -> None:
+        """Let the calls in flight end (they are short: cutting a gang's bind in the middle
+        would roll it back), cancelling what is left after ``shutdown_grace``."""
+        if self._tasks:
+            _, late = await asyncio.wait(set(self._tasks), timeout=self.shutdown_grace)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
+
+    # -- binds and roll-backs ---------------------------------------------------------------
+
+    async def _bind(self, decision: Bind) -> None:
+        group, reservation, placement = decision.group, decision.reservation, decision.placement
+        ref = group.ref
+        pods = {pod_key(p.metadata.namespace, p.metadata.name): p for p in group.pending}
+        try:
+            await self._binder.bind(reservation)
+        except BindError as error:
+            self._outcome(BindRefused(ref))
+            message = f"binding rejected: {error}"
+            log.warning("%s: %s", ref, message)
+            for binding in reservation.bindings:
+                await self._event(pods[binding.key], "Warning", "FailedScheduling", message)
+            return
+        finally:
+            self._binding.discard(ref)
+            self._outcome(Settled(ref))
+        self._outcome(Bound(ref))
+        where = ", ".join(f"{k}={v}" for k, v in placement.domain.items()) or "across domains"
+        for binding in reservation.bindings:
+            await self._event(
+                pods[binding.key],
+                "Normal",
+                "Scheduled",
+                f"Successfully assigned {binding.key} to {binding.node} (gang {ref}, {where})",
+            )
+
+    async def _roll_back(self, group: PendingGroup) -> None:
+        try:
+            await self._delete_bound(group)
+        finally:
+            self._rolling_back.discard(group.ref)
+            self._outcome(Settled(group.ref))
+
+    async def _delete_bound(self, group: PendingGroup) -> None:
+        message = (
+            f"{len(group.bound)} of the gang's pods were bound and the other "
+            f"{len(group.pending)} do not fit beside them: deleting the bound pods"
+        )
+        log.warning("%s: %s", group.ref, message)
+        for pod in group.bound:
+            await self._event(pod, "Warning", "GangRolledBack", message)
+            try:
+                # Only the pod seen bound: its controller may have made a new one of that name.
+                await self._client.delete(
+                    Pod,
+                    pod.metadata.name or "",
+                    namespace=pod.metadata.namespace,
+                    grace_period_seconds=0,
+                    preconditions=Preconditions(uid=pod.metadata.uid),
+                )
+            except (NotFound, Conflict):
+                pass  # gone already, or already replaced
+            except KubernetesError as error:
+                log.warning("%s: could not delete %s: %s", group.ref, pod.metadata.name, error)
+            self._mirror.remove_pod(pod)
+
+    async def _evict(self, decision: Evict) -> None:
+        """Delete every pod of each victim gang, with its grace period, after an Event on it
+        naming the preemptor."""
+        ref, priority = decision.ref, decision.priority
+        for victim in decision.victims:
+            for pod in victim.pods:
+                namespace, _, name = pod.key.partition("/")
+                seen = self._pods.get_by_name(name, namespace)
+                if seen is not None:
+                    await self._event(
+                        seen,
+                        "Warning",
+                        "Preempted",
+                        f"Preempted by gang {ref} (priority {priority}) to free "
+                        f"{decision.where}; the whole gang {victim.ref} "
+                        f"(priority {victim.priority}) is evicted",
+                    )
+                try:
+                    await self._client.delete(
+                        Pod, name, namespace=namespace, preconditions=Preconditions(uid=pod.uid)
+                    )
+                except (NotFound, Conflict):
+                    pass  # gone already, or replaced by a new pod of that name
+                except KubernetesError as error:
+                    log.warning("%s: could not evict %s: %s", ref, pod.key, error)
+
+    # -- reports ----------------------------------------------------------------------------
+
+    async def _report_waiting(self, group: PendingGroup, reason: str, message: str) -> None:
+        log.info("%s waits: %s", group.ref, message)
+        # A gated pod is told only that it is gated (kube-scheduler does not even try it).
+        told = [*group.pending, *group.gated] if reason == "SchedulingGated" else group.pending
+        for pod in told:
+            await self._event(pod, "Warning", "FailedScheduling", f"{reason}: {message}")
+        await self._write_status(group, (reason, message))
+
+    async def _event(
+        self, pod: Pod, type_: Literal["Normal", "Warning"], reason: str, note: str
+    ) -> None:
+        await self._recorder.event(pod, type_, reason, note[:1024], action="Scheduling")
+
+    async def _write_status(self, group: PendingGroup, waiting: tuple[str, str] | None) -> None:
+        """Bring the PodGroup's status in line with its pods (a merge patch of ``status``)."""
+        ref = group.ref
+        status = self._reporter.status_to_write(group, waiting, ref in self._binding)
+        if status is None:
+            return
+        api = GROUP_APIS[ref.api]
+        assert api.model is not None  # only a gang with a PodGroup has a status to write
+        try:
+            await self._client.patch(
+                api.model,
+                ref.name,
+                {"status": status},
+                namespace=ref.namespace,
+                patch_type=PatchType.MERGE,
+                # Volcano's PodGroup CRD has no status subresource: its status is the object's.
+                subresource="status" if api.status_subresource else None,
+            )
+        except NotFound:
+            return
+        except KubernetesError as error:
+            self._reporter.status_unwritten(ref)
+            log.warning("%s: could not write the PodGroup status: %s", ref, error)

@@ -1,0 +1,179 @@
+"""What a `GangScheduler` is told, declared once: each option's default, its check, and its
+``crdkit scheduler`` flag (`SchedulerFlag`, which the command turns into a click option).
+
+::
+
+    GangScheduler("gangs", ["example.com/leaf"], SchedulerOptions(size_credit=0.0))
+    GangScheduler("gangs", ["example.com/leaf"], size_credit=0.0)   # the same, as shorthand
+
+Adding an option is adding one field here; the command's flags follow. A bad value is a
+``ValueError`` that names the field. This module imports nothing beyond the standard library
+(the command and generators read it without loading the HTTP stack).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+__all__ = ["SchedulerFlag", "SchedulerOptions", "scheduler_flags"]
+
+FlagKind = Literal["text", "seconds", "seconds-or-zero", "whole", "count", "policy"]
+"""How a flag's value is read: ``seconds`` a number > 0, ``seconds-or-zero`` >= 0, ``whole`` an
+integer >= 0, ``count`` an integer >= 1, ``policy`` one of the placer's policies."""
+
+
+@dataclass(frozen=True)
+class SchedulerFlag:
+    """An option's spelling on ``crdkit scheduler``."""
+
+    name: str
+    help: str
+    kind: FlagKind = "text"
+
+    @property
+    def parameter(self) -> str:
+        """The click parameter name (``--size-credit`` -> ``size_credit``)."""
+        return self.name.lstrip("-").replace("-", "_")
+
+
+def _flag(name: str, help: str, kind: FlagKind = "text") -> dict[str, Any]:
+    return {"flag": SchedulerFlag(name, help, kind)}
+
+
+@dataclass(frozen=True)
+class SchedulerOptions:
+    """Everything a gang scheduler is told beyond its name and topology levels."""
+
+    default_topology: Mapping[str, Any] | None = None
+    """The contract's ``topology`` for gangs that ask for none (None: unconstrained, packed as
+    tightly as it fits). ``crdkit scheduler --topology`` spells it."""
+    pod_groups: tuple[str, ...] | None = None
+    """The PodGroup APIs to watch (their CRDs must be installed); None: every one crdkit
+    serves."""
+    node_selector: str | None = field(
+        default=None, metadata=_flag("--node-selector", "Place only on nodes with these labels.")
+    )
+    policy: str = field(
+        default="best-fit",
+        metadata=_flag("--policy", "How the placer packs a gang.", "policy"),
+    )
+    assume_ttl: float = field(
+        default=30.0,
+        metadata=_flag(
+            "--assume-ttl",
+            "Seconds a bound pod's assumption waits for the pod to show up bound.",
+            "seconds",
+        ),
+    )
+    bind_concurrency: int = field(
+        default=32,
+        metadata=_flag("--bind-concurrency", "Bind calls in flight at once, all gangs.", "count"),
+    )
+    retry_backoff: tuple[float, float] = (1.0, 60.0)
+    """First and longest wait before a gang whose bind the apiserver refused is tried again
+    (the runtime's per-item exponential backoff)."""
+    shutdown_grace: float = 10.0
+    """Seconds binds and writes in flight get to finish when the scheduler stops."""
+    explain_refresh: float = field(
+        default=10.0,
+        metadata=_flag(
+            "--explain-refresh",
+            "Seconds a waiting gang's explanation is reused while neither its gang nor the "
+            "placer's reason changed (its node counts may lag that long).",
+            "seconds-or-zero",
+        ),
+    )
+    reservations_per_priority: int = field(
+        default=1,
+        metadata=_flag(
+            "--reservations-per-priority",
+            "Gangs of one priority, first in line, that may hold room while they wait (0: none).",
+            "whole",
+        ),
+    )
+    max_reservations: int = field(
+        default=16,
+        metadata=_flag(
+            "--max-reservations",
+            "Reservations held at once in all; a higher priority displaces the lowest.",
+            "whole",
+        ),
+    )
+    settle_seconds: float = field(
+        default=2.0,
+        metadata=_flag(
+            "--settle-seconds",
+            "Seconds at most the nodes a gang frees while the rest of it still runs are held "
+            "back, so its domain frees whole (0: place on each as it frees).",
+            "seconds-or-zero",
+        ),
+    )
+    pass_pause: float = field(
+        default=1.0,
+        metadata=_flag(
+            "--pass-pause",
+            "After a scheduling pass, wait this many times its duration before the next, so "
+            "the watch events that came meanwhile are applied first (0: no pause).",
+            "seconds-or-zero",
+        ),
+    )
+    size_credit: float = field(
+        default=10.0,
+        metadata=_flag(
+            "--size-credit",
+            "Seconds a gang moves ahead in its priority's line for each doubling of its pods, "
+            "so big gangs start before domains fragment (0: first come, first served).",
+            "seconds-or-zero",
+        ),
+    )
+    report_backoff: tuple[float, float] = (1.0, 30.0)
+    """A waiting gang's first and longest wait between two reports of the same reason with a
+    new message (``(0, 0)``: every change is written at once)."""
+
+    def __post_init__(self) -> None:
+        for name in ("reservations_per_priority", "max_reservations"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name}: expected a whole number >= 0, got {value!r}")
+        if isinstance(self.bind_concurrency, bool) or self.bind_concurrency < 1:
+            raise ValueError(f"bind_concurrency: must be at least 1, got {self.bind_concurrency}")
+        for name in ("pass_pause", "size_credit", "settle_seconds", "explain_refresh"):
+            number = getattr(self, name)
+            if not math.isfinite(number) or number < 0:
+                raise ValueError(f"{name}: expected a number >= 0, got {number!r}")
+        if not (math.isfinite(self.assume_ttl) and self.assume_ttl > 0):
+            raise ValueError(f"assume_ttl: expected a number > 0, got {self.assume_ttl!r}")
+        for name in ("retry_backoff", "report_backoff"):
+            first, longest = getattr(self, name)
+            if not (math.isfinite(longest) and 0 <= first <= longest):
+                raise ValueError(
+                    f"{name}: expected (first, longest) with 0 <= first <= longest, "
+                    f"got {getattr(self, name)!r}"
+                )
+        if self.pod_groups is not None:
+            object.__setattr__(self, "pod_groups", tuple(self.pod_groups))
+        if self.default_topology is not None:
+            object.__setattr__(self, "default_topology", dict(self.default_topology))
+
+    def replace(self, **changes: Any) -> SchedulerOptions:
+        """These options with ``changes`` (field names; an unknown one is a ``TypeError``
+        naming it)."""
+        known = {f.name for f in dataclasses.fields(self)}
+        for name in changes:
+            if name not in known:
+                raise TypeError(f"{name}: not an option of the gang scheduler")
+        return dataclasses.replace(self, **changes)
+
+
+def scheduler_flags() -> Iterator[tuple[str, SchedulerFlag, Any]]:
+    """Each option that has a flag: its field name, its flag and its default."""
+    for option in dataclasses.fields(SchedulerOptions):
+        flag = option.metadata.get("flag")
+        if flag is not None:
+            yield option.name, flag, option.default
