@@ -69,7 +69,7 @@ $(VENV)/.stamp-wheel: pyproject.toml $(RUST_SOURCES) $(PY_SOURCES) | $(PY)
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	$(PYTHON) -m venv "$$tmp/venv" && \
 	"$$tmp/venv/bin/pip" install -q . && \
-	(cd "$$tmp" && "$$tmp/venv/bin/python" -c 'import crdkit, crdkit._placer; from crdkit.scheduling.podgroup_crds import pod_group_crds; assert len(pod_group_crds()) == 2, "the PodGroup CRDs are not in the wheel"; print("wheel imports:", crdkit.__version__)')
+	(cd "$$tmp" && "$$tmp/venv/bin/python" -c 'import crdkit, crdkit._placer; from crdkit.scheduling.groups.crds import pod_group_crds; assert len(pod_group_crds()) == 2, "the PodGroup CRDs are not in the wheel"; print("wheel imports:", crdkit.__version__)')
 	touch $@
 
 wheel-check: $(VENV)/.stamp-wheel

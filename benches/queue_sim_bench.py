@@ -61,9 +61,9 @@ from crdkit.resources import Node, Pod, resource_info
 from crdkit.runtime import Manager
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.gangs import KUEUE_PREFERRED, KUEUE_REQUIRED
-from crdkit.scheduling.group_apis import GROUP_APIS
+from crdkit.scheduling.groups import GROUP_APIS
+from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.scheduling.mirror import ClusterMirror
-from crdkit.scheduling.podgroups import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.testing import FakeCluster, FakeKind, SimulatedKubelet
 from crdkit.testing.sim.nodes import simulated_node
 from crdkit.testing.sim.virtual_time import run_on_virtual_clock

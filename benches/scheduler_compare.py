@@ -65,8 +65,8 @@ from crdkit.client import Client, GroupVersionKind, NotFound
 from crdkit.resources import Pod
 from crdkit.runtime.informer import Informer
 from crdkit.scheduling.gangs import KUEUE_PREFERRED, KUEUE_REQUIRED
-from crdkit.scheduling.podgroup_crds import install_pod_group_crds
-from crdkit.scheduling.podgroups import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
+from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
+from crdkit.scheduling.groups.crds import install_pod_group_crds
 from crdkit.testing import ControlPlane
 from crdkit.testing.envtest.processes import free_ports
 from crdkit.testing.sim.nodes import create_nodes, simulated_node

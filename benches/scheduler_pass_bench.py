@@ -35,8 +35,8 @@ from crdkit.client import Client
 from crdkit.resources import Pod, resource_info
 from crdkit.runtime import Manager
 from crdkit.scheduling import GangScheduler
-from crdkit.scheduling.group_apis import GROUP_APIS
-from crdkit.scheduling.podgroups import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
+from crdkit.scheduling.groups import GROUP_APIS
+from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.testing import FakeCluster, FakeKind
 from crdkit.testing.fake.server import WatchRecord
 from crdkit.testing.sim.nodes import simulated_node

@@ -37,7 +37,9 @@ if TYPE_CHECKING:
     from crdkit.scheduling.errors import SchedulingError
     from crdkit.scheduling.explanation import Explanation, TaskFilters, explain
     from crdkit.scheduling.gangs import GangPolicy, GangRequest, build_gang
-    from crdkit.scheduling.group_apis import GROUP_APIS, GroupApi
+    from crdkit.scheduling.groups import GROUP_APIS, POD_GROUP_APIS, GroupApi, pod_group_of
+    from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
+    from crdkit.scheduling.groups.volcano import VolcanoPodGroup
     from crdkit.scheduling.mirror import ClusterMirror, pod_holds_capacity, pod_key
     from crdkit.scheduling.nodes import node_entry, node_ready
     from crdkit.scheduling.options import SchedulerOptions
@@ -50,11 +52,6 @@ if TYPE_CHECKING:
         gang_of,
     )
     from crdkit.scheduling.pending import GroupRef
-    from crdkit.scheduling.podgroups import (
-        CoschedulingPodGroup,
-        VolcanoPodGroup,
-        pod_group_of,
-    )
     from crdkit.scheduling.requests import format_quantity, pod_requests, requests_as_quantities
     from crdkit.scheduling.scheduler import GangScheduler
 
@@ -74,9 +71,10 @@ _HOMES = {
         "bindings_for",
         "gang_of",
     ),
-    "crdkit.scheduling.podgroups": ("CoschedulingPodGroup", "VolcanoPodGroup", "pod_group_of"),
+    "crdkit.scheduling.groups.coscheduling": ("CoschedulingPodGroup",),
+    "crdkit.scheduling.groups.volcano": ("VolcanoPodGroup",),
     "crdkit.scheduling.requests": ("format_quantity", "pod_requests", "requests_as_quantities"),
-    "crdkit.scheduling.group_apis": ("GROUP_APIS", "GroupApi"),
+    "crdkit.scheduling.groups": ("GROUP_APIS", "POD_GROUP_APIS", "GroupApi", "pod_group_of"),
     "crdkit.scheduling.options": ("SchedulerOptions",),
     "crdkit.scheduling.pending": ("GroupRef",),
     "crdkit.scheduling.scheduler": ("GangScheduler",),
@@ -86,6 +84,7 @@ __getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
 __all__ = [
     "GROUP_APIS",
     "OWN_GANG_RBAC",
+    "POD_GROUP_APIS",
     "BindError",
     "Binder",
     "ClusterMirror",

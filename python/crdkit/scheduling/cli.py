@@ -24,7 +24,7 @@ from crdkit.placer.policies import POLICIES
 from crdkit.runtime.cli_common import connection_options, manager_options, run_manager
 from crdkit.runtime.logs import configure_logging
 from crdkit.runtime.manager_options import ManagerOptions
-from crdkit.scheduling.group_apis import POD_GROUP_APIS, group_api, group_version
+from crdkit.scheduling.groups import POD_GROUP_APIS, group_api, group_version
 from crdkit.scheduling.options import SchedulerFlag, SchedulerOptions, scheduler_flags
 
 if TYPE_CHECKING:
@@ -184,7 +184,7 @@ def scheduler_command(
             except ValueError as error:
                 raise click.UsageError(str(error)) from None
     if print_crds:
-        from crdkit.scheduling.podgroup_crds import pod_group_crd_text
+        from crdkit.scheduling.groups.crds import pod_group_crd_text
 
         for api in wanted or POD_GROUP_APIS:
             text = pod_group_crd_text(api)
@@ -212,7 +212,7 @@ def scheduler_command(
         from crdkit.scheduling.scheduler import GangScheduler
 
         if install_crds:
-            from crdkit.scheduling.podgroup_crds import install_pod_group_crds
+            from crdkit.scheduling.groups.crds import install_pod_group_crds
 
             created = await install_pod_group_crds(client, wanted or list(POD_GROUP_APIS))
             log.info("PodGroup CRDs installed", extra={"fields": {"created": created}})

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from crdkit.scheduling.assumptions import PodBinding, assume
 from crdkit.scheduling.decisions import Bind, Decision, Later, Reserve, RollBack, WriteStatus
 from crdkit.scheduling.gangs import GangRequest, build_gang, pod_role, scheduling_gates
-from crdkit.scheduling.group_apis import GROUP_APIS
+from crdkit.scheduling.groups import GROUP_APIS
 from crdkit.scheduling.mirror import pod_key
 from crdkit.scheduling.pending import line_place
 from crdkit.scheduling.rank_rules import clash

@@ -22,7 +22,7 @@ from crdkit.client import Conflict, KubernetesError, NotFound, PatchType, Precon
 from crdkit.resources import Pod
 from crdkit.scheduling.binder import BindError
 from crdkit.scheduling.decisions import Bind, Evict, Later, Reserve, RollBack, Wait, WriteStatus
-from crdkit.scheduling.group_apis import GROUP_APIS
+from crdkit.scheduling.groups import GROUP_APIS
 from crdkit.scheduling.mirror import pod_key
 
 if TYPE_CHECKING:

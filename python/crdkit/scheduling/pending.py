@@ -14,8 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from crdkit.scheduling.gangs import GangPolicy, scheduling_gates
-from crdkit.scheduling.group_apis import GROUP_APIS, GroupApiName
-from crdkit.scheduling.group_status import GroupCounts
+from crdkit.scheduling.groups import GROUP_APIS, GroupApiName, GroupCounts
 from crdkit.scheduling.mirror import TERMINAL_PHASES, pod_key
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from crdkit.scheduling.decisions import Decision, Later, Wait, WriteStatus
 from crdkit.scheduling.explanation import explain
-from crdkit.scheduling.group_apis import GROUP_APIS
+from crdkit.scheduling.groups import GROUP_APIS
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -1,7 +1,7 @@
 """``GangScheduler``: a secondary scheduler that binds whole gangs of pods, topology-aware.
 
 Pods name it in ``spec.schedulerName``; they are grouped into gangs by the PodGroup they
-belong to (see `crdkit.scheduling.podgroups`: the coscheduling PodGroup of scheduler-plugins,
+belong to (see `crdkit.scheduling.groups`: the coscheduling PodGroup of scheduler-plugins,
 by the ``scheduling.x-k8s.io/pod-group`` label, and Volcano's, by the
 ``scheduling.k8s.io/group-name`` annotation); a pod of neither is a gang of one. This is what
 lets pods made by other controllers (Kubeflow's training-operator, JobSet, LWS, a plain Job)
@@ -43,7 +43,7 @@ A group whose pods are partly bound but short of ``minMember`` with none running
 scheduler that crashed mid-bind leaves) is adopted when its missing pods can be placed beside
 the bound ones, and rolled back (its bound pods deleted, for their controller to make again)
 when they cannot. What differs between the gang APIs is each API's adapter
-(`crdkit.scheduling.group_apis`); the pass never asks which API a gang is of.
+(`crdkit.scheduling.groups`); the pass never asks which API a gang is of.
 
 Use it as a Manager component (``manager.add_runnable(GangScheduler(...))``) or run it with
 ``crdkit scheduler --name NAME --levels ...``; its options are `SchedulerOptions`.
@@ -62,13 +62,18 @@ from crdkit.scheduling.binder import Binder
 from crdkit.scheduling.cycle import Cycle
 from crdkit.scheduling.decisions import Bind, Evict
 from crdkit.scheduling.dispatcher import BindRefused, Bound, Dispatcher, Outcome, Settled
-from crdkit.scheduling.group_apis import GROUP_APIS, POD_GROUP_APIS, GroupApiName, group_api
+from crdkit.scheduling.groups import (
+    GROUP_APIS,
+    POD_GROUP_APIS,
+    GroupApiName,
+    group_api,
+    pod_group_of,
+)
 from crdkit.scheduling.metrics import SchedulerMetrics, scheduler_metrics
 from crdkit.scheduling.mirror import ClusterMirror, pod_key
 from crdkit.scheduling.options import SchedulerOptions
 from crdkit.scheduling.pending import GROUP_INDEX, NEVER, GroupReader, GroupRef, arrival, finished
 from crdkit.scheduling.pod_reads import PodReads
-from crdkit.scheduling.podgroups import pod_group_of
 from crdkit.scheduling.preemption import Preemptor
 from crdkit.scheduling.queue import GangQueue
 from crdkit.scheduling.rank_rules import RankRuleIndex

@@ -15,7 +15,8 @@ from crdkit.client import Client
 from crdkit.resources import Pod
 from crdkit.runtime import Manager
 from crdkit.scheduling import GangScheduler
-from crdkit.scheduling.podgroups import CoschedulingPodGroup, VolcanoPodGroup
+from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
+from crdkit.scheduling.groups.volcano import VolcanoPodGroup
 from crdkit.testing import ControlPlane, create_nodes, simulated_node
 
 BLOCK, RACK = "example.com/block", "example.com/rack"

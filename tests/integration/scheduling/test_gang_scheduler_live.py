@@ -26,7 +26,8 @@ from _cluster import (
 
 from crdkit.client import Client
 from crdkit.resources import Event, Pod
-from crdkit.scheduling.podgroups import CoschedulingPodGroup, VolcanoPodGroup
+from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
+from crdkit.scheduling.groups.volcano import VolcanoPodGroup
 from crdkit.testing import ControlPlane, eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]

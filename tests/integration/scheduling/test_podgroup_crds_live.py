@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from crdkit.client import Client, GroupVersionKind
-from crdkit.scheduling.podgroup_crds import install_pod_group_crds, pod_group_crds
+from crdkit.scheduling.groups.crds import install_pod_group_crds, pod_group_crds
 
 pytestmark = pytest.mark.integration
 

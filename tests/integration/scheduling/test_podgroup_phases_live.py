@@ -15,7 +15,7 @@ from _cluster import (
 )
 
 from crdkit.client import Client
-from crdkit.scheduling.podgroups import CoschedulingPodGroup
+from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
 from crdkit.testing import ControlPlane, SimulatedKubelet, eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]

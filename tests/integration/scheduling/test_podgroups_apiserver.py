@@ -1,4 +1,4 @@
-"""crdkit.scheduling.podgroups on the real apiserver, with the upstream PodGroup CRDs installed:
+"""crdkit.scheduling.groups on the real apiserver, with the upstream PodGroup CRDs installed:
 objects built from the models are accepted, read back typed, and their status written.
 
 A control plane of its own: these CRDs must not replace, on the shared one, CRDs other tests
@@ -17,10 +17,12 @@ import pytest_asyncio
 from crdkit.client import Client
 from crdkit.client.errors import NotFound
 from crdkit.resources import ObjectMeta
-from crdkit.scheduling.podgroups import (
+from crdkit.scheduling.groups.coscheduling import (
     CoschedulingPodGroup,
     CoschedulingPodGroupSpec,
     CoschedulingPodGroupStatus,
+)
+from crdkit.scheduling.groups.volcano import (
     VolcanoNetworkTopology,
     VolcanoPodGroup,
     VolcanoPodGroupCondition,

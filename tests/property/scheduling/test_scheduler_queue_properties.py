@@ -28,8 +28,8 @@ from crdkit.resources import Node, Pod, resource_info
 from crdkit.runtime import Manager
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.gangs import KUEUE_REQUIRED
-from crdkit.scheduling.group_apis import GROUP_APIS
-from crdkit.scheduling.podgroups import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
+from crdkit.scheduling.groups import GROUP_APIS
+from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.testing import FakeCluster, FakeKind
 from crdkit.testing.sim.nodes import simulated_node
 

@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry
 from crdkit.resources import Node, Pod, resource_info
 from crdkit.runtime import Manager
 from crdkit.scheduling import GangScheduler
-from crdkit.scheduling.group_apis import GROUP_APIS, PodGroupApi
+from crdkit.scheduling.groups import GROUP_APIS, PodGroupApi
 from crdkit.testing import FakeCluster, FakeKind
 from crdkit.testing.sim.nodes import simulated_node
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from crdkit.scheduling.group_status import GroupCounts, coscheduling_phase, volcano_phase
+from crdkit.scheduling.groups import GroupCounts
+from crdkit.scheduling.groups.coscheduling import coscheduling_phase
+from crdkit.scheduling.groups.volcano import volcano_phase
 
 
 @pytest.mark.parametrize(

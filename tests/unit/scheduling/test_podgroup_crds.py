@@ -8,7 +8,7 @@ import yaml
 from click.testing import CliRunner
 
 from crdkit.cli import main
-from crdkit.scheduling.podgroup_crds import POD_GROUP_CRD_FILES, pod_group_crd_text, pod_group_crds
+from crdkit.scheduling.groups.crds import POD_GROUP_CRD_FILES, pod_group_crd_text, pod_group_crds
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "crds"
 

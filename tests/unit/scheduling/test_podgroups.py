@@ -1,4 +1,4 @@
-"""crdkit.scheduling.podgroups: the upstream example PodGroups read typed and written back
+"""crdkit.scheduling.groups: the upstream example PodGroups read typed and written back
 unchanged, and which PodGroup a pod joins."""
 
 from __future__ import annotations
@@ -12,20 +12,22 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from crdkit.resources import KubernetesObject, ObjectMeta, Pod
-from crdkit.scheduling.podgroups import (
+from crdkit.scheduling.groups import pod_group_of
+from crdkit.scheduling.groups.coscheduling import (
     COSCHEDULING_PHASES,
     COSCHEDULING_POD_GROUP_LABEL,
-    VOLCANO_GROUP_NAME_ANNOTATION,
-    VOLCANO_LEGACY_GROUP_NAME_ANNOTATION,
-    VOLCANO_PHASES,
     CoschedulingPodGroup,
     CoschedulingPodGroupSpec,
     CoschedulingPodGroupStatus,
+)
+from crdkit.scheduling.groups.volcano import (
+    VOLCANO_GROUP_NAME_ANNOTATION,
+    VOLCANO_LEGACY_GROUP_NAME_ANNOTATION,
+    VOLCANO_PHASES,
     VolcanoPodGroup,
     VolcanoPodGroupCondition,
     VolcanoPodGroupSpec,
     VolcanoPodGroupStatus,
-    pod_group_of,
 )
 
 EXAMPLES = Path(__file__).parents[2] / "data" / "podgroups"

@@ -14,13 +14,9 @@ from _fake_scheduling import NAMESPACE, SCHEDULER, add_node, gpu_pod, scheduling
 from crdkit.client import Client
 from crdkit.resources import Event, Pod
 from crdkit.scheduling import GangScheduler
-from crdkit.scheduling.group_apis import GROUP_APIS, POD_GROUP_APIS, group_api
-from crdkit.scheduling.podgroups import (
-    COSCHEDULING_POD_GROUP_LABEL,
-    VOLCANO_GROUP_NAME_ANNOTATION,
-    CoschedulingPodGroup,
-    VolcanoPodGroup,
-)
+from crdkit.scheduling.groups import GROUP_APIS, POD_GROUP_APIS, group_api
+from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
+from crdkit.scheduling.groups.volcano import VOLCANO_GROUP_NAME_ANNOTATION, VolcanoPodGroup
 from crdkit.testing import eventually
 
 

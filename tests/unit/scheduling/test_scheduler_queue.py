@@ -12,7 +12,7 @@ from _fake_scheduling import NAMESPACE, add_node, gpu_pod, scheduling
 from crdkit.client import Client
 from crdkit.resources import Pod
 from crdkit.scheduling import GangScheduler
-from crdkit.scheduling.podgroups import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
+from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.testing import eventually
 
 

@@ -13,7 +13,7 @@ from crdkit.client import Client
 from crdkit.resources import Event, Pod
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.gangs import KUEUE_REQUIRED
-from crdkit.scheduling.podgroups import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
+from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.testing import eventually
 
 LEAF = "topology.crdkit.io/leaf"

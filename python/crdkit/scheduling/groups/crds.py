@@ -12,6 +12,7 @@ from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 from crdkit._yaml import load_yaml_documents
+from crdkit.scheduling.groups import GROUP_APIS, POD_GROUP_APIS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -20,21 +21,21 @@ if TYPE_CHECKING:
 
 __all__ = ["POD_GROUP_CRD_FILES", "install_pod_group_crds", "pod_group_crd_text", "pod_group_crds"]
 
-POD_GROUP_CRD_FILES = {
-    "coscheduling": "scheduler-plugins_scheduling.x-k8s.io_podgroups.yaml",
-    "volcano": "volcano_scheduling.volcano.sh_podgroups.yaml",
+POD_GROUP_CRD_FILES: dict[str, str] = {
+    name: api.crd_file for name, api in GROUP_APIS.items() if api.crd_file is not None
 }
-"""The file of each PodGroup API's CRD in ``crdkit/scheduling/crds`` (sources in its README)."""
+"""The file of each PodGroup API's CRD in ``crdkit/scheduling/groups/crds`` (sources in its
+README), from the adapters."""
 
 
 def pod_group_crd_text(api: str) -> str:
-    """The YAML of ``api``'s CRD (``coscheduling`` or ``volcano``), as upstream ships it."""
+    """The YAML of ``api``'s CRD, as upstream ships it."""
     if api not in POD_GROUP_CRD_FILES:
-        raise ValueError(f"unknown PodGroup API {api!r} (coscheduling, volcano)")
-    return (files("crdkit.scheduling") / "crds" / POD_GROUP_CRD_FILES[api]).read_text()
+        raise ValueError(f"unknown PodGroup API {api!r} ({', '.join(POD_GROUP_APIS)})")
+    return (files("crdkit.scheduling.groups") / "crds" / POD_GROUP_CRD_FILES[api]).read_text()
 
 
-def pod_group_crds(apis: Iterable[str] = tuple(POD_GROUP_CRD_FILES)) -> list[dict[str, Any]]:
+def pod_group_crds(apis: Iterable[str] = POD_GROUP_APIS) -> list[dict[str, Any]]:
     """The CRD objects of ``apis``."""
     crds: list[dict[str, Any]] = []
     for api in apis:
