@@ -3,7 +3,7 @@
 ``auto`` (the default) is uvloop when it is installed (``pip install 'crdkit[fast]'``) and the
 process serves no webhooks, asyncio's own loop otherwise: on the runtime bench uvloop took
 3-14 % less CPU per object than asyncio's loop in each run since the client speaks HTTP/1.1
-itself (docs/performance.md), and the webhook server does not answer kube-apiserver under it.
+itself (benches/RESULTS.md), and the webhook server does not answer kube-apiserver under it.
 ``asyncio`` and ``uvloop`` name one loop whatever is installed; ``uvloop`` with webhooks is
 refused (``crdkit.runtime.cli_common``).
 """

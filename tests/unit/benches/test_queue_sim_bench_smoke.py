@@ -1,5 +1,6 @@
 """Smoke test of benches/queue_sim_bench.py: a 32-node cluster, one seed, both variants; the
-JSON has every figure docs/performance.md records, and the figures hold together."""
+JSON has every figure docs/performance.md and benches/RESULTS.md record, and the figures hold
+together."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Smoke test of benches/replay_bench.py: the trace's synthesis, and a slice of the stream
 (860 jobs with gangs of 2, 4 and 8 pods) replayed on the first 8 leaves, where jobs queue;
-the JSON has every figure docs/performance.md records, and the figures hold together."""
+the JSON has every figure docs/performance.md and benches/RESULTS.md record, and the figures
+hold together."""
 
 from __future__ import annotations
 
