@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+import factories
 from crdkit.client import Client, NotFound, object_key
 from crdkit.resources import ConfigMap, Pod
 from crdkit.runtime.cache import CacheReader
@@ -16,11 +17,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 
 def pod(namespace: str, name: str, node: str, **labels: str) -> Pod:
-    return Pod.model_validate(
-        {
-            "metadata": {"name": name, "namespace": namespace, "labels": labels},
-            "spec": {"nodeName": node, "containers": [{"name": "main", "image": "busybox"}]},
-        }
+    return factories.pod(
+        name, namespace=namespace, node=node, labels=labels, container="main", image="busybox"
     )
 
 

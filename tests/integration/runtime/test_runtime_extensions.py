@@ -26,6 +26,7 @@ from crdkit.resources import ConfigMap, ObjectMeta, Pod, Secret
 from crdkit.runtime import Request
 from crdkit.testing import ControlPlane
 from crdkit.testing.envtest.users import restricted_kubeconfig
+from factories import pod
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -221,7 +222,7 @@ async def test_a_role_without_list_warns_clearly_and_crdkit_run_fails_in_one_lin
         rules=GET_PODS_ONLY,
         path=tmp_path / "kubeconfig",
     )
-    await crdkit_client.create(Pod.model_validate(_pod(namespace)))
+    await crdkit_client.create(pod(namespace=namespace, image="example.invalid/none"))
     async with await Client.from_kubeconfig(kubeconfig) as restricted:
         await restricted.get(Pod, "p", namespace=namespace)  # the user is real, and may get
         manager = new_manager(restricted, namespace)
@@ -278,10 +279,3 @@ def _forbidden_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
         for r in caplog.records
         if r.name == "crdkit.runtime.informer" and "forbidden to" in r.getMessage()
     ]
-
-
-def _pod(namespace: str) -> dict[str, Any]:
-    return {
-        "metadata": {"name": "p", "namespace": namespace},
-        "spec": {"containers": [{"name": "c", "image": "example.invalid/none"}]},
-    }

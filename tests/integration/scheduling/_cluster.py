@@ -11,10 +11,12 @@ from typing import Any, NamedTuple
 
 from prometheus_client import CollectorRegistry
 
+import factories
 from crdkit.client import Client
 from crdkit.resources import Pod
 from crdkit.runtime import Manager
 from crdkit.scheduling import GangScheduler
+from crdkit.scheduling.groups import PodGroupApi
 from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
 from crdkit.scheduling.groups.volcano import VolcanoPodGroup
 from crdkit.testing import ControlPlane, create_nodes, simulated_node
@@ -74,6 +76,10 @@ def pytorchjob_pods(
     """A PyTorchJob's pods as training-operator v1 creates them: one master and ``workers``
     workers, with its labels, and the gang membership of ``group`` (``volcano``: the
     ``scheduling.k8s.io/group-name`` annotation, ``coscheduling``: the pod-group label)."""
+    joins: dict[str, tuple[PodGroupApi, str]] = {
+        "volcano": ("volcano", job),
+        "coscheduling": ("coscheduling", job),
+    }
     pods = []
     for role, count in (("master", 1), ("worker", workers)):
         for index in range(count):
@@ -83,57 +89,34 @@ def pytorchjob_pods(
                 "training.kubeflow.org/replica-type": role,
                 "training.kubeflow.org/replica-index": str(index),
             }
-            annotations = {}
-            if group == "volcano":
-                annotations["scheduling.k8s.io/group-name"] = job
-            elif group == "coscheduling":
-                labels["scheduling.x-k8s.io/pod-group"] = job
-            pods.append(
-                Pod.model_validate(
-                    {
-                        "metadata": {
-                            "name": f"{job}-{role}-{index}",
-                            "namespace": namespace,
-                            "labels": labels,
-                            "annotations": annotations,
-                        },
-                        "spec": {
-                            "schedulerName": scheduler,
-                            "restartPolicy": "OnFailure",
-                            "containers": [
-                                {
-                                    "name": "pytorch",
-                                    "image": "docker.io/kubeflowkatib/pytorch-mnist:v1",
-                                    "resources": {
-                                        "requests": {"cpu": "4", "nvidia.com/gpu": str(gpus)},
-                                        "limits": {"nvidia.com/gpu": str(gpus)},
-                                    },
-                                }
-                            ],
-                        },
-                    }
-                )
+            made = factories.pod(
+                f"{job}-{role}-{index}",
+                namespace=namespace,
+                labels=labels,
+                pod_group=joins.get(group),
+                scheduler=scheduler,
+                container="pytorch",
+                image="docker.io/kubeflowkatib/pytorch-mnist:v1",
+                requests={"cpu": "4"},
+                gpus=gpus,
+                limits={"nvidia.com/gpu": str(gpus)},
+                restartPolicy="OnFailure",
             )
+            pods.append(made)
     return pods
 
 
 def volcano_podgroup(
     name: str, namespace: str, min_member: int, *, tier: int | None = None
 ) -> VolcanoPodGroup:
-    spec: dict[str, Any] = {"minMember": min_member, "queue": "default"}
-    if tier is not None:
-        spec["networkTopology"] = {"mode": "hard", "highestTierAllowed": tier}
-    return VolcanoPodGroup.model_validate(
-        {"metadata": {"name": name, "namespace": namespace}, "spec": spec}
+    return factories.volcano_podgroup(
+        name, min_member, namespace=namespace, tier=tier, queue="default"
     )
 
 
 def coscheduling_podgroup(name: str, namespace: str, min_member: int) -> CoschedulingPodGroup:
-    return CoschedulingPodGroup.model_validate(
-        {
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"minMember": min_member, "scheduleTimeoutSeconds": 60},
-        }
+    return factories.coscheduling_podgroup(
+        name, min_member, namespace=namespace, scheduleTimeoutSeconds=60
     )
 
 

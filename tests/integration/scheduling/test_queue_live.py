@@ -21,6 +21,7 @@ from _cluster import (
     volcano_podgroup,
 )
 
+import factories
 from crdkit.client import Client
 from crdkit.resources import Event, Pod
 from crdkit.testing import ControlPlane, eventually
@@ -32,24 +33,14 @@ KUEUE_GATE = "kueue.x-k8s.io/admission"
 
 
 def small_pod(name: str, namespace: str, scheduler: str, **spec: object) -> Pod:
-    return Pod.model_validate(
-        {
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {
-                "schedulerName": scheduler,
-                "containers": [
-                    {
-                        "name": "c",
-                        "image": "registry.k8s.io/pause:3.10",
-                        "resources": {
-                            "requests": {"nvidia.com/gpu": "8"},
-                            "limits": {"nvidia.com/gpu": "8"},
-                        },
-                    }
-                ],
-                **spec,
-            },
-        }
+    return factories.pod(
+        name,
+        namespace=namespace,
+        scheduler=scheduler,
+        image="registry.k8s.io/pause:3.10",
+        gpus=8,
+        limits={"nvidia.com/gpu": "8"},
+        **spec,
     )
 
 

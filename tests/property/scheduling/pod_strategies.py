@@ -11,6 +11,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from factories import pod_json
+
 RESOURCES = [
     "cpu",
     "memory",
@@ -74,9 +76,4 @@ def pods(draw: st.DrawFn) -> dict[str, Any]:
         spec["overhead"] = draw(resource_lists)
     if draw(st.integers(0, 3)) == 0:
         spec["resources"] = {"requests": draw(resource_lists)}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "p", "namespace": "default"},
-        "spec": spec,
-    }
+    return pod_json(namespace="default", container=None, **spec)

@@ -16,6 +16,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+import factories
 from crdkit.placer import Cluster, ReferenceCluster
 from crdkit.resources import Node, Pod
 from crdkit.scheduling.mirror import ClusterMirror, pod_holds_capacity, pod_key
@@ -28,38 +29,34 @@ PODS = st.sampled_from(["p0", "p1", "p2", "p3", "p4", "p5"])
 PHASES = st.sampled_from([None, "Pending", "Running", "Succeeded", "Failed"])
 CPU = st.sampled_from(["0", "100m", "1", "2500m", "4"])
 GPU = st.sampled_from([0, 1, 8])
-PROBE = {
-    "name": "probe",
-    "tasks": [{"name": "t", "replicas": 3, "requests": {"cpu": "1", "nvidia.com/gpu": 1}}],
-}
+PROBE = factories.gang(
+    factories.task("t", 3, requests={"cpu": "1", "nvidia.com/gpu": 1}), name="probe"
+)
 
 
 def make_node(name: str, rack: str, cpu: int, gpu: int, ready: bool, cordoned: bool) -> Node:
-    return Node.model_validate(
-        {
-            "metadata": {"name": name, "labels": {"example.com/rack": rack}},
-            "spec": {"unschedulable": cordoned},
-            "status": {
-                "allocatable": {"cpu": str(cpu), "nvidia.com/gpu": str(gpu), "pods": "16"},
-                "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-            },
-        }
+    return factories.node(
+        name,
+        rack=None,
+        labels={"example.com/rack": rack},
+        cpu=cpu,
+        gpus=gpu,
+        pods=16,
+        ready=ready,
+        unschedulable=cordoned,
     )
 
 
 def make_pod(name: str, uid: str, node: str | None, phase: str | None, cpu: str, gpu: int) -> Pod:
-    requests: dict[str, Any] = {"cpu": cpu}
-    if gpu:
-        requests["nvidia.com/gpu"] = str(gpu)
-    return Pod.model_validate(
-        {
-            "metadata": {"name": name, "namespace": "ns", "uid": uid},
-            "spec": {
-                "nodeName": node,
-                "containers": [{"name": "main", "resources": {"requests": requests}}],
-            },
-            "status": {"phase": phase},
-        }
+    return factories.pod(
+        name,
+        namespace="ns",
+        uid=uid,
+        node=node,
+        container="main",
+        requests={"cpu": cpu},
+        gpus=gpu or None,
+        status={"phase": phase},
     )
 
 

@@ -12,25 +12,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crdkit.resources import Node
 from crdkit.scheduling.mirror import ClusterMirror
 from crdkit.scheduling.preemption import RunningGang, VictimPod, choose_victims
 from crdkit.scheduling.room import fits_without
+from factories import gang, node, task
 
 LEAF = "example.com/leaf"
 GPU = "nvidia.com/gpu"
-
-
-def node(name: str, leaf: str) -> Node:
-    return Node.model_validate(
-        {
-            "metadata": {"name": name, "labels": {LEAF: leaf}},
-            "status": {
-                "allocatable": {GPU: "8", "pods": "16"},
-                "conditions": [{"type": "Ready", "status": "True"}],
-            },
-        }
-    )
 
 
 @st.composite
@@ -38,7 +26,7 @@ def worlds(draw: st.DrawFn) -> tuple[ClusterMirror, list[RunningGang], dict[str,
     mirror = ClusterMirror([LEAF])
     names = [f"{leaf}{i}" for leaf in "ab"[: draw(st.integers(1, 2))] for i in range(2)]
     for name in names:
-        mirror.set_node(node(name, name[0]))
+        mirror.set_node(node(name, rack=None, labels={LEAF: name[0]}, pods=16))
     free = dict.fromkeys(names, 8)
     gangs: list[RunningGang] = []
     for index in range(draw(st.integers(0, 5))):
@@ -58,19 +46,12 @@ def worlds(draw: st.DrawFn) -> tuple[ClusterMirror, list[RunningGang], dict[str,
             gangs.append(
                 RunningGang(f"g{index}", draw(st.sampled_from([0, 5, 10])), created, tuple(pods))
             )
-    gang: dict[str, Any] = {
-        "name": "preemptor",
-        "tasks": [
-            {
-                "name": "w",
-                "replicas": draw(st.integers(1, 2)),
-                "requests": {GPU: draw(st.sampled_from([4, 8]))},
-            }
-        ],
-    }
+    preemptor = gang(
+        task("w", draw(st.integers(1, 2)), draw(st.sampled_from([4, 8]))), name="preemptor"
+    )
     if draw(st.booleans()):
-        gang["topology"] = {"mode": "required", "level": LEAF}
-    return mirror, gangs, gang, draw(st.sampled_from([5, 10]))
+        preemptor["topology"] = {"mode": "required", "level": LEAF}
+    return mirror, gangs, preemptor, draw(st.sampled_from([5, 10]))
 
 
 def removed(victims: list[RunningGang] | tuple[RunningGang, ...]) -> dict[str, list[Any]]:

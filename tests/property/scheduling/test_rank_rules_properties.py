@@ -14,17 +14,10 @@ from hypothesis import strategies as st
 from crdkit.placer import Cluster, ReferenceCluster
 from crdkit.resources import Pod
 from crdkit.scheduling.gangs import GangPolicy, build_gang
+from factories import placer_node, pod
 
 LEVELS = ["example.com/rack"]
 LABELS = {"job": ("a", "b"), "role": ("master", "worker")}
-
-
-def node(name: str, rack: str, gpus: int) -> dict[str, Any]:
-    return {
-        "name": name,
-        "labels": {"example.com/rack": rack},
-        "allocatable": {"nvidia.com/gpu": gpus, "pods": 110},
-    }
 
 
 @st.composite
@@ -33,14 +26,8 @@ def ranked_pods(draw: st.DrawFn) -> list[Pod]:
     members = []
     for index in range(draw(st.integers(1, 5))):
         labels = {key: draw(st.sampled_from(values)) for key, values in LABELS.items()}
-        spec: dict[str, Any] = {
-            "containers": [
-                {
-                    "name": "c",
-                    "resources": {"requests": {"nvidia.com/gpu": str(draw(st.integers(1, 3)))}},
-                }
-            ]
-        }
+        gpus = draw(st.integers(1, 3))
+        spec: dict[str, Any] = {}
         if draw(st.booleans()):
             keys = draw(st.lists(st.sampled_from(sorted(LABELS)), unique=True, max_size=2))
             selector = {key: labels[key] for key in keys}  # one that names the pod itself
@@ -55,14 +42,7 @@ def ranked_pods(draw: st.DrawFn) -> list[Pod]:
                 }
             }
         labels["training.kubeflow.org/replica-type"] = labels["role"]
-        members.append(
-            Pod.model_validate(
-                {
-                    "metadata": {"name": f"p{index}", "namespace": "ml", "labels": labels},
-                    "spec": spec,
-                }
-            )
-        )
+        members.append(pod(f"p{index}", labels=labels, gpus=gpus, **spec))
     return members
 
 
@@ -81,7 +61,11 @@ def test_no_placement_puts_a_rule_beside_a_pod_it_names(
         # Only a rule over part of the gang is refused here, and it says which field.
         assert "spec.affinity.podAntiAffinity" in refused
         return
-    nodes = [node(f"r{r}n{n}", f"r{r}", 8) for r in range(racks) for n in range(per_rack)]
+    nodes = [
+        placer_node(f"r{r}n{n}", {"example.com/rack": f"r{r}"}, cpu=None)
+        for r in range(racks)
+        for n in range(per_rack)
+    ]
     cluster = engine.from_snapshot({"levels": LEVELS, "nodes": nodes})
     placement = cluster.place(request.gang)
     if placement.status == "unschedulable":

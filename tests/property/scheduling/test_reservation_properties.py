@@ -15,39 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crdkit.placer import Cluster
-from crdkit.resources import Node, Pod
 from crdkit.scheduling.mirror import ClusterMirror
 from crdkit.scheduling.room import choose_room, ready_by
+from factories import gang, node, pod, task
 
 LEAF = "example.com/leaf"
 NOW = 1_000_000.0
-
-
-def node(name: str, leaf: str, gpus: int) -> Node:
-    return Node.model_validate(
-        {
-            "metadata": {"name": name, "labels": {LEAF: leaf}},
-            "status": {
-                "allocatable": {"nvidia.com/gpu": str(gpus), "pods": "16"},
-                "conditions": [{"type": "Ready", "status": "True"}],
-            },
-        }
-    )
-
-
-def pod(name: str, on: str, gpus: int) -> Pod:
-    return Pod.model_validate(
-        {
-            "metadata": {"name": name, "namespace": "ns", "uid": name},
-            "spec": {
-                "nodeName": on,
-                "containers": [
-                    {"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(gpus)}}}
-                ],
-            },
-            "status": {"phase": "Running"},
-        }
-    )
 
 
 @st.composite
@@ -58,7 +31,7 @@ def clusters(draw: st.DrawFn) -> tuple[ClusterMirror, dict[str, float | None], d
         for index in range(draw(st.integers(1, 3))):
             name = f"{leaf}{index}"
             gpus[name] = draw(st.sampled_from([4, 8]))
-            mirror.set_node(node(name, leaf, gpus[name]))
+            mirror.set_node(node(name, rack=None, labels={LEAF: leaf}, gpus=gpus[name], pods=16))
     names = sorted(gpus)
     ends: dict[str, float | None] = {}
     for index in range(draw(st.integers(0, 8))):
@@ -67,21 +40,22 @@ def clusters(draw: st.DrawFn) -> tuple[ClusterMirror, dict[str, float | None], d
         if free <= 0:
             continue
         key = f"ns/p{index}"
-        mirror.set_pod(pod(f"p{index}", on, draw(st.integers(1, min(free, 4)))))
+        gpus_of_pod = draw(st.integers(1, min(free, 4)))
+        mirror.set_pod(
+            pod(
+                f"p{index}",
+                namespace="ns",
+                uid=f"p{index}",
+                node=on,
+                gpus=gpus_of_pod,
+                phase="Running",
+            )
+        )
         ends[key] = draw(st.one_of(st.none(), st.floats(NOW - 10, NOW + 1000)))
-    gang: dict[str, Any] = {
-        "name": "g",
-        "tasks": [
-            {
-                "name": "w",
-                "replicas": draw(st.integers(1, 3)),
-                "requests": {"nvidia.com/gpu": draw(st.integers(1, 8))},
-            }
-        ],
-    }
+    made = gang(task("w", draw(st.integers(1, 3)), draw(st.integers(1, 8))))
     if draw(st.booleans()):
-        gang["topology"] = {"mode": "required", "level": LEAF}
-    return mirror, ends, gang
+        made["topology"] = {"mode": "required", "level": LEAF}
+    return mirror, ends, made
 
 
 def fits_without(

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 from prometheus_client import CollectorRegistry
 
+import factories
 from crdkit.resources import Node, Pod, resource_info
 from crdkit.runtime import Manager
 from crdkit.scheduling import GangScheduler
@@ -123,29 +124,19 @@ async def settle(world: World) -> None:
 async def arrive(world: World, step: Arrive) -> None:
     name = f"g{len(world.gangs)}"
     world.gangs[name] = step
-    await world.client.create(
-        CoschedulingPodGroup.model_validate(
-            {"metadata": {"name": name, "namespace": NAMESPACE}, "spec": {"minMember": step.pods}}
-        )
-    )
+    await world.client.create(factories.coscheduling_podgroup(name, step.pods, namespace=NAMESPACE))
     for index in range(step.pods):
-        spec: dict[str, Any] = {
-            "schedulerName": "gangs",
-            "priority": step.priority,
-            "containers": [
-                {"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(step.gpus)}}}
-            ],
-        }
-        if step.declares:
-            spec["activeDeadlineSeconds"] = 60
-        metadata: dict[str, Any] = {
-            "name": f"{name}-{index}",
-            "namespace": NAMESPACE,
-            "labels": {COSCHEDULING_POD_GROUP_LABEL: name},
-        }
-        if step.whole_leaf:
-            metadata["annotations"] = {KUEUE_REQUIRED: LEAF}
-        await world.client.create(Pod.model_validate({"metadata": metadata, "spec": spec}))
+        member = factories.pod(
+            f"{name}-{index}",
+            namespace=NAMESPACE,
+            gpus=step.gpus,
+            scheduler="gangs",
+            priority=step.priority,
+            pod_group=("coscheduling", name),
+            annotations={KUEUE_REQUIRED: LEAF} if step.whole_leaf else None,
+            **({"activeDeadlineSeconds": 60} if step.declares else {}),
+        )
+        await world.client.create(member)
 
 
 async def remove(world: World, name: str) -> None:

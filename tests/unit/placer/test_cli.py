@@ -9,28 +9,25 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+import factories
 from crdkit.cli import main
 
 CLUSTER = {
     "levels": ["example.com/rack"],
     "nodes": [
-        {
-            "name": f"n{i}",
-            "labels": {"example.com/rack": f"r{i % 2}"},
-            "allocatable": {"nvidia.com/gpu": 8},
-        }
+        factories.placer_node(f"n{i}", {"example.com/rack": f"r{i % 2}"}, cpu=None, pods=None)
         for i in range(4)
     ],
 }
 
 
 def gang(name: str, replicas: int, priority: int = 0, **task: Any) -> dict[str, Any]:
-    return {
-        "name": name,
-        "priority": priority,
-        "topology": {"mode": "required", "level": "example.com/rack"},
-        "tasks": [{"name": "w", "replicas": replicas, "requests": {"nvidia.com/gpu": 8}, **task}],
-    }
+    return factories.gang(
+        factories.task("w", replicas, 8, **task),
+        name=name,
+        priority=priority,
+        topology={"mode": "required", "level": "example.com/rack"},
+    )
 
 
 @pytest.fixture

@@ -9,28 +9,20 @@ from typing import Any
 
 import pytest
 
+import factories
 from crdkit import _placer
 from crdkit.placer import Cluster, Policy, ReferenceCluster
+from factories import gang, task
 
 LEVELS = ["example.com/block", "example.com/rack"]
 
 
 def node(name: str, block: str, rack: str, gpus: int = 8, used: int = 0, **extra: Any) -> dict:
-    return {
-        "name": name,
-        "labels": {"example.com/block": block, "example.com/rack": rack},
-        "allocatable": {"cpu": "96", "memory": "1536Gi", "nvidia.com/gpu": gpus, "pods": 110},
-        "used": {"nvidia.com/gpu": used},
-        **extra,
-    }
-
-
-def task(name: str, replicas: int, gpus: int = 1, **extra: Any) -> dict[str, Any]:
-    return {"name": name, "replicas": replicas, "requests": {"nvidia.com/gpu": gpus}, **extra}
-
-
-def gang(*tasks: dict[str, Any], name: str = "g", **extra: Any) -> dict[str, Any]:
-    return {"name": name, "tasks": list(tasks), **extra}
+    labels = {"example.com/block": block, "example.com/rack": rack}
+    made = factories.placer_node(
+        name, labels, memory="1536Gi", gpus=gpus, used={"nvidia.com/gpu": used}
+    )
+    return made | extra
 
 
 RACKS = [
@@ -459,12 +451,8 @@ def test_policies_rank_nodes_differently(
 
 def leaf_node(name: str, leaf: str, gpus_used: int = 0) -> dict[str, Any]:
     """An 8-GPU node in ``leaf`` of spine ``s`` (levels: spine, leaf)."""
-    return {
-        "name": name,
-        "labels": {"example.com/spine": "s", "example.com/leaf": leaf},
-        "allocatable": {"cpu": "96", "nvidia.com/gpu": 8},
-        "used": {"nvidia.com/gpu": gpus_used},
-    }
+    labels = {"example.com/spine": "s", "example.com/leaf": leaf}
+    return factories.placer_node(name, labels, pods=None, used={"nvidia.com/gpu": gpus_used})
 
 
 SPINE_LEAF = ["example.com/spine", "example.com/leaf"]

@@ -2,28 +2,26 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
 
+import factories
 from crdkit.placer import Cluster, Gang, Placement, ReferenceCluster
 from crdkit.placer.models import effective_levels, load_document
 
 LEVELS = ["example.com/block", "example.com/rack"]
 
 
-def node(name: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "name": name,
-        "labels": {"example.com/block": "b1", "example.com/rack": "r1"},
-        "allocatable": {"cpu": "96", "nvidia.com/gpu": 8, "pods": 110},
-        **extra,
-    }
+node = partial(factories.placer_node, labels={"example.com/block": "b1", "example.com/rack": "r1"})
 
 
 def gang(**task: Any) -> dict[str, Any]:
-    base = {"name": "worker", "replicas": 4, "requests": {"nvidia.com/gpu": 1}}
-    return {"name": "g", "tasks": [{"name": "master", "replicas": 1}, {**base, **task}]}
+    return factories.gang(
+        {"name": "master", "replicas": 1},
+        factories.task(**{"name": "worker", "replicas": 4, **task}),
+    )
 
 
 @pytest.fixture(params=[Cluster, ReferenceCluster], ids=["rust", "reference"])

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+import factories
 from crdkit.client.codec import codec_for
 from crdkit.resources import Pod
 from crdkit.runtime.store import Store, index_field
 
 
 def pod(name: str, node: str | None, version: str = "1") -> Pod:
-    return Pod.model_validate(
-        {
-            "metadata": {"name": name, "namespace": "ns", "resourceVersion": version},
-            "spec": {"nodeName": node, "containers": [{"name": "c"}]},
-        }
-    )
+    return factories.pod(name, namespace="ns", node=node, resource_version=version)
 
 
 def test_compact_store_returns_fresh_equal_objects() -> None:

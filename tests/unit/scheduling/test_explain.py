@@ -2,33 +2,23 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-from crdkit.resources import Node
+import factories
 from crdkit.scheduling.explanation import explain
 from crdkit.scheduling.mirror import ClusterMirror
 
-
-def node(name: str, rack: str, *, ready: bool = True, **spec: Any) -> Node:
-    return Node.model_validate(
-        {
-            "metadata": {"name": name, "labels": {"rack": rack}},
-            "spec": spec,
-            "status": {
-                "allocatable": {"cpu": "16", "nvidia.com/gpu": "8", "pods": "110"},
-                "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-            },
-        }
-    )
+node = partial(factories.node, cpu=16)
 
 
 def gang(replicas: int, gpu: int = 8, *, name: str = "worker", master: int = 0) -> dict[str, Any]:
-    tasks = [{"name": name, "replicas": replicas, "requests": {"cpu": "1", "nvidia.com/gpu": gpu}}]
+    tasks = [factories.task(name, replicas, requests={"cpu": "1", "nvidia.com/gpu": gpu})]
     if master:
         tasks.insert(
-            0, {"name": "master", "replicas": master, "requests": {"cpu": "1", "nvidia.com/gpu": 8}}
+            0, factories.task("master", master, requests={"cpu": "1", "nvidia.com/gpu": 8})
         )
-    return {"name": "g", "topology": {"mode": "required", "level": "rack"}, "tasks": tasks}
+    return factories.gang(*tasks, topology={"mode": "required", "level": "rack"})
 
 
 def mirror() -> ClusterMirror:

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+import factories
 from crdkit.placer import Cluster
 from crdkit.resources import Pod
 from crdkit.scheduling.gangs import (
@@ -31,25 +32,14 @@ def pod(
     annotations: dict[str, str] | None = None,
     **spec: Any,
 ) -> Pod:
-    labels = {"training.kubeflow.org/replica-type": role} if role else {}
-    return Pod.model_validate(
-        {
-            "metadata": {
-                "name": name,
-                "namespace": "ml",
-                "labels": labels,
-                "annotations": annotations or {},
-            },
-            "spec": {
-                "containers": [
-                    {
-                        "name": "pytorch",
-                        "resources": {"requests": {"cpu": "8", "nvidia.com/gpu": str(gpu)}},
-                    }
-                ],
-                **spec,
-            },
-        }
+    return factories.pod(
+        name,
+        labels={"training.kubeflow.org/replica-type": role} if role else {},
+        annotations=annotations or {},
+        container="pytorch",
+        requests={"cpu": "8"},
+        gpus=gpu,
+        **spec,
     )
 
 

@@ -4,7 +4,8 @@ and a pod's removal takes back that pod only, not a newer one of the same name."
 
 from __future__ import annotations
 
-from crdkit.resources import Node, Pod
+import factories
+from crdkit.resources import Pod
 from crdkit.scheduling import ClusterMirror
 
 GPU = {"nvidia.com/gpu": 8000}
@@ -20,31 +21,12 @@ class Clock:
 
 def mirror_with_node(clock: Clock) -> ClusterMirror:
     mirror = ClusterMirror(["rack"], assume_ttl=10.0, clock=clock)
-    mirror.set_node(
-        Node.model_validate(
-            {
-                "metadata": {"name": "n1", "labels": {"rack": "r1"}},
-                "status": {
-                    "allocatable": {"nvidia.com/gpu": "16", "pods": "110"},
-                    "conditions": [{"type": "Ready", "status": "True"}],
-                },
-            }
-        )
-    )
+    mirror.set_node(factories.node("n1", gpus=16))
     return mirror
 
 
 def bound_pod(name: str) -> Pod:
-    return Pod.model_validate(
-        {
-            "metadata": {"name": name, "namespace": "ns", "uid": f"u-{name}"},
-            "spec": {
-                "nodeName": "n1",
-                "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "8"}}}],
-            },
-            "status": {"phase": "Pending"},
-        }
-    )
+    return factories.pod(name, namespace="ns", uid=f"u-{name}", node="n1", gpus=8, phase="Pending")
 
 
 def test_only_finished_bindings_expire_and_only_after_the_ttl() -> None:

@@ -3,33 +3,26 @@ nodes the mirror has, then kept current by node events, never by pods."""
 
 from __future__ import annotations
 
-from crdkit.resources import Node, Pod
+from functools import partial
+
+import factories
+from crdkit.resources import Pod
 from crdkit.scheduling import ClusterMirror
-from crdkit.testing.sim.nodes import simulated_node
 
 
 def whole_nodes(count: int) -> dict[str, object]:
     """A gang of ``count`` pods that each take a whole 8-GPU node."""
-    task = {"name": "w", "replicas": count, "requests": {"nvidia.com/gpu": "8"}}
-    return {"name": "g", "tasks": [task]}
+    return factories.gang(factories.task("w", count, "8"))
 
 
 WHOLE_NODE = whole_nodes(1)
 
 
-def node(name: str, gpus: int = 8) -> Node:
-    return simulated_node(name, labels={"rack": "r1"}, allocatable={"nvidia.com/gpu": gpus})
+node = partial(factories.node, pods=None)
 
 
 def bound_pod(name: str, on: str) -> Pod:
-    requests = {"requests": {"nvidia.com/gpu": "8"}}
-    return Pod.model_validate(
-        {
-            "metadata": {"name": name, "namespace": "ns", "uid": f"u-{name}"},
-            "spec": {"nodeName": on, "containers": [{"name": "c", "resources": requests}]},
-            "status": {"phase": "Running"},
-        }
-    )
+    return factories.pod(name, namespace="ns", uid=f"u-{name}", node=on, gpus=8, phase="Running")
 
 
 def nodes_taken(mirror: ClusterMirror, gang: dict[str, object]) -> list[str]:

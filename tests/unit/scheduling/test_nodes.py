@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
 
-from crdkit.resources import Node
+import factories
 from crdkit.scheduling.nodes import UNSCHEDULABLE_TAINT, node_entry, node_ready
 
-
-def node(**fields: Any) -> Node:
-    body: dict[str, Any] = {
-        "metadata": {"name": "n1", "labels": {"rack": "r1"}},
-        "status": {
-            "allocatable": {"cpu": "96", "nvidia.com/gpu": "8", "pods": "110"},
-            "conditions": [{"type": "Ready", "status": "True"}],
-        },
-    }
-    body.update(fields)
-    return Node.model_validate(body)
+node = partial(factories.node, cpu=96)
 
 
 def test_a_ready_node_keeps_every_allocatable_resource_and_its_labels() -> None:
@@ -32,7 +23,7 @@ def test_a_ready_node_keeps_every_allocatable_resource_and_its_labels() -> None:
 
 def test_a_cordon_is_the_unschedulable_taint_and_the_not_ready_taint_is_kept() -> None:
     taints = [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]
-    entry = node_entry(node(spec={"unschedulable": True, "taints": taints}))
+    entry = node_entry(node(unschedulable=True, taints=taints))
     assert {"key": UNSCHEDULABLE_TAINT, "value": "", "effect": "NoSchedule"} in entry["taints"]
     assert {"key": "node.kubernetes.io/not-ready", "value": "", "effect": "NoSchedule"} in entry[
         "taints"
@@ -51,4 +42,4 @@ def test_a_node_without_a_true_ready_condition_is_not_ready(conditions: list[Any
 
 def test_a_node_without_a_name_is_refused() -> None:
     with pytest.raises(ValueError, match=r"node.metadata.name"):
-        node_entry(node(metadata={}))
+        node_entry(node(None, rack=None))

@@ -8,35 +8,15 @@ from typing import Any
 
 import pytest
 
-from crdkit.resources import Node, Pod
+import factories
+from crdkit.resources import Pod
 from crdkit.runtime import Request
 from crdkit.scheduling import ClusterMirror, WaitingForCapacity, bindings_for, gang_of
+from factories import node
 
 
 def pod(name: str, gpus: int = 8, **spec: Any) -> Pod:
-    return Pod.model_validate(
-        {
-            "metadata": {"name": name, "namespace": "ml"},
-            "spec": {
-                "containers": [
-                    {"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(gpus)}}}
-                ],
-                **spec,
-            },
-        }
-    )
-
-
-def node(name: str, rack: str) -> Node:
-    return Node.model_validate(
-        {
-            "metadata": {"name": name, "labels": {"rack": rack}},
-            "status": {
-                "allocatable": {"nvidia.com/gpu": "8", "pods": "110"},
-                "conditions": [{"type": "Ready", "status": "True"}],
-            },
-        }
-    )
+    return factories.pod(name, gpus=gpus, **spec)
 
 
 def test_gang_of_names_the_tasks_and_takes_their_pods_shape() -> None:

@@ -3,6 +3,7 @@ change, dropped when forgotten; a plain store's objects are handed out as they a
 
 from __future__ import annotations
 
+import factories
 from crdkit.client.codec import codec_for
 from crdkit.resources import Pod
 from crdkit.runtime.store import Store
@@ -10,17 +11,7 @@ from crdkit.scheduling.pod_reads import PodReads
 
 
 def pod(name: str, version: str, group: str = "g") -> Pod:
-    return Pod.model_validate(
-        {
-            "metadata": {
-                "name": name,
-                "namespace": "ns",
-                "resourceVersion": version,
-                "labels": {"group": group},
-            },
-            "spec": {"containers": [{"name": "c"}]},
-        }
-    )
+    return factories.pod(name, namespace="ns", resource_version=version, labels={"group": group})
 
 
 def by_group(obj: Pod) -> list[str]:

@@ -11,6 +11,7 @@ import pytest
 import yaml
 from pydantic import BaseModel, ValidationError
 
+import factories
 from crdkit.resources import KubernetesObject, ObjectMeta, Pod
 from crdkit.scheduling.groups import pod_group_of
 from crdkit.scheduling.groups.coscheduling import (
@@ -202,7 +203,7 @@ def test_the_stored_crds_are_the_kinds_modelled(
 
 
 def pod(labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None) -> Pod:
-    return Pod(metadata=ObjectMeta(name="p", labels=labels or {}, annotations=annotations or {}))
+    return factories.pod(labels=labels, annotations=annotations)
 
 
 def test_pod_group_of() -> None:

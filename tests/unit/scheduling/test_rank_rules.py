@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+import factories
 from crdkit.resources import Pod
 from crdkit.runtime.store import NAMESPACE_INDEX, Store, index_namespace
 from crdkit.scheduling.rank_rules import (
@@ -29,24 +30,20 @@ def pod(
     node: str | None = None,
     phase: str | None = None,
 ) -> Pod:
-    spec: dict[str, Any] = {"containers": [{"name": "c"}]}
+    spec: dict[str, Any] = {}
     if terms:
         spec["affinity"] = {
             "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": list(terms)}
         }
-    if node:
-        spec["nodeName"] = node
-    return Pod.model_validate(
-        {
-            "metadata": {
-                "name": name,
-                "namespace": namespace,
-                "labels": labels or {},
-                "resourceVersion": "1",
-            },
-            "spec": spec,
-            "status": {"phase": phase} if phase else {},
-        }
+    return factories.pod(
+        name,
+        namespace=namespace,
+        node=node,
+        labels=labels or {},
+        resource_version="1",
+        status={},
+        phase=phase,
+        **spec,
     )
 
 

@@ -3,12 +3,14 @@ documentation works through (init containers, sidecars, pod overhead, pod-level 
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
 
 from crdkit.resources import Container, Pod, PodSpec
 from crdkit.scheduling.requests import format_quantity, pod_requests, requests_as_quantities
+from factories import pod_json
 
 GI = 2**30 * 1000
 MI = 2**20 * 1000
@@ -23,13 +25,7 @@ def container(name: str, restart_policy: str | None = None, **requests: Any) -> 
     return body
 
 
-def pod(**spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "p", "namespace": "default"},
-        "spec": spec,
-    }
+pod = partial(pod_json, namespace="default", container=None)
 
 
 def all_forms(body: dict[str, Any]) -> list[dict[str, int]]:

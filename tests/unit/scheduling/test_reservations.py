@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+import factories
 from crdkit.resources import Pod
 from crdkit.scheduling.reservations import DomainReservation
 from crdkit.scheduling.runtime_bounds import MAX_RUNTIME_ANNOTATION, pod_end, pod_runtime_bound
@@ -15,14 +16,11 @@ from crdkit.scheduling.runtime_bounds import MAX_RUNTIME_ANNOTATION, pod_end, po
 def pod(
     deadline: int | None = None, annotation: str | None = None, started: str | None = None
 ) -> Pod:
-    data: dict[str, object] = {"metadata": {"name": "p", "annotations": {}}, "spec": {}}
-    if deadline is not None:
-        data["spec"] = {"activeDeadlineSeconds": deadline}
-    if annotation is not None:
-        data["metadata"] = {"name": "p", "annotations": {MAX_RUNTIME_ANNOTATION: annotation}}
-    if started is not None:
-        data["status"] = {"startTime": started}
-    return Pod.model_validate(data)
+    return factories.pod(
+        annotations=None if annotation is None else {MAX_RUNTIME_ANNOTATION: annotation},
+        status=None if started is None else {"startTime": started},
+        activeDeadlineSeconds=deadline,
+    )
 
 
 def test_the_bound_is_the_smaller_of_the_deadline_and_the_annotation() -> None:

@@ -9,27 +9,24 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _fake_scheduling import NAMESPACE, SCHEDULER, add_node, gpu_pod, scheduling
+from _fake_scheduling import NAMESPACE, SCHEDULER, add_node, scheduling
 
 from crdkit.client import Client
 from crdkit.resources import Event, Pod
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.groups import GROUP_APIS, POD_GROUP_APIS, group_api
-from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
-from crdkit.scheduling.groups.volcano import VOLCANO_GROUP_NAME_ANNOTATION, VolcanoPodGroup
+from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
+from crdkit.scheduling.groups.volcano import VolcanoPodGroup
 from crdkit.testing import eventually
+from factories import coscheduling_podgroup, pod, volcano_podgroup
 
 
 def coscheduling_member(name: str, group: str, **spec: Any) -> Pod:
-    pod = gpu_pod(name, **spec)
-    pod.metadata.labels = {COSCHEDULING_POD_GROUP_LABEL: group}
-    return pod
+    return pod(name, gpus=8, scheduler=SCHEDULER, pod_group=("coscheduling", group), **spec)
 
 
 def volcano_member(name: str, group: str, **spec: Any) -> Pod:
-    pod = gpu_pod(name, **spec)
-    pod.metadata.annotations = {VOLCANO_GROUP_NAME_ANNOTATION: group}
-    return pod
+    return pod(name, gpus=8, scheduler=SCHEDULER, pod_group=("volcano", group), **spec)
 
 
 async def nodes_of(client: Client, names: list[str]) -> list[str | None]:
@@ -42,9 +39,7 @@ async def reasons(client: Client) -> list[str]:
 
 async def test_a_coscheduling_gang_binds_whole_once_it_fits_and_its_status_follows() -> None:
     async with scheduling(pod_groups=("coscheduling",)) as (scheduler, client):
-        group = CoschedulingPodGroup.model_validate(
-            {"metadata": {"name": "job", "namespace": NAMESPACE}, "spec": {"minMember": 3}}
-        )
+        group = coscheduling_podgroup("job", 3)
         await client.create(group)
         for node in ("n1", "n2"):
             await add_node(client, node)
@@ -85,9 +80,7 @@ async def test_a_coscheduling_gang_binds_whole_once_it_fits_and_its_status_follo
 
 async def test_a_volcano_gang_that_cannot_fit_gets_an_unschedulable_condition() -> None:
     async with scheduling(pod_groups=("volcano",)) as (_, client):
-        group = VolcanoPodGroup.model_validate(
-            {"metadata": {"name": "big", "namespace": NAMESPACE}, "spec": {"minMember": 2}}
-        )
+        group = volcano_podgroup("big", 2)
         await client.create(group)
         await add_node(client, "n1")
         for name in ("big-0", "big-1"):
@@ -124,9 +117,7 @@ async def test_a_volcano_gang_that_cannot_fit_gets_an_unschedulable_condition() 
 
 async def test_a_gang_left_partly_bound_that_cannot_be_completed_is_rolled_back() -> None:
     async with scheduling(pod_groups=("coscheduling",)) as (_, client):
-        group = CoschedulingPodGroup.model_validate(
-            {"metadata": {"name": "torn", "namespace": NAMESPACE}, "spec": {"minMember": 3}}
-        )
+        group = coscheduling_podgroup("torn", 3)
         await client.create(group)
         await add_node(client, "n1")
         # What a scheduler that stopped mid-bind leaves: one pod bound, none running, and

@@ -7,13 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _fake_scheduling import NAMESPACE, add_node, gpu_pod, scheduling
+from _fake_scheduling import NAMESPACE, SCHEDULER, add_node, gpu_pod, scheduling
 
 from crdkit.client import Client, NotFound
 from crdkit.resources import Event, Pod, PodDisruptionBudget
 from crdkit.scheduling.gangs import KUEUE_REQUIRED
-from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.testing import eventually
+from factories import coscheduling_podgroup, pod
 
 LEAF = "topology.crdkit.io/leaf"
 HOST = "kubernetes.io/hostname"
@@ -47,17 +47,19 @@ async def running(client: Client, name: str, **spec: Any) -> None:
 
 
 async def gang(client: Client, name: str, pods: int, priority: int, **spec: Any) -> list[str]:
-    await client.create(
-        CoschedulingPodGroup.model_validate(
-            {"metadata": {"name": name, "namespace": NAMESPACE}, "spec": {"minMember": pods}}
-        )
-    )
+    await client.create(coscheduling_podgroup(name, pods))
     names = [f"{name}-{i}" for i in range(pods)]
     for pod_name in names:
-        pod = gpu_pod(pod_name, priority=priority, **spec)
-        pod.metadata.labels = {COSCHEDULING_POD_GROUP_LABEL: name}
-        pod.metadata.annotations = {KUEUE_REQUIRED: LEAF}
-        await client.create(pod)
+        member = pod(
+            pod_name,
+            gpus=8,
+            scheduler=SCHEDULER,
+            priority=priority,
+            pod_group=("coscheduling", name),
+            annotations={KUEUE_REQUIRED: LEAF},
+            **spec,
+        )
+        await client.create(member)
     return names
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from _fake_scheduling import NAMESPACE, add_node, gpu_pod, scheduling
+from _fake_scheduling import NAMESPACE, SCHEDULER, add_node, gpu_pod, scheduling
 
 from crdkit.client import Client
 from crdkit.resources import Pod
 from crdkit.scheduling import GangScheduler
-from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.testing import eventually
+from factories import coscheduling_podgroup, pod
 
 
 async def node_of(client: Client, name: str) -> str | None:
@@ -74,17 +74,14 @@ async def test_a_bigger_gang_moves_ahead_by_its_size_credit_and_not_without_it()
             client,
         ):
             await client.create(gpu_pod("a-single"))  # first, and first by name too
-            await client.create(
-                CoschedulingPodGroup.model_validate(
-                    {
-                        "metadata": {"name": "z-big", "namespace": NAMESPACE},
-                        "spec": {"minMember": 4},
-                    }
-                )
-            )
+            await client.create(coscheduling_podgroup("z-big", 4))
             for index in range(4):
-                member = gpu_pod(f"z-big-{index}")
-                member.metadata.labels = {COSCHEDULING_POD_GROUP_LABEL: "z-big"}
+                member = pod(
+                    f"z-big-{index}",
+                    gpus=8,
+                    scheduler=SCHEDULER,
+                    pod_group=("coscheduling", "z-big"),
+                )
                 await client.create(member)
 
             async def both_waiting() -> bool:

@@ -14,6 +14,7 @@ from crdkit.client import Client
 from crdkit.resources import Pod
 from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.testing import eventually
+from factories import coscheduling_podgroup
 
 HOST = "kubernetes.io/hostname"
 
@@ -53,11 +54,7 @@ async def bound(client: Client, names: list[str]) -> list[str]:
 
 async def test_a_gangs_ranks_go_one_per_node_and_wait_for_enough_nodes() -> None:
     async with scheduling(pod_groups=("coscheduling",)) as (scheduler, client):
-        await client.create(
-            CoschedulingPodGroup.model_validate(
-                {"metadata": {"name": "llama", "namespace": NAMESPACE}, "spec": {"minMember": 3}}
-            )
-        )
+        await client.create(coscheduling_podgroup("llama", 3))
         for node in ("n1", "n2"):
             await add_node(client, node)
         labels = {COSCHEDULING_POD_GROUP_LABEL: "llama", "job": "llama"}

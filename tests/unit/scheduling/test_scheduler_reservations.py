@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from _fake_scheduling import NAMESPACE, add_node, gpu_pod, scheduling
+from _fake_scheduling import NAMESPACE, SCHEDULER, add_node, gpu_pod, scheduling
 
 from crdkit.client import Client
 from crdkit.resources import Event, Pod
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.gangs import KUEUE_REQUIRED
-from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
+from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
 from crdkit.testing import eventually
+from factories import coscheduling_podgroup, pod
 
 LEAF = "topology.crdkit.io/leaf"
 HOST = "kubernetes.io/hostname"
@@ -48,17 +49,17 @@ async def bound(client: Client, name: str, **spec: Any) -> None:
 
 async def whole_leaf_gang(client: Client, name: str) -> list[str]:
     """A coscheduling gang of two 8-GPU pods that requires one leaf."""
-    await client.create(
-        CoschedulingPodGroup.model_validate(
-            {"metadata": {"name": name, "namespace": NAMESPACE}, "spec": {"minMember": 2}}
-        )
-    )
+    await client.create(coscheduling_podgroup(name, 2))
     names = [f"{name}-0", f"{name}-1"]
     for pod_name in names:
-        pod = gpu_pod(pod_name)
-        pod.metadata.labels = {COSCHEDULING_POD_GROUP_LABEL: name}
-        pod.metadata.annotations = {KUEUE_REQUIRED: LEAF}
-        await client.create(pod)
+        member = pod(
+            pod_name,
+            gpus=8,
+            scheduler=SCHEDULER,
+            pod_group=("coscheduling", name),
+            annotations={KUEUE_REQUIRED: LEAF},
+        )
+        await client.create(member)
     return names
 
 

@@ -5,27 +5,28 @@ gang is over; with ``settle_seconds=0`` it is placed as soon as the node frees."
 from __future__ import annotations
 
 import pytest
-from _fake_scheduling import NAMESPACE, add_node, gpu_pod, scheduling
+from _fake_scheduling import NAMESPACE, SCHEDULER, add_node, gpu_pod, scheduling
 
 from crdkit.client import Client
 from crdkit.resources import Event, Pod
 from crdkit.scheduling import GangScheduler
-from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.testing import eventually
+from factories import coscheduling_podgroup, pod
 
 
 async def running_gang(client: Client) -> None:
     """Gang "job" of two pods, bound to n1 and n2 and running; the only nodes there are."""
-    await client.create(
-        CoschedulingPodGroup.model_validate(
-            {"metadata": {"name": "job", "namespace": NAMESPACE}, "spec": {"minMember": 2}}
-        )
-    )
+    await client.create(coscheduling_podgroup("job", 2))
     for index, node in enumerate(("n1", "n2")):
         await add_node(client, node)
-        pod = gpu_pod(f"job-{index}", nodeName=node)
-        pod.metadata.labels = {COSCHEDULING_POD_GROUP_LABEL: "job"}
-        await client.create(pod)
+        member = pod(
+            f"job-{index}",
+            gpus=8,
+            scheduler=SCHEDULER,
+            node=node,
+            pod_group=("coscheduling", "job"),
+        )
+        await client.create(member)
         await set_phase(client, f"job-{index}", "Running")
 
 

@@ -9,6 +9,7 @@ import pytest
 from crdkit.scheduling import ClusterMirror
 from crdkit.scheduling.settling import SETTLING_PREFIX, Settling
 from crdkit.testing.sim.nodes import simulated_node
+from factories import gang, task
 
 
 class Clock:
@@ -26,10 +27,7 @@ def mirror_with(nodes: list[str]) -> ClusterMirror:
     return mirror
 
 
-ONE_POD = {
-    "name": "small",
-    "tasks": [{"name": "w", "replicas": 1, "requests": {"nvidia.com/gpu": "8"}}],
-}
+ONE_POD = gang(task("w", 1, "8"), name="small")
 
 
 def free_nodes_for_one_pod(mirror: ClusterMirror) -> bool:

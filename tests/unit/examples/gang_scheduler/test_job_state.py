@@ -14,6 +14,7 @@ from examples.gang_scheduler.models import Job
 from examples.gang_scheduler.topology import TopologyConfig
 
 from crdkit.resources import Pod
+from factories import pod
 
 
 def _job(name: str = "j", created: str | None = None, min_avail: int = 0, replicas: int = 4) -> Job:
@@ -29,10 +30,7 @@ def _job(name: str = "j", created: str | None = None, min_avail: int = 0, replic
 
 
 def _pod(phase: str | None, node: str | None = "n") -> Pod:
-    data: dict[str, Any] = {"metadata": {"name": "p"}, "spec": {"nodeName": node}}
-    if phase:
-        data["status"] = {"phase": phase}
-    return Pod.model_validate(data)
+    return pod(namespace=None, container=None, node=node, phase=phase)
 
 
 def test_count_pods_by_phase_and_binding() -> None:

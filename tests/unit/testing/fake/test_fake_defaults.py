@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from crdkit.testing.fake.defaults import on_create
+from factories import pod_json
 
 
 def pod(*containers: dict[str, Any], init: tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:
@@ -15,7 +16,7 @@ def pod(*containers: dict[str, Any], init: tuple[dict[str, Any], ...] = ()) -> d
     }
     if init:
         spec["initContainers"] = list(init)
-    obj = {"metadata": {"name": "p"}, "spec": spec}
+    obj = pod_json(namespace=None, container=None, **spec)
     on_create("", "Pod", obj)
     return obj["status"]
 
