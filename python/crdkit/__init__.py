@@ -8,11 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from crdkit import _moved
 from crdkit._lazy import lazy_namespace
-
-# Modules that moved rooms still import from their old paths, for one release.
-_moved.install()
 
 if TYPE_CHECKING:
     from crdkit._errors import CrdkitError

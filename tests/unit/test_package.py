@@ -24,7 +24,7 @@ def loaded_after(statement: str) -> tuple[set[str], set[str]]:
     ).stdout
     modules = set(json.loads(out))
     # The root package's own small modules are not layers.
-    own = {"_errors", "_lazy", "_moved", "_pki", "_version", "_yaml"}
+    own = {"_errors", "_lazy", "_pki", "_version", "_yaml"}
     layers = {m.split(".")[1] for m in modules if m.startswith("crdkit.")} - own
     return layers, {m for m in HEAVY if m in modules}
 
