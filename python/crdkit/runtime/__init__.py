@@ -26,6 +26,7 @@ from crdkit._lazy import lazy_namespace
 if TYPE_CHECKING:
     from crdkit.runtime.cache import CacheReader
     from crdkit.runtime.conditions import (
+        REASON_PATTERN,
         Condition,
         ConditionStatus,
         find_condition,
@@ -76,7 +77,17 @@ if TYPE_CHECKING:
     from crdkit.runtime.result import Request, Result, TerminalError
     from crdkit.runtime.runnable import Runnable
     from crdkit.runtime.status import update_status
-    from crdkit.runtime.store import Store
+    from crdkit.runtime.store import (
+        LABEL_INDEX,
+        NAMESPACE_INDEX,
+        OWNER_INDEX,
+        IndexFunc,
+        Store,
+        index_field,
+        index_labels,
+        index_namespace,
+        index_owner_uid,
+    )
     from crdkit.runtime.watch import Watch
     from crdkit.webhook.admission import (
         AdmissionContext,
@@ -101,6 +112,7 @@ _HOMES = {
     ),
     "crdkit.runtime.cache": ("CacheReader",),
     "crdkit.runtime.conditions": (
+        "REASON_PATTERN",
         "Condition",
         "ConditionStatus",
         "find_condition",
@@ -174,12 +186,26 @@ _HOMES = {
     ),
     "crdkit.runtime.runnable": ("Runnable",),
     "crdkit.runtime.status": ("update_status",),
-    "crdkit.runtime.store": ("Store",),
+    "crdkit.runtime.store": (
+        "LABEL_INDEX",
+        "NAMESPACE_INDEX",
+        "OWNER_INDEX",
+        "IndexFunc",
+        "Store",
+        "index_field",
+        "index_labels",
+        "index_namespace",
+        "index_owner_uid",
+    ),
     "crdkit.runtime.watch": ("Watch",),
 }
 __getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
 
 __all__ = [
+    "LABEL_INDEX",
+    "NAMESPACE_INDEX",
+    "OWNER_INDEX",
+    "REASON_PATTERN",
     "AdmissionContext",
     "AlreadyOwnedError",
     "AnnotationsChanged",
@@ -197,6 +223,7 @@ __all__ = [
     "EventType",
     "FuncPredicate",
     "GenerationChanged",
+    "IndexFunc",
     "Informer",
     "ItemExponentialRateLimiter",
     "JsonFormatter",
@@ -231,6 +258,10 @@ __all__ = [
     "default_controller_rate_limiter",
     "default_identity",
     "find_condition",
+    "index_field",
+    "index_labels",
+    "index_namespace",
+    "index_owner_uid",
     "is_condition_false",
     "is_condition_true",
     "owner_reference",
