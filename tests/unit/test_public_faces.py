@@ -58,9 +58,12 @@ def _crdkit_imports(source: str) -> list[tuple[str, str | None]]:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found += [(a.name, None) for a in node.names if a.name.split(".")[0] == "crdkit"]
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            if node.module.split(".")[0] == "crdkit":
-                found += [(node.module, a.name) for a in node.names]
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and not node.level
+            and (node.module or "").split(".")[0] == "crdkit"
+        ):
+            found += [(str(node.module), a.name) for a in node.names]
     return found
 
 
