@@ -12,7 +12,8 @@
        ▲
     Manager: shared informers, one client, leader election (Lease), /metrics, /healthz,
              /readyz, graceful shutdown on SIGTERM/SIGINT; Runnables beside the controllers;
-             admission webhooks (Validator, Defaulter) over HTTPS
+             admission webhooks (Validator, Defaulter) over HTTPS; told by ManagerOptions
+             (LeaderElectionOptions, ShardingOptions, MetricsOptions, WebhookServerOptions)
 
 The names operator authors use are re-exported from :mod:`crdkit`.
 """
@@ -49,6 +50,13 @@ if TYPE_CHECKING:
     )
     from crdkit.runtime.logs import JsonFormatter, configure_logging
     from crdkit.runtime.manager import CacheSyncTimeout, Manager
+    from crdkit.runtime.manager_options import (
+        LeaderElectionOptions,
+        ManagerOptions,
+        MetricsOptions,
+        ShardingOptions,
+        WebhookServerOptions,
+    )
     from crdkit.runtime.metrics import RuntimeMetrics, runtime_metrics
     from crdkit.runtime.owners import (
         AlreadyOwnedError,
@@ -144,6 +152,15 @@ _HOMES = {
         "CacheSyncTimeout",
         "Manager",
     ),
+    # The options and their groups: the standard library only, so building them loads no
+    # HTTP stack (crdkit gen-rbac reads them too).
+    "crdkit.runtime.manager_options": (
+        "LeaderElectionOptions",
+        "ManagerOptions",
+        "MetricsOptions",
+        "ShardingOptions",
+        "WebhookServerOptions",
+    ),
     "crdkit.runtime.metrics": (
         "RuntimeMetrics",
         "runtime_metrics",
@@ -230,11 +247,14 @@ __all__ = [
     "LabelsChanged",
     "LeaderElectionConfig",
     "LeaderElectionLost",
+    "LeaderElectionOptions",
     "LeaderElector",
     "Manager",
+    "ManagerOptions",
     "MapFunc",
     "MatchCondition",
     "MaxOfRateLimiter",
+    "MetricsOptions",
     "Predicate",
     "QueueEmpty",
     "QueueShutDown",
@@ -245,6 +265,7 @@ __all__ = [
     "Result",
     "Runnable",
     "RuntimeMetrics",
+    "ShardingOptions",
     "SharedInformerFactory",
     "Store",
     "TerminalError",
@@ -252,6 +273,7 @@ __all__ = [
     "Validator",
     "Watch",
     "Webhook",
+    "WebhookServerOptions",
     "WorkQueue",
     "configure_logging",
     "controller_of",
