@@ -28,7 +28,6 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from crdkit.crd import Format, python_only
-from crdkit.crd.types import parse_duration
 from crdkit.resources import (
     ApiModel,
     CustomResource,
@@ -37,6 +36,7 @@ from crdkit.resources import (
     PodSpec,
     PrinterColumn,
     Time,
+    parse_duration,
 )
 from examples.gang_scheduler.claims import PersistentVolumeClaimSpec
 

@@ -37,8 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from crdkit.client import AlreadyExists, KubernetesError, NotFound
 from crdkit.resources import Node, Pod
-from crdkit.runtime import Condition, Reconciler, Result, Watch, update_status
-from crdkit.runtime.conditions import REASON_PATTERN
+from crdkit.runtime import REASON_PATTERN, Condition, Reconciler, Result, Watch, update_status
 from crdkit.scheduling import GangScheduler, VolcanoPodGroup
 from crdkit.scheduling.gangs import tier_level
 from examples.gang_scheduler.gang_request import task_minimums
@@ -50,8 +49,7 @@ from examples.gang_scheduler.pods import JOB_NAME_LABEL, pod_manifests
 from examples.gang_scheduler.topology import TopologyConfig
 
 if TYPE_CHECKING:
-    from crdkit.runtime import Context, Manager
-    from crdkit.runtime.events import EventType
+    from crdkit.runtime import Context, EventType, Manager
 
 log = logging.getLogger("examples.gang_scheduler")
 

@@ -19,8 +19,15 @@ from typing import Literal
 from pydantic import Field
 
 from crdkit import Context, Reconciler
-from crdkit.resources import ApiModel, Container, CustomResource, ObjectMeta, Pod, PodSpec
-from crdkit.resources.core import ResourceRequirements
+from crdkit.resources import (
+    ApiModel,
+    Container,
+    CustomResource,
+    ObjectMeta,
+    Pod,
+    PodSpec,
+    ResourceRequirements,
+)
 from crdkit.runtime import Manager, set_controller_reference
 from crdkit.scheduling import OWN_GANG_RBAC, ClusterMirror, OwnGangs
 

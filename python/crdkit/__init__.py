@@ -8,11 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from crdkit import _moved
 from crdkit._lazy import lazy_namespace
-
-# Modules that moved rooms still import from their old paths, for one release.
-_moved.install()
 
 if TYPE_CHECKING:
     from crdkit._errors import CrdkitError
@@ -39,13 +35,18 @@ if TYPE_CHECKING:
     from crdkit.runtime import (
         Condition,
         Context,
+        LeaderElectionOptions,
         Manager,
+        ManagerOptions,
+        MetricsOptions,
         Reconciler,
         Request,
         Result,
         Runnable,
+        ShardingOptions,
         TerminalError,
         Watch,
+        WebhookServerOptions,
     )
     from crdkit.runtime.cache import CacheReader
     from crdkit.runtime.factory import SharedInformerFactory
@@ -82,13 +83,18 @@ _HOMES = {
     "crdkit.runtime": (
         "Condition",
         "Context",
+        "LeaderElectionOptions",
         "Manager",
+        "ManagerOptions",
+        "MetricsOptions",
         "Reconciler",
         "Request",
         "Result",
         "Runnable",
+        "ShardingOptions",
         "TerminalError",
         "Watch",
+        "WebhookServerOptions",
     ),
     "crdkit.runtime.cache": ("CacheReader",),
     "crdkit.runtime.factory": ("SharedInformerFactory",),
@@ -129,7 +135,10 @@ __all__ = [
     "Invalid",
     "KubernetesError",
     "KubernetesObject",
+    "LeaderElectionOptions",
     "Manager",
+    "ManagerOptions",
+    "MetricsOptions",
     "NotFound",
     "ObjectMeta",
     "PatchType",
@@ -137,10 +146,12 @@ __all__ = [
     "Request",
     "Result",
     "Runnable",
+    "ShardingOptions",
     "SharedInformerFactory",
     "Store",
     "TerminalError",
     "Watch",
+    "WebhookServerOptions",
     "__version__",
     "resource_info",
 ]

@@ -6,13 +6,11 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-import warnings
 
 import pytest
 
 import crdkit
 from crdkit import CrdkitError
-from crdkit._moved import MOVED
 from crdkit.client import KubernetesError
 from crdkit.crd.errors import CrdError
 from crdkit.deploy import DeployError
@@ -36,20 +34,18 @@ ALONE = {"placer", "resources"}
 
 def _public_exceptions() -> list[type[BaseException]]:
     found = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        for info in pkgutil.walk_packages(crdkit.__path__, "crdkit."):
-            if info.name in MOVED or info.name.endswith(("pytest_plugin", "fixtures")):
-                continue
-            module = importlib.import_module(info.name)
-            for name, value in vars(module).items():
-                if (
-                    inspect.isclass(value)
-                    and issubclass(value, BaseException)
-                    and value.__module__ == module.__name__
-                    and not name.startswith("_")
-                ):
-                    found.append(value)
+    for info in pkgutil.walk_packages(crdkit.__path__, "crdkit."):
+        if info.name.endswith(("pytest_plugin", "fixtures")):
+            continue
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if (
+                inspect.isclass(value)
+                and issubclass(value, BaseException)
+                and value.__module__ == module.__name__
+                and not name.startswith("_")
+            ):
+                found.append(value)
     return found
 
 

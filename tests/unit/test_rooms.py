@@ -91,3 +91,36 @@ def test_no_room_uses_relative_imports() -> None:
         if isinstance(node, ast.ImportFrom) and node.level
     ]
     assert not relative
+
+
+def _names_from_the_root(source: str) -> list[str]:
+    """The names ``source`` imports from the package root that are not modules of it."""
+    return [
+        alias.name
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and node.module == "crdkit" and not node.level
+        for alias in node.names
+        if not any(
+            (PACKAGE / leaf).exists()
+            for leaf in (f"{alias.name}.py", f"{alias.name}.pyi", f"{alias.name}/__init__.py")
+        )
+    ]
+
+
+def test_no_module_takes_a_name_from_the_package_root() -> None:
+    # Under type checking the root imports the client and the runtime for its re-exports, so
+    # `from crdkit import __version__` in a module they import closed a cycle of twenty-two
+    # modules; the root's names come from their own modules (crdkit._version, ...).
+    wrong = [
+        f"{path.relative_to(PACKAGE)} imports {name} from crdkit"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != PACKAGE / "__init__.py"
+        for name in _names_from_the_root(path.read_text())
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_root_name_check_sees_a_name_but_not_a_module() -> None:
+    assert _names_from_the_root("from crdkit import __version__, _placer, client") == [
+        "__version__"
+    ]

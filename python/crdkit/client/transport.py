@@ -27,6 +27,9 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+# The version from its own module: the package root imports the client and the runtime under
+# type checking, so `from crdkit import __version__` here closed an import cycle through them.
+from crdkit._version import VERSION
 from crdkit.client.errors import (
     RequestTimeout,
     TransportError,
@@ -65,9 +68,7 @@ Sleep = Callable[[float], Awaitable[None]]
 
 
 def _user_agent() -> str:
-    from crdkit import __version__
-
-    return f"crdkit/{__version__}"
+    return f"crdkit/{VERSION}"
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from crdkit.resources.core import (
     Toleration,
 )
 from crdkit.resources.custom import CustomResource
-from crdkit.resources.durations import Duration, IntOrString
+from crdkit.resources.durations import Duration, IntOrString, format_duration, parse_duration
 from crdkit.resources.events import Event, EventSeries
 from crdkit.resources.info import ResourceInfo, resource_info
 from crdkit.resources.lists import ObjectList
@@ -209,6 +209,8 @@ __all__ = [
     "WorkloadCondition",
     "camel_case",
     "camel_case_with",
+    "format_duration",
+    "parse_duration",
     "pluralize",
     "resource_info",
 ]

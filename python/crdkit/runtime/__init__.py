@@ -12,7 +12,8 @@
        ▲
     Manager: shared informers, one client, leader election (Lease), /metrics, /healthz,
              /readyz, graceful shutdown on SIGTERM/SIGINT; Runnables beside the controllers;
-             admission webhooks (Validator, Defaulter) over HTTPS
+             admission webhooks (Validator, Defaulter) over HTTPS; told by ManagerOptions
+             (LeaderElectionOptions, ShardingOptions, MetricsOptions, WebhookServerOptions)
 
 The names operator authors use are re-exported from :mod:`crdkit`.
 """
@@ -26,6 +27,7 @@ from crdkit._lazy import lazy_namespace
 if TYPE_CHECKING:
     from crdkit.runtime.cache import CacheReader
     from crdkit.runtime.conditions import (
+        REASON_PATTERN,
         Condition,
         ConditionStatus,
         find_condition,
@@ -48,6 +50,13 @@ if TYPE_CHECKING:
     )
     from crdkit.runtime.logs import JsonFormatter, configure_logging
     from crdkit.runtime.manager import CacheSyncTimeout, Manager
+    from crdkit.runtime.manager_options import (
+        LeaderElectionOptions,
+        ManagerOptions,
+        MetricsOptions,
+        ShardingOptions,
+        WebhookServerOptions,
+    )
     from crdkit.runtime.metrics import RuntimeMetrics, runtime_metrics
     from crdkit.runtime.owners import (
         AlreadyOwnedError,
@@ -76,7 +85,17 @@ if TYPE_CHECKING:
     from crdkit.runtime.result import Request, Result, TerminalError
     from crdkit.runtime.runnable import Runnable
     from crdkit.runtime.status import update_status
-    from crdkit.runtime.store import Store
+    from crdkit.runtime.store import (
+        LABEL_INDEX,
+        NAMESPACE_INDEX,
+        OWNER_INDEX,
+        IndexFunc,
+        Store,
+        index_field,
+        index_labels,
+        index_namespace,
+        index_owner_uid,
+    )
     from crdkit.runtime.watch import Watch
     from crdkit.webhook.admission import (
         AdmissionContext,
@@ -101,6 +120,7 @@ _HOMES = {
     ),
     "crdkit.runtime.cache": ("CacheReader",),
     "crdkit.runtime.conditions": (
+        "REASON_PATTERN",
         "Condition",
         "ConditionStatus",
         "find_condition",
@@ -131,6 +151,15 @@ _HOMES = {
     "crdkit.runtime.manager": (
         "CacheSyncTimeout",
         "Manager",
+    ),
+    # The options and their groups: the standard library only, so building them loads no
+    # HTTP stack (crdkit gen-rbac reads them too).
+    "crdkit.runtime.manager_options": (
+        "LeaderElectionOptions",
+        "ManagerOptions",
+        "MetricsOptions",
+        "ShardingOptions",
+        "WebhookServerOptions",
     ),
     "crdkit.runtime.metrics": (
         "RuntimeMetrics",
@@ -174,12 +203,26 @@ _HOMES = {
     ),
     "crdkit.runtime.runnable": ("Runnable",),
     "crdkit.runtime.status": ("update_status",),
-    "crdkit.runtime.store": ("Store",),
+    "crdkit.runtime.store": (
+        "LABEL_INDEX",
+        "NAMESPACE_INDEX",
+        "OWNER_INDEX",
+        "IndexFunc",
+        "Store",
+        "index_field",
+        "index_labels",
+        "index_namespace",
+        "index_owner_uid",
+    ),
     "crdkit.runtime.watch": ("Watch",),
 }
 __getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
 
 __all__ = [
+    "LABEL_INDEX",
+    "NAMESPACE_INDEX",
+    "OWNER_INDEX",
+    "REASON_PATTERN",
     "AdmissionContext",
     "AlreadyOwnedError",
     "AnnotationsChanged",
@@ -197,17 +240,21 @@ __all__ = [
     "EventType",
     "FuncPredicate",
     "GenerationChanged",
+    "IndexFunc",
     "Informer",
     "ItemExponentialRateLimiter",
     "JsonFormatter",
     "LabelsChanged",
     "LeaderElectionConfig",
     "LeaderElectionLost",
+    "LeaderElectionOptions",
     "LeaderElector",
     "Manager",
+    "ManagerOptions",
     "MapFunc",
     "MatchCondition",
     "MaxOfRateLimiter",
+    "MetricsOptions",
     "Predicate",
     "QueueEmpty",
     "QueueShutDown",
@@ -218,6 +265,7 @@ __all__ = [
     "Result",
     "Runnable",
     "RuntimeMetrics",
+    "ShardingOptions",
     "SharedInformerFactory",
     "Store",
     "TerminalError",
@@ -225,12 +273,17 @@ __all__ = [
     "Validator",
     "Watch",
     "Webhook",
+    "WebhookServerOptions",
     "WorkQueue",
     "configure_logging",
     "controller_of",
     "default_controller_rate_limiter",
     "default_identity",
     "find_condition",
+    "index_field",
+    "index_labels",
+    "index_namespace",
+    "index_owner_uid",
     "is_condition_false",
     "is_condition_true",
     "owner_reference",

@@ -14,6 +14,9 @@ import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
+# Shared with the webhook room (below the runtime); still importable from here.
+from crdkit._addresses import parse_bind_address
+
 __all__ = ["HttpServer", "Response", "parse_bind_address"]
 
 log = logging.getLogger("crdkit.runtime.http")
@@ -41,22 +44,6 @@ class Response:
 Route = Callable[[], Awaitable[Response]]
 Authorize = Callable[[Mapping[str, str], str], Awaitable[Response | None]]
 """Given a request's headers (lower-case names) and path: ``None`` to serve it, or the refusal."""
-
-
-def parse_bind_address(address: str, *, field: str = "bind address") -> tuple[str, int] | None:
-    """``":8080"`` → ``("0.0.0.0", 8080)``, ``"127.0.0.1:0"`` → an ephemeral port, ``"0"`` → off.
-
-    The same spelling as controller-runtime's ``--metrics-bind-address``.
-    """
-    if address == "0":
-        return None
-    host, sep, port_text = address.rpartition(":")
-    if not sep or not port_text.isdigit():
-        raise ValueError(f"{field} must look like ':8080' or 'host:port' (or '0'), got {address!r}")
-    port = int(port_text)
-    if port > 65535:
-        raise ValueError(f"{field} port must be at most 65535, got {port}")
-    return (host.strip("[]") or "0.0.0.0", port)
 
 
 class HttpServer:

@@ -40,18 +40,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import ipaddress
 import logging
-import shutil
 import signal
-import socket
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+from prometheus_client import REGISTRY
 
 from crdkit.client.client import Client
 from crdkit.resources import KubernetesObject, resource_info
@@ -72,10 +68,11 @@ from crdkit.runtime.manager_options import (
     default_leader_election_id,
     default_metrics_address,
 )
+from crdkit.runtime.metrics_server import MetricsServer
 from crdkit.runtime.runnable import Runnable
 from crdkit.runtime.sharding.labels import default_shard_id, validate_name
 from crdkit.runtime.watch import declared_watches
-from crdkit.webhook.runner import WebhookRunner
+from crdkit.webhook.runner import WebhookRunner, serving_address
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
@@ -104,13 +101,6 @@ INFORMER_REPORTING_CONTROLLER = "crdkit.io/informer"
 log = logging.getLogger("crdkit.runtime.manager")
 
 _SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-
-
-def _is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
 
 
 class CacheSyncTimeout(ControllerError, TimeoutError):
@@ -191,33 +181,19 @@ class Manager:
                 f"Manager() got options and the keyword {next(iter(shorthand))!r}: give one"
             )
         self.options = options
-        namespace = options.namespace
+        """What the manager was told, kept whole: each part reads its group of it."""
         election = options.leader_election
-        webhook = options.webhook
         self.client = client
-        self.namespace = namespace
         self.identity = election.identity or default_identity()
-        self.max_concurrent_reconciles = options.max_concurrent_reconciles
-        self.queue_max_wait = options.queue_max_wait or None  # 0: no bound
-        self.graceful_shutdown_timeout = options.graceful_shutdown_timeout
-        self.cache_sync_timeout = options.cache_sync_timeout
         self.registry = registry if registry is not None else REGISTRY
-        self._metrics_address = parse_bind_address(
-            options.metrics.address, field="metrics_bind_address"
-        )
+        # Each server is given its group of the options whole, as controller-runtime gives
+        # `Options.Metrics` to its metrics server. The addresses are read now, so a bad one
+        # fails here rather than once the caches have synced.
+        self._metrics_server = MetricsServer(options.metrics, client=client, registry=self.registry)
         self._probe_address = parse_bind_address(
             options.health_probe_bind_address, field="health_probe_bind_address"
         )
-        webhook_address = parse_bind_address(webhook.bind_address, field="webhook_bind_address")
-        if webhook_address is None:
-            raise ValueError("webhook_bind_address cannot be '0': add no webhooks instead")
-        self._webhook_options: dict[str, Any] = {
-            "address": webhook_address,
-            "cert_dir": Path(webhook.cert_dir) if webhook.cert_dir is not None else None,
-            "hosts": tuple(webhook.hosts),
-            "install": webhook.install,
-            "url": webhook.url,
-        }
+        serving_address(options.webhook)  # checked now; the runner is made at start, if needed
         self.webhooks: list[Webhook[Any]] = []
         self.conversions: list[Conversion] = []
         self.webhook_runner: WebhookRunner | None = None
@@ -248,9 +224,8 @@ class Manager:
         )
         # Scoped like the controllers' informers, so that reads share them (and a namespaced
         # role suffices for them).
-        self.cache = CacheReader(self.informers, namespace=namespace)
+        self.cache = CacheReader(self.informers, namespace=options.namespace)
         self._servers: list[HttpServer] = []
-        self._scratch: list[Path] = []  # self-signed metrics certificates, deleted on stop
         self._stop = asyncio.Event()
         self._hurry = asyncio.Event()
         self._synced = False
@@ -268,6 +243,34 @@ class Manager:
         """With sharding: the ring's sharder, which runs while this replica is elected."""
         self.metrics_port: int | None = None
         self.probe_port: int | None = None
+
+    # -- the options, by the names the manager has always given them -----------------------
+
+    @property
+    def namespace(self) -> str | None:
+        """The namespace watched (``None``: all)."""
+        return self.options.namespace
+
+    @property
+    def max_concurrent_reconciles(self) -> int:
+        """Workers per controller, unless its reconciler sets its own."""
+        return self.options.max_concurrent_reconciles
+
+    @property
+    def queue_max_wait(self) -> float | None:
+        """How long a queued object may wait behind fresher ones; ``None``: no bound (0 in
+        the options)."""
+        return self.options.queue_max_wait or None
+
+    @property
+    def graceful_shutdown_timeout(self) -> float:
+        """Seconds in-flight reconciles get to finish on stop."""
+        return self.options.graceful_shutdown_timeout
+
+    @property
+    def cache_sync_timeout(self) -> float:
+        """Seconds the caches may take to sync before :class:`CacheSyncTimeout`."""
+        return self.options.cache_sync_timeout
 
     # -- building --------------------------------------------------------------------------
 
@@ -782,9 +785,7 @@ class Manager:
         for server in self._servers:
             await server.close()
         self._servers = []
-        for directory in self._scratch:
-            shutil.rmtree(directory, ignore_errors=True)
-        self._scratch = []
+        await self._metrics_server.close()
         if self.webhook_runner is not None:
             # Last: the apiserver calls the webhooks until the very end (and a replacement
             # may already listen on the same port).
@@ -799,49 +800,16 @@ class Manager:
             await probes.start(*self._probe_address)
             self._servers.append(probes)
             self.probe_port = probes.port
-        if self._metrics_address is not None:
-            if not self.options.metrics.secure and not _is_loopback(self._metrics_address[0]):
-                log.warning(
-                    "serving /metrics over plain HTTP to anyone who can reach %s:%d; "
-                    "--metrics-secure serves it over HTTPS to tokens RBAC allows",
-                    *self._metrics_address,
-                )
-            metrics = self._metrics_server()
-            await metrics.start(*self._metrics_address)
-            self._servers.append(metrics)
-            self.metrics_port = metrics.port
+        await self._metrics_server.start()
+        self.metrics_port = self._metrics_server.port
         if self.webhooks or self.conversions:
             self.webhook_runner = WebhookRunner(
-                self.webhooks, conversions=self.conversions, **self._webhook_options
+                self.webhooks, self.options.webhook, conversions=self.conversions
             )
             await self.webhook_runner.start(self.client)
-
-    def _metrics_server(self) -> HttpServer:
-        if not self.options.metrics.secure:
-            return HttpServer({"/metrics": self._metrics})
-        from crdkit.runtime.metrics_auth import MetricsAuthorizer
-        from crdkit.webhook.certs import CertWatcher, write_self_signed
-
-        cert_dir = self.options.metrics.cert_dir
-        directory = Path(cert_dir) if cert_dir is not None else None
-        if directory is None:
-            # As controller-runtime does without a certificate: a self-signed one, made where
-            # a read-only root still lets the process write.
-            directory = Path(tempfile.mkdtemp(prefix="crdkit-metrics-"))
-            self._scratch.append(directory)
-            write_self_signed(directory, ("localhost", "127.0.0.1", socket.gethostname()))
-        watcher = CertWatcher(directory)
-        return HttpServer(
-            {"/metrics": self._metrics},
-            ssl_context=watcher.context,
-            authorize=MetricsAuthorizer(self.client),
-        )
 
     async def _healthz(self) -> Response:
         return Response(200, b"ok\n")
 
     async def _readyz(self) -> Response:
         return Response(200, b"ok\n") if self.ready else Response(503, b"caches not synced\n")
-
-    async def _metrics(self) -> Response:
-        return Response(200, generate_latest(self.registry), CONTENT_TYPE_LATEST)

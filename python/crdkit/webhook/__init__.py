@@ -5,8 +5,9 @@
     apiserver ─▶ WebhookServer (HTTPS, certs reloaded by CertWatcher)
                    ├─ /validate-…, /mutate-…  ─▶ Webhook(Validator, Defaulter) ─▶ JSON patch
                    └─ /convert                ─▶ Conversion(hub, spokes)
-    WebhookRunner: the server's lifetime in a manager, and the CA bundle patched into the
-                   webhook configurations and CRDs (webhook_configurations)
+    WebhookRunner: the server's lifetime in a manager (told by RunnerOptions), and the CA
+                   bundle patched into the webhook configurations and CRDs
+                   (webhook_configurations)
 
 This package sits below the controller runtime: it uses the client and the resource models,
 and nothing in it imports the reconcile loop. A manager serves the webhooks its reconcilers
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from crdkit.webhook.conversion import Conversion, ConversionError, convert_review
     from crdkit.webhook.errors import WebhookError
     from crdkit.webhook.jsonpatch import json_patch
-    from crdkit.webhook.runner import WebhookRunner
+    from crdkit.webhook.runner import RunnerOptions, WebhookRunner
     from crdkit.webhook.server import WebhookServer
 
 _HOMES = {
@@ -58,7 +59,7 @@ _HOMES = {
     "crdkit.webhook.configuration": ("ServiceRef", "webhook_configurations"),
     "crdkit.webhook.conversion": ("Conversion", "ConversionError", "convert_review"),
     "crdkit.webhook.jsonpatch": ("json_patch",),
-    "crdkit.webhook.runner": ("WebhookRunner",),
+    "crdkit.webhook.runner": ("RunnerOptions", "WebhookRunner"),
     "crdkit.webhook.server": ("WebhookServer",),
 }
 __getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
@@ -73,6 +74,7 @@ __all__ = [
     "Denied",
     "MatchCondition",
     "Operation",
+    "RunnerOptions",
     "ServiceRef",
     "Validator",
     "Warnings",

@@ -1,10 +1,12 @@
 """The Manager's side of admission webhooks: certificates, the server, and in development the
 webhook configurations pointing at it.
 
-Without ``cert_dir`` a CA and a serving certificate for ``hosts`` are made in a temporary
-directory (removed on close) and :attr:`WebhookRunner.ca_bundle` is that CA. With
-``cert_dir`` (cert-manager's Secret mounted there) the pair is read from ``tls.crt``/``tls.key``
-and followed as it is renewed; ``ca_bundle`` is its ``ca.crt`` when there is one.
+The runner is told its options whole (:class:`RunnerOptions`: a manager passes its options'
+``webhook`` group, :class:`crdkit.runtime.WebhookServerOptions`). Without ``cert_dir`` a CA
+and a serving certificate for ``hosts`` are made in a temporary directory (removed on close)
+and :attr:`WebhookRunner.ca_bundle` is that CA. With ``cert_dir`` (cert-manager's Secret
+mounted there) the pair is read from ``tls.crt``/``tls.key`` and followed as it is renewed;
+``ca_bundle`` is its ``ca.crt`` when there is one.
 
 ``install`` names the configurations the runner server-side applies once serving, with a URL
 client config (``url``, default ``https://127.0.0.1:<port>``) and ``ca_bundle``: a manager on a
@@ -21,7 +23,9 @@ import logging
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from crdkit._addresses import parse_bind_address
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -32,11 +36,46 @@ if TYPE_CHECKING:
     from crdkit.webhook.conversion import Conversion
     from crdkit.webhook.server import WebhookServer
 
-__all__ = ["FIELD_MANAGER", "WebhookRunner"]
+__all__ = ["FIELD_MANAGER", "RunnerOptions", "WebhookRunner", "serving_address"]
 
 log = logging.getLogger("crdkit.webhook")
 
 FIELD_MANAGER = "crdkit-webhooks"
+
+
+class RunnerOptions(Protocol):
+    """What a runner is told. The runtime's ``WebhookServerOptions`` is one; it is spelled here
+    as a protocol because the webhook room sits below the runtime and cannot import it."""
+
+    @property
+    def bind_address(self) -> str:
+        """Where to serve, ``":9443"`` or ``"host:port"``."""
+
+    @property
+    def cert_dir(self) -> Path | None:
+        """``tls.crt`` and ``tls.key`` to serve, reloaded when renewed; ``None``: self-signed."""
+
+    @property
+    def hosts(self) -> Sequence[str]:
+        """The names of the self-signed pair made when there is no ``cert_dir``."""
+
+    @property
+    def install(self) -> str | None:
+        """The name of the webhook configurations to apply once serving (development)."""
+
+    @property
+    def url(self) -> str | None:
+        """Where the installed configurations call (default ``https://127.0.0.1:<port>``)."""
+
+
+def serving_address(options: RunnerOptions) -> tuple[str, int]:
+    """``options.bind_address`` as host and port; ``ValueError`` naming
+    ``webhook_bind_address`` for a bad one, or for ``"0"``: webhooks cannot be turned off by
+    address (add none instead)."""
+    address = parse_bind_address(options.bind_address, field="webhook_bind_address")
+    if address is None:
+        raise ValueError("webhook_bind_address cannot be '0': add no webhooks instead")
+    return address
 
 
 class WebhookRunner:
@@ -45,21 +84,14 @@ class WebhookRunner:
     def __init__(
         self,
         webhooks: Sequence[Webhook[Any]],
+        options: RunnerOptions,
         *,
-        address: tuple[str, int],
-        cert_dir: Path | None,
-        hosts: Sequence[str],
-        install: str | None,
-        url: str | None,
         conversions: Sequence[Conversion] = (),
     ) -> None:
         self.webhooks = list(webhooks)
         self.conversions = list(conversions)
-        self.address = address
-        self.cert_dir = cert_dir
-        self.hosts = tuple(hosts)
-        self.install = install
-        self.url = url
+        self.options = options
+        self.address = serving_address(options)
         self.ca_bundle: bytes | None = None
         self.server: WebhookServer | None = None
         self.certs: CertWatcher | None = None
@@ -74,13 +106,15 @@ class WebhookRunner:
     def _certificates(self) -> Path:
         from crdkit.webhook.certs import CA_FILE, write_self_signed
 
-        if self.cert_dir is not None:
-            ca = self.cert_dir / CA_FILE
+        if self.options.cert_dir is not None:
+            cert_dir = Path(self.options.cert_dir)
+            ca = cert_dir / CA_FILE
             self.ca_bundle = ca.read_bytes() if ca.is_file() else None
-            return self.cert_dir
+            return cert_dir
+        hosts = tuple(self.options.hosts)
         self._temporary = Path(tempfile.mkdtemp(prefix="crdkit-webhook-certs-"))
-        self.ca_bundle = write_self_signed(self._temporary, self.hosts)
-        log.info("webhook serving a self-signed certificate for %s", ", ".join(self.hosts))
+        self.ca_bundle = write_self_signed(self._temporary, hosts)
+        log.info("webhook serving a self-signed certificate for %s", ", ".join(hosts))
         return self._temporary
 
     async def start(self, client: Client) -> None:
@@ -94,13 +128,13 @@ class WebhookRunner:
             "webhook server listening",
             extra={"fields": {"port": self.port, "webhooks": len(self.webhooks)}},
         )
-        if self.install is not None:
+        if self.options.install is not None:
             await self._install(client)
 
     def advertised_url(self) -> str:
         """Where the apiserver is told to call: ``url``, or this machine's loopback and port."""
-        if self.url is not None:
-            return self.url
+        if self.options.url is not None:
+            return self.options.url
         host = self.address[0]
         host = "127.0.0.1" if host in ("0.0.0.0", "", "::") else host
         return f"https://{f'[{host}]' if ':' in host else host}:{self.port}"
@@ -108,16 +142,17 @@ class WebhookRunner:
     async def _install(self, client: Client) -> None:
         from crdkit.webhook.configuration import webhook_configurations
 
-        assert self.install is not None
+        name = self.options.install
+        assert name is not None
         if self.webhooks:
             for configuration in webhook_configurations(
                 self.webhooks,
-                name=self.install,
+                name=name,
                 url=self.advertised_url(),
                 ca_bundle=self.ca_bundle,
             ):
                 await client.apply(configuration, field_manager=FIELD_MANAGER, force=True)
-                log.info("applied %s %s", configuration["kind"], self.install)
+                log.info("applied %s %s", configuration["kind"], name)
         for conversion in self.conversions:
             await self._point_crd(client, conversion)
 

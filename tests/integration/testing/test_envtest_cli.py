@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from crdkit.testing import crd_manifest
-from crdkit.testing.faults import _http
+from crdkit.testing.envtest import _http
 
 pytestmark = pytest.mark.integration
 

@@ -65,6 +65,23 @@ def _parse(command: click.Command, args: list[str]) -> dict[str, Any]:
     return dict(context.params)
 
 
+def test_the_options_and_their_groups_are_public_from_the_runtime_and_the_root() -> None:
+    import crdkit
+    import crdkit.runtime
+
+    for group in (
+        ManagerOptions,
+        LeaderElectionOptions,
+        MetricsOptions,
+        ShardingOptions,
+        WebhookServerOptions,
+    ):
+        assert getattr(crdkit.runtime, group.__name__) is group
+        assert getattr(crdkit, group.__name__) is group
+        assert group.__name__ in crdkit.runtime.__all__
+        assert group.__name__ in crdkit.__all__
+
+
 def test_every_option_has_a_shorthand_and_every_shorthand_is_unique() -> None:
     fields = option_fields()
     names = [field.shorthand for field in fields]

@@ -5,16 +5,27 @@ cryptography."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client import CollectorRegistry
 
-from crdkit import Context, CustomResource, Manager, Reconciler
+from crdkit import Context, CustomResource, Manager, ManagerOptions, MetricsOptions, Reconciler
 from crdkit.client import Client, ClientConfig
-from crdkit.runtime import AdmissionContext, Conversion, Validator, Webhook
+from crdkit.runtime import (
+    AdmissionContext,
+    Conversion,
+    Validator,
+    Webhook,
+    WebhookServerOptions,
+)
+from crdkit.testing import FakeCluster
 from crdkit.webhook.runner import WebhookRunner
 
 
@@ -73,12 +84,7 @@ def test_a_bad_webhook_address_is_named() -> None:
 
 async def test_a_self_signed_runner_serves_and_cleans_up() -> None:
     runner = WebhookRunner(
-        [LAMP_WEBHOOK],
-        address=("127.0.0.1", 0),
-        cert_dir=None,
-        hosts=("127.0.0.1",),
-        install=None,
-        url=None,
+        [LAMP_WEBHOOK], WebhookServerOptions(bind_address="127.0.0.1:0", hosts=("127.0.0.1",))
     )
     client = Client(ClientConfig(server="https://127.0.0.1:1"))  # not called without install
     await runner.start(client)
@@ -90,6 +96,52 @@ async def test_a_self_signed_runner_serves_and_cleans_up() -> None:
     finally:
         await runner.close()
     assert not directory.exists()
+
+
+@dataclass(frozen=True)
+class _Told:
+    """Options of the runner's own shape, not the runtime's class: any object with the fields
+    will do."""
+
+    bind_address: str = "127.0.0.1:0"
+    cert_dir: Path | None = None
+    hosts: tuple[str, ...] = ("localhost",)
+    install: str | None = None
+    url: str | None = "https://webhooks.example.com:8443"
+
+
+def test_the_runner_reads_whatever_options_it_is_told() -> None:
+    told = _Told()
+    runner = WebhookRunner([LAMP_WEBHOOK], told)
+    assert runner.options is told
+    assert runner.address == ("127.0.0.1", 0)
+    assert runner.advertised_url() == "https://webhooks.example.com:8443"
+
+
+@pytest.mark.parametrize("address", ["0", "9443", "host:port"])
+def test_a_runner_refuses_an_address_it_cannot_serve_on(address: str) -> None:
+    with pytest.raises(ValueError, match="webhook_bind_address"):
+        WebhookRunner([LAMP_WEBHOOK], _Told(bind_address=address))
+
+
+async def test_a_running_manager_hands_the_runner_its_webhook_group_whole() -> None:
+    webhook = WebhookServerOptions(bind_address="127.0.0.1:0", hosts=("127.0.0.1",))
+    options = ManagerOptions(
+        metrics=MetricsOptions(bind_address="0"), health_probe_bind_address="0", webhook=webhook
+    )
+    async with FakeCluster().client() as client:
+        manager = Manager(client, options, registry=CollectorRegistry())
+        manager.add_webhook(LAMP_WEBHOOK)
+        running = asyncio.create_task(manager.run())
+        try:
+            await asyncio.wait_for(manager.wait_ready(), 30)
+            assert manager.webhook_runner is not None
+            assert manager.webhook_runner.options is webhook
+            assert manager.webhook_port > 0
+            assert manager.webhook_ca_bundle is not None
+        finally:
+            manager.stop()
+            await asyncio.wait_for(running, 30)
 
 
 def test_a_manager_without_webhooks_does_not_load_them() -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from crdkit._lifecycle import StartStop
+from crdkit.testing.envtest import _http
 from crdkit.testing.envtest.binaries import Binaries, find_binaries
 from crdkit.testing.envtest.certs import Pki, generate_pki
 from crdkit.testing.envtest.crds import CrdSource, crd_is_established, load_crds, served_versions
@@ -29,7 +30,6 @@ from crdkit.testing.envtest.kubeconfig import write_kubeconfig
 from crdkit.testing.envtest.processes import ManagedProcess, free_ports, stop_all
 from crdkit.testing.envtest.supervisor import Supervisor
 from crdkit.testing.errors import ControlPlaneError
-from crdkit.testing.faults import _http
 
 __all__ = ["ControlPlane"]
 

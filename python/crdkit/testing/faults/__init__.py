@@ -4,9 +4,20 @@ drops, refuses, resets or delays connections; ``HttpFaultProxy`` answers chosen 
 
 from __future__ import annotations
 
+import importlib.util
 from typing import TYPE_CHECKING
 
 from crdkit._lazy import lazy_namespace
+
+# aiohttp is the `testing` extra's, not a dependency of crdkit: an operator never loads it.
+# Checked here, where the package is first imported, so whichever name is asked for says what
+# to install; the spec is looked up, not imported, to keep the package itself lazy.
+if importlib.util.find_spec("aiohttp") is None:
+    raise ImportError(
+        "crdkit.testing.faults needs aiohttp, which is not installed: "
+        "pip install 'crdkit[testing]'",
+        name="aiohttp",
+    )
 
 if TYPE_CHECKING:
     from crdkit.testing.faults.proxies import (

@@ -269,7 +269,7 @@ class HttpFaultProxy(TcpFaultProxy):
     @classmethod
     def for_control_plane(cls, plane: ControlPlane) -> Self:
         """A proxy in front of ``plane``'s apiserver, sending requests on as its admin."""
-        from crdkit.testing.faults._http import client_tls
+        from crdkit.testing.envtest._http import client_tls
 
         upstream_ssl = client_tls(
             str(plane.ca_file), str(plane.client_cert_file), str(plane.client_key_file)

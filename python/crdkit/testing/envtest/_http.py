@@ -1,4 +1,6 @@
-"""A tiny blocking JSON-over-HTTP(S) helper for the control plane's own housekeeping.
+"""A tiny blocking JSON-over-HTTP(S) helper for the control plane's own housekeeping (the HTTP
+fault proxy takes its client TLS from here too). The standard library only: the control plane
+must not need the ``testing`` extra's aiohttp, which only the fault proxies use.
 
 The control plane must work from whichever event loop calls it (pytest-asyncio runs a session
 fixture and the tests in different loops), so it keeps no loop-bound connections: each request
