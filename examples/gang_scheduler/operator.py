@@ -38,8 +38,7 @@ from typing import TYPE_CHECKING, Any
 from crdkit.client import AlreadyExists, KubernetesError, NotFound
 from crdkit.resources import Node, Pod
 from crdkit.runtime import REASON_PATTERN, Condition, Reconciler, Result, Watch, update_status
-from crdkit.scheduling import GangScheduler, VolcanoPodGroup
-from crdkit.scheduling.gangs import tier_level
+from crdkit.scheduling import GangScheduler, VolcanoPodGroup, tier_level
 from examples.gang_scheduler.gang_request import task_minimums
 from examples.gang_scheduler.honored import HONORED, NOT_HONORED, honored_message, not_honored
 from examples.gang_scheduler.job_conditions import find_job_condition, set_job_condition

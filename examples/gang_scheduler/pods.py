@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from crdkit.scheduling.groups.volcano import VOLCANO_GROUP_NAME_ANNOTATION
+from crdkit.scheduling import VOLCANO_GROUP_NAME_ANNOTATION
 from examples.gang_scheduler.models import GROUP, VERSION, Job
 
 JOB_NAME_LABEL = "volcano.sh/job-name"

@@ -36,10 +36,13 @@ if TYPE_CHECKING:
     from crdkit.scheduling.binder import Binder, BindError
     from crdkit.scheduling.errors import SchedulingError
     from crdkit.scheduling.explanation import Explanation, TaskFilters, explain
-    from crdkit.scheduling.gangs import GangPolicy, GangRequest, build_gang
+    from crdkit.scheduling.gangs import GangPolicy, GangRequest, build_gang, tier_level
     from crdkit.scheduling.groups import GROUP_APIS, POD_GROUP_APIS, GroupApi, pod_group_of
-    from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
-    from crdkit.scheduling.groups.volcano import VolcanoPodGroup
+    from crdkit.scheduling.groups.coscheduling import (
+        COSCHEDULING_POD_GROUP_LABEL,
+        CoschedulingPodGroup,
+    )
+    from crdkit.scheduling.groups.volcano import VOLCANO_GROUP_NAME_ANNOTATION, VolcanoPodGroup
     from crdkit.scheduling.mirror import ClusterMirror, pod_holds_capacity, pod_key
     from crdkit.scheduling.nodes import node_entry, node_ready
     from crdkit.scheduling.options import SchedulerOptions
@@ -60,7 +63,7 @@ _HOMES = {
     "crdkit.scheduling.assumptions": ("PodBinding", "Reservation"),
     "crdkit.scheduling.binder": ("BindError", "Binder"),
     "crdkit.scheduling.explanation": ("Explanation", "TaskFilters", "explain"),
-    "crdkit.scheduling.gangs": ("GangPolicy", "GangRequest", "build_gang"),
+    "crdkit.scheduling.gangs": ("GangPolicy", "GangRequest", "build_gang", "tier_level"),
     "crdkit.scheduling.mirror": ("ClusterMirror", "pod_holds_capacity", "pod_key"),
     "crdkit.scheduling.nodes": ("node_entry", "node_ready"),
     "crdkit.scheduling.own_gang": (
@@ -71,8 +74,11 @@ _HOMES = {
         "bindings_for",
         "gang_of",
     ),
-    "crdkit.scheduling.groups.coscheduling": ("CoschedulingPodGroup",),
-    "crdkit.scheduling.groups.volcano": ("VolcanoPodGroup",),
+    "crdkit.scheduling.groups.coscheduling": (
+        "COSCHEDULING_POD_GROUP_LABEL",
+        "CoschedulingPodGroup",
+    ),
+    "crdkit.scheduling.groups.volcano": ("VOLCANO_GROUP_NAME_ANNOTATION", "VolcanoPodGroup"),
     "crdkit.scheduling.requests": ("format_quantity", "pod_requests", "requests_as_quantities"),
     "crdkit.scheduling.groups": ("GROUP_APIS", "POD_GROUP_APIS", "GroupApi", "pod_group_of"),
     "crdkit.scheduling.options": ("SchedulerOptions",),
@@ -82,9 +88,11 @@ _HOMES = {
 __getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
 
 __all__ = [
+    "COSCHEDULING_POD_GROUP_LABEL",
     "GROUP_APIS",
     "OWN_GANG_RBAC",
     "POD_GROUP_APIS",
+    "VOLCANO_GROUP_NAME_ANNOTATION",
     "BindError",
     "Binder",
     "ClusterMirror",
@@ -116,4 +124,5 @@ __all__ = [
     "pod_key",
     "pod_requests",
     "requests_as_quantities",
+    "tier_level",
 ]
