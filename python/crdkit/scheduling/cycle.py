@@ -25,9 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from crdkit.scheduling.assumptions import PodBinding, assume
 from crdkit.scheduling.decisions import Bind, Decision, Later, Reserve, RollBack, WriteStatus
-from crdkit.scheduling.gangs import GangRequest, build_gang, pod_role, scheduling_gates
-from crdkit.scheduling.groups import GROUP_APIS
-from crdkit.scheduling.mirror import pod_key
+from crdkit.scheduling.gang_builder import GangBuilder, torn
 from crdkit.scheduling.pending import line_place
 from crdkit.scheduling.rank_rules import clash
 from crdkit.scheduling.reservations import HELD_AHEAD
@@ -39,6 +37,7 @@ if TYPE_CHECKING:
     from crdkit import _placer
     from crdkit.placer import Placement
     from crdkit.resources import Pod
+    from crdkit.scheduling.gangs import GangRequest
     from crdkit.scheduling.mirror import ClusterMirror
     from crdkit.scheduling.options import SchedulerOptions
     from crdkit.scheduling.pending import GroupReader, GroupRef, PendingGroup
@@ -106,12 +105,11 @@ class Cycle:
         wall_clock: Callable[[], float],
         pod_end: Callable[[str], float | None],
     ) -> None:
-        self._levels = list(levels)
         self._options = options
         self._mirror = mirror
         self._reader = reader
-        self._rank_rules = rank_rules
         self._queue, self._reservations, self._preemptor, self._reporter = plugins
+        self._builder = GangBuilder(levels, options, mirror, rank_rules, self._reporter)
         self._busy = busy
         self._clock = clock
         self._wall_clock = wall_clock
@@ -142,7 +140,7 @@ class Cycle:
                 self.forget(ref)
                 continue
             out.append(WriteStatus(group))
-            request = self._gang_for(group, out)
+            request = self._builder.gang_for(group, out)
             if request is not None:
                 ready.append((group, request))
             else:
@@ -236,108 +234,10 @@ class Cycle:
             made.append(reservation)
             out.append(evict)
 
-    def _gang_for(self, group: PendingGroup, out: list[Decision]) -> GangRequest | None:
-        """The gang to place for ``group``, or None (with the reason told) when it waits."""
-        ref, reporter = group.ref, self._reporter
-        if not group.pending and not group.gated:
-            reporter.waiting.discard(ref)
-            return None
-        if GROUP_APIS[ref.api].model is not None and group.podgroup is None:
-            message = f"PodGroup {ref.namespace}/{ref.name} does not exist"
-            reporter.wait(group, "PodGroupNotFound", message, out)
-            return None
-        try:
-            group.policy = GROUP_APIS[ref.api].policy(group.podgroup, self._levels)
-        except ValueError as error:
-            reporter.wait(group, "InvalidPodGroup", str(error), out)
-            return None
-        needed = group.policy.min_member - len(group.bound)
-        if group.gated and needed > len(group.pending):
-            gates = sorted({gate for pod in group.gated for gate in scheduling_gates(pod)})
-            message = (
-                f"{len(group.gated)} of the gang's pods are held by scheduling gates "
-                f"({', '.join(gates)}); the gang is placed once enough of them are released"
-            )
-            reporter.wait(group, "SchedulingGated", message, out)
-            return None
-        if not group.pending:
-            reporter.waiting.discard(ref)
-            return None
-        if needed > len(group.pending):
-            have = len(group.pending) + len(group.bound)
-            message = f"{have} of the {group.policy.min_member} pods of the gang exist"
-            topic = f"WaitingForPods/{group.policy.min_member}"
-            reporter.wait(group, "WaitingForPods", message, out, topic=topic)
-            return None
-        roles: dict[str, int] = {}
-        for pod in group.bound:  # minTaskMember counts the bound pods of each task too
-            role = pod_role(pod)
-            roles[role] = roles.get(role, 0) + 1
-        try:
-            request = build_gang(
-                str(ref),
-                group.pending,
-                needed=max(needed, 1),
-                policy=group.policy,
-                levels=self._levels,
-                default_topology=self._options.default_topology,
-                bound_by_role=roles,
-                priority=max((p.spec.priority or 0 for p in group.pending), default=0),
-            )
-        except ValueError as error:
-            reporter.wait(group, "InvalidPod", str(error), out)
-            return None
-        self._avoid_rank_rules(request, group)
-        if group.bound and needed > 0 and not self._stay_beside(request, group.bound):
-            # Its bound pods already span several domains of the level the gang must keep to:
-            # no placement of the rest can make it whole there.
-            if self._torn(group):
-                out.append(RollBack(group))
-            else:
-                level = (request.gang.get("topology") or {}).get("level")
-                message = f"the gang's {len(group.bound)} bound pods span several {level} domains"
-                reporter.wait(group, "Unschedulable", message, out)
-            return None
-        return request
-
-    def _avoid_rank_rules(self, request: GangRequest, group: PendingGroup) -> None:
-        """Keep each task off the nodes whose placed pods its rank rules match, or whose own
-        rank rules match its pods (`crdkit.scheduling.rank_rules`)."""
-        if not request.rules and not self._rank_rules.has_carriers(group.ref.namespace):
-            return  # no rule of its own, and none of a pod that could name it
-        pending = frozenset(pod_key(p.metadata.namespace, p.metadata.name) for p in group.pending)
-        for task in request.gang["tasks"]:
-            avoided = self._rank_rules.avoided(
-                request.rules.get(task["name"], ()), request.pods[task["name"]], pending
-            )
-            if avoided:
-                task["avoidNodes"] = sorted(avoided)
-
-    def _stay_beside(self, request: GangRequest, bound: Sequence[Pod]) -> bool:
-        """Keep a partly bound gang's missing pods inside the domain its bound pods share at
-        the gang's ``required`` level; False when they are in two domains or more of it."""
-        topology = request.gang.get("topology") or {}
-        if topology.get("mode") != "required":
-            return True
-        level = topology["level"]
-        values = set()
-        for pod in bound:
-            node = self._mirror.node(
-                pod.spec.node_name
-                or self._mirror.node_of(pod_key(pod.metadata.namespace, pod.metadata.name))
-                or ""
-            )
-            values.add(None if node is None else node["labels"].get(level))
-        if len(values) == 1 and None not in values:
-            (value,) = values
-            for task in request.gang["tasks"]:
-                task["nodeSelector"] = {**task.get("nodeSelector", {}), level: value}
-        return len(values - {None}) <= 1  # a node it does not know is no evidence of a split
-
     def _unschedulable(
         self, group: PendingGroup, request: GangRequest, placement: Placement, out: list[Decision]
     ) -> None:
-        if self._torn(group):
+        if torn(group, self._mirror):
             # Left partly bound (a crash mid-bind) and the rest does not fit beside it.
             out.append(RollBack(group))
             return
@@ -360,21 +260,6 @@ class Cycle:
             out,
             topic=topic,
             tail=lambda: self._queue.place_note(ref),
-        )
-
-    def _torn(self, group: PendingGroup) -> bool:
-        """Partly bound, short of ``minMember``, none running and no bind of it under way:
-        what a scheduler stopped mid-bind leaves. (A gang bound at its minimum whose further
-        pods do not fit is whole: those pods just wait.)"""
-        counts = group.counts
-        return (
-            bool(group.bound)
-            and counts.bound + counts.succeeded < group.policy.min_member
-            and not counts.running
-            and not any(
-                self._mirror.is_assumed(pod_key(p.metadata.namespace, p.metadata.name))
-                for p in group.bound
-            )
         )
 
     def _bind(self, group: PendingGroup, request: GangRequest, placement: Placement) -> Bind:

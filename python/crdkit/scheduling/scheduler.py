@@ -62,15 +62,15 @@ from crdkit.scheduling.binder import Binder
 from crdkit.scheduling.cycle import Cycle
 from crdkit.scheduling.decisions import Bind, Evict
 from crdkit.scheduling.dispatcher import BindRefused, Bound, Dispatcher, Outcome, Settled
+from crdkit.scheduling.gang_events import GangEvents
 from crdkit.scheduling.groups import (
     GROUP_APIS,
     POD_GROUP_APIS,
     GroupApiName,
     group_api,
-    pod_group_of,
 )
 from crdkit.scheduling.metrics import SchedulerMetrics, scheduler_metrics
-from crdkit.scheduling.mirror import ClusterMirror, pod_key
+from crdkit.scheduling.mirror import ClusterMirror
 from crdkit.scheduling.options import SchedulerOptions
 from crdkit.scheduling.pending import GROUP_INDEX, NEVER, GroupReader, GroupRef, arrival, finished
 from crdkit.scheduling.pod_reads import PodReads
@@ -154,10 +154,11 @@ class GangScheduler(Runnable):
         self._reporter = Reporter(
             self.mirror, clock, options.report_backoff, options.explain_refresh
         )
+        self._events = GangEvents(
+            name, self.mirror, self._queue, self._reporter, self.settling, clock
+        )
         self._reads: PodReads | None = None
         """The shared Pod informer's store, read through a decode-once cache (from setup)."""
-        self._rank_rules: RankRuleIndex | None = None
-        """What placed pods' rank rules keep gangs from (from setup)."""
         self._cycle: Cycle | None = None
         self._dispatcher: Dispatcher | None = None
         self._in_pass = False
@@ -198,18 +199,12 @@ class GangScheduler(Runnable):
         self.metrics = scheduler_metrics(manager.registry)
         if self._own_mirror:
             self.mirror.attach(manager, node_selector=self.node_selector)
-        self.mirror.on_capacity_freed(self._capacity_freed)
         budgets = manager.informers.informer(PodDisruptionBudget)  # what preemption must keep
         pods = manager.informers.informer(Pod)
-        pods.store.add_indexer(GROUP_INDEX, self._group_index)
         self._reads = reads = PodReads(pods.store)
-        self._rank_rules = rank_rules = RankRuleIndex(
-            pods.store, reads.get, self._placed_on, finished
-        )
-        pods.add_event_handler(self._pod_changed, self._pod_updated, self._pod_deleted)
-        for api in self.pod_groups:
-            informer = manager.informers.informer(self._model(api))
-            informer.add_event_handler(*self._podgroup_handlers(api))
+        rank_rules = RankRuleIndex(pods.store, reads.get, self._events.placed_on, finished)
+        podgroups = {api: manager.informers.informer(self._model(api)) for api in self.pod_groups}
+        self._events.watch(pods, reads, rank_rules, podgroups)
         reader = GroupReader(
             reads, self.mirror, lambda api: manager.informers.informer(self._model(api)).store
         )
@@ -253,12 +248,6 @@ class GangScheduler(Runnable):
         assert self._reads is not None, "the scheduler reads pods once it is set up"
         return self._reads
 
-    def _placed_on(self, pod: Pod) -> str | None:
-        """The node ``pod`` holds: its own, or the one its bind under way assumed."""
-        return pod.spec.node_name or self.mirror.node_of(
-            pod_key(pod.metadata.namespace, pod.metadata.name)
-        )
-
     def _pod_end(self, key: str) -> float | None:
         """The declared end of counted pod ``key`` (epoch seconds), if it declares one."""
         pod = self._pod_reads().get(key)
@@ -277,66 +266,7 @@ class GangScheduler(Runnable):
 
     def group_of(self, pod: Pod) -> GroupRef | None:
         """The gang ``pod`` belongs to, if this scheduler places it."""
-        if pod.spec.scheduler_name != self.name:
-            return None
-        namespace = pod.metadata.namespace or "default"
-        found = pod_group_of(pod)
-        if found is None:
-            return GroupRef("pod", namespace, pod.metadata.name or "")
-        api, group = found
-        return GroupRef(api, namespace, group)
-
-    def _group_index(self, pod: Pod) -> list[str]:
-        ref = self.group_of(pod)
-        return [] if ref is None else [str(ref)]
-
-    def _pod_changed(self, pod: Pod) -> None:
-        ref = self.group_of(pod)
-        if ref is not None:
-            self._queue.mark(ref)
-
-    def _pod_updated(self, old: Pod, new: Pod) -> None:
-        self._pod_changed(new)
-        if finished(new) and not finished(old):
-            self._pod_ended(new)
-
-    def _pod_deleted(self, pod: Pod) -> None:
-        key = pod_key(pod.metadata.namespace, pod.metadata.name)
-        self._pod_reads().forget(key)
-        if self._rank_rules is not None:
-            self._rank_rules.forget(key)
-        self._pod_changed(pod)
-        if not finished(pod):
-            self._pod_ended(pod)
-
-    def _pod_ended(self, pod: Pod) -> None:
-        """A bound pod of one of its gangs finished or went: hold its node while the rest of
-        the gang still runs (the mirror has already counted the node free)."""
-        ref, node = self.group_of(pod), pod.spec.node_name
-        if ref is None or GROUP_APIS[ref.api].model is None or not node or self._reads is None:
-            return
-        others = any(
-            p.metadata.uid != pod.metadata.uid and p.spec.node_name and not finished(p)
-            for p in self._reads.by_index(GROUP_INDEX, str(ref))
-        )
-        deadline = self.settling.pod_ended(str(ref), node, others)
-        if deadline is not None:
-            delay = max(deadline - self._clock(), 0.0)
-            asyncio.get_running_loop().call_later(delay, self.settling.expire)
-
-    def _podgroup_handlers(
-        self, api: GroupApiName
-    ) -> tuple[Callable[[Any], None], Callable[[Any, Any], None], Callable[[Any], None]]:
-        def changed(podgroup: Any) -> None:
-            namespace = podgroup.metadata.namespace or "default"
-            ref = GroupRef(api, namespace, podgroup.metadata.name or "")
-            self._reporter.status_unwritten(ref)  # the next write compares with what it says
-            self._queue.mark(ref)
-
-        return changed, lambda _old, new: changed(new), changed
-
-    def _capacity_freed(self) -> None:
-        self._queue.mark_all(self._reporter.waiting)
+        return self._events.group_of(pod)
 
     def _outcome(self, outcome: Outcome) -> None:
         """What the apiserver answered a bind or roll-back, back to the queue."""

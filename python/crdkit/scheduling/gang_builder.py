@@ -1,0 +1,161 @@
+"""Whether a gang is ready to place, and its placer gang if so.
+
+`GangBuilder.gang_for` turns a group as a pass read it (`crdkit.scheduling.pending`) into a
+`GangRequest`, or tells the `Reporter` why it waits: its PodGroup is missing or invalid, too few
+of its pods exist, scheduling gates hold too many of them, a pod asks for what the placer cannot
+honour, or its bound pods already span several domains of the level it must keep to (then a
+gang left partly bound is rolled back). It adds what the placer needs beyond the pods: the nodes
+rank rules keep a task off, and, for a partly bound gang, the domain its bound pods share.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from crdkit.scheduling.decisions import Decision, RollBack
+from crdkit.scheduling.gangs import GangRequest, build_gang, pod_role, scheduling_gates
+from crdkit.scheduling.groups import GROUP_APIS
+from crdkit.scheduling.mirror import pod_key
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from crdkit.resources import Pod
+    from crdkit.scheduling.mirror import ClusterMirror
+    from crdkit.scheduling.options import SchedulerOptions
+    from crdkit.scheduling.pending import PendingGroup
+    from crdkit.scheduling.rank_rules import RankRuleIndex
+    from crdkit.scheduling.reporting import Reporter
+
+__all__ = ["GangBuilder", "torn"]
+
+
+def torn(group: PendingGroup, mirror: ClusterMirror) -> bool:
+    """Partly bound, short of ``minMember``, none running and no bind of it under way: what a
+    scheduler stopped mid-bind leaves. (A gang bound at its minimum whose further pods do not
+    fit is whole: those pods just wait.)"""
+    counts = group.counts
+    return (
+        bool(group.bound)
+        and counts.bound + counts.succeeded < group.policy.min_member
+        and not counts.running
+        and not any(
+            mirror.is_assumed(pod_key(p.metadata.namespace, p.metadata.name)) for p in group.bound
+        )
+    )
+
+
+class GangBuilder:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        levels: Sequence[str],
+        options: SchedulerOptions,
+        mirror: ClusterMirror,
+        rank_rules: RankRuleIndex,
+        reporter: Reporter,
+    ) -> None:
+        self._levels = list(levels)
+        self._default_topology = options.default_topology
+        self._mirror = mirror
+        self._rank_rules = rank_rules
+        self._reporter = reporter
+
+    def gang_for(self, group: PendingGroup, out: list[Decision]) -> GangRequest | None:
+        """The gang to place for ``group``, or None (with the reason told) when it waits."""
+        ref, reporter = group.ref, self._reporter
+        if not group.pending and not group.gated:
+            reporter.waiting.discard(ref)
+            return None
+        if GROUP_APIS[ref.api].model is not None and group.podgroup is None:
+            message = f"PodGroup {ref.namespace}/{ref.name} does not exist"
+            reporter.wait(group, "PodGroupNotFound", message, out)
+            return None
+        try:
+            group.policy = GROUP_APIS[ref.api].policy(group.podgroup, self._levels)
+        except ValueError as error:
+            reporter.wait(group, "InvalidPodGroup", str(error), out)
+            return None
+        needed = group.policy.min_member - len(group.bound)
+        if group.gated and needed > len(group.pending):
+            gates = sorted({gate for pod in group.gated for gate in scheduling_gates(pod)})
+            message = (
+                f"{len(group.gated)} of the gang's pods are held by scheduling gates "
+                f"({', '.join(gates)}); the gang is placed once enough of them are released"
+            )
+            reporter.wait(group, "SchedulingGated", message, out)
+            return None
+        if not group.pending:
+            reporter.waiting.discard(ref)
+            return None
+        if needed > len(group.pending):
+            have = len(group.pending) + len(group.bound)
+            message = f"{have} of the {group.policy.min_member} pods of the gang exist"
+            topic = f"WaitingForPods/{group.policy.min_member}"
+            reporter.wait(group, "WaitingForPods", message, out, topic=topic)
+            return None
+        roles: dict[str, int] = {}
+        for pod in group.bound:  # minTaskMember counts the bound pods of each task too
+            role = pod_role(pod)
+            roles[role] = roles.get(role, 0) + 1
+        try:
+            request = build_gang(
+                str(ref),
+                group.pending,
+                needed=max(needed, 1),
+                policy=group.policy,
+                levels=self._levels,
+                default_topology=self._default_topology,
+                bound_by_role=roles,
+                priority=max((p.spec.priority or 0 for p in group.pending), default=0),
+            )
+        except ValueError as error:
+            reporter.wait(group, "InvalidPod", str(error), out)
+            return None
+        self._avoid_rank_rules(request, group)
+        if group.bound and needed > 0 and not self._stay_beside(request, group.bound):
+            # Its bound pods already span several domains of the level the gang must keep to:
+            # no placement of the rest can make it whole there.
+            if torn(group, self._mirror):
+                out.append(RollBack(group))
+            else:
+                level = (request.gang.get("topology") or {}).get("level")
+                message = f"the gang's {len(group.bound)} bound pods span several {level} domains"
+                reporter.wait(group, "Unschedulable", message, out)
+            return None
+        return request
+
+    def _avoid_rank_rules(self, request: GangRequest, group: PendingGroup) -> None:
+        """Keep each task off the nodes whose placed pods its rank rules match, or whose own
+        rank rules match its pods (`crdkit.scheduling.rank_rules`)."""
+        if not request.rules and not self._rank_rules.has_carriers(group.ref.namespace):
+            return  # no rule of its own, and none of a pod that could name it
+        pending = frozenset(pod_key(p.metadata.namespace, p.metadata.name) for p in group.pending)
+        for task in request.gang["tasks"]:
+            avoided = self._rank_rules.avoided(
+                request.rules.get(task["name"], ()), request.pods[task["name"]], pending
+            )
+            if avoided:
+                task["avoidNodes"] = sorted(avoided)
+
+    def _stay_beside(self, request: GangRequest, bound: Sequence[Pod]) -> bool:
+        """Keep a partly bound gang's missing pods inside the domain its bound pods share at
+        the gang's ``required`` level; False when they are in two domains or more of it."""
+        topology = request.gang.get("topology") or {}
+        if topology.get("mode") != "required":
+            return True
+        level = topology["level"]
+        values = set()
+        for pod in bound:
+            node = self._mirror.node(
+                pod.spec.node_name
+                or self._mirror.node_of(pod_key(pod.metadata.namespace, pod.metadata.name))
+                or ""
+            )
+            values.add(None if node is None else node["labels"].get(level))
+        if len(values) == 1 and None not in values:
+            (value,) = values
+            for task in request.gang["tasks"]:
+                task["nodeSelector"] = {**task.get("nodeSelector", {}), level: value}
+        return len(values - {None}) <= 1  # a node it does not know is no evidence of a split
