@@ -44,7 +44,7 @@ from crdkit.scheduling.rank_rules import RANK_RULES_FIELD, RankRule, rank_rules
 from crdkit.scheduling.requests import pod_requests, requests_as_quantities
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from crdkit.resources import Pod
 
@@ -234,11 +234,11 @@ def task_entry(pod: Pod, levels: Sequence[str]) -> tuple[tuple[Any, ...], dict[s
 
 
 def _task_entry(
-    pod: Pod, levels: Sequence[str]
+    pod: Pod, levels: Sequence[str], requests_of: Callable[[Pod], Mapping[str, int]] = pod_requests
 ) -> tuple[tuple[Any, ...], dict[str, Any], dict[str, int]]:
     """`task_entry`, and the requests in milli-units it formatted (the pod's rank rules are
     the key's last element)."""
-    milli = pod_requests(pod)
+    milli = dict(requests_of(pod))
     requests = requests_as_quantities(milli)
     selector = {**pod.spec.node_selector, **_affinity_selector(pod)}
     tolerations = [
@@ -276,10 +276,13 @@ def build_gang(
     default_topology: Mapping[str, Any] | None = None,
     bound_by_role: Mapping[str, int] | None = None,
     priority: int = 0,
+    requests_of: Callable[[Pod], Mapping[str, int]] = pod_requests,
 ) -> GangRequest:
     """The gang for ``pending`` (the group's pods waiting to be placed); see the module
     docstring. ``needed`` (at least 1, at most ``len(pending)``) is how many must be placed
-    together; ``bound_by_role`` counts the pods of each role already bound. Bad input (an
+    together; ``bound_by_role`` counts the pods of each role already bound. ``requests_of``
+    reads a pod's requests in milli-units (a scheduler passes its mirror's, which parsed each
+    pod once as it arrived; default: parse them here). Bad input (an
     unknown level, an unsupported affinity) raises ``ValueError`` naming the pod and field."""
     if not pending:
         raise ValueError("pending: a gang needs at least one pod")
@@ -290,7 +293,7 @@ def build_gang(
     for pod in sorted(pending, key=lambda p: p.metadata.name or ""):
         where = f"pod {pod.metadata.namespace}/{pod.metadata.name}"
         try:
-            key, entry, milli = _task_entry(pod, levels)
+            key, entry, milli = _task_entry(pod, levels, requests_of)
             if topology is None:
                 topology = kueue_topology(pod, levels)[0]
         except ValueError as error:

@@ -1,0 +1,244 @@
+"""`Cycle.run_pass` as data: caches in memory go in, decisions come out, with no cluster and no
+client (as `crdkit.runtime.sharding.plan` is tested). Each test builds the view a pass reads
+(nodes and pods in a `ClusterMirror`, pods and PodGroups in plain stores) and reads the list of
+decisions the pass returns."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import pytest
+
+import factories
+from crdkit.resources import Pod, PodDisruptionBudget
+from crdkit.runtime.store import Store
+from crdkit.scheduling import ClusterMirror, GroupRef, SchedulerOptions
+from crdkit.scheduling.cycle import Cycle
+from crdkit.scheduling.decisions import (
+    Bind,
+    Decision,
+    Evict,
+    Later,
+    Reserve,
+    RollBack,
+    Wait,
+    WriteStatus,
+)
+from crdkit.scheduling.gangs import KUEUE_REQUIRED
+from crdkit.scheduling.groups import BARE_POD, pod_group_of
+from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
+from crdkit.scheduling.pending import GROUP_INDEX, GroupReader, finished
+from crdkit.scheduling.pod_reads import PodReads
+from crdkit.scheduling.preemption import Preemptor
+from crdkit.scheduling.queue import GangQueue
+from crdkit.scheduling.rank_rules import RankRuleIndex
+from crdkit.scheduling.reporting import Reporter
+from crdkit.scheduling.reservations import Reservations
+
+LEAF = "example.com/leaf"
+WALL = 1_800_000_000.0
+D = TypeVar("D", bound=Decision)
+
+
+def gang_of(pod: Pod) -> list[str]:
+    namespace = pod.metadata.namespace or "default"
+    found = pod_group_of(pod)
+    if found is None:
+        return [str(GroupRef(BARE_POD, namespace, pod.metadata.name or ""))]
+    return [str(GroupRef(found[0], namespace, found[1]))]
+
+
+class View:
+    """What a pass reads, in memory: two leaves of ``nodes`` 8-GPU nodes each."""
+
+    def __init__(self, nodes: int = 2, **options: Any) -> None:
+        self.now = 0.0
+        self.mirror = ClusterMirror([LEAF], clock=lambda: self.now)
+        for leaf in ("l0", "l1"):
+            for index in range(nodes):
+                name = f"{leaf}-n{index}"
+                self.mirror.set_node(factories.node(name, rack=None, labels={LEAF: leaf}))
+        self.pods: Store[Pod] = Store({GROUP_INDEX: gang_of})
+        self.podgroups: Store[CoschedulingPodGroup] = Store()
+        budgets: Store[PodDisruptionBudget] = Store()
+        reads = PodReads(self.pods)
+        self.queue = GangQueue(lambda: self.now, (1.0, 60.0))
+        self.reservations = Reservations(self.mirror, self.queue, 1, 16)
+        reporter = Reporter(self.mirror, lambda: self.now, (1.0, 30.0), 10.0)
+        reader = GroupReader(reads, self.mirror, lambda api: self.podgroups)
+        preemptor = Preemptor(self.mirror, self.reservations, reader, self.pods, budgets)
+        rank_rules = RankRuleIndex(self.pods, reads.get, lambda p: p.spec.node_name, finished)
+        self.busy: set[GroupRef] = set()
+        self.cycle = Cycle(
+            [LEAF],
+            SchedulerOptions(**options),
+            self.mirror,
+            reader,
+            rank_rules,
+            (self.queue, self.reservations, preemptor, reporter),
+            busy=self.busy.__contains__,
+            clock=lambda: self.now,
+            wall_clock=lambda: WALL,
+            pod_end=lambda key: None,
+        )
+        self._version = 0
+
+    def gang(
+        self,
+        name: str,
+        pods: int,
+        *,
+        min_member: int | None = None,
+        node: str | None = None,
+        priority: int = 0,
+        leaf: bool = True,
+        created: str = "2026-01-01T00:00:00Z",
+    ) -> GroupRef:
+        """A coscheduling gang of ``pods`` 8-GPU pods (bound to ``node``'s leaf mates when
+        given), requiring one leaf unless ``leaf`` is False."""
+        group = factories.coscheduling_podgroup(name, min_member or pods)
+        stamped = group.model_dump(mode="json", by_alias=True, exclude_none=True)
+        stamped["metadata"]["creationTimestamp"] = created
+        self.podgroups.upsert(CoschedulingPodGroup.model_validate(stamped))
+        for index in range(pods):
+            self._version += 1
+            pod = factories.pod(
+                f"{name}-{index}",
+                gpus=8,
+                pod_group=("coscheduling", name),
+                priority=priority,
+                uid=f"{name}-{index}-uid",
+                resource_version=str(self._version),
+                created=created,
+                node=None if node is None else f"{node}-n{index}",
+                phase="Running" if node is not None else None,
+                annotations={KUEUE_REQUIRED: LEAF} if leaf else None,
+            )
+            self.pods.upsert(pod)
+            self.mirror.set_pod(pod)
+        return GroupRef("coscheduling", "ml", name)
+
+    async def run(self, *refs: GroupRef) -> list[Decision]:
+        return await self.cycle.run_pass(sorted(refs))
+
+
+def only(decisions: list[Decision], kind: type[D]) -> list[D]:
+    return [d for d in decisions if isinstance(d, kind)]
+
+
+async def test_a_gang_that_fits_is_assumed_in_one_leaf_and_bound() -> None:
+    view = View()
+    ref = view.gang("a", 2)
+    decisions = await view.run(ref)
+    assert [type(d) for d in decisions] == [WriteStatus, Bind]
+    (bind,) = only(decisions, Bind)
+    nodes = {b.node for b in bind.reservation.bindings}
+    assert len({node.split("-")[0] for node in nodes}) == 1  # one leaf
+    assert all(view.mirror.is_assumed(b.key) for b in bind.reservation.bindings)
+    assert bind.reservation.bindings[0].milli == {"nvidia.com/gpu": 8000}
+
+
+async def test_a_gang_short_of_pods_waits_and_is_told_once() -> None:
+    view = View()
+    ref = view.gang("a", 2, min_member=3)
+    decisions = await view.run(ref)
+    assert [type(d) for d in decisions] == [WriteStatus, Wait]
+    (wait,) = only(decisions, Wait)
+    assert (wait.reason, wait.message) == ("WaitingForPods", "2 of the 3 pods of the gang exist")
+    again = await view.run(ref)
+    assert [type(d) for d in again] == [WriteStatus]  # nothing new to say
+    assert view.queue.ordered() == []  # not in line for room: it is not ready
+
+
+async def test_the_head_gang_that_does_not_fit_holds_the_leaf_it_fits_soonest() -> None:
+    view = View()
+    view.gang("small", 1, node="l0")  # one node of leaf l0 busy
+    view.gang("other", 1, node="l1")  # and one of l1
+    big = view.gang("big", 2, created="2026-01-01T00:00:01Z")
+    decisions = await view.run(big)
+    assert not only(decisions, Bind)
+    (reserve,) = only(decisions, Reserve)
+    assert reserve.ref == big
+    assert reserve.reservation.level == LEAF
+    (wait,) = only(decisions, Wait)
+    assert wait.reason == "Unschedulable"
+    assert "reserved example.com/leaf=" in wait.message
+    assert wait.message.endswith("[in line: 1 of 1 at priority 0]")
+    assert view.queue.ordered() == [(big, 0)]
+
+
+async def test_a_higher_priority_gang_evicts_whole_lower_gangs_of_one_leaf() -> None:
+    view = View()
+    low_a = view.gang("low-a", 2, node="l0", priority=5)
+    view.gang("low-b", 2, node="l1")
+    high = view.gang("high", 2, priority=100)
+    decisions = await view.run(high)
+    (evict,) = only(decisions, Evict)
+    assert evict.ref == high
+    assert evict.priority == 100
+    # The leaf whose victims lose least: the one of the lower-priority gang, taken whole.
+    (victim,) = evict.victims
+    assert victim.ref == "coscheduling/ml/low-b"
+    assert {pod.key for pod in victim.pods} == {"ml/low-b-0", "ml/low-b-1"}
+    assert evict.where == f"{LEAF}=l1"
+    assert view.reservations.held[high].nodes == {"l1-n0", "l1-n1"}
+    assert low_a not in {GroupRef.parse(v.ref) for v in evict.victims}
+
+
+async def test_a_refused_gang_is_looked_at_again_after_its_backoff() -> None:
+    view = View()
+    ref = view.gang("a", 1)
+    view.queue.back_off(ref)
+    decisions = await view.run(ref)
+    assert decisions == [Later(ref, 1.0)]
+    view.now = 1.0
+    assert [type(d) for d in await view.run(ref)] == [WriteStatus, Bind]
+
+
+async def test_a_gang_being_bound_or_rolled_back_is_left_alone() -> None:
+    view = View()
+    ref = view.gang("a", 1)
+    view.busy.add(ref)
+    assert await view.run(ref) == []
+
+
+async def test_a_gang_left_partly_bound_across_leaves_is_rolled_back() -> None:
+    view = View()
+    ref = view.gang("torn", 2, min_member=4)
+    for index, node in ((0, "l0-n0"), (1, "l1-n0")):  # bound in two leaves, nothing running
+        pod = factories.pod(
+            f"torn-b{index}",
+            gpus=8,
+            pod_group=("coscheduling", "torn"),
+            uid=f"torn-b{index}",
+            resource_version=f"b{index}",
+            node=node,
+            annotations={KUEUE_REQUIRED: LEAF},
+        )
+        view.pods.upsert(pod)
+        view.mirror.set_pod(pod)
+    decisions = await view.run(ref)
+    (roll_back,) = only(decisions, RollBack)
+    assert sorted(p.metadata.name or "" for p in roll_back.group.bound) == ["torn-b0", "torn-b1"]
+
+
+async def test_a_gone_gang_is_forgotten() -> None:
+    view = View()
+    ref = view.gang("a", 1, min_member=2)
+    await view.run(ref)
+    view.pods.delete("ml/a-0")
+    view.podgroups.delete("ml/a")
+    assert await view.run(ref) == []
+
+
+@pytest.mark.parametrize("size_credit", [0.0, 10.0])
+async def test_the_batch_is_placed_in_the_queues_order(size_credit: float) -> None:
+    # One leaf free: a pod that came first, then a two-pod gang 5 s later. With the size
+    # credit the pair goes first (credited 10 s for its doubling), without it the single pod.
+    view = View(size_credit=size_credit)
+    view.gang("busy", 2, node="l1")
+    single = view.gang("single", 1, leaf=False, created="2026-01-01T00:00:00Z")
+    pair = view.gang("pair", 2, created="2026-01-01T00:00:05Z")
+    decisions = await view.run(single, pair)
+    bound = [b.group.ref for b in only(decisions, Bind)]
+    assert bound == ([pair] if size_credit else [single])
