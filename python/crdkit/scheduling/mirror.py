@@ -29,10 +29,16 @@ counted once the node is there.
 A scheduler may hold nodes for a waiting gang (`hold`): the placer's view of a held node then
 carries the `HOLD_TAINT` taint, which only the gangs allowed there tolerate; `node` and
 `nodes` still give the node as its object says (`crdkit.scheduling.reservations`).
+
+A pod's requests are parsed once per version of it (its uid and resourceVersion): `set_pod`
+parses every pod it is given, pending or bound, and `requests` gives them back without parsing
+again. A malformed request of a pod that holds nothing is not the mirror's to report: `requests`
+raises it to whoever places the pod.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -68,6 +74,31 @@ def pod_holds_capacity(pod: Pod) -> bool:
     return bool(pod.spec.node_name) and phase not in TERMINAL_PHASES
 
 
+class _ParsedRequests:
+    """Each pod's requests as `pod_requests` gives them, by pod key, kept with the uid and
+    resourceVersion they were read from: each version of a pod is parsed once."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[str | None, str, dict[str, int]]] = {}
+
+    def of(self, key: str, pod: Pod) -> dict[str, int]:
+        """``pod_requests(pod)``, parsed again only if ``pod`` is not the version kept."""
+        uid, version = pod.metadata.uid, pod.metadata.resource_version
+        kept = self._kept.get(key)
+        if kept is not None and version and kept[0] == uid and kept[1] == version:
+            return kept[2]
+        milli = pod_requests(pod)
+        if version:  # a pod without one (not from the apiserver) cannot tell its versions apart
+            self._kept[key] = (uid, version, milli)
+        return milli
+
+    def forget(self, key: str, uid: str | None = None) -> None:
+        """Drop pod ``key``'s requests; given a ``uid``, only if they were read from it."""
+        kept = self._kept.get(key)
+        if kept is not None and not (uid and kept[0] and kept[0] != uid):
+            del self._kept[key]
+
+
 class ClusterMirror:
     """Nodes and the pods on them, as a placer `Cluster`; see the module docstring.
 
@@ -100,6 +131,7 @@ class ClusterMirror:
             assume_ttl=assume_ttl,
             clock=clock,
         )
+        self._requests = _ParsedRequests()
         self._listeners: list[Callable[[], None]] = []
         self.version = 0
         """Grows whenever capacity may have grown (a node came or changed, a pod went): a
@@ -218,8 +250,10 @@ class ClusterMirror:
         uid = pod.metadata.uid
         if pod_holds_capacity(pod):
             node = pod.spec.node_name or ""
-            self._ledger.bound(key, node, pod_requests(pod), uid)
+            self._ledger.bound(key, node, self._requests.of(key, pod), uid)
             return
+        with contextlib.suppress(ValueError):  # told by whoever places the pod, not here
+            self._requests.of(key, pod)
         finished = pod.status is not None and pod.status.phase in TERMINAL_PHASES
         self._ledger.unbound(key, uid, finished=finished)
 
@@ -227,10 +261,17 @@ class ClusterMirror:
         """A Pod is gone: what it held is free at once. Given a Pod, only that pod: a newer
         pod of the same name (another uid) stays counted."""
         if isinstance(pod, str):
+            self._requests.forget(pod)
             self._ledger.remove(pod)
             return
         key = pod_key(pod.metadata.namespace, pod.metadata.name)
+        self._requests.forget(key, pod.metadata.uid)
         self._ledger.remove(key, pod.metadata.uid)
+
+    def requests(self, pod: Pod) -> Mapping[str, int]:
+        """``pod``'s requests in milli-units, as `pod_requests` gives them, parsed once per
+        version of the pod (uid and resourceVersion) the mirror sees; do not change them."""
+        return self._requests.of(pod_key(pod.metadata.namespace, pod.metadata.name), pod)
 
     # -- decisions -------------------------------------------------------------------------
 
