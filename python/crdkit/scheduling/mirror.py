@@ -4,7 +4,10 @@ The Rust state is the only usage ledger: every pod that holds capacity is added 
 usage there once (`Cluster.add_pods`) and taken back once (`Cluster.remove_pods`), so a
 decision never rebuilds anything. What the mirror keeps in Python is per pod, not per node:
 which node each counted pod sits on and what it asked for, so that its usage can be taken back
-exactly when it goes.
+exactly when it goes. That is its `crdkit.scheduling.pod_ledger.PodLedger`; its nodes, compiled
+once per change, and the holds on them are its `crdkit.scheduling.node_table.NodeTable`. The
+mirror feeds both from the events, numbers the changes (`version`, `nodes_version`,
+`usage_version`) and tells its listeners when room may have freed.
 
 A pod holds capacity while it is bound (``spec.nodeName``) and not finished (phase neither
 ``Succeeded`` nor ``Failed``), as kube-scheduler counts it; a pod with a deletion timestamp still
@@ -26,17 +29,24 @@ counted once the node is there.
 A scheduler may hold nodes for a waiting gang (`hold`): the placer's view of a held node then
 carries the `HOLD_TAINT` taint, which only the gangs allowed there tolerate; `node` and
 `nodes` still give the node as its object says (`crdkit.scheduling.reservations`).
+
+A pod's requests are parsed once per version of it (its uid and resourceVersion): `set_pod`
+parses every pod it is given, pending or bound, and `requests` gives them back without parsing
+again. A malformed request of a pod that holds nothing is not the mirror's to report: `requests`
+raises it to whoever places the pod.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from crdkit.placer import Cluster, Placement
 from crdkit.resources import Node, Pod
+from crdkit.scheduling.node_table import HOLD_TAINT, NodeTable
 from crdkit.scheduling.nodes import node_entry
+from crdkit.scheduling.pod_ledger import PodLedger
 from crdkit.scheduling.requests import pod_requests
 
 if TYPE_CHECKING:
@@ -52,10 +62,6 @@ __all__ = ["HOLD_TAINT", "TERMINAL_PHASES", "ClusterMirror", "pod_holds_capacity
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
-HOLD_TAINT = "scheduling.crdkit.io/reserved"
-"""The ``NoSchedule`` taint a held node carries in the placer's view; its value names the
-reservation. It is never written to a Node."""
-
 
 def pod_key(namespace: str | None, name: str | None) -> str:
     """``namespace/name`` of a pod, the mirror's key for it."""
@@ -68,19 +74,29 @@ def pod_holds_capacity(pod: Pod) -> bool:
     return bool(pod.spec.node_name) and phase not in TERMINAL_PHASES
 
 
-@dataclass
-class _Counted:
-    """One pod the mirror counts (or will count once its node is there)."""
+class _ParsedRequests:
+    """Each pod's requests as `pod_requests` gives them, by pod key, kept with the uid and
+    resourceVersion they were read from: each version of a pod is parsed once."""
 
-    node: str
-    milli: dict[str, int]
-    uid: str | None
-    assumed: bool
-    """Counted from a decision; its pod has not been seen bound yet."""
-    deadline: float | None = None
-    """When an assumption whose binding finished expires; None while binding."""
-    applied: bool = False
-    """Whether its usage is in the Rust state (false while its node is absent)."""
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[str | None, str, dict[str, int]]] = {}
+
+    def of(self, key: str, pod: Pod) -> dict[str, int]:
+        """``pod_requests(pod)``, parsed again only if ``pod`` is not the version kept."""
+        uid, version = pod.metadata.uid, pod.metadata.resource_version
+        kept = self._kept.get(key)
+        if kept is not None and version and kept[0] == uid and kept[1] == version:
+            return kept[2]
+        milli = pod_requests(pod)
+        if version:  # a pod without one (not from the apiserver) cannot tell its versions apart
+            self._kept[key] = (uid, version, milli)
+        return milli
+
+    def forget(self, key: str, uid: str | None = None) -> None:
+        """Drop pod ``key``'s requests; given a ``uid``, only if they were read from it."""
+        kept = self._kept.get(key)
+        if kept is not None and not (uid and kept[0] and kept[0] != uid):
+            del self._kept[key]
 
 
 class ClusterMirror:
@@ -105,32 +121,39 @@ class ClusterMirror:
         self.levels = list(levels)
         """The topology's levels as given (the placer may add its per-node level)."""
         self.cluster = cluster_type(levels, search_budget=search_budget)
-        self._cluster_type = cluster_type
-        self._search_budget = search_budget
-        self._empty: Cluster | None = None
-        self.assume_ttl = assume_ttl
-        self._clock = clock
-        self._nodes: dict[str, dict[str, Any]] = {}
-        self._records: dict[str, _placer.Node] = {}
-        """Each node compiled once per change, without a hold's taint: what the empty twin
-        and scratch clusters (`node_records`) are given, so none of them compiles it again."""
-        self._pods: dict[str, _Counted] = {}
-        self._on_node: dict[str, set[str]] = {}
-        self._expiring: dict[str, float] = {}
-        """The deadlines of the assumptions whose binding finished, by pod key: what
-        `expire_assumed` reads, so a decision does not scan every counted pod."""
+        self._nodes = NodeTable(
+            self.cluster, self.levels, cluster_type=cluster_type, search_budget=search_budget
+        )
+        self._ledger = PodLedger(
+            self.cluster,
+            has_node=self._nodes.__contains__,
+            freed=self._freed,
+            assume_ttl=assume_ttl,
+            clock=clock,
+        )
+        self._requests = _ParsedRequests()
         self._listeners: list[Callable[[], None]] = []
-        self._held: dict[str, str] = {}
-        """Held nodes: the value of their `HOLD_TAINT`."""
         self.version = 0
         """Grows whenever capacity may have grown (a node came or changed, a pod went): a
         scheduler that found no room can tell whether looking again may help."""
         self.nodes_version = 0
         """Grows whenever a node comes, changes what the placer reads, or goes."""
-        self.usage_version = 0
+        self._derived: dict[Hashable, tuple[tuple[int, int], Any]] = {}
+
+    @property
+    def usage_version(self) -> int:
         """Grows whenever a pod's usage enters or leaves the placer's state (counted, assumed,
         dropped, or gone with its node): with `version`, what an answer about usage read."""
-        self._derived: dict[Hashable, tuple[tuple[int, int], Any]] = {}
+        return self._ledger.usage_version
+
+    @property
+    def assume_ttl(self) -> float:
+        """Seconds after its binding finished that an assumption not seen bound expires."""
+        return self._ledger.assume_ttl
+
+    @assume_ttl.setter
+    def assume_ttl(self, seconds: float) -> None:
+        self._ledger.assume_ttl = seconds
 
     @property
     def empty(self) -> Cluster:
@@ -142,11 +165,7 @@ class ClusterMirror:
         an "as if empty" question would need a second set of anyway, and rebuilding it per
         question costs a whole cluster's compile (`benches/mirror_twin_bench.py`).
         """
-        if self._empty is None:
-            self._empty = self._cluster_type(
-                self.levels, list(self._nodes.values()), search_budget=self._search_budget
-            )
-        return self._empty
+        return self._nodes.empty
 
     def derived(self, key: Hashable, build: Callable[[], _T], *, usage: bool = True) -> _T:
         """``build()``, kept under ``key`` until the nodes change (or, with ``usage``, the
@@ -190,156 +209,69 @@ class ClusterMirror:
     def set_node(self, node: Node) -> None:
         """A Node was added or changed."""
         entry = node_entry(node)
-        name = entry["name"]
-        previous = self._nodes.get(name)
-        if previous == entry:
+        if not self._nodes.changes(entry):
             return  # a heartbeat: nothing the placer reads changed
         self.nodes_version += 1
-        record = self.cluster.compile_node(entry)
-        self._records[name] = record
-        if previous is None:
-            self.cluster.add_node(self._placer_entry(entry, record))
-            if self._empty is not None:
-                self._empty.add_node(record)
-            self._nodes[name] = entry
-            self._apply_waiting(name)
-        else:
-            self.cluster.update_node(self._placer_entry(entry, record), keep_used=True)
-            if self._empty is not None:
-                self._empty.update_node(record)
-            self._nodes[name] = entry
+        if self._nodes.put(entry):
+            self._ledger.node_added(entry["name"])  # the pods that waited for it count now
         self._freed()
 
     def remove_node(self, node: Node | str) -> None:
         """A Node is gone; its pods stay remembered and count again if it comes back."""
         name = node if isinstance(node, str) else node.metadata.name or ""
-        if self._nodes.pop(name, None) is None:
+        if not self._nodes.remove(name):
             return
-        del self._records[name]
         self.nodes_version += 1
-        self.cluster.remove_node(name)  # its usage goes with it
-        if self._empty is not None:
-            self._empty.remove_node(name)
-        for key in self._on_node.get(name, ()):
-            self._pods[key].applied = False
-        self.usage_version += 1
-
-    def _placer_entry(
-        self, entry: dict[str, Any], record: _placer.Node
-    ) -> dict[str, Any] | _placer.Node:
-        """The node as the placer sees it: with its hold's taint, if it is held (``record``
-        is ``entry`` compiled, which a node no hold taints is given as)."""
-        held = self._held.get(entry["name"])
-        if held is None:
-            return record
-        taint = {"key": HOLD_TAINT, "value": held, "effect": "NoSchedule"}
-        return {**entry, "taints": [*entry["taints"], taint]}
+        self._ledger.node_removed(name)
 
     def hold(self, nodes: Iterable[str], value: str) -> None:
         """Hold ``nodes`` (taint them ``HOLD_TAINT=value:NoSchedule`` for the placer); a node
         held already is held for ``value`` instead. Unknown nodes are held once they come."""
-        for name in nodes:
-            if self._held.get(name) == value:
-                continue
-            self._held[name] = value
-            entry = self._nodes.get(name)
-            if entry is not None:
-                self.cluster.update_node(
-                    self._placer_entry(entry, self._records[name]), keep_used=True
-                )
+        self._nodes.hold(nodes, value)
 
     def release(self, nodes: Iterable[str], value: str) -> None:
         """Stop holding those of ``nodes`` held for ``value``: capacity may have grown."""
-        released = False
-        for name in nodes:
-            if self._held.get(name) != value:
-                continue
-            del self._held[name]
-            released = True
-            if name in self._nodes:
-                self.cluster.update_node(self._records[name], keep_used=True)
-        if released:
+        if self._nodes.release(nodes, value):
             self._freed()
 
     def holder(self, name: str) -> str | None:
         """The value node ``name`` is held for, if it is held."""
-        return self._held.get(name)
+        return self._nodes.holder(name)
 
     def held(self) -> dict[str, str]:
         """Every held node and the value of its hold."""
-        return dict(self._held)
-
-    def _apply_waiting(self, name: str) -> None:
-        for key in sorted(self._on_node.get(name, ())):
-            record = self._pods[key]
-            if not record.applied:
-                self.cluster.add_pods(name, record.milli)
-                record.applied = True
-                self.usage_version += 1
+        return self._nodes.held()
 
     # -- pods ------------------------------------------------------------------------------
 
     def set_pod(self, pod: Pod) -> None:
         """A Pod was added or changed."""
         key = pod_key(pod.metadata.namespace, pod.metadata.name)
-        record = self._pods.get(key)
         uid = pod.metadata.uid
-        if not pod_holds_capacity(pod):
-            if (
-                record is not None
-                and record.assumed
-                and record.uid == uid
-                and not (pod.status is not None and pod.status.phase in TERMINAL_PHASES)
-            ):
-                return  # the bind is not visible yet: keep what the decision counted
-            self._drop(key)
+        if pod_holds_capacity(pod):
+            node = pod.spec.node_name or ""
+            self._ledger.bound(key, node, self._requests.of(key, pod), uid)
             return
-        node = pod.spec.node_name or ""
-        milli = pod_requests(pod)
-        if record is not None and record.node == node and record.milli == milli:
-            record.assumed, record.deadline, record.uid = False, None, uid
-            self._expiring.pop(key, None)
-            return
-        self._drop(key, notify=False)
-        self._count(key, _Counted(node, milli, uid, assumed=False))
-        if record is not None:
-            self._freed()  # moved or shrank: its old room may be free
+        with contextlib.suppress(ValueError):  # told by whoever places the pod, not here
+            self._requests.of(key, pod)
+        finished = pod.status is not None and pod.status.phase in TERMINAL_PHASES
+        self._ledger.unbound(key, uid, finished=finished)
 
     def remove_pod(self, pod: Pod | str) -> None:
         """A Pod is gone: what it held is free at once. Given a Pod, only that pod: a newer
         pod of the same name (another uid) stays counted."""
         if isinstance(pod, str):
-            self._drop(pod)
+            self._requests.forget(pod)
+            self._ledger.remove(pod)
             return
         key = pod_key(pod.metadata.namespace, pod.metadata.name)
-        record = self._pods.get(key)
-        uid = pod.metadata.uid
-        if record is not None and uid and record.uid and record.uid != uid:
-            return  # its controller made a new pod of that name, and that one is counted
-        self._drop(key)
+        self._requests.forget(key, pod.metadata.uid)
+        self._ledger.remove(key, pod.metadata.uid)
 
-    def _count(self, key: str, record: _Counted) -> None:
-        self._pods[key] = record
-        self._on_node.setdefault(record.node, set()).add(key)
-        if record.node in self._nodes:
-            self.cluster.add_pods(record.node, record.milli)
-            record.applied = True
-            self.usage_version += 1
-
-    def _drop(self, key: str, *, notify: bool = True) -> None:
-        record = self._pods.pop(key, None)
-        if record is None:
-            return
-        self._expiring.pop(key, None)
-        keys = self._on_node[record.node]
-        keys.discard(key)
-        if not keys:
-            del self._on_node[record.node]
-        if record.applied:
-            self.cluster.remove_pods(record.node, record.milli)
-            self.usage_version += 1
-        if notify:
-            self._freed()
+    def requests(self, pod: Pod) -> Mapping[str, int]:
+        """``pod``'s requests in milli-units, as `pod_requests` gives them, parsed once per
+        version of the pod (uid and resourceVersion) the mirror sees; do not change them."""
+        return self._requests.of(pod_key(pod.metadata.namespace, pod.metadata.name), pod)
 
     # -- decisions -------------------------------------------------------------------------
 
@@ -350,74 +282,59 @@ class ClusterMirror:
         as `pod_requests` gives them). A pod already counted is moved."""
         if node not in self._nodes:
             raise ValueError(f'node: the mirror has no node "{node}"')
-        self._drop(key, notify=False)
-        self._count(key, _Counted(node, dict(milli), uid, assumed=True))
+        self._ledger.assume(key, node, milli, uid)
 
     def binding_finished(self, key: str) -> None:
         """The bind of an assumed pod was sent: its assumption now expires after
         ``assume_ttl`` unless the pod shows up bound."""
-        record = self._pods.get(key)
-        if record is not None and record.assumed:
-            record.deadline = self._expiring[key] = self._clock() + self.assume_ttl
+        self._ledger.binding_finished(key)
 
     def forget_pod(self, key: str) -> None:
         """Take back an assumption whose bind did not happen (a pod seen bound stays)."""
-        record = self._pods.get(key)
-        if record is not None and record.assumed:
-            self._drop(key)
+        self._ledger.forget(key)
 
     def expire_assumed(self) -> list[str]:
         """Drop the assumptions past their deadline; their keys, sorted."""
-        now = self._clock()
-        if not self._expiring:
-            return []
-        expired = sorted(key for key, deadline in self._expiring.items() if deadline <= now)
-        for key in expired:
-            self._drop(key)
-        return expired
+        return self._ledger.expire()
 
     # -- reading ---------------------------------------------------------------------------
 
     def is_counted(self, key: str) -> bool:
         """Whether pod ``key`` is counted (bound, or assumed)."""
-        return key in self._pods
+        return self._ledger.is_counted(key)
 
     def is_assumed(self, key: str) -> bool:
         """Whether pod ``key`` is counted from a decision only."""
-        record = self._pods.get(key)
-        return record is not None and record.assumed
+        return self._ledger.is_assumed(key)
 
     def requests_of(self, key: str) -> dict[str, int] | None:
         """What counted pod ``key`` asked for (milli-units, as `pod_requests` gives them)."""
-        record = self._pods.get(key)
-        return None if record is None else dict(record.milli)
+        return self._ledger.requests_of(key)
 
     def node_of(self, key: str) -> str | None:
         """The node pod ``key`` is counted on, if it is."""
-        record = self._pods.get(key)
-        return None if record is None else record.node
+        return self._ledger.node_of(key)
 
     def pods_on(self, node: str) -> list[str]:
         """The keys of the pods counted on ``node``, sorted."""
-        return sorted(self._on_node.get(node, ()))
+        return self._ledger.pods_on(node)
 
     def node(self, name: str) -> dict[str, Any] | None:
         """The placer's entry for node ``name`` (without usage), if the mirror has it."""
-        entry = self._nodes.get(name)
-        return None if entry is None else dict(entry)
+        return self._nodes.entry(name)
 
     def node_names(self) -> list[str]:
         """Every node's name, sorted."""
-        return sorted(self._nodes)
+        return self._nodes.names()
 
     def nodes(self) -> Iterable[dict[str, Any]]:
         """Every node's entry (without usage), in no particular order; do not change them."""
-        return self._nodes.values()
+        return self._nodes.entries()
 
     def node_records(self, names: Iterable[str]) -> list[_placer.Node]:
         """The compiled records of those of ``names`` the mirror has (without holds' taints or
         usage), in that order: a scratch `Cluster` of them compiles nothing again."""
-        return [self._records[name] for name in names if name in self._records]
+        return self._nodes.records(names)
 
     def used(self, node: str) -> dict[str, int]:
         """What the counted pods take on ``node``, in milli-units (the Rust state's figure)."""
