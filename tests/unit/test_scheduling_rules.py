@@ -6,8 +6,8 @@
   the client's request machinery, the dispatcher, the binder or the scheduler;
 - PodGroup API names appear only under ``scheduling/groups/``;
 - a pod's requests are parsed once, by the mirror: no other module of the scheduler's path
-  calls `pod_requests` (its own parser), and a scheduler passing many times over a waiting
-  gang reads each pod's requests from the mirror.
+  calls `pod_requests` (its own parser); that a scheduler passing many times over a waiting
+  gang parses each pod once is `tests/unit/scheduling/test_scheduler_requests_once.py`.
 """
 
 from __future__ import annotations
@@ -49,9 +49,11 @@ CALLERS = (
 )
 """Modules whose loading means API calls are within reach."""
 
-PARSES_REQUESTS = {"requests.py", "mirror.py", "pod_ledger.py", "own_gang.py"}
-"""Where `pod_requests` may be called: its home, the mirror (and its ledger of pods), and
-`OwnGangs`, which places pods it is about to create (not yet in any cache)."""
+PARSES_REQUESTS = {"requests.py", "mirror.py", "pod_ledger.py", "own_gang.py", "gangs.py"}
+"""Where `pod_requests` may be called: its home, the mirror (and its ledger of pods), `OwnGangs`,
+which places pods it is about to create (in no cache yet), and `build_gang`'s default for a
+caller with no mirror; `tests/unit/scheduling/test_scheduler_requests_once.py` shows that the
+scheduler's gangs never use that default."""
 
 
 def _wing() -> list[Path]:

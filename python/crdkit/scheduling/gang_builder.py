@@ -109,6 +109,7 @@ class GangBuilder:
                 default_topology=self._default_topology,
                 bound_by_role=roles,
                 priority=max((p.spec.priority or 0 for p in group.pending), default=0),
+                requests_of=self._mirror.requests,  # parsed once, as the pod came
             )
         except ValueError as error:
             reporter.wait(group, "InvalidPod", str(error), out)

@@ -234,11 +234,11 @@ def task_entry(pod: Pod, levels: Sequence[str]) -> tuple[tuple[Any, ...], dict[s
 
 
 def _task_entry(
-    pod: Pod, levels: Sequence[str], requests_of: Callable[[Pod], Mapping[str, int]] = pod_requests
+    pod: Pod, levels: Sequence[str], requests_of: Callable[[Pod], Mapping[str, int]] | None = None
 ) -> tuple[tuple[Any, ...], dict[str, Any], dict[str, int]]:
     """`task_entry`, and the requests in milli-units it formatted (the pod's rank rules are
     the key's last element)."""
-    milli = dict(requests_of(pod))
+    milli = dict(pod_requests(pod) if requests_of is None else requests_of(pod))
     requests = requests_as_quantities(milli)
     selector = {**pod.spec.node_selector, **_affinity_selector(pod)}
     tolerations = [
@@ -276,7 +276,7 @@ def build_gang(
     default_topology: Mapping[str, Any] | None = None,
     bound_by_role: Mapping[str, int] | None = None,
     priority: int = 0,
-    requests_of: Callable[[Pod], Mapping[str, int]] = pod_requests,
+    requests_of: Callable[[Pod], Mapping[str, int]] | None = None,
 ) -> GangRequest:
     """The gang for ``pending`` (the group's pods waiting to be placed); see the module
     docstring. ``needed`` (at least 1, at most ``len(pending)``) is how many must be placed

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 from crdkit.scheduling.decisions import Evict
 from crdkit.scheduling.mirror import pod_key
 from crdkit.scheduling.pending import GROUP_INDEX
-from crdkit.scheduling.requests import pod_requests
 from crdkit.scheduling.room import fits_without, required_level
 
 if TYPE_CHECKING:
@@ -282,7 +281,7 @@ class Preemptor:
             if pod.metadata.deletion_timestamp is not None:
                 victims = []  # already going: evicting it again frees nothing new
                 break
-            milli = self._mirror.requests_of(key) or pod_requests(pod)
+            milli = self._mirror.requests_of(key) or self._mirror.requests(pod)
             victims.append(VictimPod(key, node, milli, pod.metadata.uid))
         if not victims:
             return None
