@@ -87,6 +87,10 @@ class InlineMirror(ClusterMirror):
         self.expire_assumed()
         return self.cluster.place_all(gangs, policy)
 
+    async def place_all_records_async(self, gangs: Any, policy: Any = "best-fit") -> Any:
+        self.expire_assumed()
+        return self.cluster.place_all_records(gangs, policy)
+
 
 @dataclass
 class Job(StreamJob):

@@ -125,19 +125,19 @@ class PassLog:
     seconds: list[float] = field(default_factory=list)
     gangs: list[int] = field(default_factory=list)
     placing: list[float] = field(default_factory=list)
-    """The wall seconds of the pass's ``place_all_async`` (the placer's worker thread, and what
-    the event loop ran meanwhile)."""
+    """The wall seconds of the pass's ``place_all_records_async`` (the placer's worker thread,
+    and what the event loop ran meanwhile)."""
     assumed: list[int] = field(default_factory=list)
     started: list[float] = field(default_factory=list)
     ended: list[float] = field(default_factory=list)
 
     def install(self, scheduler: GangScheduler) -> None:
-        """Wrap the scheduler's ``schedule_pass`` and its mirror's ``place_all_async`` and
+        """Wrap the scheduler's ``schedule_pass`` and its mirror's ``place_all_records_async`` and
         ``assume_pod``."""
         mirror = scheduler.mirror
         run_pass, place_all, assume = (
             scheduler.schedule_pass,
-            mirror.place_all_async,
+            mirror.place_all_records_async,
             mirror.assume_pod,
         )
         placed, assumed, placing = [0], [0], [0.0]
@@ -167,7 +167,7 @@ class PassLog:
             self.placing.append(placing[0])
             self.assumed.append(assumed[0])
 
-        mirror.place_all_async = place  # type: ignore[method-assign]
+        mirror.place_all_records_async = place  # type: ignore[method-assign]
         mirror.assume_pod = assume_pod  # type: ignore[method-assign]
         scheduler.schedule_pass = schedule_pass  # type: ignore[method-assign]
 
@@ -282,7 +282,7 @@ async def pass_times(
 ) -> list[float]:
     """``passes`` capacity events that let no gang in (a node too small for any, added in one
     write, status included); the seconds of each pass that placed every waiting gang (and, into
-    ``placing``, the seconds of each one's ``place_all_async``)."""
+    ``placing``, the seconds of each one's ``place_all_records_async``)."""
     times = []
     for _ in range(passes):
         mark = len(state.log.seconds)

@@ -80,8 +80,8 @@ once every gang is queued and the scheduler idle:
   places the whole queue (one batch of the Rust placer), explains why each still waits and
   writes what changed. A pass's time is the scheduler's ``last_pass_seconds`` (wall time, the
   placer's worker thread included); only passes that placed every waiting gang count.
-  ``place_ms_median``: the part of those passes spent awaiting ``place_all_async`` (the placer
-  on its worker thread, and whatever the event loop ran meanwhile).
+  ``place_ms_median``: the part of those passes spent awaiting ``place_all_records_async`` (the
+  placer on its worker thread, and whatever the event loop ran meanwhile).
 - ``bind_ms_median``/``bind_ms_max`` over ``--bind-events`` capacity events, each making exactly
   the room the gang at the head of the queue needs, in turn by deleting as many running pods
   (grace period 0, as once a kubelet confirms the stop; at once), by adding as many whole nodes

@@ -210,6 +210,22 @@ class Cluster:
 
         return await asyncio.to_thread(self.place_all, batch, policy)
 
+    def place_all_records(
+        self, gangs: Sequence[_placer.Gang], policy: Policy = "best-fit"
+    ) -> list[_placer.Outcome]:
+        """`place_all` for compiled gangs, answered with the engine's own records: no contract
+        model is built for the answer (a scheduler reads it and moves on)."""
+        _check_policy(policy)
+        return self._engine.place_all(list(gangs), policy)
+
+    async def place_all_records_async(
+        self, gangs: Sequence[_placer.Gang], policy: Policy = "best-fit"
+    ) -> list[_placer.Outcome]:
+        """`place_all_records` on a worker thread."""
+        import asyncio
+
+        return await asyncio.to_thread(self.place_all_records, list(gangs), policy)
+
     def assume(self, placement: Placement, gang: GangInput | None = None) -> None:
         """Adds a placement's pods to the nodes' usage (all or nothing).
 

@@ -20,22 +20,22 @@ the dispatcher performs the decisions.
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from crdkit.scheduling.assumptions import PodBinding, assume
 from crdkit.scheduling.decisions import Bind, Decision, Later, Reserve, RollBack, WriteStatus
 from crdkit.scheduling.gang_builder import GangBuilder, torn
+from crdkit.scheduling.gang_records import shape, with_tolerations
 from crdkit.scheduling.pending import line_place
 from crdkit.scheduling.rank_rules import clash
 from crdkit.scheduling.reservations import HELD_AHEAD
 from crdkit.scheduling.runtime_bounds import pod_runtime_bound
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Hashable, Sequence
 
     from crdkit import _placer
-    from crdkit.placer import Placement
     from crdkit.resources import Pod
     from crdkit.scheduling.gangs import GangRequest
     from crdkit.scheduling.mirror import ClusterMirror
@@ -52,16 +52,11 @@ __all__ = ["Cycle"]
 _PodsByNode = dict[str, list[tuple["Pod", tuple["RankRule", ...]]]]
 
 
-def _shape(gang: dict[str, Any]) -> str:
-    """The gang without its name: what its placement, explanation and room depend on."""
-    return json.dumps({k: v for k, v in gang.items() if k != "name"}, sort_keys=True)
-
-
 def _priority(request: GangRequest) -> int:
-    return int(request.gang.get("priority") or 0)
+    return request.record.priority
 
 
-def _rank_pods_by_node(request: GangRequest, placement: Placement) -> _PodsByNode:
+def _rank_pods_by_node(request: GangRequest, placement: _placer.Outcome) -> _PodsByNode:
     """Per node of the placement, every pod of each task it takes, with the task's rules."""
     by_node: _PodsByNode = {}
     for assignment in placement.assignments:
@@ -114,12 +109,8 @@ class Cycle:
         self._clock = clock
         self._wall_clock = wall_clock
         self._pod_end = pod_end
-        self._shapes: dict[GroupRef, str] = {}
-        """This pass's gangs, serialized without their names (`_shape`)."""
-        self._compiled: dict[GroupRef, tuple[tuple[str, str], _placer.Gang]] = {}
-        """Per waiting gang: its gang as last compiled for the placer, and the gang's name and
-        shape then. A gang that waits is compiled (validated, quantities parsed) once, not once
-        per pass."""
+        self._shapes: dict[GroupRef, Hashable] = {}
+        """This pass's gangs without their names (`crdkit.scheduling.gang_records.shape`)."""
 
     async def run_pass(self, refs: Sequence[GroupRef]) -> list[Decision]:
         """The decisions for the gangs ``refs`` (sorted), given the caches as they stand."""
@@ -158,19 +149,19 @@ class Cycle:
         ready.sort(key=lambda item: line_place(item[0], self._options.size_credit))
         wall = self._wall_clock()
         ends: dict[GroupRef, float | None] = {}
-        for group, request in ready:
+        for index, (group, request) in enumerate(ready):
             ends[group.ref] = end = _declared_end(group, wall)
             allowed = self._reservations.tolerations(group.ref, _priority(request), end)
             if allowed:
-                for task in request.gang["tasks"]:
-                    task["tolerations"] = [*task.get("tolerations", []), *allowed]
-        placements = await self._mirror.place_all_async(
-            [self._compiled_gang(group.ref, request) for group, request in ready],
+                record = with_tolerations(request.record, allowed)
+                ready[index] = (group, replace(request, record=record))
+        placements = await self._mirror.place_all_records_async(
+            [request.record for _, request in ready],
             self._options.policy,  # type: ignore[arg-type]
         )
-        by_name = {request.gang["name"]: (group, request) for group, request in ready}
+        by_name = {request.record.name: (group, request) for group, request in ready}
         made: list[DomainReservation] = []
-        waiting: list[tuple[PendingGroup, GangRequest, Placement]] = []
+        waiting: list[tuple[PendingGroup, GangRequest, _placer.Outcome]] = []
         # This pass's bound gangs' pods by node (built once each, and only when a gang of the
         # pass has rank rules), and those of them with rules.
         any_rules = any(request.rules for _, request in ready)
@@ -221,7 +212,7 @@ class Cycle:
         ref, priority = group.ref, _priority(request)
 
         def gang() -> _placer.Gang:
-            return self._compiled_gang(ref, request)
+            return request.record
 
         shape = self._shape_of(ref, request)
         held = self._reservations.keep(ref, priority, shape, gang, self._pod_end, wall)
@@ -235,7 +226,11 @@ class Cycle:
             out.append(evict)
 
     def _unschedulable(
-        self, group: PendingGroup, request: GangRequest, placement: Placement, out: list[Decision]
+        self,
+        group: PendingGroup,
+        request: GangRequest,
+        placement: _placer.Outcome,
+        out: list[Decision],
     ) -> None:
         if torn(group, self._mirror):
             # Left partly bound (a crash mid-bind) and the rest does not fit beside it.
@@ -247,7 +242,7 @@ class Cycle:
             ref,
             self._shape_of(ref, request),
             placement,
-            lambda: self._compiled_gang(ref, request),
+            lambda: request.record,
         )
         if topic == HELD_AHEAD:
             # How many nodes are held ahead of it changes with every new head of the line:
@@ -262,8 +257,9 @@ class Cycle:
             tail=lambda: self._queue.place_note(ref),
         )
 
-    def _bind(self, group: PendingGroup, request: GangRequest, placement: Placement) -> Bind:
+    def _bind(self, group: PendingGroup, request: GangRequest, placement: _placer.Outcome) -> Bind:
         """Assume the gang where it was placed; the dispatcher binds it."""
+        milli = request.milli  # read off the pods once, by the mirror
         bindings: list[PodBinding] = []
         for task, pods in request.pods.items():
             queue = list(pods)
@@ -277,7 +273,7 @@ class Cycle:
                             pod.metadata.namespace or "default",
                             pod.metadata.name or "",
                             assignment.node,
-                            request.milli[task],  # read off the pods once, by build_gang
+                            milli[task],
                             pod.metadata.uid,
                         )
                     )
@@ -286,23 +282,13 @@ class Cycle:
         self._reporter.placing(group.ref)
         return Bind(group, reservation, placement)
 
-    def _shape_of(self, ref: GroupRef, request: GangRequest) -> str:
-        """`_shape` of the gang as this pass places it, serialized once per pass (its
-        compile cache, room search and explanation all key on it)."""
-        shape = self._shapes.get(ref)
-        if shape is None:
-            shape = self._shapes[ref] = _shape(request.gang)
-        return shape
-
-    def _compiled_gang(self, ref: GroupRef, request: GangRequest) -> _placer.Gang:
-        """The gang as the placer's record, compiled again only when its text changed."""
-        text = (request.gang["name"], self._shape_of(ref, request))
-        kept = self._compiled.get(ref)
-        if kept is not None and kept[0] == text:
-            return kept[1]
-        compiled = self._mirror.cluster.compile(request.gang, milli=request.milli)
-        self._compiled[ref] = (text, compiled)
-        return compiled
+    def _shape_of(self, ref: GroupRef, request: GangRequest) -> Hashable:
+        """`shape` of the gang as this pass places it, once per pass (its room search and
+        explanation key on it)."""
+        found = self._shapes.get(ref)
+        if found is None:
+            found = self._shapes[ref] = shape(request.record)
+        return found
 
     def _dequeue(self, ref: GroupRef) -> None:
         """The gang is no longer in line for room: bound, gone, or not placeable now."""
@@ -315,4 +301,3 @@ class Cycle:
         self._dequeue(ref)
         self._queue.forget(ref)
         self._reporter.forget(ref)
-        self._compiled.pop(ref, None)

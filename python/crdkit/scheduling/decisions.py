@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from crdkit.placer import Placement
+    from crdkit import _placer
     from crdkit.scheduling.assumptions import Reservation
     from crdkit.scheduling.pending import GroupRef, PendingGroup
     from crdkit.scheduling.preemption import RunningGang
@@ -29,7 +29,7 @@ class Bind:
 
     group: PendingGroup
     reservation: Reservation
-    placement: Placement
+    placement: _placer.Outcome
 
 
 @dataclass(frozen=True)

@@ -220,7 +220,9 @@ def _short_of(asks: _Asks, node: Mapping[str, Any], used: Mapping[str, int]) -> 
     return short
 
 
-def explain(mirror: ClusterMirror, gang: GangInput, placement: Placement) -> Explanation:
+def explain(
+    mirror: ClusterMirror, gang: GangInput, placement: Placement | _placer.Outcome
+) -> Explanation:
     """Why ``gang`` (whose placement came back unschedulable) does not fit ``mirror``.
 
     If it would not fit with every node empty either, waiting will not help: the reason and

@@ -10,9 +10,11 @@ rank rules keep a task off, and, for a partly bound gang, the domain its bound p
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from crdkit.scheduling.decisions import Decision, RollBack
+from crdkit.scheduling.gang_records import evolve_gang, evolve_task, level_name
 from crdkit.scheduling.gangs import GangRequest, build_gang, pod_role, scheduling_gates
 from crdkit.scheduling.groups import GROUP_APIS
 from crdkit.scheduling.mirror import pod_key
@@ -114,39 +116,44 @@ class GangBuilder:
         except ValueError as error:
             reporter.wait(group, "InvalidPod", str(error), out)
             return None
-        self._avoid_rank_rules(request, group)
-        if group.bound and needed > 0 and not self._stay_beside(request, group.bound):
-            # Its bound pods already span several domains of the level the gang must keep to:
-            # no placement of the rest can make it whole there.
-            if torn(group, self._mirror):
-                out.append(RollBack(group))
-            else:
-                level = (request.gang.get("topology") or {}).get("level")
-                message = f"the gang's {len(group.bound)} bound pods span several {level} domains"
-                reporter.wait(group, "Unschedulable", message, out)
-            return None
+        request = self._avoid_rank_rules(request, group)
+        if group.bound and needed > 0:
+            kept = self._stay_beside(request, group.bound)
+            if kept is None:
+                # Its bound pods already span several domains of the level the gang must keep
+                # to: no placement of the rest can make it whole there.
+                if torn(group, self._mirror):
+                    out.append(RollBack(group))
+                else:
+                    level = level_name(request.record, "required")
+                    message = (
+                        f"the gang's {len(group.bound)} bound pods span several {level} domains"
+                    )
+                    reporter.wait(group, "Unschedulable", message, out)
+                return None
+            request = kept
         return request
 
-    def _avoid_rank_rules(self, request: GangRequest, group: PendingGroup) -> None:
+    def _avoid_rank_rules(self, request: GangRequest, group: PendingGroup) -> GangRequest:
         """Keep each task off the nodes whose placed pods its rank rules match, or whose own
         rank rules match its pods (`crdkit.scheduling.rank_rules`)."""
         if not request.rules and not self._rank_rules.has_carriers(group.ref.namespace):
-            return  # no rule of its own, and none of a pod that could name it
+            return request  # no rule of its own, and none of a pod that could name it
         pending = frozenset(pod_key(p.metadata.namespace, p.metadata.name) for p in group.pending)
-        for task in request.gang["tasks"]:
+        tasks = []
+        for task in request.record.tasks:
             avoided = self._rank_rules.avoided(
-                request.rules.get(task["name"], ()), request.pods[task["name"]], pending
+                request.rules.get(task.name, ()), request.pods[task.name], pending
             )
-            if avoided:
-                task["avoidNodes"] = sorted(avoided)
+            tasks.append(evolve_task(task, avoid_nodes=sorted(avoided)) if avoided else task)
+        return replace(request, record=evolve_gang(request.record, tasks=tasks))
 
-    def _stay_beside(self, request: GangRequest, bound: Sequence[Pod]) -> bool:
+    def _stay_beside(self, request: GangRequest, bound: Sequence[Pod]) -> GangRequest | None:
         """Keep a partly bound gang's missing pods inside the domain its bound pods share at
-        the gang's ``required`` level; False when they are in two domains or more of it."""
-        topology = request.gang.get("topology") or {}
-        if topology.get("mode") != "required":
-            return True
-        level = topology["level"]
+        the gang's ``required`` level; None when they are in two domains or more of it."""
+        level = level_name(request.record, "required")
+        if level is None:
+            return request
         values = set()
         for pod in bound:
             node = self._mirror.node(
@@ -155,8 +162,13 @@ class GangBuilder:
                 or ""
             )
             values.add(None if node is None else node["labels"].get(level))
+        if len(values - {None}) > 1:
+            return None  # a node it does not know is no evidence of a split
         if len(values) == 1 and None not in values:
             (value,) = values
-            for task in request.gang["tasks"]:
-                task["nodeSelector"] = {**task.get("nodeSelector", {}), level: value}
-        return len(values - {None}) <= 1  # a node it does not know is no evidence of a split
+            tasks = [
+                evolve_task(task, node_selector={**task.node_selector, level: value})
+                for task in request.record.tasks
+            ]
+            return replace(request, record=evolve_gang(request.record, tasks=tasks))
+        return request

@@ -1,4 +1,6 @@
-"""Pending pods of one group as a placer gang (the ``Gang`` of docs/reference/placement-io.md).
+"""Pending pods of one group as a placer gang: the placer's record, built straight from the
+milli-units read off the pods (`crdkit.scheduling.gang_records`), and on request the ``Gang``
+of docs/reference/placement-io.md that it stands for.
 
 The pods of a gang were made by some other controller (a training operator, JobSet, LWS, a
 Job), so the gang's tasks are read off the pods: pods that ask for the same thing (requests,
@@ -40,12 +42,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from crdkit.placer.models import HOSTNAME_LEVEL
+from crdkit.scheduling.gang_records import contract, gang_record
 from crdkit.scheduling.rank_rules import RANK_RULES_FIELD, RankRule, rank_rules
 from crdkit.scheduling.requests import pod_requests, requests_as_quantities
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
+    from crdkit import _placer
     from crdkit.resources import Pod
 
 __all__ = [
@@ -99,16 +103,25 @@ class GangPolicy:
 class GangRequest:
     """A gang for the placer, and which pods each of its tasks stands for (sorted by name)."""
 
-    gang: dict[str, Any]
-    """The contract gang (its requests as quantity strings, for people and for `Cluster`)."""
+    record: _placer.Gang
+    """The gang as the placer's record (`crdkit.scheduling.gang_records`): what the scheduler
+    places, built from the milli-units read off the pods."""
     pods: dict[str, list[Pod]]
-    milli: dict[str, dict[str, int]] = field(default_factory=dict)
-    """Each task's requests in milli-units, as read off its pods: give them to
-    `Cluster.compile(gang, milli=...)` and the strings are not parsed back."""
     rules: dict[str, tuple[RankRule, ...]] = field(default_factory=dict)
     """Each task's one-rank-per-node rules (tasks without any left out): the limits are in
     the gang already; what placed pods they keep the task from is the caller's to add as
-    ``avoidNodes`` (see `crdkit.scheduling.rank_rules.RankRuleIndex`)."""
+    ``avoid_nodes`` (see `crdkit.scheduling.rank_rules.RankRuleIndex`)."""
+
+    @property
+    def gang(self) -> dict[str, Any]:
+        """The contract's gang (its requests as quantity strings), for people and for
+        `Cluster.compile`; made on each access, not on the scheduler's path."""
+        return contract(self.record)
+
+    @property
+    def milli(self) -> dict[str, dict[str, int]]:
+        """Each task's requests in milli-units, as read off its pods."""
+        return {task.name: task.requests for task in self.record.tasks}
 
 
 def tier_level(levels: Sequence[str], tier: int, field_name: str) -> str:
@@ -229,17 +242,16 @@ def _affinity_selector(pod: Pod) -> dict[str, str]:
 def task_entry(pod: Pod, levels: Sequence[str]) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The placer task a pod belongs to (its requests, node selector, tolerations and slice,
     without name or counts), and a key equal for pods of one task."""
-    key, entry, _ = _task_entry(pod, levels)
-    return key, entry
+    key, entry, milli = _task_entry(pod, levels)
+    return key, {"requests": requests_as_quantities(milli), **entry}
 
 
 def _task_entry(
     pod: Pod, levels: Sequence[str], requests_of: Callable[[Pod], Mapping[str, int]] | None = None
 ) -> tuple[tuple[Any, ...], dict[str, Any], dict[str, int]]:
-    """`task_entry`, and the requests in milli-units it formatted (the pod's rank rules are
-    the key's last element)."""
+    """`task_entry` without its requests, and the requests in milli-units (the pod's rank
+    rules are the key's last element)."""
     milli = dict(pod_requests(pod) if requests_of is None else requests_of(pod))
-    requests = requests_as_quantities(milli)
     selector = {**pod.spec.node_selector, **_affinity_selector(pod)}
     tolerations = [
         t.model_dump(
@@ -248,7 +260,7 @@ def _task_entry(
         for t in pod.spec.tolerations
     ]
     _, slice_ = kueue_topology(pod, levels)
-    entry: dict[str, Any] = {"requests": requests}
+    entry: dict[str, Any] = {}
     if selector:
         entry["nodeSelector"] = selector
     if tolerations:
@@ -257,7 +269,7 @@ def _task_entry(
         entry["slice"] = slice_
     key = (
         pod_role(pod),
-        tuple(sorted(requests.items())),
+        tuple(sorted(milli.items())),
         tuple(sorted(selector.items())),
         tuple(tuple(sorted(t.items())) for t in tolerations),
         None if slice_ is None else (slice_["level"], slice_["size"]),
@@ -313,15 +325,20 @@ def build_gang(
     _set_minimums(entries, needed, policy.min_task_member, bound_by_role or {})
     rules = {task: key[-1] for task, key in zip(members, tasks, strict=True) if key[-1]}
     gang_limit = per_node_limits(entries, members, rules)
-    for entry in entries:
-        del entry["_role"]
-    gang: dict[str, Any] = {"name": name, "priority": priority, "tasks": entries}
     chosen = topology if topology is not None else default_topology
-    if chosen is not None:
-        gang["topology"] = dict(chosen)
-    if gang_limit:
-        gang["maxPerNode"] = 1
-    return GangRequest(gang, members, requests, rules)
+    try:
+        record = gang_record(
+            name,
+            priority,
+            chosen,
+            entries,
+            requests,
+            levels,
+            max_per_node=1 if gang_limit else None,
+        )
+    except ValueError as error:
+        raise ValueError(f"gang {name}: {error}") from None
+    return GangRequest(record, members, rules)
 
 
 def per_node_limits(

@@ -356,3 +356,11 @@ class ClusterMirror:
         """`Cluster.place_all_async` after dropping expired assumptions."""
         self.expire_assumed()
         return await self.cluster.place_all_async(gangs, policy)
+
+    async def place_all_records_async(
+        self, gangs: Sequence[_placer.Gang], policy: Policy = "best-fit"
+    ) -> list[_placer.Outcome]:
+        """`Cluster.place_all_records_async` after dropping expired assumptions: the engine's
+        own answers, as a scheduler's pass reads them."""
+        self.expire_assumed()
+        return await self.cluster.place_all_records_async(gangs, policy)

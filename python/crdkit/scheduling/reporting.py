@@ -26,10 +26,9 @@ from crdkit.scheduling.explanation import explain
 from crdkit.scheduling.groups import GROUP_APIS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Hashable
 
     from crdkit import _placer
-    from crdkit.placer import Placement
     from crdkit.scheduling.mirror import ClusterMirror
     from crdkit.scheduling.pending import GroupRef, PendingGroup
 
@@ -64,10 +63,10 @@ class Reporter:
         without a report of its own keeps it (the cached PodGroup may not show it yet)."""
         self._status: dict[GroupRef, tuple[tuple[str, str], ...]] = {}
         """The status last written for each PodGroup (compared, so nothing is written twice)."""
-        self._explained: dict[GroupRef, tuple[str, str | None, float, str]] = {}
+        self._explained: dict[GroupRef, tuple[Hashable, str | None, float, str]] = {}
         """Per waiting gang: its shape and the placer reason it was explained for, when, and the
         message."""
-        self._shape_explained: dict[tuple[str, str | None], str] = {}
+        self._shape_explained: dict[tuple[Hashable, str | None], str] = {}
         self._shape_explained_at: tuple[int, int] = (-1, -1)
         self.explanations = 0
         """Explanations computed (not reused), for the bench and tests."""
@@ -122,7 +121,11 @@ class Reporter:
         return True
 
     def explanation(
-        self, ref: GroupRef, shape: str, placement: Placement, gang: Callable[[], _placer.Gang]
+        self,
+        ref: GroupRef,
+        shape: Hashable,
+        placement: _placer.Outcome,
+        gang: Callable[[], _placer.Gang],
     ) -> str:
         """Why the gang waits: explained again only when its shape or the placer's reason
         changed, or the last explanation is ``explain_refresh`` seconds old."""

@@ -36,10 +36,9 @@ from crdkit.scheduling.mirror import HOLD_TAINT
 from crdkit.scheduling.room import choose_room, ready_by
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Hashable, Sequence
 
     from crdkit import _placer
-    from crdkit.placer import Placement
     from crdkit.scheduling.mirror import ClusterMirror
     from crdkit.scheduling.pending import GroupRef
     from crdkit.scheduling.preemption import Preemption
@@ -106,7 +105,7 @@ class Reservations:
         """Queued gangs that fit nowhere even on empty nodes: no reservation can help."""
         # No room means it fits nowhere even on empty nodes: that depends on the nodes and on
         # what is taken, never on the pods, so one search answers every gang of that shape.
-        self._no_room: set[tuple[str, frozenset[str]]] = set()
+        self._no_room: set[tuple[Hashable, frozenset[str]]] = set()
         self._no_room_at = -1
 
     def first_in_line(self, ref: GroupRef, priority: int) -> bool:
@@ -135,7 +134,7 @@ class Reservations:
         self,
         ref: GroupRef,
         priority: int,
-        placement: Placement,
+        placement: _placer.Outcome,
         made: Sequence[DomainReservation],
         end: float | None,
     ) -> bool:
@@ -152,7 +151,7 @@ class Reservations:
         self,
         ref: GroupRef,
         priority: int,
-        shape: str,
+        shape: Hashable,
         gang: Callable[[], _placer.Gang],
         end_of: Callable[[str], float | None],
         wall: float,
