@@ -24,7 +24,7 @@ from crdkit.scheduling.decisions import (
     Wait,
     WriteStatus,
 )
-from crdkit.scheduling.gangs import KUEUE_REQUIRED
+from crdkit.scheduling.gangs import KUEUE_REQUIRED, KUEUE_SLICE_REQUIRED, KUEUE_SLICE_SIZE
 from crdkit.scheduling.groups import BARE_POD, pod_group_of
 from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
 from crdkit.scheduling.pending import GROUP_INDEX, GroupReader, finished
@@ -242,3 +242,20 @@ async def test_the_batch_is_placed_in_the_queues_order(size_credit: float) -> No
     decisions = await view.run(single, pair)
     bound = [b.group.ref for b in only(decisions, Bind)]
     assert bound == ([pair] if size_credit else [single])
+
+
+async def test_a_slice_that_does_not_divide_its_task_waits_with_that_reason() -> None:
+    # Compiled from the contract, this gang used to fail the whole pass.
+    view = View()
+    ref = view.gang("sliced", 2)
+    for index in range(2):
+        key = f"ml/sliced-{index}"
+        pod = view.pods.get(key)
+        assert pod is not None
+        pod.metadata.annotations.update({KUEUE_SLICE_REQUIRED: LEAF, KUEUE_SLICE_SIZE: "3"})
+        pod.metadata.resource_version = f"s{index}"
+        view.pods.upsert(pod)
+    decisions = await view.run(ref)
+    (wait,) = only(decisions, Wait)
+    assert wait.reason == "InvalidPod"
+    assert "slice size 3 does not divide the task's 2 pods" in wait.message
