@@ -8,11 +8,14 @@ not pay for it.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from crdkit._errors import CrdkitError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import yaml
 
 __all__ = ["NestedTooDeeply", "load_yaml", "load_yaml_documents"]
@@ -26,31 +29,39 @@ def load_yaml(text: str) -> Any:
     """The plain data of one YAML document (``None`` for an empty one)."""
     import yaml
 
-    # libyaml's parser when PyYAML has it: several times faster, the same documents.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        return yaml.load(text, Loader=loader)  # a safe loader: plain data only
-    except RecursionError:
-        raise NestedTooDeeply("nested too deeply") from None
-    except yaml.YAMLError as err:
-        raise ValueError(_problem(err)) from None
-    except (ValueError, TypeError, OverflowError) as err:
-        # PyYAML's constructors raise these for values such as the date 2001-02-30.
-        raise ValueError(_first_line(err)) from None
+    with _one_line_errors():
+        return yaml.load(text, Loader=_loader())  # a safe loader: plain data only
 
 
 def load_yaml_documents(text: str) -> list[Any]:
     """The plain data of every document of a multi-document stream (``---`` separated)."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with _one_line_errors():
+        return list(yaml.load_all(text, Loader=_loader()))  # a safe loader: plain data only
+
+
+def _loader() -> type[yaml.SafeLoader]:
+    import yaml
+
+    # libyaml's parser when PyYAML has it: several times faster, the same documents.
+    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return loader
+
+
+@contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """Turn whatever PyYAML raises while loading into the one-line errors callers report."""
+    import yaml
+
     try:
-        return list(yaml.load_all(text, Loader=loader))  # a safe loader: plain data only
+        yield
     except RecursionError:
         raise NestedTooDeeply("nested too deeply") from None
     except yaml.YAMLError as err:
         raise ValueError(_problem(err)) from None
     except (ValueError, TypeError, OverflowError) as err:
+        # PyYAML's constructors raise these for values such as the date 2001-02-30.
         raise ValueError(_first_line(err)) from None
 
 
