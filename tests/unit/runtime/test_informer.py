@@ -174,10 +174,7 @@ async def test_listed_objects_are_stored_as_the_servers_json() -> None:
 
 async def test_a_transformed_listed_object_is_stored_as_transformed() -> None:
     fake = ListingClient(codec_for(ConfigMap), PAGES)
-    informer = on_fake(
-        fake,
-        transform=strip_managed_fields,
-    )
+    informer = on_fake(fake, transform=strip_managed_fields)
     spy = informer.store.codec = CountingCodec(ConfigMap)
     await listed(informer)
     assert spy.encoded == 3  # the server's bytes still hold managedFields: encoded anew
@@ -188,10 +185,7 @@ async def test_a_transformed_listed_object_is_stored_as_transformed() -> None:
 async def test_an_item_that_does_not_decode_fails_the_list_naming_it() -> None:
     broken = RawListPage([configmap_json("a", "1"), b'{"metadata":"nope"}'], "5", None)
     fake = ListingClient(codec_for(ConfigMap), [broken])
-    informer = on_fake(
-        fake,
-        backoff=Backoff(5.0, 5.0),
-    )
+    informer = on_fake(fake, backoff=Backoff(5.0, 5.0))
     await informer.start()
     try:
         assert not await informer.wait_for_sync(0.5)
@@ -323,11 +317,7 @@ async def test_the_informer_rewatches_no_sooner_than_retry_after() -> None:
 
 async def test_the_informer_passes_its_idle_timeout_to_each_watch() -> None:
     fake = ThrottledWatchClient(codec_for(ConfigMap), retry_after=0.0)
-    informer = on_fake(
-        fake,
-        idle_timeout=3.0,
-        backoff=Backoff(0.01, 0.02),
-    )
+    informer = on_fake(fake, idle_timeout=3.0, backoff=Backoff(0.01, 0.02))
     await run_until(informer, lambda: len(fake.options) == 2, 5.0)
     assert [o["idle_timeout"] for o in fake.options] == [3.0, 3.0]
     server_timeout = fake.options[0]["timeout_seconds"]
