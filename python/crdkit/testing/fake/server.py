@@ -389,14 +389,14 @@ class FakeApiServer:
         stored = self._stored(kind, namespace, name)
         old_meta = stored.obj["metadata"]
         preconditions = options.get("preconditions") or {}
-        for field, label, consequence in _DELETE_PRECONDITIONS:
-            want = preconditions.get(field)
-            if want is not None and want != old_meta[field]:
+        for key, label, consequence in _DELETE_PRECONDITIONS:
+            want = preconditions.get(key)
+            if want is not None and want != old_meta[key]:
                 raise precondition_failed(
                     kind,
                     name,
                     f"the {label} in the precondition ({want}) does not match the {label} in "
-                    f"record ({old_meta[field]}). The object might have been {consequence}",
+                    f"record ({old_meta[key]}). The object might have been {consequence}",
                 )
         policy = options.get("propagationPolicy")
         if policy is None and kind.info.kind == "Job" and kind.info.group == "batch":
