@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any
 from crdkit._errors import CrdkitError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
 
     import yaml
 
-__all__ = ["NestedTooDeeply", "load_yaml", "load_yaml_documents"]
+__all__ = ["NestedTooDeeply", "load_yaml", "load_yaml_documents", "read_yaml_file"]
 
 
 class NestedTooDeeply(CrdkitError, ValueError):
@@ -39,6 +40,32 @@ def load_yaml_documents(text: str) -> list[Any]:
 
     with _one_line_errors():
         return list(yaml.load_all(text, Loader=_loader()))  # a safe loader: plain data only
+
+
+def read_yaml_file(
+    path: Path,
+    where: str,
+    fail: Callable[[str], Exception],
+    *,
+    load: Callable[[str], Any] = load_yaml,
+    what: str = "YAML",
+) -> Any:
+    """The data of the file ``path``, read as UTF-8 and parsed by ``load``.
+
+    A file that cannot be read, is not UTF-8 text or is not ``what`` raises ``fail(message)``,
+    the message one line beginning with ``where``: every file crdkit reads for a user (a
+    kubeconfig, ``--config``, a role file) is reported in the same words.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise fail(f"{where}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except OSError as err:
+        raise fail(f"{where}: cannot read it: {err.strerror or err}") from None
+    try:
+        return load(text)
+    except ValueError as err:
+        raise fail(f"{where}: not {what}: {err}") from None
 
 
 def _loader() -> type[yaml.SafeLoader]:
