@@ -247,3 +247,24 @@ def task(name: str = "w", replicas: int = 1, gpus: int | str = 1, **extra: Any) 
 def gang(*tasks: dict[str, Any], name: str = "g", **extra: Any) -> dict[str, Any]:
     """A gang of ``tasks``; ``extra``: more fields (``topology``, ``priority``, ...)."""
     return {"name": name, "tasks": list(tasks), **extra}
+
+
+# -- kubeconfigs -----------------------------------------------------------------------------
+
+
+def kubeconfig(
+    user: Mapping[str, Any],
+    contexts: Mapping[str, Mapping[str, Any]],
+    **cluster: Any,
+) -> dict[str, Any]:
+    """A kubeconfig of one cluster ``c`` (at https://127.0.0.1:6443, plus ``cluster``'s
+    fields) and one user ``u`` (``user``'s fields), with ``contexts`` by name; ``main`` is
+    the current one."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:6443", **cluster}}],
+        "users": [{"name": "u", "user": dict(user)}],
+        "contexts": [{"name": name, "context": dict(body)} for name, body in contexts.items()],
+        "current-context": "main",
+    }

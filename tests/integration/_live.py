@@ -1,5 +1,5 @@
 """Helpers of the live tests in several folders (runtime, deploy, scheduling), imported by
-module name: the hello operator's greeting, `crdkit gen-rbac`'s documents, and the `crdkit`
+module name: the hello operator's Hello, `crdkit gen-rbac`'s documents, and the `crdkit`
 command run as a process."""
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from click.testing import CliRunner
 from examples.hello.operator import Hello, HelloSpec
 
 from crdkit.cli import main
-from crdkit.client import Client, GroupVersionKind, NotFound
-from crdkit.resources import ConfigMap, ObjectMeta
-from crdkit.runtime import is_condition_true
+from crdkit.client import Client, GroupVersionKind
+from crdkit.resources import ObjectMeta
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,25 +86,4 @@ async def create_hello(client: Client, namespace: str, target: str) -> Hello:
     """Creates the Hello ``world`` in ``namespace``, greeting ``target``."""
     return await client.create(
         Hello(metadata=ObjectMeta(name="world", namespace=namespace), spec=HelloSpec(target=target))
-    )
-
-
-async def hello_greeted(
-    client: Client, namespace: str, message: str, *, generation_observed: bool = False
-) -> bool:
-    """Whether the hello operator has made the ConfigMap of the Hello ``world`` (as
-    `create_hello` makes it) with ``message`` and set the Hello Ready (having seen its latest
-    generation, with ``generation_observed``)."""
-    try:
-        cm = await client.get(ConfigMap, "world-greeting", namespace=namespace)
-    except NotFound:
-        return False
-    hello = await client.get(Hello, "world", namespace=namespace)
-    return (
-        cm.data.get("message") == message
-        and hello.status is not None
-        and is_condition_true(hello.status.conditions, "Ready")
-        and (
-            not generation_observed or hello.status.observed_generation == hello.metadata.generation
-        )
     )

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
-from crdkit._yaml import NestedTooDeeply, load_yaml
+from crdkit._yaml import read_yaml_file
 from crdkit.client.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -240,18 +240,7 @@ def read_kubeconfig(paths: Sequence[Path], *, context: str | None = None) -> Kub
 
 def _load_file(path: Path) -> dict[str, Any] | None:
     where = f"kubeconfig {path}"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise ConfigError(f"{where}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-    except OSError as err:
-        raise ConfigError(f"{where}: cannot read it: {err.strerror or err}") from None
-    try:
-        document = load_yaml(text)
-    except NestedTooDeeply:
-        raise ConfigError(f"{where}: not YAML: nested too deeply") from None
-    except ValueError as err:
-        raise ConfigError(f"{where}: not YAML: {err}") from None
+    document = read_yaml_file(path, where, ConfigError)
     if document is None:
         return None  # an empty file is an empty config, as for kubectl
     if not isinstance(document, dict):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import annotated_types
 from pydantic_core import core_schema
@@ -111,6 +111,15 @@ class _SchemaMarker:
     def python_check(self) -> Callable[[Any], Any] | None:
         """A validator enforcing the same rule in Python, when Python can."""
         return None
+
+
+class _FlagMarker(_SchemaMarker):
+    """A marker that only switches one schema keyword on: the keyword is its whole meaning."""
+
+    keyword: ClassVar[str]
+
+    def schema_keywords(self) -> dict[str, Any]:
+        return {self.keyword: True}
 
 
 @dataclass(frozen=True)
@@ -252,34 +261,31 @@ def immutable(message: str = "field is immutable") -> XValidation:
 
 
 @dataclass(frozen=True)
-class PreserveUnknownFields(_SchemaMarker):
+class PreserveUnknownFields(_FlagMarker):
     """Keep fields the schema does not declare (``+kubebuilder:pruning:PreserveUnknownFields``)."""
 
-    def schema_keywords(self) -> dict[str, Any]:
-        return {"x-kubernetes-preserve-unknown-fields": True}
+    keyword = "x-kubernetes-preserve-unknown-fields"
 
 
 @dataclass(frozen=True)
-class Schemaless(_SchemaMarker):
+class Schemaless(_FlagMarker):
     """Store the field unvalidated (``+kubebuilder:validation:Schemaless``).
 
     The escape hatch for types with no structural form (recursive models, mixed tuples):
     the field's schema becomes "any JSON value, kept as is"; pydantic still validates it.
     """
 
-    def schema_keywords(self) -> dict[str, Any]:
-        return {SCHEMALESS_KEY: True}
+    keyword = SCHEMALESS_KEY
 
 
 @dataclass(frozen=True)
-class EmbeddedResource(_SchemaMarker):
+class EmbeddedResource(_FlagMarker):
     """A whole Kubernetes object inside this one (``+kubebuilder:validation:EmbeddedResource``).
 
     The apiserver requires ``apiVersion`` and ``kind`` in it and validates its ``metadata``.
     """
 
-    def schema_keywords(self) -> dict[str, Any]:
-        return {"x-kubernetes-embedded-resource": True}
+    keyword = "x-kubernetes-embedded-resource"
 
     def python_check(self) -> Callable[[Any], Any] | None:
         def run(value: Any) -> Any:
@@ -293,11 +299,10 @@ class EmbeddedResource(_SchemaMarker):
 
 
 @dataclass(frozen=True)
-class Nullable(_SchemaMarker):
+class Nullable(_FlagMarker):
     """``null`` is a value to keep, not an absent field (``+nullable``)."""
 
-    def schema_keywords(self) -> dict[str, Any]:
-        return {"nullable": True}
+    keyword = "nullable"
 
 
 @dataclass(frozen=True)
@@ -316,16 +321,7 @@ class ListType(_SchemaMarker):
     def python_check(self) -> Callable[[Any], Any] | None:
         if self.kind != "set":
             return None
-
-        def run(value: Any) -> Any:
-            seen: list[Any] = []
-            for item in value:
-                if item in seen:
-                    raise ValueError(f"duplicate entry {item!r} in a list of type set")
-                seen.append(item)
-            return value
-
-        return run
+        return _refuse_repeats(lambda item: item, "", "set")
 
 
 @dataclass(frozen=True)
@@ -355,16 +351,28 @@ class ListMapKeys(_SchemaMarker):
             dumped = item.model_dump(by_alias=True) if hasattr(item, "model_dump") else {}
             return tuple(dumped.get(k) for k in keys)
 
-        def run(value: Any) -> Any:
-            seen: set[tuple[Any, ...]] = set()
-            for item in value:
-                key = key_of(item)
-                if key in seen:
-                    raise ValueError(f"duplicate entry with key {key!r} in a list of type map")
-                seen.add(key)
-            return value
+        return _refuse_repeats(key_of, "with key ", "map")
 
-        return run
+
+def _refuse_repeats(
+    key_of: Callable[[Any], Any], label: str, list_type: str
+) -> Callable[[Any], Any]:
+    """A check refusing a list in which two entries have equal keys, as the apiserver refuses
+    a ``set`` list with equal items and a ``map`` list with equal map keys.
+
+    The keys seen are kept in a list, not a set: a set list's items may be unhashable (dicts).
+    """
+
+    def run(value: Any) -> Any:
+        seen: list[Any] = []
+        for item in value:
+            key = key_of(item)
+            if key in seen:
+                raise ValueError(f"duplicate entry {label}{key!r} in a list of type {list_type}")
+            seen.append(key)
+        return value
+
+    return run
 
 
 @dataclass(frozen=True)

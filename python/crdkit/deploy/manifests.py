@@ -157,18 +157,17 @@ def _labels(options: ManifestOptions) -> dict[str, str]:
 
 
 def _namespace(options: ManifestOptions) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {
-            "name": options.operator_namespace,
-            "labels": {
-                **_labels(options),
-                # the restricted Pod Security Standard: the manager's pod meets it
-                "pod-security.kubernetes.io/enforce": "restricted",
-            },
-        },
-    }
+    # the restricted Pod Security Standard: the manager's pod meets it
+    restricted = {"pod-security.kubernetes.io/enforce": "restricted"}
+    return _core_object(
+        "Namespace", name=options.operator_namespace, labels={**_labels(options), **restricted}
+    )
+
+
+def _core_object(kind: str, **metadata: Any) -> dict[str, Any]:
+    """An object of the core API group (v1) with ``metadata``: what the Namespace and the
+    ServiceAccount have in common."""
+    return {"apiVersion": "v1", "kind": kind, "metadata": metadata}
 
 
 def _deployment(options: ManifestOptions) -> dict[str, Any]:
@@ -316,15 +315,12 @@ def _metrics_reader_role(options: ManifestOptions) -> dict[str, Any]:
 
 
 def _service_account(options: ManifestOptions) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": {
-            "name": options.service_account,
-            "namespace": options.operator_namespace,
-            "labels": _labels(options),
-        },
-    }
+    return _core_object(
+        "ServiceAccount",
+        name=options.service_account,
+        namespace=options.operator_namespace,
+        labels=_labels(options),
+    )
 
 
 def _kustomization(resources: list[str]) -> dict[str, Any]:

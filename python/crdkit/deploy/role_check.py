@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from crdkit._yaml import load_yaml_documents
+from crdkit._yaml import load_yaml_documents, read_yaml_file
 from crdkit.deploy.errors import DeployError
 
 if TYPE_CHECKING:
@@ -145,14 +145,7 @@ def load_granted_rules(path: Path) -> list[GrantedRule]:
     :class:`RoleFileError` (one line, naming the file and the 1-based document number) for
     a file that cannot be read or parsed, or a document that is not a role or a binding.
     """
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise RoleFileError(f"{path}: cannot read: {error.strerror or error}") from None
-    try:
-        documents = load_yaml_documents(text)
-    except ValueError as error:
-        raise RoleFileError(f"{path}: not YAML: {error}") from None
+    documents = read_yaml_file(path, str(path), RoleFileError, load=load_yaml_documents)
     rules: list[GrantedRule] = []
     for number, document in enumerate(documents, start=1):
         if document is None:

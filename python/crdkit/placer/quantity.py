@@ -22,23 +22,15 @@ __all__ = ["MAX_MILLI", "MAX_SIGNIFICANT_DIGITS", "format_quantity", "parse_quan
 MAX_SIGNIFICANT_DIGITS = 38
 MAX_MILLI = 2**63 - 1
 
+# Kubernetes' suffixes: the decimal ones above one step by 10**3 from k to E, the binary ones
+# by 2**10 from Ki to Ei.
 _SUFFIXES: dict[str, Fraction] = {
     "": Fraction(1),
     "n": Fraction(1, 10**9),
     "u": Fraction(1, 10**6),
     "m": Fraction(1, 10**3),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "P": Fraction(10**15),
-    "E": Fraction(10**18),
-    "Ki": Fraction(2**10),
-    "Mi": Fraction(2**20),
-    "Gi": Fraction(2**30),
-    "Ti": Fraction(2**40),
-    "Pi": Fraction(2**50),
-    "Ei": Fraction(2**60),
+    **{prefix: Fraction(10 ** (3 * step)) for step, prefix in enumerate("kMGTPE", start=1)},
+    **{f"{prefix}i": Fraction(2 ** (10 * step)) for step, prefix in enumerate("KMGTPE", start=1)},
 }
 _QUANTITY = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?(.*)", re.ASCII | re.DOTALL)
 _EXPONENT = re.compile(r"[eE]([+-]?)(\d+)", re.ASCII)

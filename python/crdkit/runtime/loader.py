@@ -11,7 +11,7 @@ import importlib
 import importlib.util
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -19,8 +19,10 @@ from crdkit.runtime.reconciler import Reconciler
 from crdkit.runtime.runnable import Runnable
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from types import ModuleType
+
+T = TypeVar("T")
 
 __all__ = [
     "build_rbac_sources",
@@ -98,25 +100,25 @@ def load_rbac_source(ref: str) -> type[Reconciler[Any]] | type[Runnable]:
 def load_reconciler_classes(refs: Sequence[str]) -> list[type[Reconciler[Any]]]:
     """Every ``RECONCILER`` argument of a command, loaded; a bad one is a usage error (exit 2)
     that names it, as ``crdkit run`` and ``crdkit gen-rbac`` report it."""
-    classes = []
-    for ref in refs:
-        try:
-            classes.append(load_reconciler_class(ref))
-        except (ValueError, TypeError) as error:
-            raise click.BadParameter(str(error), param_hint="RECONCILER") from None
-    return classes
+    return _load_arguments(refs, load_reconciler_class, "RECONCILER")
 
 
 def load_rbac_sources(refs: Sequence[str]) -> list[type[Reconciler[Any]] | type[Runnable]]:
     """``crdkit gen-rbac``'s arguments: reconciler or runnable classes; a bad one is a usage
     error (exit 2) that names it."""
-    sources: list[type[Reconciler[Any]] | type[Runnable]] = []
+    return _load_arguments(refs, load_rbac_source, "CLASS")
+
+
+def _load_arguments(refs: Sequence[str], load: Callable[[str], T], hint: str) -> list[T]:
+    """``load`` of each command-line argument; the first it refuses becomes click's usage
+    error, so the command exits 2 naming the argument (``hint``) and why."""
+    loaded = []
     for ref in refs:
         try:
-            sources.append(load_rbac_source(ref))
+            loaded.append(load(ref))
         except (ValueError, TypeError) as error:
-            raise click.BadParameter(str(error), param_hint="CLASS") from None
-    return sources
+            raise click.BadParameter(str(error), param_hint=hint) from None
+    return loaded
 
 
 def build_rbac_sources(

@@ -31,7 +31,7 @@ import typing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
 
-from crdkit._yaml import load_yaml
+from crdkit._yaml import read_yaml_file
 from crdkit.runtime.errors import ControllerError
 
 if TYPE_CHECKING:
@@ -179,14 +179,7 @@ def _type_name(annotation: Any) -> str:
 
 
 def _read_config(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise OptionError(f"--config {path}: cannot read: {error.strerror or error}") from None
-    try:
-        data = load_yaml(text)
-    except ValueError as error:
-        raise OptionError(f"--config {path}: not YAML or JSON: {error}") from None
+    data = read_yaml_file(path, f"--config {path}", OptionError, what="YAML or JSON")
     if data is None:
         return {}
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):

@@ -11,12 +11,12 @@ They filter *updates*; creates and deletes always pass, as in controller-runtime
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from crdkit.resources import KubernetesObject
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
 __all__ = [
     "AnnotationsChanged",
@@ -55,38 +55,37 @@ class Predicate:
         return _Not(self)
 
 
-class _All(Predicate):
+class _Combined(Predicate):
+    """Several predicates joined by ``&`` (``_All``) or ``|`` (``_Any``): each event asks every
+    part, and ``join`` (``all`` or ``any``) decides."""
+
+    join: ClassVar[Callable[[Iterable[bool]], bool]]
+    symbol: ClassVar[str]
+
     def __init__(self, *parts: Predicate) -> None:
         self.parts = parts
 
     def create(self, obj: Obj) -> bool:
-        return all(p.create(obj) for p in self.parts)
+        return type(self).join(p.create(obj) for p in self.parts)
 
     def update(self, old: Obj, new: Obj) -> bool:
-        return all(p.update(old, new) for p in self.parts)
+        return type(self).join(p.update(old, new) for p in self.parts)
 
     def delete(self, obj: Obj) -> bool:
-        return all(p.delete(obj) for p in self.parts)
+        return type(self).join(p.delete(obj) for p in self.parts)
 
     def __repr__(self) -> str:
-        return " & ".join(map(repr, self.parts)).join("()")
+        return f" {self.symbol} ".join(map(repr, self.parts)).join("()")
 
 
-class _Any(Predicate):
-    def __init__(self, *parts: Predicate) -> None:
-        self.parts = parts
+class _All(_Combined):
+    join = all
+    symbol = "&"
 
-    def create(self, obj: Obj) -> bool:
-        return any(p.create(obj) for p in self.parts)
 
-    def update(self, old: Obj, new: Obj) -> bool:
-        return any(p.update(old, new) for p in self.parts)
-
-    def delete(self, obj: Obj) -> bool:
-        return any(p.delete(obj) for p in self.parts)
-
-    def __repr__(self) -> str:
-        return " | ".join(map(repr, self.parts)).join("()")
+class _Any(_Combined):
+    join = any
+    symbol = "|"
 
 
 class _Not(Predicate):

@@ -9,7 +9,18 @@ import uuid
 from typing import Any
 from urllib.parse import urlparse
 
+from crdkit.resources import KubernetesObject, resource_info
 from crdkit.testing import ControlPlane
+
+
+def raw_object(
+    resource: type[KubernetesObject], metadata: dict[str, Any], **fields: Any
+) -> dict[str, Any]:
+    """An object of ``resource`` as a plain dict (``fields``: ``spec`` and the like), its
+    apiVersion and kind from the model: what the apiserver is sent when pydantic must not see
+    it first, or must see exactly what the apiserver sees."""
+    info = resource_info(resource)
+    return {"apiVersion": info.api_version, "kind": info.kind, "metadata": metadata, **fields}
 
 
 class BlockingApi:

@@ -8,7 +8,7 @@ from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from crd_api import BlockingApi
+from crd_api import BlockingApi, raw_object
 from crd_corpus import (
     Cat,
     Defaulted,
@@ -66,7 +66,7 @@ def test_optional_old_self_rule_ratchets(api: BlockingApi) -> None:
 def test_defaults_are_applied_by_the_apiserver(api: BlockingApi) -> None:
     ns = api.new_namespace()
     info = resource_info(Defaulted)
-    raw = {"apiVersion": info.api_version, "kind": info.kind, "metadata": {"name": "d"}}
+    raw = raw_object(Defaulted, {"name": "d"})
     status, stored = api.request("POST", info.path(namespace=ns), {**raw, "spec": {}})
     assert status == 201, stored
     assert stored["spec"] == {
@@ -82,12 +82,11 @@ def test_defaults_are_applied_by_the_apiserver(api: BlockingApi) -> None:
 def test_union_rule_message(api: BlockingApi) -> None:
     ns = api.new_namespace()
     info = resource_info(Discriminated)
-    body = {
-        "apiVersion": info.api_version,
-        "kind": info.kind,
-        "metadata": {"name": "u"},
-        "spec": {"source": {"type": "s3", "bucket": "abc", "url": "https://x"}},
-    }
+    body = raw_object(
+        Discriminated,
+        {"name": "u"},
+        spec={"source": {"type": "s3", "bucket": "abc", "url": "https://x"}},
+    )
     status, answer = api.request("POST", info.path(namespace=ns), body)
     assert status == 422
     assert "exactly one of S3Source, GitSource must be given" in answer["message"]
@@ -175,12 +174,9 @@ def test_times_with_an_offset_are_stored_and_read_back(api: BlockingApi) -> None
 def test_times_without_an_offset_are_refused_by_both(api: BlockingApi) -> None:
     ns = api.new_namespace()
     info = resource_info(Schedule)
-    raw = {
-        "apiVersion": info.api_version,
-        "kind": info.kind,
-        "metadata": {"name": "naive"},
-        "spec": {"start": "2024-05-01T12:00:00", "timeout": "1h"},
-    }
+    raw = raw_object(
+        Schedule, {"name": "naive"}, spec={"start": "2024-05-01T12:00:00", "timeout": "1h"}
+    )
     with pytest.raises(ValidationError, match="timezone info"):
         Schedule.model_validate(raw)
     status, body = api.request("POST", info.path(namespace=ns), raw)

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import pytest
 import yaml
-from crd_api import BlockingApi
+from crd_api import BlockingApi, raw_object
 from pydantic import ValidationError
 
 from crdkit.client import Client
@@ -64,12 +64,7 @@ def _verdicts(
 ) -> tuple[CustomResource | None, int, dict[str, Any]]:
     """pydantic's model (or None when it refuses) and the apiserver's answer to one document."""
     info = resource_info(resource)
-    raw = {
-        "apiVersion": info.api_version,
-        "kind": info.kind,
-        "metadata": {"generateName": "doc-", "namespace": namespace},
-        "spec": spec,
-    }
+    raw = raw_object(resource, {"generateName": "doc-", "namespace": namespace}, spec=spec)
     try:
         model: CustomResource | None = resource.model_validate(raw)
     except ValidationError:

@@ -20,9 +20,10 @@ from typing import Any
 
 import pytest
 import yaml
-from _live import create_hello, hello_greeted
+from _live import create_hello
 from click.testing import CliRunner
 
+from _hello import hello_greeted
 from crdkit.client import Client, GroupVersionKind
 from crdkit.deploy.cli.manifests import gen_manifests
 from crdkit.testing import ControlPlane, eventually

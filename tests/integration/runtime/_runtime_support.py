@@ -7,15 +7,25 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from examples.hello.operator import Hello, HelloSpec
 from prometheus_client import CollectorRegistry
 
 from crdkit.client import Client, object_key
-from crdkit.resources import ConfigMap
+from crdkit.resources import ConfigMap, ObjectMeta
 from crdkit.runtime import Informer, Manager, Reconciler
-from crdkit.testing import eventually
+from crdkit.testing import ControlPlane, eventually
 
 # Written by `crdkit gen-crd examples.hello.operator:Hello -o examples/hello`.
 HELLO_CRD = Path(__file__).resolve().parents[3] / "examples/hello/hello.example.com_hellos.yaml"
+
+
+async def three_hellos(control_plane: ControlPlane, client: Client, namespace: str) -> None:
+    """Installs the Hello CRD and creates the Hellos h0, h1 and h2 in ``namespace``: work for
+    the operators of the leader election tests to contend over."""
+    await control_plane.install_crds([HELLO_CRD])
+    for i in range(3):
+        meta = ObjectMeta(name=f"h{i}", namespace=namespace)
+        await client.create(Hello(metadata=meta, spec=HelloSpec(target="x")))
 
 
 def configmap(namespace: str, name: str, value: str = "1") -> ConfigMap:

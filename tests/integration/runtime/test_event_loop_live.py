@@ -8,9 +8,10 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from _live import crdkit_process, create_hello, hello_greeted, run_args
+from _live import crdkit_process, create_hello, run_args
 from _runtime_support import HELLO_CRD
 
+from _hello import hello_greeted
 from crdkit.client import Client
 from crdkit.testing import ControlPlane, eventually
 

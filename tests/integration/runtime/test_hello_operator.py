@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Awaitable
 
 import pytest
-from _live import create_hello, hello_greeted
+from _live import create_hello
 from _runtime_support import HELLO_CRD, eventually, http_get, new_manager, running
 from examples.hello.operator import Hello, HelloReconciler
 
+from _hello import controller_of, hello_greeted
 from crdkit.client import Client, NotFound
 from crdkit.resources import ConfigMap
 from crdkit.testing import ControlPlane
@@ -30,13 +31,7 @@ async def test_hello_end_to_end_and_owned_configmap_recreated(
 
         await eventually(lambda: greeted("Hello, world!"), what="ConfigMap and Ready status")
         cm = await client.get(ConfigMap, "world-greeting", namespace=namespace)
-        [owner] = cm.metadata.owner_references
-        assert (owner.kind, owner.name, owner.uid, owner.controller) == (
-            "Hello",
-            "world",
-            hello.metadata.uid,
-            True,
-        )
+        assert controller_of(cm) == ("Hello", "world", hello.metadata.uid, True)
 
         # Deleting the owned ConfigMap reconciles its owner, which recreates it.
         await client.delete(ConfigMap, "world-greeting", namespace=namespace)

@@ -8,6 +8,7 @@ created before the informer starts (they come in the list) and after (in the wat
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -80,19 +81,25 @@ async def invalid_object_events(client: Client, namespace: str, name: str) -> li
     ]
 
 
-def refusals_logged(caplog: pytest.LogCaptureFixture, key: str) -> list[str]:
-    messages = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    return [m for m in messages if f" {key} " in m and "not a valid Widget" in m]
+@pytest.fixture
+async def refusals(
+    control_plane: ControlPlane, caplog: pytest.LogCaptureFixture
+) -> Callable[[str], list[str]]:
+    """Installs the Widget CRD and captures the informers' warnings: what it gives is the
+    refusals logged for an object's key."""
+    caplog.set_level(logging.WARNING, logger="crdkit.runtime.informer")
+    await control_plane.install_crds([build_crd([Widget])])
+
+    def logged(key: str) -> list[str]:
+        messages = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        return [m for m in messages if f" {key} " in m and "not a valid Widget" in m]
+
+    return logged
 
 
 async def test_poison_objects_never_stop_the_informer_of_a_manager(
-    control_plane: ControlPlane,
-    crdkit_client: Client,
-    namespace: str,
-    caplog: pytest.LogCaptureFixture,
+    crdkit_client: Client, namespace: str, refusals: Callable[[str], list[str]]
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="crdkit.runtime.informer")
-    await control_plane.install_crds([build_crd([Widget])])
     await crdkit_client.create(widget(namespace, "good-1"))
     await crdkit_client.create(widget(namespace, "poison-list", low=5, high=1))
     await crdkit_client.create(widget(namespace, "good-2"))
@@ -135,7 +142,7 @@ async def test_poison_objects_never_stop_the_informer_of_a_manager(
             assert event.regarding.resource_version == stored["metadata"]["resourceVersion"]
             assert event.note is not None
             assert "spec.replicas: Value error, min" in event.note
-            [logged] = refusals_logged(caplog, f"{namespace}/{name}")
+            [logged] = refusals(f"{namespace}/{name}")
             assert "spec.replicas" in logged
 
         # Fixed: a new resourceVersion that validates enters the store, reconciled as an add.
@@ -173,8 +180,8 @@ async def test_poison_objects_never_stop_the_informer_of_a_manager(
     assert "poison-watch" not in names
     # The reconciler never saw a refused version.
     assert all(low <= high for _, low, high in reconciler.seen)
-    assert len(refusals_logged(caplog, f"{namespace}/poison-list")) == 1
-    assert len(refusals_logged(caplog, f"{namespace}/poison-watch")) == 1
+    assert len(refusals(f"{namespace}/poison-list")) == 1
+    assert len(refusals(f"{namespace}/poison-watch")) == 1
 
 
 async def _reconciled(reconciler: WidgetReconciler, name: str) -> bool:
@@ -185,11 +192,9 @@ async def test_a_relist_reports_a_poison_object_once_and_a_valid_one_turned_bad_
     control_plane: ControlPlane,
     crdkit_client: Client,
     namespace: str,
-    caplog: pytest.LogCaptureFixture,
+    refusals: Callable[[str], list[str]],
 ) -> None:
     """A standalone informer, given a recorder; relisted after etcd compaction."""
-    caplog.set_level(logging.WARNING, logger="crdkit.runtime.informer")
-    await control_plane.install_crds([build_crd([Widget])])
     await crdkit_client.create(widget(namespace, "poison", low=3, high=0))
     await crdkit_client.create(widget(namespace, "turns-bad"))
     registry = CollectorRegistry()
@@ -239,5 +244,5 @@ async def test_a_relist_reports_a_poison_object_once_and_a_valid_one_turned_bad_
         await eventually(both_events, what="an InvalidObject Event on turns-bad")
     # "poison" was listed twice at one version: one log line, one count, one Event.
     assert len(await invalid_object_events(crdkit_client, namespace, "poison")) == 1
-    assert len(refusals_logged(caplog, f"{namespace}/poison")) == 1
+    assert len(refusals(f"{namespace}/poison")) == 1
     assert registry.get_sample_value(METRIC, {"group": GROUP, "kind": "Widget"}) == 2

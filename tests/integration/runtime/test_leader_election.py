@@ -20,11 +20,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 import pytest
-from _runtime_support import HELLO_CRD, eventually
-from examples.hello.operator import Hello, HelloSpec
+from _runtime_support import eventually, three_hellos
 
 from crdkit.client import Client
-from crdkit.resources import Lease, ObjectMeta
+from crdkit.resources import Lease
 from crdkit.testing import ControlPlane
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(180)]
@@ -105,13 +104,7 @@ async def test_leader_killed_follower_takes_over_without_overlap(
     tmp_path: Path,
     stderr_files: tuple[BinaryIO, BinaryIO],
 ) -> None:
-    await control_plane.install_crds([HELLO_CRD])
-    for i in range(3):
-        await crdkit_client.create(
-            Hello(
-                metadata=ObjectMeta(name=f"h{i}", namespace=namespace), spec=HelloSpec(target="x")
-            )
-        )
+    await three_hellos(control_plane, crdkit_client, namespace)
     log = tmp_path / "reconciles.log"
     leader_err, follower_err = stderr_files
     leader = await start_operator(control_plane, namespace, log, leader_err)

@@ -16,13 +16,13 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 import pytest
-from _runtime_support import HELLO_CRD, new_manager
-from examples.hello.operator import Hello, HelloSpec
+from _runtime_support import new_manager, three_hellos
+from examples.hello.operator import Hello
 from prometheus_client import CollectorRegistry
 
 from crdkit import Context, Reconciler, Result
 from crdkit.client import Client
-from crdkit.resources import Lease, ObjectMeta
+from crdkit.resources import Lease
 from crdkit.runtime import LeaderElectionConfig, LeaderElectionLost, LeaderElector
 from crdkit.testing import ControlPlane, TcpFaultProxy
 
@@ -118,13 +118,7 @@ def assert_never_both_active(log: list[tuple[str, str, str]]) -> None:
 async def test_a_partitioned_leader_fails_over_without_overlapping_reconciles(
     control_plane: ControlPlane, crdkit_client: Client, namespace: str
 ) -> None:
-    await control_plane.install_crds([HELLO_CRD])
-    for i in range(3):
-        await crdkit_client.create(
-            Hello(
-                metadata=ObjectMeta(name=f"h{i}", namespace=namespace), spec=HelloSpec(target="x")
-            )
-        )
+    await three_hellos(control_plane, crdkit_client, namespace)
     log: list[tuple[str, str, str]] = []
 
     def started(who: str) -> Callable[[], Awaitable[bool]]:

@@ -4,31 +4,24 @@ and stopped by the fixture, on the real apiserver."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 
 import pytest
 from _runtime_support import HELLO_CRD
 from examples.hello.operator import Hello, HelloReconciler, HelloSpec
 
-from crdkit.client import Client, NotFound
-from crdkit.resources import ConfigMap, ObjectMeta
-from crdkit.runtime import Manager, Runnable, is_condition_true
+from _hello import hello_greeted
+from crdkit.client import Client
+from crdkit.resources import ObjectMeta
+from crdkit.runtime import Manager, Runnable
 from crdkit.testing import ControlPlane, eventually
 from crdkit.testing.operator import OperatorRunner
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 
-async def greeted(client: Client, namespace: str, name: str, message: str) -> bool:
-    try:
-        cm = await client.get(ConfigMap, f"{name}-greeting", namespace=namespace)
-    except NotFound:
-        return False
-    hello = await client.get(Hello, name, namespace=namespace)
-    return (
-        cm.data.get("message") == message
-        and hello.status is not None
-        and is_condition_true(hello.status.conditions, "Ready")
-    )
+def greeted(client: Client, namespace: str, name: str, message: str) -> Awaitable[bool]:
+    return hello_greeted(client, namespace, message, name=name)
 
 
 async def hello(client: Client, namespace: str, name: str) -> None:

@@ -22,10 +22,10 @@ from _live import (
     create_hello,
     delete_cluster_wide,
     gen_rbac,
-    hello_greeted,
 )
 from _runtime_support import HELLO_CRD, eventually
 
+from _hello import hello_greeted
 from crdkit.client import Client, Forbidden
 from crdkit.resources import ConfigMap, Lease, LeaseSpec, ObjectMeta
 from crdkit.testing import ControlPlane

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -92,16 +94,30 @@ def test_run_reports_a_signal_like_a_shell() -> None:
     assert done.returncode == 128 + signal.SIGTERM
 
 
-def _stop_leaving_nothing(process: subprocess.Popen[str]) -> None:
-    # After a failed assertion: SIGTERM first, so crdkit stops its etcd and kube-apiserver;
-    # SIGKILL alone would orphan them and later tests would share the machine with them.
-    if process.poll() is None:
-        process.terminate()
+@contextlib.contextmanager
+def crdkit(*args: str, stderr: bool = True) -> Iterator[subprocess.Popen[str]]:
+    """``crdkit ARGS...`` as a process, its output piped (its stderr too, with ``stderr``).
+
+    On the way out, after a failed assertion too: SIGTERM first, so crdkit stops its etcd and
+    kube-apiserver; SIGKILL alone would orphan them and later tests would share the machine
+    with them.
+    """
+    with subprocess.Popen(
+        [CRDKIT, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE if stderr else None,
+        text=True,
+    ) as process:
         try:
-            process.wait(timeout=45)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            yield process
+        finally:
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=45)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
 
 
 # Run as CMD: reports where the control plane is, then exits 5 on SIGTERM.
@@ -116,21 +132,14 @@ PATIENT = textwrap.dedent(
 
 
 def test_run_forwards_sigterm_to_the_command_and_cleans_up() -> None:
-    with subprocess.Popen(
-        [CRDKIT, "envtest", "run", "--", sys.executable, "-c", PATIENT],
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as run:
-        try:
-            assert run.stdout is not None
-            kubeconfig = Path(run.stdout.readline().strip())
-            server = yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
-            run.send_signal(signal.SIGTERM)
-            assert run.wait(timeout=30) == 5
-            assert _refused(server)
-            assert not kubeconfig.exists()
-        finally:
-            _stop_leaving_nothing(run)
+    with crdkit("envtest", "run", "--", sys.executable, "-c", PATIENT, stderr=False) as run:
+        assert run.stdout is not None
+        kubeconfig = Path(run.stdout.readline().strip())
+        server = yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
+        run.send_signal(signal.SIGTERM)
+        assert run.wait(timeout=30) == 5
+        assert _refused(server)
+        assert not kubeconfig.exists()
 
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM], ids=["int", "term"])
@@ -141,34 +150,26 @@ def test_up_serves_until_interrupted(tmp_path: Path, stop_signal: signal.Signals
     kubeconfig.write_text("old")
     kubeconfig.chmod(0o644)
     os.link(kubeconfig, tmp_path / "other-name")
-    with subprocess.Popen(
-        [CRDKIT, "envtest", "up", "--kubeconfig", str(kubeconfig)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as up:
-        try:
-            assert up.stdout is not None
-            lines = []
-            for line in up.stdout:
-                lines.append(line)
-                if "Ctrl-C" in line:
-                    break
-            output = "".join(lines)
-            assert f"kubeconfig: {kubeconfig}" in output
-            assert kubeconfig.stat().st_mode & 0o077 == 0
-            assert (tmp_path / "other-name").read_text() == "old"
-            assert "kubectl get namespaces" in output
-            server = yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
-            assert server in output
-            assert not _refused(server)
-            up.send_signal(stop_signal)
-            # Stopping may use both processes' grace periods (10 s each, then SIGKILL) when the
-            # machine is loaded; a hang would still exceed this.
-            assert up.wait(timeout=60) == 0
-            assert _refused(server)
-        finally:
-            _stop_leaving_nothing(up)
+    with crdkit("envtest", "up", "--kubeconfig", str(kubeconfig)) as up:
+        assert up.stdout is not None
+        lines = []
+        for line in up.stdout:
+            lines.append(line)
+            if "Ctrl-C" in line:
+                break
+        output = "".join(lines)
+        assert f"kubeconfig: {kubeconfig}" in output
+        assert kubeconfig.stat().st_mode & 0o077 == 0
+        assert (tmp_path / "other-name").read_text() == "old"
+        assert "kubectl get namespaces" in output
+        server = yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
+        assert server in output
+        assert not _refused(server)
+        up.send_signal(stop_signal)
+        # Stopping may use both processes' grace periods (10 s each, then SIGKILL) when the
+        # machine is loaded; a hang would still exceed this.
+        assert up.wait(timeout=60) == 0
+        assert _refused(server)
 
 
 def test_up_refuses_a_kubeconfig_path_that_is_a_symlink(tmp_path: Path) -> None:
@@ -176,17 +177,9 @@ def test_up_refuses_a_kubeconfig_path_that_is_a_symlink(tmp_path: Path) -> None:
     target.write_text("keep")
     link = tmp_path / "kubeconfig"
     link.symlink_to(target)
-    with subprocess.Popen(
-        [CRDKIT, "envtest", "up", "--kubeconfig", str(link)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as up:
-        try:
-            # Refused before anything starts; a control plane would run until interrupted.
-            _, stderr = up.communicate(timeout=60)
-        finally:
-            _stop_leaving_nothing(up)
+    with crdkit("envtest", "up", "--kubeconfig", str(link)) as up:
+        # Refused before anything starts; a control plane would run until interrupted.
+        _, stderr = up.communicate(timeout=60)
     assert up.returncode == 2, stderr
     assert stderr.strip().splitlines() == [
         f"Error: --kubeconfig {link}: is a symbolic link; refusing to write through it"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import given, settings
@@ -30,12 +31,29 @@ def scenarios(draw: st.DrawFn, max_nodes: int = 300) -> Scenario:
 BUDGET = 2_000
 
 
-@settings(max_examples=min(60, settings.default.max_examples))
-@given(scenarios(max_nodes=200))
+def on_scenarios(max_nodes: int) -> Callable[[Callable[[Scenario], None]], Callable[[], None]]:
+    """Run a test on at most 60 scenarios of up to ``max_nodes`` nodes (see above)."""
+
+    def wrap(test: Callable[[Scenario], None]) -> Callable[[], None]:
+        limited = settings(max_examples=min(60, settings.default.max_examples))
+        run: Callable[[], None] = limited(given(scenarios(max_nodes=max_nodes))(test))
+        return run
+
+    return wrap
+
+
+def engines(cluster: dict[str, Any]) -> tuple[Cluster, ReferenceCluster]:
+    """The Rust engine and the Python reference, each on its own copy of ``cluster``."""
+    return (
+        Cluster.from_snapshot(cluster, search_budget=BUDGET),
+        ReferenceCluster.from_snapshot(cluster, search_budget=BUDGET),
+    )
+
+
+@on_scenarios(max_nodes=200)
 def test_rust_and_reference_agree_on_every_gang(scenario: Scenario) -> None:
     cluster, batch, policy = scenario
-    rust = Cluster.from_snapshot(cluster, search_budget=BUDGET)
-    reference = ReferenceCluster.from_snapshot(cluster, search_budget=BUDGET)
+    rust, reference = engines(cluster)
     for gang in batch:
         assert rust.place(gang, policy).to_dict() == reference.place(gang, policy).to_dict()
     assert [p.to_dict() for p in rust.place_all(batch, policy)] == [
@@ -44,14 +62,11 @@ def test_rust_and_reference_agree_on_every_gang(scenario: Scenario) -> None:
     assert rust.used() == reference.used()
 
 
-# Several placements per example: smaller clusters and at most 60 examples keep it well inside
-# the per-test timeout under the thorough profile.
-@settings(max_examples=min(60, settings.default.max_examples))
-@given(scenarios(max_nodes=150))
+# Several placements per example: smaller clusters keep it well inside the per-test timeout.
+@on_scenarios(max_nodes=150)
 def test_rust_and_reference_agree_after_assumes_and_node_changes(scenario: Scenario) -> None:
     cluster, batch, policy = scenario
-    rust = Cluster.from_snapshot(cluster, search_budget=BUDGET)
-    reference = ReferenceCluster.from_snapshot(cluster, search_budget=BUDGET)
+    rust, reference = engines(cluster)
     for gang in batch:
         ours, theirs = rust.place(gang, policy), reference.place(gang, policy)
         assert ours.to_dict() == theirs.to_dict()

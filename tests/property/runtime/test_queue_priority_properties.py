@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from _queue_workers import Workers
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import invariant, rule
 
 from crdkit.runtime.queue import PRIORITY_LOW, PRIORITY_NORMAL, QueueEmpty, WorkQueue
 
@@ -28,7 +29,7 @@ class Queued:
     line: int  # order of joining its current priority's line
 
 
-class PriorityMachine(RuleBasedStateMachine):
+class PriorityMachine(Workers):
     def __init__(self) -> None:
         super().__init__()
         self.now = 0.0
@@ -36,7 +37,6 @@ class PriorityMachine(RuleBasedStateMachine):
             "priorities", metrics=False, clock=lambda: self.now, max_wait=MAX_WAIT
         )
         self.queued: dict[str, Queued] = {}
-        self.processing: set[str] = set()
         self.again: dict[str, int] = {}  # added while processing: the highest priority
         self.counter = 0
 
@@ -84,12 +84,7 @@ class PriorityMachine(RuleBasedStateMachine):
         del self.queued[key]
         self.processing.add(key)
 
-    @precondition(lambda self: bool(self.processing))
-    @rule(data=st.data())
-    def done(self, data: st.DataObject) -> None:
-        key = data.draw(st.sampled_from(sorted(self.processing)))
-        self.queue.done(key)
-        self.processing.discard(key)
+    def finished(self, key: str) -> None:
         if key in self.again:
             self._enqueue(key, self.again.pop(key))
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import random
 
+from _queue_workers import Workers
 from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import invariant, rule
 
 from crdkit.runtime.queue import QueueEmpty, QueueShutDown, WorkQueue
 from crdkit.runtime.ratelimit import ItemExponentialRateLimiter
@@ -38,7 +39,7 @@ class ManualClockLoop(asyncio.SelectorEventLoop):
         return self.now
 
 
-class QueueMachine(RuleBasedStateMachine):
+class QueueMachine(Workers):
     """Drives the queue (add, get_nowait, done, rate-limited adds, forget, shut_down) next to a
     model. Delayed adds run on a private event loop whose clock only ``elapse`` moves."""
 
@@ -51,7 +52,6 @@ class QueueMachine(RuleBasedStateMachine):
             rate_limiter=ItemExponentialRateLimiter(BASE_DELAY, MAX_DELAY),
         )
         self.order: list[str] = []  # the model's FIFO of ready keys
-        self.processing: set[str] = set()
         # Keys added since a worker last took them: each must reach a worker again.
         self.owed: set[str] = set()
         self.failures: dict[str, int] = {}
@@ -150,12 +150,7 @@ class QueueMachine(RuleBasedStateMachine):
         self.processing.add(key)
         self.owed.discard(key)
 
-    @precondition(lambda self: bool(self.processing))
-    @rule(data=st.data())
-    def done(self, data: st.DataObject) -> None:
-        key = data.draw(st.sampled_from(sorted(self.processing)))
-        self.queue.done(key)
-        self.processing.discard(key)
+    def finished(self, key: str) -> None:
         if key in self.owed and not self.shut:
             self.order.append(key)
 

@@ -29,12 +29,13 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from _shard_managers import shard_manager
 from _slow_writes import slow_object_writes
 from crdkit.client import Client
 from crdkit.resources import ConfigMap, ObjectMeta
 from crdkit.runtime import Context, Manager, Reconciler
 from crdkit.runtime.sharding import HashRing, drain_label, object_key, shard_label
-from crdkit.testing import FakeCluster, virtual_clock_manager
+from crdkit.testing import FakeCluster
 from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
 NS = "ns"
@@ -102,15 +103,13 @@ class World:
         await client.__aenter__()
         if self.write_delay:
             slow_object_writes(client, self.write_delay)
-        manager = virtual_clock_manager(
+        manager = shard_manager(
             client,
-            namespace=NS,
-            sharding=True,
-            max_concurrent_reconciles=4,  # more in flight: more for a hand-off to race
-            shard_ring=RING,
-            shard_id=shard,
-            leader_election_namespace=NS,
+            NS,
+            RING,
+            shard,
             identity=f"{shard}-{len(self.log.entries)}",
+            max_concurrent_reconciles=4,  # more in flight: more for a hand-off to race
         )
         manager.add(LoggingReconciler(shard, self.log))
         self.replicas[shard] = Replica(manager, client, asyncio.create_task(manager.run()))

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
+
+import pytest
 
 BENCHES = Path(__file__).resolve().parents[3] / "benches"
 
@@ -20,3 +24,17 @@ def load_bench(name: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def bench_json(
+    name: str,
+    args: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> Any:
+    """The JSON benches/<name>.py prints when its ``main`` runs with the command line ``args``:
+    what the smoke tests of a bench that reports on standard output look at."""
+    module = load_bench(name)
+    monkeypatch.setattr(sys, "argv", [name, *args])
+    module.main()
+    return json.loads(capsys.readouterr().out)

@@ -3,20 +3,15 @@ positive."""
 
 from __future__ import annotations
 
-import json
-import sys
-
 import pytest
-from _benches import load_bench
+from _benches import bench_json
 
 
 def test_a_small_size_reports_every_figure(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    module = load_bench("mirror_twin_bench")
-    monkeypatch.setattr(sys, "argv", ["mirror_twin_bench", "--nodes", "64", "--repeat", "1"])
-    module.main()
-    (size,) = json.loads(capsys.readouterr().out)["sizes"]
+    args = ["--nodes", "64", "--repeat", "1"]
+    (size,) = bench_json("mirror_twin_bench", args, monkeypatch, capsys)["sizes"]
     assert size["nodes"] == 64
     assert size["build_ms"] > 0
     assert size["place_on_twin_ms"] > 0

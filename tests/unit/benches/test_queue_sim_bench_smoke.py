@@ -4,20 +4,16 @@ together."""
 
 from __future__ import annotations
 
-import json
-import sys
-
 import pytest
-from _benches import load_bench
+from _benches import bench_json
+
+TINY = ["--nodes", "32", "--seeds", "3"]
 
 
 def test_a_tiny_run_reports_every_figure(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    module = load_bench("queue_sim_bench")
-    monkeypatch.setattr(sys, "argv", ["queue_sim_bench", "--nodes", "32", "--seeds", "3"])
-    module.main()
-    result = json.loads(capsys.readouterr().out)
+    result = bench_json("queue_sim_bench", TINY, monkeypatch, capsys)
     assert {run["variant"] for run in result["runs"]} == {"reservations", "no-reservations"}
     for run in result["runs"]:
         assert run["makespan_s"] >= run["lower_bound_s"] > 0
@@ -30,12 +26,8 @@ def test_a_tiny_run_reports_every_figure(
 def test_each_policy_runs_the_same_stream(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    module = load_bench("queue_sim_bench")
-    argv = ["queue_sim_bench", "--nodes", "32", "--seeds", "3", "--variants", "no-reservations"]
-    argv += ["--policies", "best-fit,keep-whole", "--small-pods"]
-    monkeypatch.setattr(sys, "argv", argv)
-    module.main()
-    result = json.loads(capsys.readouterr().out)
+    args = [*TINY, "--variants", "no-reservations", "--policies", "best-fit,keep-whole"]
+    result = bench_json("queue_sim_bench", [*args, "--small-pods"], monkeypatch, capsys)
     assert [run["policy"] for run in result["runs"]] == ["best-fit", "keep-whole"]
     assert len({run["pods"] for run in result["runs"]}) == 1  # the very same stream
     assert set(result["summary"]) == {"no-reservations/best-fit", "no-reservations/keep-whole"}
@@ -45,11 +37,8 @@ def test_each_policy_runs_the_same_stream(
 def test_the_no_settling_variant_and_the_end_spread_are_reported(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    module = load_bench("queue_sim_bench")
-    argv = ["queue_sim_bench", "--nodes", "32", "--seeds", "3", "--variants", "no-settling"]
-    monkeypatch.setattr(sys, "argv", [*argv, "--end-spread", "0.2"])
-    module.main()
-    result = json.loads(capsys.readouterr().out)
+    args = [*TINY, "--variants", "no-settling", "--end-spread", "0.2"]
+    result = bench_json("queue_sim_bench", args, monkeypatch, capsys)
     assert result["end_spread_s"] == 0.2
     assert [run["variant"] for run in result["runs"]] == ["no-settling"]
     assert result["runs"][0]["makespan_s"] >= result["runs"][0]["lower_bound_s"]

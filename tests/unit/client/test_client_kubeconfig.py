@@ -14,30 +14,17 @@ import yaml
 
 from crdkit.client.errors import ConfigError
 from crdkit.client.kubeconfig import kubeconfig_paths, read_kubeconfig
+from factories import kubeconfig
 
 CA = b"-----BEGIN CERTIFICATE-----\nnot parsed by the loader\n-----END CERTIFICATE-----\n"
 
 
 def valid() -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": "c",
-                "cluster": {
-                    "server": "https://127.0.0.1:6443",
-                    "certificate-authority-data": base64.b64encode(CA).decode(),
-                },
-            }
-        ],
-        "users": [{"name": "u", "user": {"token": "abc"}}],
-        "contexts": [
-            {"name": "main", "context": {"cluster": "c", "user": "u", "namespace": "ml"}},
-            {"name": "other", "context": {"cluster": "c"}},
-        ],
-        "current-context": "main",
-    }
+    return kubeconfig(
+        {"token": "abc"},
+        {"main": {"cluster": "c", "user": "u", "namespace": "ml"}, "other": {"cluster": "c"}},
+        **{"certificate-authority-data": base64.b64encode(CA).decode()},
+    )
 
 
 def write(path: Path, config: Any) -> Path:

@@ -25,6 +25,7 @@ from crdkit.client.auth import (
 from crdkit.client.config import ClientConfig
 from crdkit.client.errors import ConfigError
 from crdkit.testing.envtest.certs import Pki, generate_pki
+from factories import kubeconfig
 
 
 @pytest.fixture(scope="module")
@@ -37,26 +38,11 @@ def b64(path: Path) -> str:
 
 
 def write_kubeconfig(path: Path, user: dict[str, Any], pki: Pki, **cluster: Any) -> Path:
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": "c",
-                "cluster": {
-                    "server": "https://127.0.0.1:6443",
-                    "certificate-authority-data": b64(pki.ca_cert),
-                    **cluster,
-                },
-            }
-        ],
-        "users": [{"name": "u", "user": user}],
-        "contexts": [
-            {"name": "main", "context": {"cluster": "c", "user": "u"}},
-            {"name": "other", "context": {"cluster": "c", "user": "u"}},
-        ],
-        "current-context": "main",
-    }
+    config = kubeconfig(
+        user,
+        {"main": {"cluster": "c", "user": "u"}, "other": {"cluster": "c", "user": "u"}},
+        **{"certificate-authority-data": b64(pki.ca_cert), **cluster},
+    )
     path.write_text(yaml.safe_dump(config))
     return path
 

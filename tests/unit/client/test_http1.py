@@ -169,9 +169,10 @@ async def test_a_body_that_ends_with_the_connection_and_connection_close() -> No
     assert server.connections == 3
 
 
-async def test_gzip_answers_are_decompressed_whole_and_streamed() -> None:
-    text = b'{"type":"ADDED"}\n' * 200
-    packed = gzip.compress(text)
+@asynccontextmanager
+async def serving_gzip_watch(chunks: bytes, other: bytes) -> AsyncIterator[Server]:
+    """A server answering ``/watch`` with a gzip-encoded chunked stream made of ``chunks``
+    (already chunk-encoded) and any other request with the whole answer ``other``."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
@@ -179,16 +180,27 @@ async def test_gzip_answers_are_decompressed_whole_and_streamed() -> None:
             if b"/watch" in head:
                 writer.write(
                     b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n"
-                    b"Transfer-Encoding: chunked\r\n\r\n"
+                    b"Transfer-Encoding: chunked\r\n\r\n" + chunks
                 )
-                for start in range(0, len(packed), 50):
-                    piece = packed[start : start + 50]
-                    writer.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
-                writer.write(b"0\r\n\r\n")
             else:
-                writer.write(answer(packed, "Content-Encoding: gzip"))
+                writer.write(other)
 
-    async with serving(handle) as server, pool_for(f"http://127.0.0.1:{server.port}") as pool:
+    async with serving(handle) as server:
+        yield server
+
+
+async def test_gzip_answers_are_decompressed_whole_and_streamed() -> None:
+    text = b'{"type":"ADDED"}\n' * 200
+    packed = gzip.compress(text)
+    pieces = [packed[start : start + 50] for start in range(0, len(packed), 50)]
+    chunks = b"".join(f"{len(piece):x}\r\n".encode() + piece + b"\r\n" for piece in pieces)
+
+    async with (
+        serving_gzip_watch(
+            chunks + b"0\r\n\r\n", answer(packed, "Content-Encoding: gzip")
+        ) as server,
+        pool_for(f"http://127.0.0.1:{server.port}") as pool,
+    ):
         assert (await pool.request("GET", "/list")).body == text
         head, body = await pool.stream("GET", "/watch", idle_timeout=5)
         assert head.status == 200
@@ -450,19 +462,8 @@ async def test_a_closed_pool_refuses_requests_for_good() -> None:
 
 
 async def test_a_garbled_gzip_stream_gives_its_connection_back() -> None:
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while True:
-            head = await server.read_head(reader)
-            if b"/watch" in head:
-                writer.write(
-                    b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n"
-                    b"Transfer-Encoding: chunked\r\n\r\n9\r\nnot gzip!\r\n"
-                )
-            else:
-                writer.write(answer(b"ok"))
-
     async with (
-        serving(handle) as server,
+        serving_gzip_watch(b"9\r\nnot gzip!\r\n", answer(b"ok")) as server,
         pool_for(f"http://127.0.0.1:{server.port}", limit=1) as pool,
     ):
         _, body = await pool.stream("GET", "/watch", idle_timeout=5)

@@ -328,29 +328,32 @@ async def test_a_write_is_not_resent_after_a_connection_reset(
     assert seen == ["POST"]  # the server may have acted on it: only its caller can tell
 
 
+async def first_watch_chunk(url: str, sleeps: Sleeps) -> bytes:
+    """The first chunk of a watch of ``url``, through a transport whose waits go to ``sleeps``:
+    the retries before it are what the stream tests below look at."""
+    async with (
+        opened(Transport(ClientConfig(server=url), sleep=sleeps)) as transport,
+        transport.stream("GET", "/watch", idle_timeout=5) as body,
+    ):
+        return await body.readany()
+
+
 async def test_stream_honours_retry_after(serve: Callable[[Handler], Awaitable[str]]) -> None:
+    refusals = [(429, "TooManyRequests", "5"), (503, "ServiceUnavailable", "2")]
     answers: list[int] = []
 
     async def handler(request: web.Request) -> web.StreamResponse:
-        if not answers:
-            answers.append(429)
-            response = status(429, "TooManyRequests")
-            response.headers["Retry-After"] = "5"
-            return response
-        if len(answers) == 1:
-            answers.append(503)
-            response = status(503, "ServiceUnavailable")
-            response.headers["Retry-After"] = "2"
+        if len(answers) < len(refusals):
+            code, reason, retry_after = refusals[len(answers)]
+            answers.append(code)
+            response = status(code, reason)
+            response.headers["Retry-After"] = retry_after
             return response
         answers.append(200)
         return await streamed(request, b'{"type":"BOOKMARK"}\n')
 
     sleeps = Sleeps()
-    async with (
-        opened(Transport(ClientConfig(server=await serve(handler)), sleep=sleeps)) as transport,
-        transport.stream("GET", "/watch", idle_timeout=5) as body,
-    ):
-        assert await body.readany() == b'{"type":"BOOKMARK"}\n'
+    assert await first_watch_chunk(await serve(handler), sleeps) == b'{"type":"BOOKMARK"}\n'
     assert answers == [429, 503, 200]
     assert sleeps.waits == [5.0, 2.0]  # exactly what the server asked, nothing sooner
 
@@ -368,11 +371,7 @@ async def test_stream_is_reopened_after_a_connection_reset(
         return await streamed(request, b"{}\n")
 
     sleeps = Sleeps()
-    async with (
-        opened(Transport(ClientConfig(server=await serve(handler)), sleep=sleeps)) as transport,
-        transport.stream("GET", "/watch", idle_timeout=5) as body,
-    ):
-        assert await body.readany() == b"{}\n"
+    assert await first_watch_chunk(await serve(handler), sleeps) == b"{}\n"
     assert calls == 3
     assert sleeps.waits  # with a backoff, not in a tight loop
 

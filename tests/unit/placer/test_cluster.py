@@ -260,23 +260,33 @@ def test_task_level_topology_is_nested_in_the_gang_domain(engine: type[Cluster])
     assert [a.node for a in placement.assignments] == ["a1", "b1", "b2"]
 
 
+def distinct_nodes(count: int) -> list[dict[str, Any]]:
+    """``count`` 4-GPU nodes that differ in a resource nobody asks for: none is a twin of
+    another, so the search cannot skip any of them."""
+    nodes = []
+    for i in range(count):
+        spare = node(f"n{i:02d}", "b1", "r1", gpus=4)
+        spare["allocatable"]["example.com/disk"] = i + 1
+        nodes.append(spare)
+    return nodes
+
+
+def small_and_large(small: int, large: int) -> dict[str, Any]:
+    """A gang of ``small`` 2-GPU and ``large`` 3-GPU pods, all in one rack: on 4-GPU nodes each
+    node takes two small pods or one large one."""
+    return gang(
+        task("small", small, 2),
+        task("large", large, 3),
+        topology={"mode": "required", "level": "example.com/rack"},
+    )
+
+
 def test_an_exhausted_search_budget_is_its_own_reason() -> None:
     # 2- and 3-GPU pods on 4-GPU nodes: each node takes two small pods or one large one, so
     # 20 small and 21 large need 31 of the 30 nodes. Every bound passes; the nodes differ in a
     # resource nobody asks for, so none is a twin of another, and the spreads of the large pods
     # far outnumber the budget: the answer says so instead of "does not fit".
-    nodes = []
-    for i in range(30):
-        spare = node(f"n{i:02d}", "b1", "r1", gpus=4)
-        spare["allocatable"]["example.com/disk"] = i + 1
-        nodes.append(spare)
-    placement = Cluster(LEVELS, nodes).place(
-        gang(
-            task("small", 20, 2),
-            task("large", 21, 3),
-            topology={"mode": "required", "level": "example.com/rack"},
-        )
-    )
+    placement = Cluster(LEVELS, distinct_nodes(30)).place(small_and_large(20, 21))
     assert placement.status == "unschedulable"
     assert placement.reason is not None
     assert placement.reason.startswith("search budget exhausted")
@@ -287,16 +297,8 @@ def test_a_smaller_search_budget_gives_up_sooner_alike_in_both_engines(
 ) -> None:
     # The gang above on 8 distinct nodes: 4 small and 7 large pods need 9 nodes of the 8. The
     # default budget proves it does not fit; a budget of 50 steps runs out first, and says so.
-    nodes = []
-    for i in range(8):
-        spare = node(f"n{i:02d}", "b1", "r1", gpus=4)
-        spare["allocatable"]["example.com/disk"] = i + 1
-        nodes.append(spare)
-    hard = gang(
-        task("small", 4, 2),
-        task("large", 7, 3),
-        topology={"mode": "required", "level": "example.com/rack"},
-    )
+    nodes = distinct_nodes(8)
+    hard = small_and_large(4, 7)
     proved = engine(LEVELS, nodes).place(hard)
     assert proved.status == "unschedulable"
     assert proved.reason == (
@@ -319,13 +321,7 @@ def test_interchangeable_nodes_are_searched_once(engine: type[Cluster]) -> None:
     # The same gang on 30 identical nodes: a node gets no more than its twin before it, so the
     # search proves quickly that the gang does not fit.
     nodes = [node(f"n{i:02d}", "b1", "r1", gpus=4) for i in range(30)]
-    placement = engine(LEVELS, nodes).place(
-        gang(
-            task("small", 20, 2),
-            task("large", 21, 3),
-            topology={"mode": "required", "level": "example.com/rack"},
-        )
-    )
+    placement = engine(LEVELS, nodes).place(small_and_large(20, 21))
     assert placement.status == "unschedulable"
     assert (
         placement.reason

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -144,6 +144,12 @@ PAGES = [
 ]
 
 
+def on_fake(fake: object, **options: Any) -> Informer[ConfigMap]:
+    """A ConfigMap informer on one of the fake clients here, which never resyncs: what the
+    test looks at happens only when the fake makes it happen."""
+    return Informer(fake, ConfigMap, resync_period=None, **options)  # type: ignore[arg-type]
+
+
 async def listed(informer: Informer[ConfigMap]) -> Informer[ConfigMap]:
     await informer.start()
     assert await informer.wait_for_sync(5)
@@ -154,7 +160,7 @@ async def listed(informer: Informer[ConfigMap]) -> Informer[ConfigMap]:
 
 async def test_listed_objects_are_stored_as_the_servers_json() -> None:
     fake = ListingClient(codec_for(ConfigMap), PAGES)
-    informer = Informer(fake, ConfigMap, resync_period=None)  # type: ignore[arg-type]
+    informer = on_fake(fake)
     spy = informer.store.codec = CountingCodec(ConfigMap)
     added: list[ConfigMap] = []
     informer.add_event_handler(on_add=added.append)
@@ -168,12 +174,7 @@ async def test_listed_objects_are_stored_as_the_servers_json() -> None:
 
 async def test_a_transformed_listed_object_is_stored_as_transformed() -> None:
     fake = ListingClient(codec_for(ConfigMap), PAGES)
-    informer = Informer(
-        fake,  # type: ignore[arg-type]
-        ConfigMap,
-        resync_period=None,
-        transform=strip_managed_fields,
-    )
+    informer = on_fake(fake, transform=strip_managed_fields)
     spy = informer.store.codec = CountingCodec(ConfigMap)
     await listed(informer)
     assert spy.encoded == 3  # the server's bytes still hold managedFields: encoded anew
@@ -184,12 +185,7 @@ async def test_a_transformed_listed_object_is_stored_as_transformed() -> None:
 async def test_an_item_that_does_not_decode_fails_the_list_naming_it() -> None:
     broken = RawListPage([configmap_json("a", "1"), b'{"metadata":"nope"}'], "5", None)
     fake = ListingClient(codec_for(ConfigMap), [broken])
-    informer = Informer(
-        fake,  # type: ignore[arg-type]
-        ConfigMap,
-        resync_period=None,
-        backoff=Backoff(5.0, 5.0),
-    )
+    informer = on_fake(fake, backoff=Backoff(5.0, 5.0))
     await informer.start()
     try:
         assert not await informer.wait_for_sync(0.5)
@@ -233,18 +229,28 @@ class RelistingClient(ListingClient):
         yield None  # pragma: no cover
 
 
+async def run_until(
+    informer: Informer[Any], done: Callable[[], bool], seconds: float, *, drain: bool = False
+) -> None:
+    """Start ``informer``, let it run until ``done`` (checked every 10 ms, for ``seconds`` at
+    most: the test's assertions then say what was missing), deliver every event first with
+    ``drain``, then stop it."""
+    await informer.start()
+    try:
+        for _ in range(round(seconds / 0.01)):
+            if done():
+                break
+            await asyncio.sleep(0.01)
+        if drain:
+            await informer.drain()
+    finally:
+        await informer.stop()
+
+
 async def run_until_relisted(informer: Informer[Any]) -> None:
     """Start ``informer``, let it list a second time (within about a second) and deliver
     every event, then stop it."""
-    await informer.start()
-    try:
-        for _ in range(100):
-            if informer.list_count == 2:
-                break
-            await asyncio.sleep(0.01)
-        await informer.drain()
-    finally:
-        await informer.stop()
+    await run_until(informer, lambda: informer.list_count == 2, 1.0, drain=True)
 
 
 async def test_a_relist_decodes_only_what_changed() -> None:
@@ -254,7 +260,7 @@ async def test_a_relist_decodes_only_what_changed() -> None:
         RawListPage([configmap_json("d", "8")], "9", None),
     ]
     fake = RelistingClient(codec, PAGES, second)
-    informer = Informer(fake, ConfigMap, resync_period=None)  # type: ignore[arg-type]
+    informer = on_fake(fake)
     seen: dict[str, list[str]] = {"add": [], "update": [], "delete": []}
     informer.add_event_handler(
         on_add=lambda obj: seen["add"].append(object_key(obj)),
@@ -298,20 +304,11 @@ class ThrottledWatchClient(ListingClient):
 
 async def test_the_informer_rewatches_no_sooner_than_retry_after() -> None:
     fake = ThrottledWatchClient(codec_for(ConfigMap), retry_after=1.0)
-    informer = Informer(
-        fake,  # type: ignore[arg-type]
-        ConfigMap,
-        resync_period=None,
+    informer = on_fake(
+        fake,
         backoff=Backoff(0.01, 0.02),  # its own backoff alone would come back at once
     )
-    await informer.start()
-    try:
-        for _ in range(500):
-            if len(fake.watched_at) == 2:
-                break
-            await asyncio.sleep(0.01)
-    finally:
-        await informer.stop()
+    await run_until(informer, lambda: len(fake.watched_at) == 2, 5.0)
     assert len(fake.watched_at) == 2
     assert fake.watched_at[1] - fake.watched_at[0] >= 1.0
     assert informer.list_count == 1  # a throttled watch resumes; it does not relist
@@ -320,21 +317,8 @@ async def test_the_informer_rewatches_no_sooner_than_retry_after() -> None:
 
 async def test_the_informer_passes_its_idle_timeout_to_each_watch() -> None:
     fake = ThrottledWatchClient(codec_for(ConfigMap), retry_after=0.0)
-    informer = Informer(
-        fake,  # type: ignore[arg-type]
-        ConfigMap,
-        resync_period=None,
-        idle_timeout=3.0,
-        backoff=Backoff(0.01, 0.02),
-    )
-    await informer.start()
-    try:
-        for _ in range(500):
-            if len(fake.options) == 2:
-                break
-            await asyncio.sleep(0.01)
-    finally:
-        await informer.stop()
+    informer = on_fake(fake, idle_timeout=3.0, backoff=Backoff(0.01, 0.02))
+    await run_until(informer, lambda: len(fake.options) == 2, 5.0)
     assert [o["idle_timeout"] for o in fake.options] == [3.0, 3.0]
     server_timeout = fake.options[0]["timeout_seconds"]
     assert isinstance(server_timeout, int)
@@ -373,15 +357,8 @@ class QuietWatchClient(ListingClient):
 async def test_idle_timeouts_of_a_quiet_watch_do_not_pile_up_backoff() -> None:
     fake = QuietWatchClient(codec_for(ConfigMap))
     backoff = RecordingBackoff()
-    informer = Informer(fake, ConfigMap, resync_period=None, backoff=backoff)  # type: ignore[arg-type]
-    await informer.start()
-    try:
-        for _ in range(1000):
-            if fake.watches >= 4:
-                break
-            await asyncio.sleep(0.01)
-    finally:
-        await informer.stop()
+    informer = on_fake(fake, backoff=backoff)
+    await run_until(informer, lambda: fake.watches >= 4, 10.0)
     assert len(backoff.delays) >= 3
     assert set(backoff.delays) == {0.05}  # each reconnect starts from the initial delay
     assert informer.list_count == 1
@@ -407,7 +384,7 @@ async def test_the_old_version_is_decoded_only_for_a_handler_that_reads_it(
     codec = UpdateCountingCodec()
     second = [RawListPage([configmap_json("a", "1"), configmap_json("b", "7")], "9", None)]
     fake = RelistingClient(codec, PAGES, second)
-    informer = Informer(fake, ConfigMap, resync_period=None)  # type: ignore[arg-type]
+    informer = on_fake(fake)
     informer.store.codec = codec
     updates: list[tuple[str | None, str | None]] = []
     informer.add_event_handler(

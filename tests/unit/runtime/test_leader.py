@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from dataclasses import dataclass
 from typing import cast
 
 import pytest
@@ -109,13 +110,36 @@ async def acquired_at(elector: LeaderElector) -> float:
     return asyncio.get_running_loop().time()
 
 
+@dataclass
+class Contest:
+    """Two electors on one store: ``leader`` (``a``) holds the lease, ``holding`` renewing it,
+    while ``follower`` (``b``) waits for it, ``waiting`` ending at the time it acquired it.
+    ``leader_client`` is the leader's own client, to cut it off."""
+
+    store: LeaseStore
+    leader_client: LeaseClient
+    leader: LeaderElector
+    follower: LeaderElector
+    holding: asyncio.Task[None]
+    waiting: asyncio.Task[float]
+
+
+async def contest() -> Contest:
+    """A leader that has acquired the lease and holds it, and a follower waiting for it."""
+    store = LeaseStore()
+    leader_client = LeaseClient(store)
+    leader, follower = new_elector(leader_client, "a"), new_elector(LeaseClient(store), "b")
+    await leader.acquire()
+    holding = asyncio.create_task(leader.hold())
+    waiting = asyncio.create_task(acquired_at(follower))
+    return Contest(store, leader_client, leader, follower, holding, waiting)
+
+
 def test_a_released_lease_is_taken_within_one_retry_period() -> None:
     async def main() -> None:
-        store = LeaseStore()
-        first, second = new_elector(LeaseClient(store), "a"), new_elector(LeaseClient(store), "b")
-        await first.acquire()
-        holding = asyncio.create_task(first.hold())
-        waiting = asyncio.create_task(acquired_at(second))
+        started = await contest()
+        store, first, second = started.store, started.leader, started.follower
+        holding, waiting = started.holding, started.waiting
         await asyncio.sleep(10 * LEASE_DURATION)  # renewals keep the lease alive all along
         assert not waiting.done(), "a live lease must not be taken"
         holding.cancel()
@@ -144,14 +168,8 @@ def test_a_dead_leader_is_replaced_within_lease_duration_plus_retry_period(
     async def main() -> None:
         random.seed(seed)  # the elector jitters its retries with the module-level generator
         loop = asyncio.get_running_loop()
-        store = LeaseStore()
-        leader, follower = (
-            new_elector(LeaseClient(store), "a"),
-            new_elector(LeaseClient(store), "b"),
-        )
-        await leader.acquire()
-        holding = asyncio.create_task(leader.hold())
-        waiting = asyncio.create_task(acquired_at(follower))
+        started = await contest()
+        store, holding, waiting = started.store, started.holding, started.waiting
         await asyncio.sleep(killed_after)
         renewals_before_death = store.version
         last_renewal = store.leases["lead"].spec.renew_time
@@ -172,12 +190,9 @@ def test_a_dead_leader_is_replaced_within_lease_duration_plus_retry_period(
 def test_a_leader_that_cannot_renew_gives_up_before_anyone_can_take_over() -> None:
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        store = LeaseStore()
-        leader_client = LeaseClient(store)
-        leader, follower = new_elector(leader_client, "a"), new_elector(LeaseClient(store), "b")
-        await leader.acquire()
-        holding = asyncio.create_task(leader.hold())
-        waiting = asyncio.create_task(acquired_at(follower))
+        started = await contest()
+        leader, leader_client = started.leader, started.leader_client
+        holding, waiting = started.holding, started.waiting
         await asyncio.sleep(3 * RETRY_PERIOD + 0.5)
         leader_client.partitioned = True
         cut = loop.time()
@@ -197,12 +212,9 @@ def test_a_leader_that_cannot_renew_gives_up_before_anyone_can_take_over() -> No
 
 def test_a_partition_shorter_than_the_renew_deadline_keeps_the_lease() -> None:
     async def main() -> None:
-        store = LeaseStore()
-        leader_client = LeaseClient(store)
-        leader, follower = new_elector(leader_client, "a"), new_elector(LeaseClient(store), "b")
-        await leader.acquire()
-        holding = asyncio.create_task(leader.hold())
-        waiting = asyncio.create_task(acquired_at(follower))
+        started = await contest()
+        store, leader, leader_client = started.store, started.leader, started.leader_client
+        holding, waiting = started.holding, started.waiting
         await asyncio.sleep(RETRY_PERIOD + 0.5)
         leader_client.partitioned = True
         await asyncio.sleep(RENEW_DEADLINE - 2 * RETRY_PERIOD - 0.1)

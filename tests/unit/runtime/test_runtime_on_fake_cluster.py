@@ -5,16 +5,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 import pytest
 from examples.hello.operator import Hello, HelloReconciler, HelloSpec
 from prometheus_client import CollectorRegistry
 
+from _hello import hello_greeted
 from crdkit.client import Client, NotFound, object_key
 from crdkit.resources import ConfigMap, Event, Lease, ObjectMeta
-from crdkit.runtime import Context, Informer, Manager, is_condition_true
+from crdkit.runtime import Context, Informer, Manager
 from crdkit.runtime.http import parse_bind_address
 from crdkit.runtime.manager import default_metrics_address
 from crdkit.testing import FakeCluster, eventually
@@ -93,17 +94,8 @@ async def test_a_manager_runs_the_hello_operator_on_the_fake_cluster() -> None:
     async with cluster.client() as client, running(hello_manager(client, HelloReconciler())):
         await client.create(hello_named("w"))
 
-        async def greeted() -> bool:
-            try:
-                cm = await client.get(ConfigMap, "w-greeting", namespace=NS)
-            except NotFound:
-                return False
-            hello = await client.get(Hello, "w", namespace=NS)
-            return (
-                cm.data == {"message": "Hello, w!"}
-                and hello.status is not None
-                and is_condition_true(hello.status.conditions, "Ready")
-            )
+        def greeted() -> Awaitable[bool]:
+            return hello_greeted(client, NS, "Hello, w!", name="w")
 
         await eventually(greeted, 30, "greeting and Ready")
         # the owned ConfigMap is deleted: the controller (owns=ConfigMap) recreates it

@@ -132,15 +132,23 @@ def _parent(document: Any, parts: list[str]) -> Any:
 def _get(document: Any, parts: list[str]) -> Any:
     if not parts:
         return document
+    parent, key = _member(document, parts, "")
+    return parent[key]
+
+
+def _member(document: Any, parts: list[str], doing: str) -> tuple[Any, Any]:
+    """The container of the value at ``parts`` and its key there (an int in a list).
+
+    Reading and removing need the same lookup, and for both a missing value is an error (adding
+    creates one instead); ``doing`` ends the message (": cannot remove it").
+    """
     parent = _parent(document, parts)
     token = parts[-1]
-    if isinstance(parent, dict):
-        if token not in parent:
-            raise PatchError(f"missing value at /{'/'.join(parts)}")
-        return parent[token]
+    if isinstance(parent, dict) and token in parent:
+        return parent, token
     if isinstance(parent, list):
-        return parent[_index(parent, token, adding=False)]
-    raise PatchError(f"no value at /{'/'.join(parts)}")
+        return parent, _index(parent, token, adding=False)
+    raise PatchError(f"missing value at /{'/'.join(parts)}{doing}")
 
 
 def _add(document: Any, parts: list[str], value: Any) -> Any:
@@ -160,16 +168,8 @@ def _add(document: Any, parts: list[str], value: Any) -> Any:
 def _remove(document: Any, parts: list[str]) -> Any:
     if not parts:
         raise PatchError("cannot remove the whole document")
-    parent = _parent(document, parts)
-    token = parts[-1]
-    if isinstance(parent, dict):
-        if token not in parent:
-            raise PatchError(f"missing value at /{'/'.join(parts)}: cannot remove it")
-        del parent[token]
-    elif isinstance(parent, list):
-        del parent[_index(parent, token, adding=False)]
-    else:
-        raise PatchError(f"cannot remove from a scalar at /{'/'.join(parts)}")
+    parent, key = _member(document, parts, ": cannot remove it")
+    del parent[key]
     return document
 
 

@@ -58,6 +58,12 @@ _SEEDABLE = (
     "deletionGracePeriodSeconds",
 )
 _ORPHAN = "orphan"
+# A DELETE's preconditions as the apiserver checks them, in its order: the metadata field,
+# its name in the message, and what a mismatch most likely means.
+_DELETE_PRECONDITIONS = (
+    ("uid", "UID", "deleted and then recreated"),
+    ("resourceVersion", "ResourceVersion", "modified"),
+)
 
 
 @dataclass
@@ -383,23 +389,15 @@ class FakeApiServer:
         stored = self._stored(kind, namespace, name)
         old_meta = stored.obj["metadata"]
         preconditions = options.get("preconditions") or {}
-        want_uid = preconditions.get("uid")
-        if want_uid is not None and want_uid != old_meta["uid"]:
-            raise precondition_failed(
-                kind,
-                name,
-                f"the UID in the precondition ({want_uid}) does not match the UID in record "
-                f"({old_meta['uid']}). The object might have been deleted and then recreated",
-            )
-        want_version = preconditions.get("resourceVersion")
-        if want_version is not None and want_version != old_meta["resourceVersion"]:
-            raise precondition_failed(
-                kind,
-                name,
-                f"the ResourceVersion in the precondition ({want_version}) does not match the "
-                f"ResourceVersion in record ({old_meta['resourceVersion']}). The object might "
-                "have been modified",
-            )
+        for key, label, consequence in _DELETE_PRECONDITIONS:
+            want = preconditions.get(key)
+            if want is not None and want != old_meta[key]:
+                raise precondition_failed(
+                    kind,
+                    name,
+                    f"the {label} in the precondition ({want}) does not match the {label} in "
+                    f"record ({old_meta[key]}). The object might have been {consequence}",
+                )
         policy = options.get("propagationPolicy")
         if policy is None and kind.info.kind == "Job" and kind.info.group == "batch":
             policy = "Orphan"  # batch/v1 Jobs orphan their pods by default

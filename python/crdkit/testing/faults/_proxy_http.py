@@ -16,7 +16,6 @@ import logging
 import random
 import re
 import socket
-import struct
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -24,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 from aiohttp import web
+
+from crdkit.testing.faults._proxy_tcp import abort_with_rst
 
 if TYPE_CHECKING:
     import ssl
@@ -205,17 +206,6 @@ def _format_retry_after(seconds: float) -> str:
     return str(int(seconds)) if float(seconds).is_integer() else f"{seconds:g}"
 
 
-def _rst(request: web.BaseRequest) -> None:
-    transport = request.transport
-    if transport is None:
-        return
-    sock = transport.get_extra_info("socket")
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    transport.abort()
-
-
 class HttpLayer:
     """The TLS-terminating forwarder. Loop-confined; started before the byte layer."""
 
@@ -261,7 +251,7 @@ class HttpLayer:
 
     async def stop(self) -> None:
         for request in list(self.watches.values()):
-            _rst(request)
+            abort_with_rst(request.transport)
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -291,7 +281,7 @@ class HttpLayer:
         requests = list(self.watches.values())
         self.watches.clear()
         for request in requests:
-            _rst(request)
+            abort_with_rst(request.transport)
         return len(requests)
 
     def _fault_for(self, exchange: _Exchange) -> InjectedFault | None:
@@ -311,7 +301,7 @@ class HttpLayer:
         if fault is not None:
             exchange.injected = True
             if fault.reset or fault.status is None:
-                _rst(request)
+                abort_with_rst(request.transport)
                 return web.Response()  # written nowhere: the connection is gone
             headers = {"Content-Type": "application/json"}
             if fault.retry_after is not None:

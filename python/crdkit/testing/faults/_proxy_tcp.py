@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
-__all__ = ["FaultMode"]
+__all__ = ["FaultMode", "abort_with_rst"]
 
 log = logging.getLogger("crdkit.testing.faults.proxies")
 
@@ -60,15 +60,18 @@ EOF, RST = _Eof(), _Rst()
 Item = bytes | _Eof | _Rst
 
 
-def _abort_with_rst(writer: asyncio.StreamWriter | None) -> None:
-    """Close a connection with an RST instead of a FIN (SO_LINGER with a zero timeout)."""
-    if writer is None:
+def abort_with_rst(transport: asyncio.WriteTransport | None) -> None:
+    """Close a connection with an RST instead of a FIN (SO_LINGER with a zero timeout).
+
+    Shared with the HTTP layer, which resets a request's connection the same way.
+    """
+    if transport is None:
         return
-    sock = writer.get_extra_info("socket")
+    sock = transport.get_extra_info("socket")
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    writer.transport.abort()
+    transport.abort()
 
 
 class _Link:
@@ -133,7 +136,7 @@ class _Link:
             if writer is None:
                 continue
             if reset:
-                _abort_with_rst(writer)
+                abort_with_rst(writer.transport)
             else:
                 writer.close()
         current = asyncio.current_task()
@@ -303,7 +306,7 @@ class TcpFaults:
             writer.close()
             return
         if self.mode is FaultMode.RESET:
-            _abort_with_rst(writer)
+            abort_with_rst(writer.transport)
             return
         held = self.mode is FaultMode.HOLD
         link = _Link(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from examples.hello.operator import Hello, HelloReconciler, HelloSpec
 
+from _hello import controller_of
 from crdkit.resources import ConfigMap, ObjectMeta
 from crdkit.runtime import is_condition_true
 from crdkit.testing import FakeCluster
@@ -22,13 +23,7 @@ async def test_reconcile_writes_the_configmap_and_a_ready_status() -> None:
         current = await client.get(Hello, "world", namespace="ns")
     assert cm.data == {"message": "Hello, world!"}
     # The ConfigMap is controlled by its Hello, so the Hello's controller hears of changes.
-    [owner] = cm.metadata.owner_references
-    assert (owner.kind, owner.name, owner.uid, owner.controller) == (
-        "Hello",
-        "world",
-        current.metadata.uid,
-        True,
-    )
+    assert controller_of(cm) == ("Hello", "world", current.metadata.uid, True)
     assert current.status is not None
     assert current.status.config_map == "world-greeting"
     assert current.status.observed_generation == current.metadata.generation == 1

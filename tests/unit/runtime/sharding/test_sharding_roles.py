@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
+from _shard_managers import shard_manager
 from crdkit.client import Client
 from crdkit.resources import ConfigMap, Lease, ObjectMeta
 from crdkit.runtime import Context, Manager, Reconciler
 from crdkit.runtime.sharding import HashRing, object_key, shard_label
-from crdkit.testing import FakeCluster, eventually, virtual_clock_manager
+from crdkit.testing import FakeCluster, eventually
 from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
 NS = "ns"
@@ -28,16 +29,7 @@ class Quiet(Reconciler[ConfigMap]):
 
 
 def replica(client: Client, shard: str, role: str, reconciler: Quiet) -> Manager:
-    manager = virtual_clock_manager(
-        client,
-        namespace=NS,
-        sharding=True,
-        shard_ring=RING,
-        shard_id=shard,
-        shard_role=role,
-        leader_election_namespace=NS,
-        identity=shard,
-    )
+    manager = shard_manager(client, NS, RING, shard, shard_role=role)
     manager.add(reconciler)
     return manager
 

@@ -8,12 +8,13 @@ import asyncio
 import contextlib
 from dataclasses import dataclass
 
+from _shard_managers import shard_manager
 from _slow_writes import slow_object_writes
 from crdkit.client import Client
 from crdkit.resources import ConfigMap, ObjectMeta
 from crdkit.runtime import Context, Manager, Reconciler
 from crdkit.runtime.sharding import HashRing, object_key, shard_label
-from crdkit.testing import FakeCluster, eventually, virtual_clock_manager
+from crdkit.testing import FakeCluster, eventually
 from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
 NS = "ns"
@@ -61,15 +62,7 @@ class Replica:
 async def start(cluster: FakeCluster, shard: str, seen: list[Seen]) -> Replica:
     client = cluster.client()
     await client.__aenter__()
-    manager = virtual_clock_manager(
-        client,
-        namespace=NS,
-        sharding=True,
-        shard_ring=RING,
-        shard_id=shard,
-        leader_election_namespace=NS,
-        identity=shard,
-    )
+    manager = shard_manager(client, NS, RING, shard)
     manager.add(Recording(shard, seen))
     return Replica(manager, client, asyncio.create_task(manager.run()))
 

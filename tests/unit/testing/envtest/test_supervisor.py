@@ -141,16 +141,24 @@ def workdir(tmp_path: Path) -> Path:
     return path
 
 
+def _kill_parent_then_see_all_gone(
+    parent: subprocess.Popen[str], info: dict[str, Any], workdir: Path
+) -> None:
+    """SIGKILL ``parent``, then wait until every program it announced and the folder are gone:
+    the supervisor's whole promise."""
+    parent.kill()
+    parent.wait()
+    _wait_until(lambda: not any(map(_running, info["programs"])), "a program survived")
+    _wait_until(lambda: not workdir.exists(), "the folder survived")
+
+
 def test_sigkill_of_the_parent_kills_watched_groups_and_removes_the_folder(
     workdir: Path,
 ) -> None:
     parent, info = _start_parent(workdir, "watched")
     try:
         assert all(_running(pid) for pid in info["programs"])
-        parent.kill()
-        parent.wait()
-        _wait_until(lambda: not any(map(_running, info["programs"])), "a program survived")
-        _wait_until(lambda: not workdir.exists(), "the folder survived")
+        _kill_parent_then_see_all_gone(parent, info, workdir)
         _wait_until(lambda: not _running(info["supervisor"]), "the supervisor stayed")
     finally:
         _kill_all(parent, [*info["programs"], info["supervisor"]])
@@ -159,10 +167,7 @@ def test_sigkill_of_the_parent_kills_watched_groups_and_removes_the_folder(
 def test_a_fork_holding_the_pipe_does_not_keep_the_programs_alive(workdir: Path) -> None:
     parent, info = _start_parent(workdir, "forked")
     try:
-        parent.kill()
-        parent.wait()
-        _wait_until(lambda: not any(map(_running, info["programs"])), "a program survived")
-        _wait_until(lambda: not workdir.exists(), "the folder survived")
+        _kill_parent_then_see_all_gone(parent, info, workdir)
     finally:
         _kill_all(parent, [*info["programs"], info["supervisor"], *_copies_of_parent()])
 
@@ -171,10 +176,7 @@ def test_the_exit_of_a_fork_is_not_the_parents(workdir: Path) -> None:
     parent, info = _start_parent(workdir, "fork-exits")
     try:
         assert info["alive_after_fork_exit"]
-        parent.kill()
-        parent.wait()
-        _wait_until(lambda: not any(map(_running, info["programs"])), "a program survived")
-        _wait_until(lambda: not workdir.exists(), "the folder survived")
+        _kill_parent_then_see_all_gone(parent, info, workdir)
     finally:
         _kill_all(parent, [*info["programs"], info["supervisor"]])
 
@@ -194,10 +196,7 @@ def _copies_of_parent() -> list[int]:
 def test_a_program_not_yet_announced_dies_too_when_it_names_the_folder(workdir: Path) -> None:
     parent, info = _start_parent(workdir, "unannounced")
     try:
-        parent.kill()
-        parent.wait()
-        _wait_until(lambda: not any(map(_running, info["programs"])), "the program survived")
-        _wait_until(lambda: not workdir.exists(), "the folder survived")
+        _kill_parent_then_see_all_gone(parent, info, workdir)
     finally:
         _kill_all(parent, [*info["programs"], info["supervisor"]])
 

@@ -71,6 +71,12 @@ async def connect(proxy: TcpFaultProxy) -> tuple[asyncio.StreamReader, asyncio.S
     return await asyncio.open_connection(proxy.host, proxy.port)
 
 
+def close_all(*writers: asyncio.StreamWriter) -> None:
+    """The client's end of each connection a test made, closed once the test is done."""
+    for writer in writers:
+        writer.close()
+
+
 async def round_trip(
     reader: asyncio.StreamReader, writer: asyncio.StreamWriter, data: bytes
 ) -> bytes:
@@ -161,8 +167,7 @@ async def test_freeze_connections_spares_new_ones(proxy: TcpFaultProxy) -> None:
     assert await silent(old_reader)
     new_reader, new_writer = await connect(proxy)
     assert await round_trip(new_reader, new_writer, b"z") == b"z"
-    for writer in (old_writer, new_writer):
-        writer.close()
+    close_all(old_writer, new_writer)
 
 
 async def test_drop_closes_existing_and_new_connections(proxy: TcpFaultProxy) -> None:
@@ -175,8 +180,7 @@ async def test_drop_closes_existing_and_new_connections(proxy: TcpFaultProxy) ->
     proxy.pass_through()
     reader3, writer3 = await connect(proxy)
     assert await round_trip(reader3, writer3, b"back") == b"back"
-    for w in (writer, writer2, writer3):
-        w.close()
+    close_all(writer, writer2, writer3)
 
 
 async def test_reset_sends_rst_to_existing_and_new_connections(proxy: TcpFaultProxy) -> None:
@@ -211,8 +215,7 @@ async def test_refuse_stops_listening_on_the_same_port(proxy: TcpFaultProxy) -> 
     assert proxy.port == port
     reader2, writer2 = await connect(proxy)
     assert await round_trip(reader2, writer2, b"again") == b"again"
-    for w in (writer, writer2):
-        w.close()
+    close_all(writer, writer2)
 
 
 async def test_latency_delays_each_direction(proxy: TcpFaultProxy) -> None:
