@@ -1,0 +1,87 @@
+"""`Dispatcher` on the fake cluster: it performs a pass's decisions as API calls and sends what
+the apiserver answered back as values, a bound gang as `Settled` then `Bound`, a refused bind
+as `BindRefused` then `Settled` (its bound pods rolled back), and hands `Later` to the queue."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import factories
+from crdkit.resources import Event, Pod
+from crdkit.runtime.events import EventRecorder
+from crdkit.runtime.store import Store
+from crdkit.scheduling import Binder, ClusterMirror, GroupRef, PodBinding
+from crdkit.scheduling.assumptions import assume
+from crdkit.scheduling.decisions import Bind, Later, Wait
+from crdkit.scheduling.dispatcher import BindRefused, Bound, Dispatcher, Outcome, Settled
+from crdkit.scheduling.pending import PendingGroup
+from crdkit.scheduling.reporting import Reporter
+from crdkit.testing import FakeCluster
+
+if TYPE_CHECKING:
+    from crdkit import _placer
+    from crdkit.client import Client
+
+REF = GroupRef("pod", "ml", "p")
+
+
+def placed(mirror: ClusterMirror) -> _placer.Outcome:
+    """An answer of the placer to hand the bind (the dispatcher reads its domain only)."""
+    gang = factories.gang(factories.task("pods", 1, gpus=8), name=str(REF))
+    records = mirror.cluster.place_all_records([mirror.cluster.compile(gang)])
+    return records[0]
+
+
+async def dispatch(
+    client: Client, pod: Pod, *, create: bool
+) -> tuple[list[Outcome], list[tuple[GroupRef, float]], ClusterMirror]:
+    mirror = ClusterMirror([])
+    mirror.set_node(factories.node("n1"))
+    if create:
+        await client.create(pod)
+    outcomes: list[Outcome] = []
+    later: list[tuple[GroupRef, float]] = []
+    dispatcher = Dispatcher(
+        client,
+        Binder(client, mirror),
+        EventRecorder(client, reporting_controller="crdkit.io/s", reporting_instance="test"),
+        mirror,
+        Store(),
+        Reporter(mirror, lambda: 0.0, (1.0, 30.0), 10.0),
+        later=lambda ref, delay: later.append((ref, delay)),
+        outcome=outcomes.append,
+        shutdown_grace=5.0,
+    )
+    binding = PodBinding("ml", "p", "n1", {"nvidia.com/gpu": 8000}, pod.metadata.uid)
+    group = PendingGroup(REF, pending=[pod])
+    dispatcher.apply(
+        [
+            Later(REF, 2.5),
+            Wait(group, "Unschedulable", "told first"),
+            Bind(group, assume(mirror, [binding]), placed(mirror)),
+        ]
+    )
+    assert dispatcher.busy(REF)
+    await dispatcher.drain()
+    assert not dispatcher.busy(REF)
+    assert not dispatcher.in_flight
+    return outcomes, later, mirror
+
+
+async def test_a_bound_gang_is_settled_then_bound() -> None:
+    async with FakeCluster().client() as client:
+        outcomes, later, _ = await dispatch(client, factories.pod("p", gpus=8), create=True)
+        assert outcomes == [Settled(REF), Bound(REF)]
+        assert later == [(REF, 2.5)]
+        pod = await client.get(Pod, "p", namespace="ml")
+        assert pod.spec.node_name == "n1"
+        reasons = [e.reason for e in (await client.list(Event, namespace="ml")).items]
+        assert reasons == ["FailedScheduling", "Scheduled"]  # in the order decided
+
+
+async def test_a_refused_bind_is_backed_off_and_its_room_given_back() -> None:
+    async with FakeCluster().client() as client:
+        pod = factories.pod("p", gpus=8, uid="gone")
+        outcomes, _, mirror = await dispatch(client, pod, create=False)  # no such pod
+        assert outcomes == [BindRefused(REF), Settled(REF)]
+        assert not mirror.is_counted("ml/p")
