@@ -135,8 +135,14 @@ class AuthProviderCredentials:
         return self._header
 
     async def _load(self) -> str:
-        from kubernetes_asyncio.client import Configuration
-        from kubernetes_asyncio.config.kube_config import KubeConfigLoader
+        try:
+            from kubernetes_asyncio.client import Configuration
+            from kubernetes_asyncio.config.kube_config import KubeConfigLoader
+        except ImportError:
+            raise ConfigError(
+                f"{self._where}: auth-provider {self.name!r} needs kubernetes-asyncio: "
+                "pip install 'crdkit[auth-provider]' (or use an exec plugin)"
+            ) from None
 
         # The smallest kubeconfig that holds the provider; the server is never contacted.
         config = {

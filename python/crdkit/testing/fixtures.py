@@ -58,7 +58,13 @@ async def namespace(
 @pytest_asyncio.fixture
 async def k8s_api_client(control_plane: ControlPlane) -> AsyncIterator[ApiClient]:
     """A kubernetes-asyncio ``ApiClient`` for the admin user, closed after the test."""
-    from kubernetes_asyncio.config import new_client_from_config
+    try:
+        from kubernetes_asyncio.config import new_client_from_config
+    except ImportError as error:
+        raise ImportError(
+            "the k8s_api_client fixture needs kubernetes-asyncio: pip install 'crdkit[testing]'",
+            name="kubernetes_asyncio",
+        ) from error
 
     client: Any = await new_client_from_config(config_file=str(control_plane.kubeconfig_path))
     try:

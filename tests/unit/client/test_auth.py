@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
+import sys
 import time
 
 import pytest
@@ -49,3 +51,27 @@ async def test_a_failing_provider_is_one_config_error(
 ) -> None:
     with pytest.raises(ConfigError, match=message):
         await AuthProviderCredentials(provider, where="W").authorization()
+
+
+def test_without_kubernetes_asyncio_an_auth_provider_names_the_extra() -> None:
+    # A plain install has no kubernetes-asyncio: the provider's user is told what to install
+    # (in a fresh interpreter where importing it fails, as where the extra is absent).
+    probe = (
+        "import sys, asyncio\n"
+        "sys.modules['kubernetes_asyncio'] = None\n"
+        "from crdkit.client.auth import AuthProviderCredentials\n"
+        "from crdkit.client.errors import ConfigError\n"
+        "provider = AuthProviderCredentials({'name': 'oidc', 'config': {}}, where='kubeconfig k')\n"
+        "try:\n"
+        "    asyncio.run(provider.authorization())\n"
+        "except ConfigError as error:\n"
+        "    print(error)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        "kubeconfig k: auth-provider 'oidc' needs kubernetes-asyncio: "
+        "pip install 'crdkit[auth-provider]' (or use an exec plugin)"
+    )
