@@ -661,13 +661,11 @@ async def measure_e2e(
     nodes: int, gangs: int, concurrency: int, node_concurrency: int, wait_s: float
 ) -> dict[str, Any]:
     """See the module docstring's ``e2e``."""
-    from prometheus_client import CollectorRegistry
-
     from crdkit.client import Client
     from crdkit.resources import Event
-    from crdkit.runtime import Informer, Manager
+    from crdkit.runtime import Informer
     from crdkit.scheduling import GangScheduler
-    from crdkit.testing import ControlPlane
+    from crdkit.testing import ControlPlane, running_manager
 
     sizes = {f"job-{i:04d}": size for i, size in enumerate(e2e_gang_sizes(gangs))}
     pool = "e2e"
@@ -702,46 +700,36 @@ async def measure_e2e(
         scheduler = GangScheduler(
             SCHEDULER, LEVELS, pod_groups=("volcano",), node_selector=f"{POOL}={pool}"
         )
-        manager = Manager(
-            client,
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            registry=CollectorRegistry(),
-        )
-        manager.add_runnable(scheduler)
         synced = asyncio.Event()  # the scheduler's mirror has every node
         scheduler.mirror.on_capacity_freed(
             lambda: synced.set() if len(scheduler.mirror) >= nodes else None
         )
-        running = asyncio.create_task(manager.run())
         try:
-            await manager.wait_ready()
-            if len(scheduler.mirror) < nodes:
-                await asyncio.wait_for(synced.wait(), wait_s)
-            ready_s = time.perf_counter() - setup_started - plane_s - nodes_s
-            passes_before = scheduler.passes
-            gate = asyncio.Semaphore(concurrency)
+            async with running_manager(client, scheduler):
+                if len(scheduler.mirror) < nodes:
+                    await asyncio.wait_for(synced.wait(), wait_s)
+                ready_s = time.perf_counter() - setup_started - plane_s - nodes_s
+                passes_before = scheduler.passes
+                gate = asyncio.Semaphore(concurrency)
 
-            async def submit(job: str, size: int) -> None:
-                async with gate:
-                    await client.create(podgroup_manifest(job, size))
-                    for pod in pytorchjob_pods(job, size):
-                        await client.create(Pod.model_validate(pod))
-                    complete[job] = time.perf_counter()
+                async def submit(job: str, size: int) -> None:
+                    async with gate:
+                        await client.create(podgroup_manifest(job, size))
+                        for pod in pytorchjob_pods(job, size):
+                            await client.create(Pod.model_validate(pod))
+                        complete[job] = time.perf_counter()
 
-            started = time.perf_counter()
-            async with asyncio.TaskGroup() as group:
-                for job, size in sizes.items():
-                    group.create_task(submit(job, size))
-            with contextlib.suppress(TimeoutError):  # reported as fewer gangs bound
-                await asyncio.wait_for(done.wait(), wait_s)
-            finished = max(bound.values(), default=time.perf_counter())
-            passes = scheduler.passes - passes_before
-            await asyncio.sleep(1.0)  # the Events of the last binds
-            events = len((await client.list(Event, namespace=GANG_NS)).items)
+                started = time.perf_counter()
+                async with asyncio.TaskGroup() as group:
+                    for job, size in sizes.items():
+                        group.create_task(submit(job, size))
+                with contextlib.suppress(TimeoutError):  # reported as fewer gangs bound
+                    await asyncio.wait_for(done.wait(), wait_s)
+                finished = max(bound.values(), default=time.perf_counter())
+                passes = scheduler.passes - passes_before
+                await asyncio.sleep(1.0)  # the Events of the last binds
+                events = len((await client.list(Event, namespace=GANG_NS)).items)
         finally:
-            manager.stop()
-            await running
             await watch.stop()
 
     latencies = [(bound[job] - complete[job]) * 1000 for job in bound if job in complete]

@@ -3,23 +3,19 @@ way Kubeflow's training-operator makes a PyTorchJob's, and a running scheduler."
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, NamedTuple
 
-from prometheus_client import CollectorRegistry
-
 import factories
 from crdkit.client import Client
 from crdkit.resources import Pod
-from crdkit.runtime import Manager
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.groups import PodGroupApi
 from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
 from crdkit.scheduling.groups.volcano import VolcanoPodGroup
-from crdkit.testing import ControlPlane, create_nodes, simulated_node
+from crdkit.testing import ControlPlane, create_nodes, running_manager, simulated_node
 
 BLOCK, RACK = "example.com/block", "example.com/rack"
 LEVELS = [BLOCK, RACK]
@@ -157,17 +153,5 @@ async def running_scheduler(
 ) -> AsyncIterator[GangScheduler]:
     """A Manager running a `GangScheduler` named ``name`` on the pool's nodes."""
     scheduler = GangScheduler(name, LEVELS, node_selector=f"{POOL}={pool}", **options)
-    manager = Manager(
-        client,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        registry=CollectorRegistry(),
-    )
-    manager.add_runnable(scheduler)
-    task = asyncio.create_task(manager.run())
-    try:
-        await manager.wait_ready()
+    async with running_manager(client, scheduler):
         yield scheduler
-    finally:
-        manager.stop()
-        await task
