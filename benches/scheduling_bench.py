@@ -145,6 +145,10 @@ from crdkit.scheduling import ClusterMirror, node_entry, pod_key, pod_requests
 from crdkit.scheduling.mirror import pod_holds_capacity
 from crdkit.scheduling.requests import format_quantity, requests_as_quantities
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benches' shared modules
+
+from _bind_latency import JobsBound, bind_latency_row
+
 BLOCK = "bench.crdkit.io/block"
 RACK = "bench.crdkit.io/rack"
 POOL = "bench.crdkit.io/pool"
@@ -633,13 +637,6 @@ def pytorchjob_pods(job: str, size: int) -> list[dict[str, Any]]:
     ]
 
 
-def percentile(values: Sequence[float], fraction: float) -> float:
-    """Nearest-rank percentile."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(fraction * len(ordered) + 0.5)))
-    return ordered[rank - 1]
-
-
 async def create_nodes(client: Any, count: int, pool: str, concurrency: int) -> None:
     """``count`` nodes, ``concurrency`` at a time, each created then untainted (the apiserver
     taints a new Node not-ready and no node controller runs here to lift it)."""
@@ -678,22 +675,14 @@ async def measure_e2e(
         nodes_s = time.perf_counter() - setup_started - plane_s
 
         complete: dict[str, float] = {}
-        bound: dict[str, float] = {}
-        seen: dict[str, set[str]] = {}
-        done = asyncio.Event()
-
-        def on_pod(pod: Pod) -> None:
-            job = (pod.metadata.annotations or {}).get("scheduling.k8s.io/group-name", "")
-            if not pod.spec.node_name or job not in sizes or job in bound:
-                return
-            seen.setdefault(job, set()).add(pod.metadata.name or "")
-            if len(seen[job]) == sizes[job]:
-                bound[job] = time.perf_counter()
-                if len(bound) == len(sizes):
-                    done.set()
+        jobs_bound = JobsBound(
+            sizes,
+            lambda pod: (pod.metadata.annotations or {}).get("scheduling.k8s.io/group-name", ""),
+        )
+        bound = jobs_bound.bound
 
         watch: Informer[Pod] = Informer(client, Pod, namespace=GANG_NS)
-        watch.add_event_handler(on_pod, lambda _old, new: on_pod(new), None)
+        watch.add_event_handler(jobs_bound.on_pod, lambda _old, new: jobs_bound.on_pod(new), None)
         await watch.start()
         await watch.wait_for_sync()
 
@@ -724,7 +713,7 @@ async def measure_e2e(
                     for job, size in sizes.items():
                         group.create_task(submit(job, size))
                 with contextlib.suppress(TimeoutError):  # reported as fewer gangs bound
-                    await asyncio.wait_for(done.wait(), wait_s)
+                    await asyncio.wait_for(jobs_bound.done.wait(), wait_s)
                 finished = max(bound.values(), default=time.perf_counter())
                 passes = scheduler.passes - passes_before
                 await asyncio.sleep(1.0)  # the Events of the last binds
@@ -738,9 +727,7 @@ async def measure_e2e(
         "gangs": gangs,
         "pods": sum(sizes.values()),
         "bound_gangs": len(bound),
-        "bind_p50_ms": round(statistics.median(latencies), 1) if latencies else None,
-        "bind_p99_ms": round(percentile(latencies, 0.99), 1) if latencies else None,
-        "bind_max_ms": round(max(latencies), 1) if latencies else None,
+        **bind_latency_row(latencies),
         "gangs_per_s": round(len(bound) / (finished - started), 1) if bound else 0.0,
         "burst_s": round(finished - started, 2),
         "scheduler_passes": passes,
