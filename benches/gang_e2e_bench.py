@@ -28,13 +28,13 @@ import asyncio
 import contextlib
 import json
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the examples package
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benches' shared modules
 
 from examples.gang_scheduler.cluster_setup import (
     create_simulated_cluster,
@@ -46,6 +46,7 @@ from examples.gang_scheduler.run import running_operator
 from examples.gang_scheduler.simulated_cluster import SIMULATED_LABEL, ClusterShape
 from examples.gang_scheduler.topology import TopologyConfig
 
+from _bind_latency import JobsBound, bind_latency_row
 from crdkit.client import Client
 from crdkit.resources import Pod
 from crdkit.runtime import Informer
@@ -72,13 +73,6 @@ def job_mix(count: int, seed: int) -> list[dict[str, Any]]:
     return jobs
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    """Nearest-rank percentile."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(fraction * len(ordered) + 0.5)))
-    return ordered[rank - 1]
-
-
 async def measure(
     nodes: int, jobs: int, concurrency: int, seed: int, wait_s: float, rate: float
 ) -> dict[str, Any]:
@@ -94,24 +88,13 @@ async def measure(
         await create_simulated_cluster(client, shape, topology)
 
         created: dict[str, float] = {}
-        bound: dict[str, float] = {}
-        seen: dict[str, set[str]] = {}
-        done = asyncio.Event()
-
-        def on_pod(pod: Pod) -> None:
-            job = pod.metadata.labels.get(JOB_NAME_LABEL, "")
-            if not pod.spec.node_name or job not in wanted or job in bound:
-                return
-            seen.setdefault(job, set()).add(pod.metadata.name or "")
-            if len(seen[job]) == wanted[job]:
-                bound[job] = time.perf_counter()
-                if len(bound) == len(wanted):
-                    done.set()
+        jobs_bound = JobsBound(wanted, lambda pod: pod.metadata.labels.get(JOB_NAME_LABEL, ""))
+        bound = jobs_bound.bound
 
         pods: Informer[Pod] = Informer(
             client, Pod, namespace=NAMESPACE, label_selector=JOB_NAME_LABEL
         )
-        pods.add_event_handler(on_pod, lambda _old, new: on_pod(new), None)
+        pods.add_event_handler(jobs_bound.on_pod, lambda _old, new: jobs_bound.on_pod(new), None)
         await pods.start()
         await pods.wait_for_sync()
         selector = f"{SIMULATED_LABEL}={shape.name_prefix}"
@@ -131,7 +114,7 @@ async def measure(
                         await asyncio.sleep(max(0.0, started + index / rate - time.perf_counter()))
                     group.create_task(submit(data))
             with contextlib.suppress(TimeoutError):  # reported below as fewer placed jobs
-                await asyncio.wait_for(done.wait(), wait_s)
+                await asyncio.wait_for(jobs_bound.done.wait(), wait_s)
             finished = max(bound.values(), default=time.perf_counter())
         await pods.stop()
 
@@ -141,9 +124,7 @@ async def measure(
         "jobs": jobs,
         "pods": sum(wanted.values()),
         "placed": len(bound),
-        "bind_p50_ms": round(statistics.median(latencies), 1) if latencies else None,
-        "bind_p99_ms": round(percentile(latencies, 0.99), 1) if latencies else None,
-        "bind_max_ms": round(max(latencies), 1) if latencies else None,
+        **bind_latency_row(latencies),
         "jobs_per_s": round(len(bound) / (finished - started), 1) if bound else 0.0,
         "wall_s": round(finished - started, 2),
         "concurrency": concurrency,

@@ -57,7 +57,7 @@ from prometheus_client import CollectorRegistry
 from crdkit.placer import Placement
 from crdkit.placer.cluster import Policy
 from crdkit.placer.policies import POLICIES
-from crdkit.resources import Node, Pod, resource_info
+from crdkit.resources import Node, Pod
 from crdkit.runtime import Manager
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.gangs import KUEUE_PREFERRED, KUEUE_REQUIRED
@@ -151,13 +151,8 @@ async def run(
     end_spread: float = 0.0,
 ) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
-    kind = FakeKind(
-        info=resource_info(CoschedulingPodGroup),
-        status_subresource=GROUP_APIS["coscheduling"].status_subresource,
-        tracks_generation=True,
-        typed_list_items=True,
-    )
-    cluster = FakeCluster(kinds=[kind])
+    status = GROUP_APIS["coscheduling"].status_subresource
+    cluster = FakeCluster(kinds=[FakeKind.of_crd(CoschedulingPodGroup, status_subresource=status)])
     by_pod = {f"{job.name}-{i}": job for job in jobs for i in range(job.pods)}
     node_leaf: dict[str, str] = {}
     async with cluster.client() as client:

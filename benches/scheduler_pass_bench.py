@@ -29,15 +29,12 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from prometheus_client import CollectorRegistry
-
 from crdkit.client import Client
-from crdkit.resources import Pod, resource_info
-from crdkit.runtime import Manager
+from crdkit.resources import Pod
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.groups import GROUP_APIS
 from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
-from crdkit.testing import FakeCluster, FakeKind
+from crdkit.testing import FakeCluster, FakeKind, running_manager
 from crdkit.testing.fake.server import WatchRecord
 from crdkit.testing.sim.nodes import simulated_node
 
@@ -70,12 +67,8 @@ def gpu_pod(
 
 def coscheduling_kind() -> FakeKind:
     """scheduler-plugins' PodGroup as the fake cluster serves it (with its CRD's status)."""
-    return FakeKind(
-        info=resource_info(CoschedulingPodGroup),
-        status_subresource=GROUP_APIS["coscheduling"].status_subresource,
-        tracks_generation=True,
-        typed_list_items=True,
-    )
+    status = GROUP_APIS["coscheduling"].status_subresource
+    return FakeKind.of_crd(CoschedulingPodGroup, status_subresource=status)
 
 
 @dataclass
@@ -232,49 +225,36 @@ async def saturated(
         cluster.add(simulated_node(name, labels={LEAF: f"l{i // 16}"}))  # with its status
         cluster.add(gpu_pod(f"running-{i}", node=name))  # the node is full
         running.append(f"running-{i}")
-    async with cluster.client() as client:
-        manager = Manager(
-            client,
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            registry=CollectorRegistry(),
+    scheduler = GangScheduler(
+        SCHEDULER,
+        [LEAF],
+        pod_groups=("coscheduling",) if many else (),
+        explain_refresh=refresh,
+        # First come, first served: `bind_latencies` frees exactly the room of the gang at the
+        # head of the line, which then is the first created, whatever its size. With the size
+        # credit the head is the biggest gang, and smaller ones rightly backfill the nodes as
+        # they free one by one, outside its reservation.
+        size_credit=0.0,
+    )
+    log = PassLog()
+    log.install(scheduler)
+    async with cluster.client() as client, running_manager(client, scheduler):
+        gangs = waiting_gangs(waiting, sizes, alike)
+        for gang in gangs:
+            for obj in gang.objects():
+                await client.create(obj)
+        deadline = time.perf_counter() + 600
+        while len(scheduler.queue()) < waiting:
+            if time.perf_counter() > deadline:
+                raise TimeoutError(f"{len(scheduler.queue())} of {waiting} gangs queued")
+            await asyncio.sleep(0.05)
+        state = Saturated(
+            cluster, client, scheduler, gangs, log, running, time.perf_counter() - started
         )
-        scheduler = GangScheduler(
-            SCHEDULER,
-            [LEAF],
-            pod_groups=("coscheduling",) if many else (),
-            explain_refresh=refresh,
-            # First come, first served: `bind_latencies` frees exactly the room of the gang at
-            # the head of the line, which then is the first created, whatever its size. With
-            # the size credit the head is the biggest gang, and smaller ones rightly backfill
-            # the nodes as they free one by one, outside its reservation.
-            size_credit=0.0,
-        )
-        log = PassLog()
-        log.install(scheduler)
-        manager.add_runnable(scheduler)
-        task = asyncio.create_task(manager.run())
-        try:
-            await manager.wait_ready()
-            gangs = waiting_gangs(waiting, sizes, alike)
-            for gang in gangs:
-                for obj in gang.objects():
-                    await client.create(obj)
-            deadline = time.perf_counter() + 600
-            while len(scheduler.queue()) < waiting:
-                if time.perf_counter() > deadline:
-                    raise TimeoutError(f"{len(scheduler.queue())} of {waiting} gangs queued")
-                await asyncio.sleep(0.05)
-            state = Saturated(
-                cluster, client, scheduler, gangs, log, running, time.perf_counter() - started
-            )
-            await settle(state)
-            if scheduler.bound_gangs:
-                raise AssertionError(f"{scheduler.bound_gangs} gangs bound on a full cluster")
-            yield state
-        finally:
-            manager.stop()
-            await asyncio.wait_for(task, 60)
+        await settle(state)
+        if scheduler.bound_gangs:
+            raise AssertionError(f"{scheduler.bound_gangs} gangs bound on a full cluster")
+        yield state
 
 
 async def pass_times(

@@ -145,6 +145,10 @@ from crdkit.scheduling import ClusterMirror, node_entry, pod_key, pod_requests
 from crdkit.scheduling.mirror import pod_holds_capacity
 from crdkit.scheduling.requests import format_quantity, requests_as_quantities
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benches' shared modules
+
+from _bind_latency import JobsBound, bind_latency_row
+
 BLOCK = "bench.crdkit.io/block"
 RACK = "bench.crdkit.io/rack"
 POOL = "bench.crdkit.io/pool"
@@ -633,13 +637,6 @@ def pytorchjob_pods(job: str, size: int) -> list[dict[str, Any]]:
     ]
 
 
-def percentile(values: Sequence[float], fraction: float) -> float:
-    """Nearest-rank percentile."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(fraction * len(ordered) + 0.5)))
-    return ordered[rank - 1]
-
-
 async def create_nodes(client: Any, count: int, pool: str, concurrency: int) -> None:
     """``count`` nodes, ``concurrency`` at a time, each created then untainted (the apiserver
     taints a new Node not-ready and no node controller runs here to lift it)."""
@@ -661,13 +658,11 @@ async def measure_e2e(
     nodes: int, gangs: int, concurrency: int, node_concurrency: int, wait_s: float
 ) -> dict[str, Any]:
     """See the module docstring's ``e2e``."""
-    from prometheus_client import CollectorRegistry
-
     from crdkit.client import Client
     from crdkit.resources import Event
-    from crdkit.runtime import Informer, Manager
+    from crdkit.runtime import Informer
     from crdkit.scheduling import GangScheduler
-    from crdkit.testing import ControlPlane
+    from crdkit.testing import ControlPlane, running_manager
 
     sizes = {f"job-{i:04d}": size for i, size in enumerate(e2e_gang_sizes(gangs))}
     pool = "e2e"
@@ -680,68 +675,50 @@ async def measure_e2e(
         nodes_s = time.perf_counter() - setup_started - plane_s
 
         complete: dict[str, float] = {}
-        bound: dict[str, float] = {}
-        seen: dict[str, set[str]] = {}
-        done = asyncio.Event()
-
-        def on_pod(pod: Pod) -> None:
-            job = (pod.metadata.annotations or {}).get("scheduling.k8s.io/group-name", "")
-            if not pod.spec.node_name or job not in sizes or job in bound:
-                return
-            seen.setdefault(job, set()).add(pod.metadata.name or "")
-            if len(seen[job]) == sizes[job]:
-                bound[job] = time.perf_counter()
-                if len(bound) == len(sizes):
-                    done.set()
+        jobs_bound = JobsBound(
+            sizes,
+            lambda pod: (pod.metadata.annotations or {}).get("scheduling.k8s.io/group-name", ""),
+        )
+        bound = jobs_bound.bound
 
         watch: Informer[Pod] = Informer(client, Pod, namespace=GANG_NS)
-        watch.add_event_handler(on_pod, lambda _old, new: on_pod(new), None)
+        watch.add_event_handler(jobs_bound.on_pod, lambda _old, new: jobs_bound.on_pod(new), None)
         await watch.start()
         await watch.wait_for_sync()
 
         scheduler = GangScheduler(
             SCHEDULER, LEVELS, pod_groups=("volcano",), node_selector=f"{POOL}={pool}"
         )
-        manager = Manager(
-            client,
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            registry=CollectorRegistry(),
-        )
-        manager.add_runnable(scheduler)
         synced = asyncio.Event()  # the scheduler's mirror has every node
         scheduler.mirror.on_capacity_freed(
             lambda: synced.set() if len(scheduler.mirror) >= nodes else None
         )
-        running = asyncio.create_task(manager.run())
         try:
-            await manager.wait_ready()
-            if len(scheduler.mirror) < nodes:
-                await asyncio.wait_for(synced.wait(), wait_s)
-            ready_s = time.perf_counter() - setup_started - plane_s - nodes_s
-            passes_before = scheduler.passes
-            gate = asyncio.Semaphore(concurrency)
+            async with running_manager(client, scheduler):
+                if len(scheduler.mirror) < nodes:
+                    await asyncio.wait_for(synced.wait(), wait_s)
+                ready_s = time.perf_counter() - setup_started - plane_s - nodes_s
+                passes_before = scheduler.passes
+                gate = asyncio.Semaphore(concurrency)
 
-            async def submit(job: str, size: int) -> None:
-                async with gate:
-                    await client.create(podgroup_manifest(job, size))
-                    for pod in pytorchjob_pods(job, size):
-                        await client.create(Pod.model_validate(pod))
-                    complete[job] = time.perf_counter()
+                async def submit(job: str, size: int) -> None:
+                    async with gate:
+                        await client.create(podgroup_manifest(job, size))
+                        for pod in pytorchjob_pods(job, size):
+                            await client.create(Pod.model_validate(pod))
+                        complete[job] = time.perf_counter()
 
-            started = time.perf_counter()
-            async with asyncio.TaskGroup() as group:
-                for job, size in sizes.items():
-                    group.create_task(submit(job, size))
-            with contextlib.suppress(TimeoutError):  # reported as fewer gangs bound
-                await asyncio.wait_for(done.wait(), wait_s)
-            finished = max(bound.values(), default=time.perf_counter())
-            passes = scheduler.passes - passes_before
-            await asyncio.sleep(1.0)  # the Events of the last binds
-            events = len((await client.list(Event, namespace=GANG_NS)).items)
+                started = time.perf_counter()
+                async with asyncio.TaskGroup() as group:
+                    for job, size in sizes.items():
+                        group.create_task(submit(job, size))
+                with contextlib.suppress(TimeoutError):  # reported as fewer gangs bound
+                    await asyncio.wait_for(jobs_bound.done.wait(), wait_s)
+                finished = max(bound.values(), default=time.perf_counter())
+                passes = scheduler.passes - passes_before
+                await asyncio.sleep(1.0)  # the Events of the last binds
+                events = len((await client.list(Event, namespace=GANG_NS)).items)
         finally:
-            manager.stop()
-            await running
             await watch.stop()
 
     latencies = [(bound[job] - complete[job]) * 1000 for job in bound if job in complete]
@@ -750,9 +727,7 @@ async def measure_e2e(
         "gangs": gangs,
         "pods": sum(sizes.values()),
         "bound_gangs": len(bound),
-        "bind_p50_ms": round(statistics.median(latencies), 1) if latencies else None,
-        "bind_p99_ms": round(percentile(latencies, 0.99), 1) if latencies else None,
-        "bind_max_ms": round(max(latencies), 1) if latencies else None,
+        **bind_latency_row(latencies),
         "gangs_per_s": round(len(bound) / (finished - started), 1) if bound else 0.0,
         "burst_s": round(finished - started, 2),
         "scheduler_passes": passes,

@@ -15,14 +15,14 @@ compiler makes of `contract`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from crdkit import _placer
 from crdkit.placer.compiler import effective_levels
 from crdkit.scheduling.requests import requests_as_quantities
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Mapping, Sequence
+    from collections.abc import Callable, Hashable, Mapping, Sequence
 
 __all__ = [
     "contract",
@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 _UNCONSTRAINED = _placer.Topology("unconstrained", None)
+_R = TypeVar("_R")
 
 
 def toleration_record(toleration: Mapping[str, Any]) -> _placer.Toleration:
@@ -123,34 +124,38 @@ def gang_record(
     )
 
 
+_TASK_KEYWORDS = (
+    "replicas",
+    "min_available",
+    "requests",
+    "node_selector",
+    "tolerations",
+    "slice",
+    "topology",
+    "max_per_node",
+    "avoid_nodes",
+)
+_GANG_KEYWORDS = ("priority", "topology", "tasks", "levels", "max_per_node")
+
+
+def _evolved(
+    kind: Callable[..., _R], record: Any, keywords: tuple[str, ...], changes: dict[str, Any]
+) -> _R:
+    """``record`` built again by ``kind`` with ``changes``: the placer's records are frozen
+    and have no copy-with-changes of their own, so every other keyword is read off ``record``."""
+    fields = {key: getattr(record, key) for key in keywords}
+    fields.update(changes)
+    return kind(record.name, **fields)
+
+
 def evolve_task(task: _placer.Task, **changes: Any) -> _placer.Task:
     """``task`` with ``changes`` (its constructor's keywords)."""
-    fields: dict[str, Any] = {
-        "replicas": task.replicas,
-        "min_available": task.min_available,
-        "requests": task.requests,
-        "node_selector": task.node_selector,
-        "tolerations": task.tolerations,
-        "slice": task.slice,
-        "topology": task.topology,
-        "max_per_node": task.max_per_node,
-        "avoid_nodes": task.avoid_nodes,
-    }
-    fields.update(changes)
-    return _placer.Task(task.name, **fields)
+    return _evolved(_placer.Task, task, _TASK_KEYWORDS, changes)
 
 
 def evolve_gang(gang: _placer.Gang, **changes: Any) -> _placer.Gang:
     """``gang`` with ``changes`` (its constructor's keywords)."""
-    fields: dict[str, Any] = {
-        "priority": gang.priority,
-        "topology": gang.topology,
-        "tasks": gang.tasks,
-        "levels": gang.levels,
-        "max_per_node": gang.max_per_node,
-    }
-    fields.update(changes)
-    return _placer.Gang(gang.name, **fields)
+    return _evolved(_placer.Gang, gang, _GANG_KEYWORDS, changes)
 
 
 def with_tolerations(gang: _placer.Gang, tolerations: Sequence[Mapping[str, Any]]) -> _placer.Gang:

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from crdkit.testing.polling import eventually
     from crdkit.testing.reconcile import reconcile_context, reconcile_once
     from crdkit.testing.sim.kubelet import SimulatedKubelet
-    from crdkit.testing.sim.managers import virtual_clock_manager
+    from crdkit.testing.sim.managers import running_manager, virtual_clock_manager
     from crdkit.testing.sim.nodes import create_nodes, simulated_node
     from crdkit.testing.sim.virtual_time import VirtualTimeLoop, run_on_virtual_clock
 
@@ -86,7 +86,10 @@ _HOMES = {
         "reconcile_once",
     ),
     "crdkit.testing.sim.kubelet": ("SimulatedKubelet",),
-    "crdkit.testing.sim.managers": ("virtual_clock_manager",),
+    "crdkit.testing.sim.managers": (
+        "running_manager",
+        "virtual_clock_manager",
+    ),
     "crdkit.testing.sim.nodes": (
         "create_nodes",
         "simulated_node",
@@ -125,6 +128,7 @@ __all__ = [
     "reconcile_context",
     "reconcile_once",
     "run_on_virtual_clock",
+    "running_manager",
     "simulated_node",
     "virtual_clock_manager",
 ]

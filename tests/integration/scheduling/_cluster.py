@@ -3,23 +3,19 @@ way Kubeflow's training-operator makes a PyTorchJob's, and a running scheduler."
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, NamedTuple
 
-from prometheus_client import CollectorRegistry
-
 import factories
 from crdkit.client import Client
-from crdkit.resources import Pod
-from crdkit.runtime import Manager
+from crdkit.resources import Event, Pod
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.groups import PodGroupApi
 from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
 from crdkit.scheduling.groups.volcano import VolcanoPodGroup
-from crdkit.testing import ControlPlane, create_nodes, simulated_node
+from crdkit.testing import ControlPlane, create_nodes, running_manager, simulated_node
 
 BLOCK, RACK = "example.com/block", "example.com/rack"
 LEVELS = [BLOCK, RACK]
@@ -72,10 +68,12 @@ def pytorchjob_pods(
     scheduler: str,
     group: str,
     gpus: int = 8,
+    **spec: Any,
 ) -> list[Pod]:
     """A PyTorchJob's pods as training-operator v1 creates them: one master and ``workers``
     workers, with its labels, and the gang membership of ``group`` (``volcano``: the
-    ``scheduling.k8s.io/group-name`` annotation, ``coscheduling``: the pod-group label)."""
+    ``scheduling.k8s.io/group-name`` annotation, ``coscheduling``: the pod-group label);
+    ``spec``: more of each pod's spec (camelCase: ``affinity``, ``priorityClassName``)."""
     joins: dict[str, tuple[PodGroupApi, str]] = {
         "volcano": ("volcano", job),
         "coscheduling": ("coscheduling", job),
@@ -101,16 +99,17 @@ def pytorchjob_pods(
                 gpus=gpus,
                 limits={"nvidia.com/gpu": str(gpus)},
                 restartPolicy="OnFailure",
+                **spec,
             )
             pods.append(made)
     return pods
 
 
 def volcano_podgroup(
-    name: str, namespace: str, min_member: int, *, tier: int | None = None
+    name: str, namespace: str, min_member: int, *, tier: int | None = None, **spec: Any
 ) -> VolcanoPodGroup:
     return factories.volcano_podgroup(
-        name, min_member, namespace=namespace, tier=tier, queue="default"
+        name, min_member, namespace=namespace, tier=tier, queue="default", **spec
     )
 
 
@@ -123,6 +122,56 @@ def coscheduling_podgroup(name: str, namespace: str, min_member: int) -> Cosched
 async def create_all(client: Client, objects: Sequence[Any]) -> None:
     for obj in objects:
         await client.create(obj)
+
+
+async def create_job(
+    client: Client,
+    namespace: str,
+    job: str,
+    workers: int,
+    *,
+    scheduler: str,
+    group: PodGroupApi = "volcano",
+    min_member: int | None = None,
+    tier: int | None = 1,
+    min_task_member: dict[str, int] | None = None,
+    gpus: int = 8,
+    **spec: Any,
+) -> list[Pod]:
+    """A PyTorchJob's PodGroup of ``group`` and its pods (`pytorchjob_pods`, with ``spec``),
+    created in that order as a workload's controller creates them; the pods. The group asks
+    for ``min_member`` pods, all of them unless given; a Volcano one keeps the gang within
+    ``tier`` and asks for ``min_task_member`` pods of each task given."""
+    pods = pytorchjob_pods(
+        job, namespace, workers, scheduler=scheduler, group=group, gpus=gpus, **spec
+    )
+    needed = len(pods) if min_member is None else min_member
+    podgroup: VolcanoPodGroup | CoschedulingPodGroup = (
+        volcano_podgroup(job, namespace, needed, tier=tier, minTaskMember=min_task_member)
+        if group == "volcano"
+        else coscheduling_podgroup(job, namespace, needed)
+    )
+    await create_all(client, [podgroup, *pods])
+    return pods
+
+
+async def has_event(
+    client: Client,
+    namespace: str,
+    *,
+    about: str | None = None,
+    reason: str | None = None,
+    note: str = "",
+) -> bool:
+    """Whether an Event in ``namespace`` is about the object named ``about`` (any, if None),
+    with ``reason`` (any, if None) and a note that contains ``note``: what the scheduler told."""
+    events = await client.list(Event, namespace=namespace)
+    return any(
+        (about is None or (e.regarding is not None and e.regarding.name == about))
+        and (reason is None or e.reason == reason)
+        and note in (e.note or "")
+        for e in events.items
+    )
 
 
 async def pods_of(client: Client, namespace: str, prefix: str = "") -> list[Pod]:
@@ -157,17 +206,5 @@ async def running_scheduler(
 ) -> AsyncIterator[GangScheduler]:
     """A Manager running a `GangScheduler` named ``name`` on the pool's nodes."""
     scheduler = GangScheduler(name, LEVELS, node_selector=f"{POOL}={pool}", **options)
-    manager = Manager(
-        client,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        registry=CollectorRegistry(),
-    )
-    manager.add_runnable(scheduler)
-    task = asyncio.create_task(manager.run())
-    try:
-        await manager.wait_ready()
+    async with running_manager(client, scheduler):
         yield scheduler
-    finally:
-        manager.stop()
-        await task

@@ -15,13 +15,13 @@ from _cluster import (
     bound_count,
     bound_count_is,
     bound_nodes,
-    coscheduling_podgroup,
     create_all,
+    create_job,
+    has_event,
     pods_of,
     pool_with_nodes,
     pytorchjob_pods,
     running_scheduler,
-    volcano_podgroup,
 )
 
 from crdkit.client import Client
@@ -37,8 +37,7 @@ async def test_a_pytorchjob_gang_lands_under_one_rack(scheduling_plane: ControlP
     async with Client.from_control_plane(scheduling_plane) as client:
         # Rack a has 3 nodes, rack b has 4: a master and 3 workers fit only in rack b.
         pool, _, name = await pool_with_nodes(client, scheduling_plane, {"a": 3, "b": 4})
-        await create_all(client, [volcano_podgroup("llama", pool, 4, tier=1)])
-        await create_all(client, pytorchjob_pods("llama", pool, 3, scheduler=name, group="volcano"))
+        await create_job(client, pool, "llama", 3, scheduler=name)
         async with running_scheduler(client, pool, name):
             await eventually(lambda: all_bound(client, pool, "llama"), what="the gang bound")
             pods = await pods_of(client, pool, "llama")
@@ -57,7 +56,7 @@ async def test_a_pytorchjob_gang_lands_under_one_rack(scheduling_plane: ControlP
             assert scheduled
             assert scheduled[0].status == "True"
             await eventually(
-                lambda: _has_event(client, pool, "llama-master-0", "Scheduled"),
+                lambda: has_event(client, pool, about="llama-master-0", reason="Scheduled"),
                 what="a Scheduled event",
             )
         assert RACK  # the rack label is what the pool's nodes are grouped by
@@ -68,28 +67,23 @@ async def test_one_rank_per_node_spreads_a_pytorchjob_of_small_pods(
 ) -> None:
     async with Client.from_control_plane(scheduling_plane) as client:
         pool, _, name = await pool_with_nodes(client, scheduling_plane, {"a": 4, "b": 4})
-        await create_all(client, [volcano_podgroup("ranks", pool, 4, tier=1)])
-        pods = pytorchjob_pods("ranks", pool, 3, scheduler=name, group="volcano", gpus=1)
-        for pod in pods:  # every rank on a node of its own, as training users write it
-            pod.spec.affinity = {
-                "podAntiAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": [
-                        {
-                            "topologyKey": "kubernetes.io/hostname",
-                            "labelSelector": {
-                                "matchLabels": {"training.kubeflow.org/job-name": "ranks"}
-                            },
-                        }
-                    ]
-                }
+        # Every rank on a node of its own, as training users write it.
+        one_per_node = {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "topologyKey": "kubernetes.io/hostname",
+                        "labelSelector": {
+                            "matchLabels": {"training.kubeflow.org/job-name": "ranks"}
+                        },
+                    }
+                ]
             }
-        await create_all(client, pods)
+        }
+        await create_job(client, pool, "ranks", 3, scheduler=name, gpus=1, affinity=one_per_node)
         # A second job without the rule, to show what the rule changes: its four one-GPU
         # pods share one node.
-        await create_all(client, [volcano_podgroup("packed", pool, 4, tier=1)])
-        await create_all(
-            client, pytorchjob_pods("packed", pool, 3, scheduler=name, group="volcano", gpus=1)
-        )
+        await create_job(client, pool, "packed", 3, scheduler=name, gpus=1)
         async with running_scheduler(client, pool, name):
             await eventually(lambda: all_bound(client, pool, "ranks"), what="the ranks bound")
             await eventually(lambda: all_bound(client, pool, "packed"), what="the packed bound")
@@ -97,14 +91,6 @@ async def test_one_rank_per_node_spreads_a_pytorchjob_of_small_pods(
             assert len(set(ranks)) == 4
             assert len({node.rsplit("-n", 1)[0] for node in ranks if node}) == 1  # one rack
             assert len(set(await bound_nodes(client, pool, "packed"))) == 1
-
-
-async def _has_event(client: Client, namespace: str, pod: str, reason: str) -> bool:
-    events = await client.list(Event, namespace=namespace)
-    return any(
-        e.regarding is not None and e.regarding.name == pod and e.reason == reason
-        for e in events.items
-    )
 
 
 async def test_two_gangs_that_together_exceed_capacity_never_end_partly_bound(
@@ -115,13 +101,8 @@ async def test_two_gangs_that_together_exceed_capacity_never_end_partly_bound(
     async with Client.from_control_plane(scheduling_plane) as client:
         # 4 nodes, one 8-GPU pod each
         pool, _, name = await pool_with_nodes(client, scheduling_plane, {"a": 2, "b": 2})
-        objects: list[object] = [
-            coscheduling_podgroup("first", pool, 3),
-            coscheduling_podgroup("second", pool, 3),
-        ]
-        objects += pytorchjob_pods("first", pool, 2, scheduler=name, group="coscheduling")
-        objects += pytorchjob_pods("second", pool, 2, scheduler=name, group="coscheduling")
-        await create_all(client, objects)
+        for job in ("first", "second"):
+            await create_job(client, pool, job, 2, scheduler=name, group="coscheduling")
         async with running_scheduler(client, pool, name):
 
             async def one_whole_gang() -> bool:
@@ -132,7 +113,9 @@ async def test_two_gangs_that_together_exceed_capacity_never_end_partly_bound(
             counts = {job: await bound_count(client, pool, job) for job in ("first", "second")}
             waiting = next(job for job, count in counts.items() if count == 0)
             await eventually(
-                lambda: _has_event(client, pool, f"{waiting}-master-0", "FailedScheduling"),
+                lambda: has_event(
+                    client, pool, about=f"{waiting}-master-0", reason="FailedScheduling"
+                ),
                 what="FailedScheduling on the waiting gang",
             )
             events = await client.list(Event, namespace=pool)
@@ -178,18 +161,17 @@ async def test_a_gang_short_of_pods_or_of_its_podgroup_waits_and_says_why(
 ) -> None:
     async with Client.from_control_plane(scheduling_plane) as client:
         pool, _, name = await pool_with_nodes(client, scheduling_plane, {"a": 5})
-        await create_all(client, [volcano_podgroup("short", pool, 5)])
-        await create_all(client, pytorchjob_pods("short", pool, 2, scheduler=name, group="volcano"))
+        await create_job(client, pool, "short", 2, scheduler=name, min_member=5, tier=None)
         await create_all(
             client, pytorchjob_pods("orphan", pool, 1, scheduler=name, group="volcano")
         )
         async with running_scheduler(client, pool, name):
             await eventually(
-                lambda: _event_note(client, pool, "short-master-0", "3 of the 5 pods"),
+                lambda: has_event(client, pool, about="short-master-0", note="3 of the 5 pods"),
                 what="the short gang's reason",
             )
             await eventually(
-                lambda: _event_note(client, pool, "orphan-master-0", "PodGroupNotFound"),
+                lambda: has_event(client, pool, about="orphan-master-0", note="PodGroupNotFound"),
                 what="the missing PodGroup's reason",
             )
             assert await bound_count(client, pool, "short") == 0
@@ -200,11 +182,3 @@ async def test_a_gang_short_of_pods_or_of_its_podgroup_waits_and_says_why(
             await eventually(
                 lambda: bound_count_is(client, pool, "short", 5), what="the gang bound"
             )
-
-
-async def _event_note(client: Client, namespace: str, pod: str, text: str) -> bool:
-    events = await client.list(Event, namespace=namespace)
-    return any(
-        e.regarding is not None and e.regarding.name == pod and text in (e.note or "")
-        for e in events.items
-    )

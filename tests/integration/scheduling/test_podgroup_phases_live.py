@@ -5,14 +5,7 @@ the bound pods, Finished once they all succeed."""
 from __future__ import annotations
 
 import pytest
-from _cluster import (
-    coscheduling_podgroup,
-    create_all,
-    pods_of,
-    pool_with_nodes,
-    pytorchjob_pods,
-    running_scheduler,
-)
+from _cluster import create_job, pods_of, pool_with_nodes, running_scheduler
 
 from crdkit.client import Client
 from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
@@ -24,10 +17,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 async def test_the_podgroup_phase_follows_the_gang(scheduling_plane: ControlPlane) -> None:
     async with Client.from_control_plane(scheduling_plane) as client:
         pool, nodes, name = await pool_with_nodes(client, scheduling_plane, {"a": 3})
-        await create_all(client, [coscheduling_podgroup("job", pool, 3)])
-        await create_all(
-            client, pytorchjob_pods("job", pool, 2, scheduler=name, group="coscheduling")
-        )
+        await create_job(client, pool, "job", 2, scheduler=name, group="coscheduling")
 
         async def phase_is(phase: str) -> bool:
             group = await client.get(CoschedulingPodGroup, "job", namespace=pool)

@@ -13,12 +13,11 @@ import pytest
 from _cluster import (
     RACK,
     all_bound,
-    create_all,
+    create_job,
+    has_event,
     pods_of,
     pool_with_nodes,
-    pytorchjob_pods,
     running_scheduler,
-    volcano_podgroup,
 )
 
 import factories
@@ -49,11 +48,7 @@ async def node_of(client: Client, namespace: str, name: str) -> str | None:
 
 
 async def told_to_wait(client: Client, namespace: str, name: str) -> bool:
-    events = await client.list(Event, namespace=namespace)
-    return any(
-        e.regarding is not None and e.regarding.name == name and e.reason == "FailedScheduling"
-        for e in events.items
-    )
+    return await has_event(client, namespace, about=name, reason="FailedScheduling")
 
 
 async def test_a_whole_rack_gang_binds_under_a_stream_of_small_pods(
@@ -70,10 +65,7 @@ async def test_a_whole_rack_gang_binds_under_a_stream_of_small_pods(
                     lambda i=index: _bound(client, pool, f"s{i}"), what=f"s{index} bound"
                 )
             created = time.monotonic()
-            await create_all(client, [volcano_podgroup("big", pool, 2, tier=1)])
-            await create_all(
-                client, pytorchjob_pods("big", pool, 1, scheduler=name, group="volcano")
-            )
+            await create_job(client, pool, "big", 1, scheduler=name)
 
             async def reserved() -> bool:
                 return bool(scheduler.reservations)
@@ -169,17 +161,15 @@ async def test_a_high_priority_gang_preempts_a_whole_low_priority_gang(
                     "value": value,
                 }
             )
-        low = pytorchjob_pods("low", pool, 1, scheduler=name, group="volcano")
-        high = pytorchjob_pods("high", pool, 1, scheduler=name, group="volcano")
-        for pod in low:
-            pod.spec.priority_class_name = f"{pool}-low"
-        for pod in high:
-            pod.spec.priority_class_name = f"{pool}-high"
         async with running_scheduler(client, pool, name) as scheduler:
-            await create_all(client, [volcano_podgroup("low", pool, 2, tier=1), *low])
+            await create_job(
+                client, pool, "low", 1, scheduler=name, priorityClassName=f"{pool}-low"
+            )
             await eventually(lambda: all_bound(client, pool, "low"), what="the low gang bound")
             created = time.monotonic()
-            await create_all(client, [volcano_podgroup("high", pool, 2, tier=1), *high])
+            await create_job(
+                client, pool, "high", 1, scheduler=name, priorityClassName=f"{pool}-high"
+            )
 
             async def low_evicted() -> bool:
                 pods = await pods_of(client, pool, "low")

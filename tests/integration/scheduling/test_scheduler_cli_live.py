@@ -6,16 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _cluster import (
-    LEVELS,
-    POOL,
-    create_all,
-    make_nodes,
-    new_pool,
-    pods_of,
-    pytorchjob_pods,
-    volcano_podgroup,
-)
+from _cluster import LEVELS, POOL, create_job, make_nodes, new_pool, pods_of
 from _live import apply_all, crdkit_process, delete_cluster_wide, gen_rbac
 
 from crdkit.client import Client
@@ -51,8 +42,7 @@ async def test_crdkit_scheduler_binds_a_gang_with_the_generated_role_only(
             tmp_path / "kubeconfig", scheduling_plane, token, user="scheduler", namespace=pool
         )
         await make_nodes(admin, pool, {"a": 2, "b": 4})
-        await create_all(admin, [volcano_podgroup("job", pool, 4, tier=1)])
-        await create_all(admin, pytorchjob_pods("job", pool, 3, scheduler=name, group="volcano"))
+        await create_job(admin, pool, "job", 3, scheduler=name)
         log = tmp_path / "scheduler.log"
         async with crdkit_process(
             log,

@@ -12,15 +12,15 @@ import pytest
 from _cluster import (
     bound_count_is,
     create_all,
+    create_job,
+    has_event,
     pods_of,
     pool_with_nodes,
-    pytorchjob_pods,
     running_scheduler,
-    volcano_podgroup,
 )
 
 from crdkit.client import Client
-from crdkit.resources import Event, Pod
+from crdkit.resources import Pod
 from crdkit.scheduling import GangScheduler
 from crdkit.testing import ControlPlane, HttpFaultProxy, eventually
 
@@ -46,8 +46,7 @@ async def test_a_bind_refused_mid_gang_rolls_the_gang_back_and_a_retry_binds_it_
 ) -> None:
     async with Client.from_control_plane(scheduling_plane) as admin:
         pool, _, name = await pool_with_nodes(admin, scheduling_plane, {"a": 4})
-        wanted = pytorchjob_pods("job", pool, 3, scheduler=name, group="volcano")
-        await create_all(admin, [volcano_podgroup("job", pool, 4, tier=1), *wanted])
+        wanted = await create_job(admin, pool, "job", 3, scheduler=name)
         async with HttpFaultProxy.for_control_plane(scheduling_plane) as proxy:
             refused = proxy.fail(
                 500, methods=["POST"], path=r"/pods/job-worker-1/binding$", times=1
@@ -56,12 +55,10 @@ async def test_a_bind_refused_mid_gang_rolls_the_gang_back_and_a_retry_binds_it_
                 Client(proxy.client_config()) as client,
                 running_scheduler(client, pool, name),
             ):
-
-                async def rolled_back() -> bool:
-                    events = await admin.list(Event, namespace=pool)
-                    return any("binding rejected" in (e.note or "") for e in events.items)
-
-                await eventually(rolled_back, what="the rollback reported")
+                await eventually(
+                    lambda: has_event(admin, pool, note="binding rejected"),
+                    what="the rollback reported",
+                )
                 assert refused.hits == 1
                 # Whatever the failed attempt bound is gone, never left bound alone.
                 after = await bound(admin, pool, "job")
@@ -114,8 +111,7 @@ async def half_bound_gang(
     then a scheduler runs on it."""
     async with Client.from_control_plane(plane) as client:
         pool, nodes, name = await pool_with_nodes(client, plane, racks)
-        pods = pytorchjob_pods(job, pool, 3, scheduler=name, group="volcano")
-        await create_all(client, [volcano_podgroup(job, pool, 4, tier=1), *pods])
+        pods = await create_job(client, pool, job, 3, scheduler=name)
         await client.bind(f"{job}-master-0", nodes[bound_on[0]], namespace=pool)
         await client.bind(f"{job}-worker-0", nodes[bound_on[1]], namespace=pool)
         async with running_scheduler(client, pool, name) as scheduler:
@@ -133,23 +129,26 @@ async def test_a_half_bound_gang_is_adopted_when_the_rest_fits_beside_it(
         assert all(f"{gang.pool}-a-" in node for node in placed.values())
 
 
-async def test_a_half_bound_gang_whose_rest_cannot_fit_beside_it_is_rolled_back(
+@pytest.mark.parametrize(
+    ("racks", "bound_on", "rack_after"),
+    [
+        # Both bound pods fill rack a: the other two cannot join them there.
+        pytest.param({"a": 2, "b": 4}, (0, 1), "b", id="rest-cannot-fit-beside-it"),
+        # Bound in two racks, though the gang must keep to one: the rest fits beside neither.
+        pytest.param({"a": 4, "b": 4}, (0, 4), None, id="split-across-racks"),
+    ],
+)
+async def test_a_half_bound_gang_that_cannot_be_adopted_is_rolled_back_and_placed_whole(
     scheduling_plane: ControlPlane,
+    racks: dict[str, int],
+    bound_on: tuple[int, int],
+    rack_after: str | None,
 ) -> None:
-    # Both bound pods fill rack a: the other two cannot join them there.
-    async with half_bound_gang(scheduling_plane, {"a": 2, "b": 4}, "stuck", (0, 1)) as gang:
+    async with half_bound_gang(scheduling_plane, racks, "rolled", bound_on) as gang:
         placed = await gang.rolled_back_and_placed_again()
-        assert all(f"{gang.pool}-b-" in node for node in placed.values())
-
-
-async def test_a_half_bound_gang_split_across_racks_is_rolled_back_and_placed_whole(
-    scheduling_plane: ControlPlane,
-) -> None:
-    # Bound in two racks, though the gang must keep to one: the rest fits beside neither.
-    async with half_bound_gang(scheduling_plane, {"a": 4, "b": 4}, "split", (0, 4)) as gang:
-        placed = await gang.rolled_back_and_placed_again()
-        racks = {node.split("-")[1] for node in placed.values()}
-        assert len(racks) == 1
+        racks_used = {node.split("-")[1] for node in placed.values()}
+        assert len(racks_used) == 1
+        assert rack_after is None or racks_used == {rack_after}
         assert gang.scheduler.bound_gangs == 1
 
 
@@ -160,10 +159,9 @@ async def test_a_gang_bound_at_its_minimum_is_kept_and_grows_as_room_allows(
         pool, _, name = await pool_with_nodes(client, scheduling_plane, {"a": 4})
         # A master and 5 workers of 8 GPUs on four 8-GPU nodes: the gang (minMember 3, at least
         # 2 workers) starts at its minimum, then one more worker fits; none of it is undone.
-        pods = pytorchjob_pods("grow", pool, 5, scheduler=name, group="volcano")
-        group = volcano_podgroup("grow", pool, 3, tier=1)
-        group.spec.min_task_member = {"worker": 2}
-        await create_all(client, [group, *pods])
+        await create_job(
+            client, pool, "grow", 5, scheduler=name, min_member=3, min_task_member={"worker": 2}
+        )
         async with running_scheduler(client, pool, name):
             await eventually(lambda: bound_count_is(client, pool, "grow", 4), what="4 bound")
             first = {p.metadata.name: p.metadata.uid for p in await pods_of(client, pool, "grow")}

@@ -4,18 +4,14 @@ job placed as soon as room frees (the mirror's capacity events requeue it)."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from _cluster import POOL, RACK, make_nodes, new_pool, pods_of
 from examples.training_job.operator import TrainingJob, TrainingJobReconciler, TrainingJobSpec
-from prometheus_client import CollectorRegistry
 
 from crdkit.client import Client
 from crdkit.crd import build_crd
 from crdkit.resources import ObjectMeta, Pod
-from crdkit.runtime import Manager
-from crdkit.testing import ControlPlane, eventually
+from crdkit.testing import ControlPlane, eventually, running_manager
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
@@ -34,19 +30,10 @@ async def test_a_training_job_is_created_bound_whole_and_waits_for_room(
         await scheduling_plane.create_namespace(pool)
         # Two racks of 3 nodes, one 8-GPU pod a node: a job of 3 fills a rack, 4 never fits.
         await make_nodes(client, pool, {"a": 3, "b": 3})
-        manager = Manager(
-            client,
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            registry=CollectorRegistry(),
-        )
         reconciler = TrainingJobReconciler(
             levels=["example.com/block", RACK], node_selector=f"{POOL}={pool}"
         )
-        manager.add(reconciler)
-        task = asyncio.create_task(manager.run())
-        try:
-            await manager.wait_ready()
+        async with running_manager(client, reconcilers=[reconciler]):
             for name, workers in (("first", 2), ("second", 2), ("big", 3)):
                 await client.create(_job(pool, name, workers))
 
@@ -99,9 +86,6 @@ async def test_a_training_job_is_created_bound_whole_and_waits_for_room(
             first_nodes = {p.spec.node_name for p in await pods_of(client, pool, "first-")}
             third_nodes = {p.spec.node_name for p in await pods_of(client, pool, "third-")}
             assert third_nodes == first_nodes  # the rack the first job left
-        finally:
-            manager.stop()
-            await task
 
 
 def job_message_is_not_now(job: TrainingJob) -> bool:

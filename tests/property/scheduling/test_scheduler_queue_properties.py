@@ -22,16 +22,14 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
-from prometheus_client import CollectorRegistry
 
 import factories
-from crdkit.resources import Node, Pod, resource_info
-from crdkit.runtime import Manager
+from crdkit.resources import Node, Pod
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.gangs import KUEUE_REQUIRED
 from crdkit.scheduling.groups import GROUP_APIS
 from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
-from crdkit.testing import FakeCluster, FakeKind
+from crdkit.testing import FakeCluster, FakeKind, running_manager
 from crdkit.testing.sim.nodes import simulated_node
 
 LEAF = "example.com/leaf"
@@ -79,9 +77,7 @@ ARRIVALS = st.builds(
 class World:
     client: Any
     scheduler: GangScheduler
-    manager: Manager
-    task: asyncio.Task[None]  # the manager's run
-    stack: AsyncExitStack  # the client's session, closed by stop()
+    stack: AsyncExitStack  # the client's session and the scheduler's Manager, closed by stop()
     gangs: dict[str, Arrive] = field(default_factory=dict)
     ever_bound: set[str] = field(default_factory=set)
     deleted: set[str] = field(default_factory=set)
@@ -188,31 +184,18 @@ async def check(
 
 
 async def start() -> World:
-    kind = FakeKind(
-        info=resource_info(CoschedulingPodGroup),
-        status_subresource=GROUP_APIS["coscheduling"].status_subresource,
-        tracks_generation=True,
-        typed_list_items=True,
-    )
-    cluster = FakeCluster(kinds=[kind])
+    status = GROUP_APIS["coscheduling"].status_subresource
+    cluster = FakeCluster(kinds=[FakeKind.of_crd(CoschedulingPodGroup, status_subresource=status)])
     stack = AsyncExitStack()
     client = await stack.enter_async_context(cluster.client())
-    manager = Manager(
-        client,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        registry=CollectorRegistry(),
-    )
     scheduler = GangScheduler("gangs", [LEAF], pod_groups=("coscheduling",))
-    manager.add_runnable(scheduler)
-    task = asyncio.create_task(manager.run())
-    await manager.wait_ready()
+    await stack.enter_async_context(running_manager(client, scheduler, stop_timeout=30))
     for node_name, leaf in NODES.items():
         node = simulated_node(node_name, labels={LEAF: leaf})
         await client.create(node)
         status = node.model_dump(mode="json", by_alias=True)["status"]
         await client.patch(Node, node_name, {"status": status}, subresource="status")
-    return World(client, scheduler, manager, task, stack)
+    return World(client, scheduler, stack)
 
 
 async def step(world: World, action: Arrive | Finish | Delete) -> None:
@@ -251,8 +234,6 @@ async def drain(world: World) -> None:
 
 
 async def stop(world: World) -> None:
-    world.manager.stop()
-    await asyncio.wait_for(world.task, 30)
     await world.stack.aclose()
 
 

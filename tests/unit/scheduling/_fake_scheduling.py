@@ -3,18 +3,14 @@ what the scheduler's unit tests share."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import CollectorRegistry
-
-from crdkit.resources import Node, Pod, resource_info
-from crdkit.runtime import Manager
+from crdkit.resources import Node, Pod
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.groups import GROUP_APIS, PodGroupApi
-from crdkit.testing import FakeCluster, FakeKind
+from crdkit.testing import FakeCluster, FakeKind, running_manager
 from crdkit.testing.sim.nodes import simulated_node
 
 if TYPE_CHECKING:
@@ -60,12 +56,7 @@ def pod_group_kind(api: PodGroupApi) -> FakeKind:
     subresource, the coscheduling one has)."""
     adapter = GROUP_APIS[api]
     assert adapter.model is not None
-    return FakeKind(
-        info=resource_info(adapter.model),
-        status_subresource=adapter.status_subresource,
-        tracks_generation=True,
-        typed_list_items=True,
-    )
+    return FakeKind.of_crd(adapter.model, status_subresource=adapter.status_subresource)
 
 
 @contextlib.asynccontextmanager
@@ -79,19 +70,6 @@ async def scheduling(
     """The scheduler running and a client; without ``pod_groups`` every pod is a gang of one.
     ``options``: more of `GangScheduler`'s keyword arguments."""
     cluster = FakeCluster(kinds=[pod_group_kind(api) for api in pod_groups])
-    async with cluster.client() as client:
-        manager = Manager(
-            client,
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            registry=CollectorRegistry(),
-        )
-        scheduler = GangScheduler(SCHEDULER, levels, pod_groups=pod_groups, clock=clock, **options)
-        manager.add_runnable(scheduler)
-        task = asyncio.create_task(manager.run())
-        try:
-            await manager.wait_ready()
-            yield scheduler, client
-        finally:
-            manager.stop()
-            await asyncio.wait_for(task, 30)
+    scheduler = GangScheduler(SCHEDULER, levels, pod_groups=pod_groups, clock=clock, **options)
+    async with cluster.client() as client, running_manager(client, scheduler, stop_timeout=30):
+        yield scheduler, client

@@ -4,10 +4,31 @@ passes stay cheap however often capacity events wake it."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from _fake_scheduling import NAMESPACE, add_node, gpu_pod, scheduling
 
 from crdkit.resources import Event
 from crdkit.testing import eventually
+
+if TYPE_CHECKING:
+    from crdkit.client import Client
+    from crdkit.scheduling import GangScheduler
+
+
+async def explained_again_once_old(
+    scheduler: GangScheduler, client: Client, now: list[float], node: str
+) -> None:
+    """With one explanation made, moves the manual clock past ``explain_refresh`` (10 s) and
+    wakes the scheduler with a capacity event (node ``node``): one new explanation follows."""
+    assert scheduler.explanations == 1
+    now[0] = 11.0
+
+    async def explained_again() -> bool:
+        return scheduler.explanations == 2
+
+    await add_node(client, node)
+    await eventually(explained_again, what="explained again once old")
 
 
 async def test_a_waiting_gang_is_explained_again_only_when_it_can_have_changed() -> None:
@@ -29,14 +50,7 @@ async def test_a_waiting_gang_is_explained_again_only_when_it_can_have_changed()
             return len(scheduler.mirror.node_names()) == 6 and scheduler.passes > passes
 
         await eventually(woken, what="the new nodes seen and the gang placed again")
-        assert scheduler.explanations == 1
-        now[0] = 11.0  # the explanation is older than explain_refresh (10 s)
-        await add_node(client, "n7")
-
-        async def refreshed() -> bool:
-            return scheduler.explanations == 2
-
-        await eventually(refreshed, what="explained again once old")
+        await explained_again_once_old(scheduler, client, now, "n7")
 
 
 async def test_alike_waiting_gangs_share_one_explanation_and_each_is_told() -> None:
@@ -55,14 +69,7 @@ async def test_alike_waiting_gangs_share_one_explanation_and_each_is_told() -> N
             return told == set(names)
 
         await eventually(all_told, what="every waiting pod told why")
-        assert scheduler.explanations == 1
-        now[0] = 11.0  # every explanation is older than explain_refresh (10 s)
-        await add_node(client, "n2")
-
-        async def explained_again() -> bool:
-            return scheduler.explanations == 2
-
-        await eventually(explained_again, what="one new explanation for all five")
+        await explained_again_once_old(scheduler, client, now, "n2")  # one for all five
         events = (await client.list(Event, namespace=NAMESPACE)).items
         notes = {e.note for e in events if e.reason == "FailedScheduling"}
         assert all("never fits" in (n or "") for n in notes), notes

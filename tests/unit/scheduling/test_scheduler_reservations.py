@@ -63,6 +63,15 @@ async def whole_leaf_gang(client: Client, name: str) -> list[str]:
     return names
 
 
+async def gang_behind_small_pods(client: Client) -> list[str]:
+    """`two_leaves` with a small pod bound in each (no leaf is free), then `whole_leaf_gang`
+    ``big``: the gang that must hold a leaf while the small pods run; its pods' names."""
+    await two_leaves(client)
+    await bound(client, "small-1", nodeSelector={HOST: "a1"})
+    await bound(client, "small-2", nodeSelector={HOST: "b1"})
+    return await whole_leaf_gang(client, "big")
+
+
 async def told_to_wait(client: Client, *names: str) -> None:
     """Until each pod has a FailedScheduling Event: the scheduler tried it and it waits."""
 
@@ -96,10 +105,7 @@ async def reserved_leaf(scheduler: GangScheduler) -> str:
 
 async def test_a_whole_leaf_gang_is_not_starved_by_smaller_pods_behind_it() -> None:
     async with scheduling(pod_groups=("coscheduling",), levels=[LEAF]) as (scheduler, client):
-        await two_leaves(client)
-        await bound(client, "small-1", nodeSelector={HOST: "a1"})
-        await bound(client, "small-2", nodeSelector={HOST: "b1"})
-        big = await whole_leaf_gang(client, "big")
+        big = await gang_behind_small_pods(client)
         leaf = await reserved_leaf(scheduler)
         other = "b" if leaf == "a" else "a"
 
@@ -159,10 +165,7 @@ async def test_only_pods_that_declare_they_end_in_time_backfill_held_nodes() -> 
 
 async def test_deleting_the_waiting_gang_gives_its_held_nodes_back() -> None:
     async with scheduling(pod_groups=("coscheduling",), levels=[LEAF]) as (scheduler, client):
-        await two_leaves(client)
-        await bound(client, "small-1", nodeSelector={HOST: "a1"})
-        await bound(client, "small-2", nodeSelector={HOST: "b1"})
-        big = await whole_leaf_gang(client, "big")
+        big = await gang_behind_small_pods(client)
         await reserved_leaf(scheduler)
         await bound(client, "small-3")
         await client.create(gpu_pod("small-4"))
@@ -182,10 +185,7 @@ async def test_deleting_the_waiting_gang_gives_its_held_nodes_back() -> None:
 
 async def test_the_waiting_gangs_event_names_its_reservation_and_what_it_waits_for() -> None:
     async with scheduling(pod_groups=("coscheduling",), levels=[LEAF]) as (scheduler, client):
-        await two_leaves(client)
-        await bound(client, "small-1", nodeSelector={HOST: "a1"})
-        await bound(client, "small-2", nodeSelector={HOST: "b1"})
-        await whole_leaf_gang(client, "big")
+        await gang_behind_small_pods(client)
         leaf = await reserved_leaf(scheduler)
         expected = f"reserved {LEAF}={leaf}: 1 of 2 held nodes free, 1 still held by other pods"
 

@@ -30,6 +30,13 @@ async def running_gang(client: Client) -> None:
         await set_phase(client, f"job-{index}", "Running")
 
 
+async def small_pod_behind_running_gang(client: Client) -> None:
+    """`running_gang`, then pod ``small`` told that it waits: every node is taken."""
+    await running_gang(client)
+    await client.create(gpu_pod("small"))
+    await eventually(lambda: waits_for(client, "Insufficient"), what="no room at first")
+
+
 async def set_phase(client: Client, name: str, phase: str) -> None:
     await client.patch(
         Pod, name, {"status": {"phase": phase}}, namespace=NAMESPACE, subresource="status"
@@ -56,9 +63,7 @@ async def test_a_waiting_pod_gets_the_node_once_the_whole_gang_has_ended() -> No
     # leaves a reserved node to its reservation.
     options = {"settle_seconds": 3600.0, "reservations_per_priority": 0}
     async with scheduling(pod_groups=("coscheduling",), **options) as (scheduler, client):
-        await running_gang(client)
-        await client.create(gpu_pod("small"))
-        await eventually(lambda: waits_for(client, "Insufficient"), what="no room at first")
+        await small_pod_behind_running_gang(client)
         await set_phase(client, "job-0", "Succeeded")  # n1 frees; job-1 still runs on n2
 
         async def held_and_passed() -> bool:
@@ -80,9 +85,7 @@ async def test_a_waiting_pod_gets_the_node_once_the_whole_gang_has_ended() -> No
 async def test_without_settling_the_freed_node_is_taken_at_once() -> None:
     options = {"settle_seconds": 0.0, "reservations_per_priority": 0}
     async with scheduling(pod_groups=("coscheduling",), **options) as (_, client):
-        await running_gang(client)
-        await client.create(gpu_pod("small"))
-        await eventually(lambda: waits_for(client, "Insufficient"), what="no room at first")
+        await small_pod_behind_running_gang(client)
         await set_phase(client, "job-0", "Succeeded")
 
         async def on_n1() -> bool:

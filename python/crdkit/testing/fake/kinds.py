@@ -55,22 +55,39 @@ class FakeKind:
     @classmethod
     def of_custom_resource(cls, resource: type[CustomResource]) -> FakeKind:
         """A CRD's behaviour: generation always; status a subresource as ``gen-crd`` decides."""
-        info = resource_info(resource)
         options = resource.__crd_options__
         status = options.status_subresource if options is not None else None
         if status is None:  # as crdkit.crd.assemble: on when the class has a status field
             status = "status" in resource.model_fields
         selectable = options.selectable_fields if options is not None else ()
+        return cls.of_crd(
+            resource,
+            status_subresource=bool(status),
+            field_selectors=frozenset(f.lstrip(".") for f in selectable),
+        )
+
+    @classmethod
+    def of_crd(
+        cls,
+        model: type[KubernetesObject],
+        *,
+        status_subresource: bool,
+        field_selectors: frozenset[str] = frozenset(),
+    ) -> FakeKind:
+        """How the apiserver serves any kind a CRD defines, ``model`` included when it is a
+        plain ``KubernetesObject`` for another project's CRD (a Volcano or scheduler-plugins
+        PodGroup), whose status subresource only that CRD can say."""
+        info = resource_info(model)
         return cls(
             info,
-            status_subresource=bool(status),
+            status_subresource=status_subresource,
             tracks_generation=True,
             returns_deleted_object=True,
             # The CRD strategy refuses an update without resourceVersion (422).
             unconditional_update=False,
             strategic_merge_patch=False,  # 415 for custom resources
             typed_list_items=True,
-            field_selectors=frozenset(f.lstrip(".") for f in selectable),
+            field_selectors=field_selectors,
         )
 
 
