@@ -196,6 +196,22 @@ async def script(client: Client, ns: str) -> Transcript:
         ),
     )
     await run(
+        "status merge patch naming another uid",
+        lambda: client.patch(
+            HELLO,
+            "a",
+            {"metadata": {"uid": "0c2cbd2e-1d7c-4c57-9e0f-7f4a39c1a1a1"}, "status": {}},
+            namespace=ns,
+            subresource="status",
+        ),
+    )
+    await run(
+        "merge patch naming another uid",
+        lambda: client.patch(
+            HELLO, "a", {"metadata": {"uid": "0c2cbd2e-1d7c-4c57-9e0f-7f4a39c1a1a1"}}, namespace=ns
+        ),
+    )
+    await run(
         "strategic patch on a custom resource",
         lambda: client.patch(
             HELLO, "a", {"spec": {"greeting": "x"}}, namespace=ns, patch_type=PatchType.STRATEGIC
@@ -314,6 +330,16 @@ async def script(client: Client, ns: str) -> Transcript:
     await run("bind", lambda: client.bind("b", "node-1", namespace=ns))
     await run("bound", lambda: client.get(POD, "b", namespace=ns), defaulted=True)
     await run("bind again", lambda: client.bind("b", "node-2", namespace=ns))
+    await run(
+        "pod status patch naming another uid (a report on a replaced pod)",
+        lambda: client.patch(
+            POD,
+            "b",
+            {"metadata": {"uid": "0c2cbd2e-1d7c-4c57-9e0f-7f4a39c1a1a1"}, "status": {}},
+            namespace=ns,
+            subresource="status",
+        ),
+    )
     await run("graceful delete", lambda: client.delete(POD, "b", namespace=ns), defaulted=True)
     await run("still there", lambda: client.get(POD, "b", namespace=ns), defaulted=True)
     await run(

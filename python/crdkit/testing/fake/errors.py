@@ -87,10 +87,9 @@ def invalid(
     kind: FakeKind, name: str, field: str, message: str, *, by_resource: bool = False
 ) -> ApiError:
     # Validation names the kind in the Status details; the update path names the resource.
-    details: dict[str, Any] = {
-        "group": kind.info.group,
-        "kind": kind.info.plural if by_resource else kind.info.kind,
-    }
+    details: dict[str, Any] = {"kind": kind.info.plural if by_resource else kind.info.kind}
+    if kind.info.group:  # the core group is left out, as the apiserver leaves it out
+        details["group"] = kind.info.group
     if name:
         details["name"] = name
     details["causes"] = [{"reason": "FieldValueInvalid", "message": message, "field": field}]

@@ -45,6 +45,10 @@ class FakeKind:
     # decoding drops any field the type does not have.
     has_status: bool = True
     field_selectors: frozenset[str] = field(default_factory=frozenset)
+    # A CRD's status strategy keeps everything of the stored object but its status, so a
+    # status patch that changes metadata (its uid, even) is applied as if it did not; a
+    # built-in kind's validates the patched metadata, and an immutable field refuses it.
+    status_keeps_stored_metadata: bool = False
 
     @property
     def qualified_resource(self) -> str:
@@ -88,6 +92,7 @@ class FakeKind:
             strategic_merge_patch=False,  # 415 for custom resources
             typed_list_items=True,
             field_selectors=field_selectors,
+            status_keeps_stored_metadata=True,
         )
 
 

@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from crdkit.testing.fake.errors import status_error
+from crdkit.testing.fake.errors import invalid, status_error
 from crdkit.testing.fake.kinds import unknown_resource_message
 from crdkit.testing.fake.patch import PatchError, apply_json_patch, apply_merge_patch
 from crdkit.testing.fake.select import Selection
@@ -341,6 +341,16 @@ class FakeTransport:
             raise status_error(422, "Invalid", str(exc)) from exc
         if not isinstance(patched, dict):
             raise status_error(422, "Invalid", "the patched object is not an object", kind, name)
+        uid = (patched.get("metadata") or {}).get("uid")
+        if uid not in (None, "", current["metadata"]["uid"]):
+            if route.subresource == "status" and kind.status_keeps_stored_metadata:
+                patched["metadata"]["uid"] = current["metadata"]["uid"]  # dropped, as all else
+            else:
+                # A patch is not an update with a precondition: the apiserver validates the
+                # patched object, whose uid is immutable (a PUT with another uid is a 409).
+                raise invalid(
+                    kind, name, "metadata.uid", f'Invalid value: "{uid}": field is immutable'
+                )
         # A patch that does not set resourceVersion applies to whatever is stored.
         patched.setdefault("metadata", {}).setdefault(
             "resourceVersion", current["metadata"]["resourceVersion"]

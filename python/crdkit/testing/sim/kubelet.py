@@ -5,10 +5,17 @@ forever and no workload ever ends. This plays the status changes a kubelet makes
 pods' status subresource as a kubelet does (so a scheduler or controller under test sees only
 their effect in the API):
 
-- a pod bound to one of its nodes is reported ``Running`` (its containers started at once);
+- a pod bound to one of its nodes is reported ``Running`` (its containers started at once,
+  each with a container status, so ``kubectl get pods`` reads ``1/1 Running``);
 - `finish` reports pods ``Succeeded`` or ``Failed``, when the test says so, so that tests
   drive phases by order and never by waiting;
-- ``run_for`` (optional) finishes each started pod after that many seconds, for demos.
+- ``run_for`` (optional) finishes each started pod after that many seconds, for demos;
+- a pod deleted with a grace period (as preemption and controllers delete) is removed once its
+  containers have exited, which here is at once, as a kubelet removes it; without this it would
+  stay ``Terminating`` for ever.
+
+Everything is keyed by the pod's uid: a report about a pod is refused by the apiserver if the
+name now holds another pod (one its controller made again under the same name).
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import contextlib
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from crdkit.client import KubernetesError, NotFound
+from crdkit.client import Conflict, Invalid, KubernetesError, NotFound, Preconditions
 from crdkit.resources import Pod
 
 if TYPE_CHECKING:
@@ -33,19 +40,32 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def running_status() -> dict[str, Any]:
-    """The status patch a kubelet sends once a pod's containers run."""
+def running_status(pod: Pod | None = None) -> dict[str, Any]:
+    """The status patch a kubelet sends once a pod's containers run (with ``pod``, a ready
+    status for each of its containers)."""
     now = _now()
-    return {
-        "status": {
-            "phase": "Running",
-            "startTime": now,
-            "conditions": [
-                {"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
-                {"type": "Ready", "status": "True", "lastTransitionTime": now},
-            ],
-        }
+    status: dict[str, Any] = {
+        "phase": "Running",
+        "startTime": now,
+        "conditions": [
+            {"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
+            {"type": "Ready", "status": "True", "lastTransitionTime": now},
+        ],
     }
+    if pod is not None:
+        status["containerStatuses"] = [
+            {
+                "name": container.name,
+                "image": container.image or "",
+                "imageID": "",
+                "ready": True,
+                "started": True,
+                "restartCount": 0,
+                "state": {"running": {"startedAt": now}},
+            }
+            for container in pod.spec.containers
+        ]
+    return {"status": status}
 
 
 def terminated_status(phase: Literal["Succeeded", "Failed"]) -> dict[str, Any]:
@@ -87,6 +107,7 @@ class SimulatedKubelet:
         self._run_for = run_for
         self._on_start = on_start
         self._started: set[str] = set()
+        self._removing: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._watching: asyncio.Task[None] | None = None
 
@@ -135,16 +156,17 @@ class SimulatedKubelet:
         node = pod.spec.node_name
         phase = pod.status.phase if pod.status else None
         key = f"{pod.metadata.namespace}/{pod.metadata.name}/{pod.metadata.uid}"
-        if (
-            not node
-            or phase not in (None, "Pending")
-            or pod.metadata.deletion_timestamp is not None
-            or key in self._started
-            or (self._nodes is not None and not self._nodes(node))
-        ):
+        if not node or (self._nodes is not None and not self._nodes(node)):
+            return
+        if pod.metadata.deletion_timestamp is not None:
+            if key not in self._removing:
+                self._removing.add(key)
+                self._spawn(self._remove(pod))
+            return
+        if phase not in (None, "Pending") or key in self._started:
             return
         self._started.add(key)
-        self._spawn(self._patch(pod, running_status()))
+        self._spawn(self._patch(pod, running_status(pod)))
         if self._on_start is not None:
             self._on_start(pod)
         seconds = self._run_for(pod) if self._run_for is not None else None
@@ -155,8 +177,25 @@ class SimulatedKubelet:
         await asyncio.sleep(seconds)
         await self._patch(pod, terminated_status("Succeeded"))
 
+    async def _remove(self, pod: Pod) -> None:
+        """What a kubelet does once a deleted pod's containers exited: remove it for good
+        (grace 0), only if the name still holds this pod."""
+        with contextlib.suppress(NotFound, Conflict):  # gone, or a new pod of that name
+            await self.client.delete(
+                Pod,
+                pod.metadata.name or "",
+                namespace=pod.metadata.namespace,
+                grace_period_seconds=0,
+                preconditions=Preconditions(uid=pod.metadata.uid),
+            )
+
     async def _patch(self, pod: Pod, body: dict[str, Any]) -> None:
-        with contextlib.suppress(NotFound):  # deleted meanwhile: nothing to report on
+        # The uid in the patch is the precondition: if the name now holds another pod, the
+        # apiserver refuses the report (422, metadata.uid is immutable) rather than apply it to
+        # the pod that took the name.
+        if pod.metadata.uid:
+            body = {**body, "metadata": {"uid": pod.metadata.uid}}
+        with contextlib.suppress(NotFound, Invalid):  # gone, or another pod holds the name
             await self.client.patch(
                 Pod,
                 pod.metadata.name or "",
