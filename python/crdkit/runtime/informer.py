@@ -423,11 +423,12 @@ class Informer(StartStop, Generic[T]):
                 await asyncio.sleep(delay)
             except WatchIdle as exc:
                 # Usually a quiet kind (Nodes, PDBs) whose watch cache had nothing newer to
-                # bookmark; a dead connection is resumed the same way. Either is routine: a
-                # warning every 90 s of quiet would only teach users to ignore warnings.
+                # bookmark; a dead connection is resumed the same way. Either is routine, so it
+                # is said at DEBUG: a line every 90 s of quiet would only teach users to ignore
+                # the log (last_error and the metrics still show it).
                 self.last_error = exc
                 delay = self.backoff.next()
-                log.info("informer %s: %s; resuming in %.1fs", self.description, exc, delay)
+                log.debug("informer %s: %s; resuming in %.1fs", self.description, exc, delay)
                 await asyncio.sleep(delay)
             except KubernetesError as exc:
                 self.last_error = exc

@@ -117,7 +117,11 @@ def scheduler_options(command: Any) -> Any:
 
 
 @click.command("scheduler")
-@click.option("--name", required=True, help="The schedulerName pods give to be placed by it.")
+@click.option(
+    "--name",
+    default=None,
+    help="The schedulerName pods give to be placed by it (required, but with --print-crds).",
+)
 @click.option(
     "--levels",
     default="",
@@ -149,7 +153,7 @@ def scheduler_options(command: Any) -> Any:
 @connection_options
 @manager_options(controllers=False)
 def scheduler_command(
-    name: str,
+    name: str | None,
     levels: str,
     topology: str | None,
     pod_groups: str | None,
@@ -192,7 +196,7 @@ def scheduler_command(
                 text if text.startswith("---") else f"---\n{text}", nl=not text.endswith("\n")
             )
         return
-    chosen = {name: flags.pop(flag.parameter) for name, flag, _ in scheduler_flags()}
+    chosen = {field: flags.pop(flag.parameter) for field, flag, _ in scheduler_flags()}
     try:
         scheduling = SchedulerOptions(
             default_topology=default_topology,
@@ -201,6 +205,8 @@ def scheduler_command(
         )
     except ValueError as error:
         raise click.UsageError(str(error)) from None
+    if name is None:
+        raise click.UsageError("Missing option '--name': the schedulerName pods give")
     options = ManagerOptions.from_flags(flags, controllers=False)
     if options.leader_election.id is None:
         # The scheduler's Lease is named by the scheduler, not by controllers it has none of.

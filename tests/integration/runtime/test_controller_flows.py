@@ -14,7 +14,7 @@ from _runtime_support import HELLO_CRD, eventually, new_manager, running
 from examples.hello.operator import Hello, HelloSpec, HelloStatus
 
 from crdkit import Context, Reconciler, Result, TerminalError
-from crdkit.client import Client, Conflict, NotFound
+from crdkit.client import Client, Conflict, GroupVersionKind, NotFound
 from crdkit.resources import ConfigMap, Event, ObjectMeta
 from crdkit.runtime import EventRecorder, GenerationChanged, Manager, Request, update_status
 from crdkit.testing import ControlPlane
@@ -250,6 +250,15 @@ async def test_event_recorder_aggregates_repeats(crdkit_client: Client, namespac
     assert broken.regarding.uid == subject.metadata.uid
     assert broken.reporting_controller == "test.crdkit.io/events"
     assert by_reason["Fixed"].series is None
+    # The core/v1 view, which `kubectl get events` reads: events.k8s.io/v1 refuses the
+    # deprecated firstTimestamp, lastTimestamp and count on create (422, "needs to be unset"),
+    # so these Events sort by `--sort-by=.eventTime`, and a series counts its repeats.
+    core = await crdkit_client.get(
+        GroupVersionKind("", "v1", "Event"), broken.metadata.name or "", namespace=namespace
+    )
+    assert core["eventTime"] is not None
+    assert core["series"]["count"] == 3
+    assert core.get("lastTimestamp") is None
     with pytest.raises(ValueError, match="type_"):
         await recorder.event(subject, "Odd", "X")  # type: ignore[arg-type]
 

@@ -34,3 +34,14 @@ def test_print_crds_writes_what_kubectl_applies_without_a_cluster() -> None:
     assert [d["spec"]["group"] for d in yaml.safe_load_all(result.stdout) if d] == [
         "scheduling.volcano.sh"
     ]
+
+
+def test_print_crds_needs_no_scheduler_name_and_running_does() -> None:
+    printed = CliRunner().invoke(main, ["scheduler", "--print-crds", "--pod-groups", "volcano"])
+    assert printed.exit_code == 0, printed.output
+    assert [d["spec"]["group"] for d in yaml.safe_load_all(printed.stdout) if d] == [
+        "scheduling.volcano.sh"
+    ]
+    unnamed = CliRunner().invoke(main, ["scheduler", "--levels", "rack"])
+    assert unnamed.exit_code == 2
+    assert "Missing option '--name'" in unnamed.output
