@@ -137,6 +137,18 @@ class GangQueue:
             for other, (other_priority, other_place) in self._queued.items()
         )
 
+    def furthest_behind(self, ref: GroupRef, others: Iterable[GroupRef]) -> GroupRef | None:
+        """Of ``others`` in line at ``ref``'s priority, the one furthest behind it, if any is."""
+        priority, place = self._queued[ref]
+        behind = [
+            (entry[1], other)
+            for other in others
+            if (entry := self._queued.get(other)) is not None
+            and entry[0] == priority
+            and entry[1] > place
+        ]
+        return max(behind)[1] if behind else None
+
     def ordered(self) -> list[tuple[GroupRef, int]]:
         """The line in the order it is served: higher priority first, then place."""
         entries = sorted(self._queued.items(), key=lambda item: (-item[1][0], item[1][1]))

@@ -69,6 +69,8 @@ class DomainReservation:
     ready_by: float | None
     """Wall-clock seconds (epoch) by which the declared run times of the pods on ``nodes``
     guarantee the holder fits there; None when some pod there declares none."""
+    freed_by_preemption: bool = False
+    """The room its holder's victims are freeing: it stays the holder's (see `keep`)."""
 
     def where(self) -> str:
         """The held room in words, for status messages."""
@@ -165,11 +167,17 @@ class Reservations:
             return None
         if self.per_priority == 0 or self.most == 0:
             return None
-        same = sum(r.priority == priority for r in self.held.values())
-        if same >= self.per_priority:
-            return None
         if not self.first_in_line(ref, priority):
             return None  # a gang ahead of it in line is owed the reservation first
+        same = [holder for holder, r in self.held.items() if r.priority == priority]
+        if len(same) >= self.per_priority:
+            # The head of the line is owed room before gangs behind it: one that came back
+            # into line ahead of a holder (a preempted gang its controller made again) takes
+            # the reservation of the holder furthest behind it.
+            behind = self._queue.furthest_behind(ref, same)
+            if behind is None or self.held[behind].freed_by_preemption:
+                return None
+            self.release(self.held[behind])
         taken = frozenset(
             node for r in self.held.values() if r.priority >= priority for node in r.nodes
         )
@@ -213,7 +221,9 @@ class Reservations:
             self.release(own)
         for overlapping in [r for r in self.held.values() if r.nodes & choice.nodes]:
             self.release(overlapping)  # lower priority (see protected_from): overtaken
-        return self._hold(ref, priority, choice.level, choice.domain, choice.nodes, None)
+        held = self._hold(ref, priority, choice.level, choice.domain, choice.nodes, None)
+        held.freed_by_preemption = True
+        return held
 
     def _hold(
         self,

@@ -259,3 +259,31 @@ async def test_a_slice_that_does_not_divide_its_task_waits_with_that_reason() ->
     (wait,) = only(decisions, Wait)
     assert wait.reason == "InvalidPod"
     assert "slice size 3 does not divide the task's 2 pods" in wait.message
+
+
+async def test_a_gang_back_in_line_ahead_of_the_holder_takes_its_reservation() -> None:
+    # A preempted gang that its controller made again comes back into line ahead of the gang
+    # that became head meanwhile: the reservation moves to it, as the head is owed room first.
+    view = View()
+    view.gang("small", 1, node="l0")
+    view.gang("other", 1, node="l1")
+    later = view.gang("later", 2, created="2026-01-01T00:00:05Z")
+    await view.run(later)
+    assert list(view.reservations.held) == [later]
+    earlier = view.gang("earlier", 2, created="2026-01-01T00:00:01Z")
+    decisions = await view.run(earlier, later)
+    assert [d.ref for d in only(decisions, Reserve)] == [earlier]
+    assert list(view.reservations.held) == [earlier]
+    assert view.queue.ordered() == [(earlier, 0), (later, 0)]
+
+
+async def test_room_freed_by_preemption_stays_with_its_preemptor() -> None:
+    view = View()
+    view.gang("low", 2, node="l1")
+    late = view.gang("late", 2, priority=100, created="2026-01-01T00:00:05Z")
+    view.gang("busy", 1, node="l0")
+    await view.run(late)
+    assert view.reservations.held[late].freed_by_preemption
+    early = view.gang("early", 2, priority=100, created="2026-01-01T00:00:01Z")
+    await view.run(early, late)
+    assert late in view.reservations.held  # its victims are going: the room stays its own
