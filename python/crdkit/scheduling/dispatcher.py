@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Iterable
 
     from crdkit.client import Client
+    from crdkit.resources import KubernetesObject
     from crdkit.runtime.events import EventRecorder
     from crdkit.runtime.store import Store
     from crdkit.scheduling.binder import Binder
@@ -235,16 +236,29 @@ class Dispatcher:
 
     async def _report_waiting(self, group: PendingGroup, reason: str, message: str) -> None:
         log.info("%s waits: %s", group.ref, message)
+        # A gang whose controller is still making its pods is healthy: it is said as Normal, so
+        # an alert on FailedScheduling warnings does not fire for every job as it starts.
+        type_: Literal["Normal", "Warning"] = "Warning"
+        said = "FailedScheduling"
+        if reason == "WaitingForPods":
+            type_, said = "Normal", "WaitingForPods"
         # A gated pod is told only that it is gated (kube-scheduler does not even try it).
         told = [*group.pending, *group.gated] if reason == "SchedulingGated" else group.pending
         for pod in told:
-            await self._event(pod, "Warning", "FailedScheduling", f"{reason}: {message}")
+            await self._event(pod, type_, said, f"{reason}: {message}")
+        if group.podgroup is not None:
+            # The gang is told too: its PodGroup is where a user looks first.
+            await self._event(group.podgroup, type_, said, f"{reason}: {message}")
         await self._write_status(group, (reason, message))
 
     async def _event(
-        self, pod: Pod, type_: Literal["Normal", "Warning"], reason: str, note: str
+        self,
+        about: KubernetesObject,
+        type_: Literal["Normal", "Warning"],
+        reason: str,
+        note: str,
     ) -> None:
-        await self._recorder.event(pod, type_, reason, note[:1024], action="Scheduling")
+        await self._recorder.event(about, type_, reason, note[:1024], action="Scheduling")
 
     async def _write_status(self, group: PendingGroup, waiting: tuple[str, str] | None) -> None:
         """Bring the PodGroup's status in line with its pods (a merge patch of ``status``)."""

@@ -1,6 +1,7 @@
 """`Dispatcher` on the fake cluster: it performs a pass's decisions as API calls and sends what
 the apiserver answered back as values, a bound gang as `Settled` then `Bound`, a refused bind
-as `BindRefused` then `Settled` (its bound pods rolled back), and hands `Later` to the queue."""
+as `BindRefused` then `Settled` (its bound pods rolled back), and hands `Later` to the queue;
+a waiting gang is told on its pods and on its PodGroup."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from crdkit.scheduling import Binder, ClusterMirror, GroupRef, PodBinding
 from crdkit.scheduling.assumptions import assume
 from crdkit.scheduling.decisions import Bind, Later, Wait
 from crdkit.scheduling.dispatcher import BindRefused, Bound, Dispatcher, Outcome, Settled
+from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
 from crdkit.scheduling.pending import PendingGroup
 from crdkit.scheduling.reporting import Reporter
-from crdkit.testing import FakeCluster
+from crdkit.testing import FakeCluster, FakeKind
 
 if TYPE_CHECKING:
     from crdkit import _placer
@@ -85,3 +87,39 @@ async def test_a_refused_bind_is_backed_off_and_its_room_given_back() -> None:
         outcomes, _, mirror = await dispatch(client, pod, create=False)  # no such pod
         assert outcomes == [BindRefused(REF), Settled(REF)]
         assert not mirror.is_counted("ml/p")
+
+
+async def test_a_waiting_gang_is_told_on_its_pods_and_its_podgroup() -> None:
+    kind = FakeKind.of_crd(CoschedulingPodGroup, status_subresource=True)
+    async with FakeCluster(kinds=[kind]).client() as client:
+        podgroup = await client.create(factories.coscheduling_podgroup("job", 2))
+        pod = await client.create(factories.pod("job-0", pod_group=("coscheduling", "job")))
+        mirror = ClusterMirror([])
+        dispatcher = Dispatcher(
+            client,
+            Binder(client, mirror),
+            EventRecorder(client, reporting_controller="crdkit.io/s", reporting_instance="t"),
+            mirror,
+            Store(),
+            Reporter(mirror, lambda: 0.0, (1.0, 30.0), 10.0),
+            later=lambda ref, delay: None,
+            outcome=lambda outcome: None,
+            shutdown_grace=5.0,
+        )
+        group = PendingGroup(GroupRef("coscheduling", "ml", "job"), pending=[pod])
+        group.podgroup = podgroup
+        dispatcher.apply([Wait(group, "WaitingForPods", "1 of the 2 pods of the gang exist")])
+        await dispatcher.drain()
+        dispatcher.apply([Wait(group, "Unschedulable", "0/0 nodes are available")])
+        await dispatcher.drain()
+        told = sorted(
+            (e.regarding.kind if e.regarding else "", e.type or "", e.reason or "")
+            for e in (await client.list(Event, namespace="ml")).items
+        )
+        # A gang whose pods are still being made is healthy: no Warning for it.
+        assert told == [
+            ("Pod", "Normal", "WaitingForPods"),
+            ("Pod", "Warning", "FailedScheduling"),
+            ("PodGroup", "Normal", "WaitingForPods"),
+            ("PodGroup", "Warning", "FailedScheduling"),
+        ]
