@@ -14,39 +14,14 @@ from typing import TYPE_CHECKING
 from crdkit._lazy import lazy_namespace
 
 if TYPE_CHECKING:
-    from crdkit.deploy.container_image import dockerfile
-    from crdkit.deploy.errors import DeployError
-    from crdkit.deploy.manifests import (
-        ManifestOptions,
-        crd_classes,
-        operator_manifests,
-        run_arguments,
-    )
-    from crdkit.deploy.rbac import rbac_documents, rbac_rules
-    from crdkit.deploy.role_check import missing_permissions
+    from crdkit.deploy.container_image import dockerfile as dockerfile
+    from crdkit.deploy.errors import DeployError as DeployError
+    from crdkit.deploy.manifests import ManifestOptions as ManifestOptions
+    from crdkit.deploy.manifests import crd_classes as crd_classes
+    from crdkit.deploy.manifests import operator_manifests as operator_manifests
+    from crdkit.deploy.manifests import run_arguments as run_arguments
+    from crdkit.deploy.rbac import rbac_documents as rbac_documents
+    from crdkit.deploy.rbac import rbac_rules as rbac_rules
+    from crdkit.deploy.role_check import missing_permissions as missing_permissions
 
-_HOMES = {
-    "crdkit.deploy.errors": ("DeployError",),
-    "crdkit.deploy.container_image": ("dockerfile",),
-    "crdkit.deploy.manifests": (
-        "ManifestOptions",
-        "crd_classes",
-        "operator_manifests",
-        "run_arguments",
-    ),
-    "crdkit.deploy.rbac": ("rbac_documents", "rbac_rules"),
-    "crdkit.deploy.role_check": ("missing_permissions",),
-}
-__getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
-
-__all__ = [
-    "DeployError",
-    "ManifestOptions",
-    "crd_classes",
-    "dockerfile",
-    "missing_permissions",
-    "operator_manifests",
-    "rbac_documents",
-    "rbac_rules",
-    "run_arguments",
-]
+__getattr__, __dir__ = lazy_namespace(__name__, globals())

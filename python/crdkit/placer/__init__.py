@@ -15,58 +15,22 @@ from typing import TYPE_CHECKING
 from crdkit._lazy import lazy_namespace
 
 if TYPE_CHECKING:
-    from crdkit._placer import parse_quantity
-    from crdkit.placer.cluster import Cluster, Policy, ReferenceCluster
-    from crdkit.placer.models import (
-        Assignment,
-        ClusterSnapshot,
-        Fit,
-        Gang,
-        NodeSpec,
-        Placement,
-        Slice,
-        Taint,
-        Task,
-        Toleration,
-        Topology,
-    )
-    from crdkit.placer.quantity import format_quantity
+    from crdkit._placer import parse_quantity as parse_quantity
+    from crdkit.placer.cluster import Cluster as Cluster
+    from crdkit.placer.cluster import Policy as Policy
+    from crdkit.placer.cluster import ReferenceCluster as ReferenceCluster
+    from crdkit.placer.models import Assignment as Assignment
+    from crdkit.placer.models import ClusterSnapshot as ClusterSnapshot
+    from crdkit.placer.models import Fit as Fit
+    from crdkit.placer.models import Gang as Gang
+    from crdkit.placer.models import NodeSpec as NodeSpec
+    from crdkit.placer.models import Placement as Placement
+    from crdkit.placer.models import Slice as Slice
+    from crdkit.placer.models import Taint as Taint
+    from crdkit.placer.models import Task as Task
+    from crdkit.placer.models import Toleration as Toleration
+    from crdkit.placer.models import Topology as Topology
+    from crdkit.placer.quantity import format_quantity as format_quantity
 
-__all__ = [
-    "Assignment",
-    "Cluster",
-    "ClusterSnapshot",
-    "Fit",
-    "Gang",
-    "NodeSpec",
-    "Placement",
-    "Policy",
-    "ReferenceCluster",
-    "Slice",
-    "Taint",
-    "Task",
-    "Toleration",
-    "Topology",
-    "format_quantity",
-    "parse_quantity",
-]
 
-_HOMES = {
-    "crdkit._placer": ("parse_quantity",),
-    "crdkit.placer.cluster": ("Cluster", "Policy", "ReferenceCluster"),
-    "crdkit.placer.models": (
-        "Assignment",
-        "ClusterSnapshot",
-        "Fit",
-        "Gang",
-        "NodeSpec",
-        "Placement",
-        "Slice",
-        "Taint",
-        "Task",
-        "Toleration",
-        "Topology",
-    ),
-    "crdkit.placer.quantity": ("format_quantity",),
-}
-__getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
+__getattr__, __dir__ = lazy_namespace(__name__, globals())

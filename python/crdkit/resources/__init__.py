@@ -22,247 +22,103 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from crdkit._lazy import lazy_namespace
-from crdkit.resources._model import ApiModel, MicroTime, OpenModel, Time
-from crdkit.resources.coordination import Lease, LeaseSpec
-from crdkit.resources.core import (
-    Binding,
-    ConfigMap,
-    Container,
-    Namespace,
-    NamespaceSpec,
-    NamespaceStatus,
-    Node,
-    NodeCondition,
-    NodeSpec,
-    NodeStatus,
-    ObjectReference,
-    Pod,
-    PodCondition,
-    PodSpec,
-    PodStatus,
-    PodTemplateSpec,
-    Quantity,
-    ResourceRequirements,
-    Secret,
-    Taint,
-    Toleration,
-)
-from crdkit.resources.custom import CustomResource
-from crdkit.resources.durations import Duration, IntOrString, format_duration, parse_duration
-from crdkit.resources.events import Event, EventSeries
-from crdkit.resources.info import ResourceInfo, resource_info
-from crdkit.resources.lists import ObjectList
-from crdkit.resources.meta import (
-    LabelSelector,
-    LabelSelectorRequirement,
-    ListMeta,
-    ObjectMeta,
-    OwnerReference,
-)
-from crdkit.resources.naming import ACRONYMS, camel_case, camel_case_with
-from crdkit.resources.object import KubernetesObject
-from crdkit.resources.options import (
-    CustomResourceOptions,
-    PrinterColumn,
-    ScaleSubresource,
-    WebhookConversion,
-)
-from crdkit.resources.partial import METADATA_ACCEPT, METADATA_LIST_ACCEPT, PartialObjectMetadata
-from crdkit.resources.plural import pluralize
-from crdkit.resources.scalars import Bytes, Int32, Int64
-
-if TYPE_CHECKING:
-    from crdkit.resources.apps import (
-        DaemonSet,
-        DaemonSetSpec,
-        DaemonSetStatus,
-        Deployment,
-        DeploymentSpec,
-        DeploymentStatus,
-        DeploymentStrategy,
-        ReplicaSet,
-        ReplicaSetSpec,
-        ReplicaSetStatus,
-        RollingUpdate,
-        StatefulSet,
-        StatefulSetSpec,
-        StatefulSetStatus,
-        WorkloadCondition,
-    )
-    from crdkit.resources.batch import (
-        CronJob,
-        CronJobSpec,
-        CronJobStatus,
-        Job,
-        JobCondition,
-        JobSpec,
-        JobStatus,
-        JobTemplateSpec,
-    )
-    from crdkit.resources.policy import (
-        PodDisruptionBudget,
-        PodDisruptionBudgetSpec,
-        PodDisruptionBudgetStatus,
-    )
-    from crdkit.resources.services import (
-        LocalObjectReference,
-        Service,
-        ServiceAccount,
-        ServicePort,
-        ServiceSpec,
-        ServiceStatus,
-    )
-    from crdkit.resources.storage import (
-        PersistentVolumeClaim,
-        PersistentVolumeClaimSpec,
-        PersistentVolumeClaimStatus,
-        VolumeResourceRequirements,
-    )
-
-__all__ = [
-    "ACRONYMS",
-    "METADATA_ACCEPT",
-    "METADATA_LIST_ACCEPT",
-    "ApiModel",
-    "Binding",
-    "Bytes",
-    "ConfigMap",
-    "Container",
-    "CronJob",
-    "CronJobSpec",
-    "CronJobStatus",
-    "CustomResource",
-    "CustomResourceOptions",
-    "DaemonSet",
-    "DaemonSetSpec",
-    "DaemonSetStatus",
-    "Deployment",
-    "DeploymentSpec",
-    "DeploymentStatus",
-    "DeploymentStrategy",
-    "Duration",
-    "Event",
-    "EventSeries",
-    "Int32",
-    "Int64",
-    "IntOrString",
-    "Job",
-    "JobCondition",
-    "JobSpec",
-    "JobStatus",
-    "JobTemplateSpec",
-    "KubernetesObject",
-    "LabelSelector",
-    "LabelSelectorRequirement",
-    "Lease",
-    "LeaseSpec",
-    "ListMeta",
-    "LocalObjectReference",
-    "MicroTime",
-    "Namespace",
-    "NamespaceSpec",
-    "NamespaceStatus",
-    "Node",
-    "NodeCondition",
-    "NodeSpec",
-    "NodeStatus",
-    "ObjectList",
-    "ObjectMeta",
-    "ObjectReference",
-    "OpenModel",
-    "OwnerReference",
-    "PartialObjectMetadata",
-    "PersistentVolumeClaim",
-    "PersistentVolumeClaimSpec",
-    "PersistentVolumeClaimStatus",
-    "Pod",
-    "PodCondition",
-    "PodDisruptionBudget",
-    "PodDisruptionBudgetSpec",
-    "PodDisruptionBudgetStatus",
-    "PodSpec",
-    "PodStatus",
-    "PodTemplateSpec",
-    "PrinterColumn",
-    "Quantity",
-    "ReplicaSet",
-    "ReplicaSetSpec",
-    "ReplicaSetStatus",
-    "ResourceInfo",
-    "ResourceRequirements",
-    "RollingUpdate",
-    "ScaleSubresource",
-    "Secret",
-    "Service",
-    "ServiceAccount",
-    "ServicePort",
-    "ServiceSpec",
-    "ServiceStatus",
-    "StatefulSet",
-    "StatefulSetSpec",
-    "StatefulSetStatus",
-    "Taint",
-    "Time",
-    "Toleration",
-    "VolumeResourceRequirements",
-    "WebhookConversion",
-    "WorkloadCondition",
-    "camel_case",
-    "camel_case_with",
-    "format_duration",
-    "parse_duration",
-    "pluralize",
-    "resource_info",
-]
+from crdkit.resources._model import ApiModel as ApiModel
+from crdkit.resources._model import MicroTime as MicroTime
+from crdkit.resources._model import OpenModel as OpenModel
+from crdkit.resources._model import Time as Time
+from crdkit.resources.coordination import Lease as Lease
+from crdkit.resources.coordination import LeaseSpec as LeaseSpec
+from crdkit.resources.core import Binding as Binding
+from crdkit.resources.core import ConfigMap as ConfigMap
+from crdkit.resources.core import Container as Container
+from crdkit.resources.core import Namespace as Namespace
+from crdkit.resources.core import NamespaceSpec as NamespaceSpec
+from crdkit.resources.core import NamespaceStatus as NamespaceStatus
+from crdkit.resources.core import Node as Node
+from crdkit.resources.core import NodeCondition as NodeCondition
+from crdkit.resources.core import NodeSpec as NodeSpec
+from crdkit.resources.core import NodeStatus as NodeStatus
+from crdkit.resources.core import ObjectReference as ObjectReference
+from crdkit.resources.core import Pod as Pod
+from crdkit.resources.core import PodCondition as PodCondition
+from crdkit.resources.core import PodSpec as PodSpec
+from crdkit.resources.core import PodStatus as PodStatus
+from crdkit.resources.core import PodTemplateSpec as PodTemplateSpec
+from crdkit.resources.core import Quantity as Quantity
+from crdkit.resources.core import ResourceRequirements as ResourceRequirements
+from crdkit.resources.core import Secret as Secret
+from crdkit.resources.core import Taint as Taint
+from crdkit.resources.core import Toleration as Toleration
+from crdkit.resources.custom import CustomResource as CustomResource
+from crdkit.resources.durations import Duration as Duration
+from crdkit.resources.durations import IntOrString as IntOrString
+from crdkit.resources.durations import format_duration as format_duration
+from crdkit.resources.durations import parse_duration as parse_duration
+from crdkit.resources.events import Event as Event
+from crdkit.resources.events import EventSeries as EventSeries
+from crdkit.resources.info import ResourceInfo as ResourceInfo
+from crdkit.resources.info import resource_info as resource_info
+from crdkit.resources.lists import ObjectList as ObjectList
+from crdkit.resources.meta import LabelSelector as LabelSelector
+from crdkit.resources.meta import LabelSelectorRequirement as LabelSelectorRequirement
+from crdkit.resources.meta import ListMeta as ListMeta
+from crdkit.resources.meta import ObjectMeta as ObjectMeta
+from crdkit.resources.meta import OwnerReference as OwnerReference
+from crdkit.resources.naming import ACRONYMS as ACRONYMS
+from crdkit.resources.naming import camel_case as camel_case
+from crdkit.resources.naming import camel_case_with as camel_case_with
+from crdkit.resources.object import KubernetesObject as KubernetesObject
+from crdkit.resources.options import CustomResourceOptions as CustomResourceOptions
+from crdkit.resources.options import PrinterColumn as PrinterColumn
+from crdkit.resources.options import ScaleSubresource as ScaleSubresource
+from crdkit.resources.options import WebhookConversion as WebhookConversion
+from crdkit.resources.partial import METADATA_ACCEPT as METADATA_ACCEPT
+from crdkit.resources.partial import METADATA_LIST_ACCEPT as METADATA_LIST_ACCEPT
+from crdkit.resources.partial import PartialObjectMetadata as PartialObjectMetadata
+from crdkit.resources.plural import pluralize as pluralize
+from crdkit.resources.scalars import Bytes as Bytes
+from crdkit.resources.scalars import Int32 as Int32
+from crdkit.resources.scalars import Int64 as Int64
 
 # Kinds fewer operators use are imported on first use, so `import crdkit.resources` costs no more
 # for an operator that never touches them (each module builds a few dozen pydantic models).
-_LAZY_HOMES = {
-    "crdkit.resources.apps": (
-        "DaemonSet",
-        "DaemonSetSpec",
-        "DaemonSetStatus",
-        "Deployment",
-        "DeploymentSpec",
-        "DeploymentStatus",
-        "DeploymentStrategy",
-        "ReplicaSet",
-        "ReplicaSetSpec",
-        "ReplicaSetStatus",
-        "RollingUpdate",
-        "StatefulSet",
-        "StatefulSetSpec",
-        "StatefulSetStatus",
-        "WorkloadCondition",
-    ),
-    "crdkit.resources.batch": (
-        "CronJob",
-        "CronJobSpec",
-        "CronJobStatus",
-        "Job",
-        "JobCondition",
-        "JobSpec",
-        "JobStatus",
-        "JobTemplateSpec",
-    ),
-    "crdkit.resources.policy": (
-        "PodDisruptionBudget",
-        "PodDisruptionBudgetSpec",
-        "PodDisruptionBudgetStatus",
-    ),
-    "crdkit.resources.services": (
-        "LocalObjectReference",
-        "Service",
-        "ServiceAccount",
-        "ServicePort",
-        "ServiceSpec",
-        "ServiceStatus",
-    ),
-    "crdkit.resources.storage": (
-        "PersistentVolumeClaim",
-        "PersistentVolumeClaimSpec",
-        "PersistentVolumeClaimStatus",
-        "VolumeResourceRequirements",
-    ),
-}
-__getattr__, __dir__ = lazy_namespace(__name__, globals(), _LAZY_HOMES)
+if TYPE_CHECKING:
+    from crdkit.resources.apps import DaemonSet as DaemonSet
+    from crdkit.resources.apps import DaemonSetSpec as DaemonSetSpec
+    from crdkit.resources.apps import DaemonSetStatus as DaemonSetStatus
+    from crdkit.resources.apps import Deployment as Deployment
+    from crdkit.resources.apps import DeploymentSpec as DeploymentSpec
+    from crdkit.resources.apps import DeploymentStatus as DeploymentStatus
+    from crdkit.resources.apps import DeploymentStrategy as DeploymentStrategy
+    from crdkit.resources.apps import ReplicaSet as ReplicaSet
+    from crdkit.resources.apps import ReplicaSetSpec as ReplicaSetSpec
+    from crdkit.resources.apps import ReplicaSetStatus as ReplicaSetStatus
+    from crdkit.resources.apps import RollingUpdate as RollingUpdate
+    from crdkit.resources.apps import StatefulSet as StatefulSet
+    from crdkit.resources.apps import StatefulSetSpec as StatefulSetSpec
+    from crdkit.resources.apps import StatefulSetStatus as StatefulSetStatus
+    from crdkit.resources.apps import WorkloadCondition as WorkloadCondition
+    from crdkit.resources.batch import CronJob as CronJob
+    from crdkit.resources.batch import CronJobSpec as CronJobSpec
+    from crdkit.resources.batch import CronJobStatus as CronJobStatus
+    from crdkit.resources.batch import Job as Job
+    from crdkit.resources.batch import JobCondition as JobCondition
+    from crdkit.resources.batch import JobSpec as JobSpec
+    from crdkit.resources.batch import JobStatus as JobStatus
+    from crdkit.resources.batch import JobTemplateSpec as JobTemplateSpec
+    from crdkit.resources.policy import PodDisruptionBudget as PodDisruptionBudget
+    from crdkit.resources.policy import PodDisruptionBudgetSpec as PodDisruptionBudgetSpec
+    from crdkit.resources.policy import PodDisruptionBudgetStatus as PodDisruptionBudgetStatus
+    from crdkit.resources.services import LocalObjectReference as LocalObjectReference
+    from crdkit.resources.services import Service as Service
+    from crdkit.resources.services import ServiceAccount as ServiceAccount
+    from crdkit.resources.services import ServicePort as ServicePort
+    from crdkit.resources.services import ServiceSpec as ServiceSpec
+    from crdkit.resources.services import ServiceStatus as ServiceStatus
+    from crdkit.resources.storage import PersistentVolumeClaim as PersistentVolumeClaim
+    from crdkit.resources.storage import PersistentVolumeClaimSpec as PersistentVolumeClaimSpec
+    from crdkit.resources.storage import PersistentVolumeClaimStatus as PersistentVolumeClaimStatus
+    from crdkit.resources.storage import VolumeResourceRequirements as VolumeResourceRequirements
+
+
+__getattr__, __dir__ = lazy_namespace(__name__, globals())

@@ -32,97 +32,46 @@ from typing import TYPE_CHECKING
 from crdkit._lazy import lazy_namespace
 
 if TYPE_CHECKING:
-    from crdkit.scheduling.assumptions import PodBinding, Reservation
-    from crdkit.scheduling.binder import Binder, BindError
-    from crdkit.scheduling.errors import SchedulingError
-    from crdkit.scheduling.explanation import Explanation, TaskFilters, explain
-    from crdkit.scheduling.gangs import GangPolicy, GangRequest, build_gang, tier_level
-    from crdkit.scheduling.groups import GROUP_APIS, POD_GROUP_APIS, GroupApi, pod_group_of
+    from crdkit.scheduling.assumptions import PodBinding as PodBinding
+    from crdkit.scheduling.assumptions import Reservation as Reservation
+    from crdkit.scheduling.binder import Binder as Binder
+    from crdkit.scheduling.binder import BindError as BindError
+    from crdkit.scheduling.errors import SchedulingError as SchedulingError
+    from crdkit.scheduling.explanation import Explanation as Explanation
+    from crdkit.scheduling.explanation import TaskFilters as TaskFilters
+    from crdkit.scheduling.explanation import explain as explain
+    from crdkit.scheduling.gangs import GangPolicy as GangPolicy
+    from crdkit.scheduling.gangs import GangRequest as GangRequest
+    from crdkit.scheduling.gangs import build_gang as build_gang
+    from crdkit.scheduling.gangs import tier_level as tier_level
+    from crdkit.scheduling.groups import GROUP_APIS as GROUP_APIS
+    from crdkit.scheduling.groups import POD_GROUP_APIS as POD_GROUP_APIS
+    from crdkit.scheduling.groups import GroupApi as GroupApi
+    from crdkit.scheduling.groups import pod_group_of as pod_group_of
     from crdkit.scheduling.groups.coscheduling import (
-        COSCHEDULING_POD_GROUP_LABEL,
-        CoschedulingPodGroup,
+        COSCHEDULING_POD_GROUP_LABEL as COSCHEDULING_POD_GROUP_LABEL,
     )
-    from crdkit.scheduling.groups.volcano import VOLCANO_GROUP_NAME_ANNOTATION, VolcanoPodGroup
-    from crdkit.scheduling.mirror import ClusterMirror, pod_holds_capacity, pod_key
-    from crdkit.scheduling.nodes import node_entry, node_ready
-    from crdkit.scheduling.options import SchedulerOptions
-    from crdkit.scheduling.own_gang import (
-        OWN_GANG_RBAC,
-        GangOutcome,
-        OwnGangs,
-        WaitingForCapacity,
-        bindings_for,
-        gang_of,
+    from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup as CoschedulingPodGroup
+    from crdkit.scheduling.groups.volcano import (
+        VOLCANO_GROUP_NAME_ANNOTATION as VOLCANO_GROUP_NAME_ANNOTATION,
     )
-    from crdkit.scheduling.pending import GroupRef
-    from crdkit.scheduling.requests import format_quantity, pod_requests, requests_as_quantities
-    from crdkit.scheduling.scheduler import GangScheduler
+    from crdkit.scheduling.groups.volcano import VolcanoPodGroup as VolcanoPodGroup
+    from crdkit.scheduling.mirror import ClusterMirror as ClusterMirror
+    from crdkit.scheduling.mirror import pod_holds_capacity as pod_holds_capacity
+    from crdkit.scheduling.mirror import pod_key as pod_key
+    from crdkit.scheduling.nodes import node_entry as node_entry
+    from crdkit.scheduling.nodes import node_ready as node_ready
+    from crdkit.scheduling.options import SchedulerOptions as SchedulerOptions
+    from crdkit.scheduling.own_gang import OWN_GANG_RBAC as OWN_GANG_RBAC
+    from crdkit.scheduling.own_gang import GangOutcome as GangOutcome
+    from crdkit.scheduling.own_gang import OwnGangs as OwnGangs
+    from crdkit.scheduling.own_gang import WaitingForCapacity as WaitingForCapacity
+    from crdkit.scheduling.own_gang import bindings_for as bindings_for
+    from crdkit.scheduling.own_gang import gang_of as gang_of
+    from crdkit.scheduling.pending import GroupRef as GroupRef
+    from crdkit.scheduling.requests import format_quantity as format_quantity
+    from crdkit.scheduling.requests import pod_requests as pod_requests
+    from crdkit.scheduling.requests import requests_as_quantities as requests_as_quantities
+    from crdkit.scheduling.scheduler import GangScheduler as GangScheduler
 
-_HOMES = {
-    "crdkit.scheduling.errors": ("SchedulingError",),
-    "crdkit.scheduling.assumptions": ("PodBinding", "Reservation"),
-    "crdkit.scheduling.binder": ("BindError", "Binder"),
-    "crdkit.scheduling.explanation": ("Explanation", "TaskFilters", "explain"),
-    "crdkit.scheduling.gangs": ("GangPolicy", "GangRequest", "build_gang", "tier_level"),
-    "crdkit.scheduling.mirror": ("ClusterMirror", "pod_holds_capacity", "pod_key"),
-    "crdkit.scheduling.nodes": ("node_entry", "node_ready"),
-    "crdkit.scheduling.own_gang": (
-        "OWN_GANG_RBAC",
-        "GangOutcome",
-        "OwnGangs",
-        "WaitingForCapacity",
-        "bindings_for",
-        "gang_of",
-    ),
-    "crdkit.scheduling.groups.coscheduling": (
-        "COSCHEDULING_POD_GROUP_LABEL",
-        "CoschedulingPodGroup",
-    ),
-    "crdkit.scheduling.groups.volcano": ("VOLCANO_GROUP_NAME_ANNOTATION", "VolcanoPodGroup"),
-    "crdkit.scheduling.requests": ("format_quantity", "pod_requests", "requests_as_quantities"),
-    "crdkit.scheduling.groups": ("GROUP_APIS", "POD_GROUP_APIS", "GroupApi", "pod_group_of"),
-    "crdkit.scheduling.options": ("SchedulerOptions",),
-    "crdkit.scheduling.pending": ("GroupRef",),
-    "crdkit.scheduling.scheduler": ("GangScheduler",),
-}
-__getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
-
-__all__ = [
-    "COSCHEDULING_POD_GROUP_LABEL",
-    "GROUP_APIS",
-    "OWN_GANG_RBAC",
-    "POD_GROUP_APIS",
-    "VOLCANO_GROUP_NAME_ANNOTATION",
-    "BindError",
-    "Binder",
-    "ClusterMirror",
-    "CoschedulingPodGroup",
-    "Explanation",
-    "GangOutcome",
-    "GangPolicy",
-    "GangRequest",
-    "GangScheduler",
-    "GroupApi",
-    "GroupRef",
-    "OwnGangs",
-    "PodBinding",
-    "Reservation",
-    "SchedulerOptions",
-    "SchedulingError",
-    "TaskFilters",
-    "VolcanoPodGroup",
-    "WaitingForCapacity",
-    "bindings_for",
-    "build_gang",
-    "explain",
-    "format_quantity",
-    "gang_of",
-    "node_entry",
-    "node_ready",
-    "pod_group_of",
-    "pod_holds_capacity",
-    "pod_key",
-    "pod_requests",
-    "requests_as_quantities",
-    "tier_level",
-]
+__getattr__, __dir__ = lazy_namespace(__name__, globals())

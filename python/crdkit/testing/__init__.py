@@ -29,106 +29,34 @@ from typing import TYPE_CHECKING
 from crdkit._lazy import lazy_namespace
 
 if TYPE_CHECKING:
-    from crdkit.testing.envtest.binaries import Binaries, candidate_folders, find_binaries
-    from crdkit.testing.envtest.control_plane import ControlPlane
-    from crdkit.testing.envtest.crds import CrdSource, crd_manifest, load_crds
-    from crdkit.testing.errors import BinariesNotFoundError, ControlPlaneError, KitError
-    from crdkit.testing.fake.cluster import FakeCluster
-    from crdkit.testing.fake.kinds import FakeKind, UnknownKind
-    from crdkit.testing.faults.proxies import (
-        FaultMode,
-        HttpFaultProxy,
-        InjectedFault,
-        RecordedRequest,
-        TcpFaultProxy,
-    )
-    from crdkit.testing.operator import OperatorRunner
-    from crdkit.testing.polling import eventually
-    from crdkit.testing.reconcile import reconcile_context, reconcile_once
-    from crdkit.testing.sim.kubelet import SimulatedKubelet
-    from crdkit.testing.sim.managers import running_manager, virtual_clock_manager
-    from crdkit.testing.sim.nodes import create_nodes, simulated_node
-    from crdkit.testing.sim.virtual_time import VirtualTimeLoop, run_on_virtual_clock
+    from crdkit.testing.envtest.binaries import Binaries as Binaries
+    from crdkit.testing.envtest.binaries import candidate_folders as candidate_folders
+    from crdkit.testing.envtest.binaries import find_binaries as find_binaries
+    from crdkit.testing.envtest.control_plane import ControlPlane as ControlPlane
+    from crdkit.testing.envtest.crds import CrdSource as CrdSource
+    from crdkit.testing.envtest.crds import crd_manifest as crd_manifest
+    from crdkit.testing.envtest.crds import load_crds as load_crds
+    from crdkit.testing.errors import BinariesNotFoundError as BinariesNotFoundError
+    from crdkit.testing.errors import ControlPlaneError as ControlPlaneError
+    from crdkit.testing.errors import KitError as KitError
+    from crdkit.testing.fake.cluster import FakeCluster as FakeCluster
+    from crdkit.testing.fake.kinds import FakeKind as FakeKind
+    from crdkit.testing.fake.kinds import UnknownKind as UnknownKind
+    from crdkit.testing.faults.proxies import FaultMode as FaultMode
+    from crdkit.testing.faults.proxies import HttpFaultProxy as HttpFaultProxy
+    from crdkit.testing.faults.proxies import InjectedFault as InjectedFault
+    from crdkit.testing.faults.proxies import RecordedRequest as RecordedRequest
+    from crdkit.testing.faults.proxies import TcpFaultProxy as TcpFaultProxy
+    from crdkit.testing.operator import OperatorRunner as OperatorRunner
+    from crdkit.testing.polling import eventually as eventually
+    from crdkit.testing.reconcile import reconcile_context as reconcile_context
+    from crdkit.testing.reconcile import reconcile_once as reconcile_once
+    from crdkit.testing.sim.kubelet import SimulatedKubelet as SimulatedKubelet
+    from crdkit.testing.sim.managers import running_manager as running_manager
+    from crdkit.testing.sim.managers import virtual_clock_manager as virtual_clock_manager
+    from crdkit.testing.sim.nodes import create_nodes as create_nodes
+    from crdkit.testing.sim.nodes import simulated_node as simulated_node
+    from crdkit.testing.sim.virtual_time import VirtualTimeLoop as VirtualTimeLoop
+    from crdkit.testing.sim.virtual_time import run_on_virtual_clock as run_on_virtual_clock
 
-_HOMES = {
-    "crdkit.testing.envtest.binaries": (
-        "Binaries",
-        "candidate_folders",
-        "find_binaries",
-    ),
-    "crdkit.testing.envtest.control_plane": ("ControlPlane",),
-    "crdkit.testing.envtest.crds": (
-        "CrdSource",
-        "crd_manifest",
-        "load_crds",
-    ),
-    "crdkit.testing.errors": (
-        "BinariesNotFoundError",
-        "ControlPlaneError",
-        "KitError",
-    ),
-    "crdkit.testing.polling": ("eventually",),
-    "crdkit.testing.fake.cluster": ("FakeCluster",),
-    "crdkit.testing.fake.kinds": (
-        "FakeKind",
-        "UnknownKind",
-    ),
-    "crdkit.testing.faults.proxies": (
-        "FaultMode",
-        "HttpFaultProxy",
-        "InjectedFault",
-        "RecordedRequest",
-        "TcpFaultProxy",
-    ),
-    "crdkit.testing.operator": ("OperatorRunner",),
-    "crdkit.testing.reconcile": (
-        "reconcile_context",
-        "reconcile_once",
-    ),
-    "crdkit.testing.sim.kubelet": ("SimulatedKubelet",),
-    "crdkit.testing.sim.managers": (
-        "running_manager",
-        "virtual_clock_manager",
-    ),
-    "crdkit.testing.sim.nodes": (
-        "create_nodes",
-        "simulated_node",
-    ),
-    "crdkit.testing.sim.virtual_time": (
-        "VirtualTimeLoop",
-        "run_on_virtual_clock",
-    ),
-}
-__getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
-
-__all__ = [
-    "Binaries",
-    "BinariesNotFoundError",
-    "ControlPlane",
-    "ControlPlaneError",
-    "CrdSource",
-    "FakeCluster",
-    "FakeKind",
-    "FaultMode",
-    "HttpFaultProxy",
-    "InjectedFault",
-    "KitError",
-    "OperatorRunner",
-    "RecordedRequest",
-    "SimulatedKubelet",
-    "TcpFaultProxy",
-    "UnknownKind",
-    "VirtualTimeLoop",
-    "candidate_folders",
-    "crd_manifest",
-    "create_nodes",
-    "eventually",
-    "find_binaries",
-    "load_crds",
-    "reconcile_context",
-    "reconcile_once",
-    "run_on_virtual_clock",
-    "running_manager",
-    "simulated_node",
-    "virtual_clock_manager",
-]
+__getattr__, __dir__ = lazy_namespace(__name__, globals())

@@ -21,70 +21,27 @@ from typing import TYPE_CHECKING
 from crdkit._lazy import lazy_namespace
 
 if TYPE_CHECKING:
-    from crdkit.webhook.admission import (
-        AdmissionContext,
-        BadReview,
-        Defaulter,
-        Denied,
-        MatchCondition,
-        Operation,
-        Validator,
-        Warnings,
-        Webhook,
-        review,
-    )
-    from crdkit.webhook.certs import CertWatcher, write_self_signed
-    from crdkit.webhook.configuration import ServiceRef, webhook_configurations
-    from crdkit.webhook.conversion import Conversion, ConversionError, convert_review
-    from crdkit.webhook.errors import WebhookError
-    from crdkit.webhook.jsonpatch import json_patch
-    from crdkit.webhook.runner import RunnerOptions, WebhookRunner
-    from crdkit.webhook.server import WebhookServer
+    from crdkit.webhook.admission import AdmissionContext as AdmissionContext
+    from crdkit.webhook.admission import BadReview as BadReview
+    from crdkit.webhook.admission import Defaulter as Defaulter
+    from crdkit.webhook.admission import Denied as Denied
+    from crdkit.webhook.admission import MatchCondition as MatchCondition
+    from crdkit.webhook.admission import Operation as Operation
+    from crdkit.webhook.admission import Validator as Validator
+    from crdkit.webhook.admission import Warnings as Warnings
+    from crdkit.webhook.admission import Webhook as Webhook
+    from crdkit.webhook.admission import review as review
+    from crdkit.webhook.certs import CertWatcher as CertWatcher
+    from crdkit.webhook.certs import write_self_signed as write_self_signed
+    from crdkit.webhook.configuration import ServiceRef as ServiceRef
+    from crdkit.webhook.configuration import webhook_configurations as webhook_configurations
+    from crdkit.webhook.conversion import Conversion as Conversion
+    from crdkit.webhook.conversion import ConversionError as ConversionError
+    from crdkit.webhook.conversion import convert_review as convert_review
+    from crdkit.webhook.errors import WebhookError as WebhookError
+    from crdkit.webhook.jsonpatch import json_patch as json_patch
+    from crdkit.webhook.runner import RunnerOptions as RunnerOptions
+    from crdkit.webhook.runner import WebhookRunner as WebhookRunner
+    from crdkit.webhook.server import WebhookServer as WebhookServer
 
-_HOMES = {
-    "crdkit.webhook.errors": ("WebhookError",),
-    "crdkit.webhook.admission": (
-        "AdmissionContext",
-        "BadReview",
-        "Defaulter",
-        "Denied",
-        "MatchCondition",
-        "Operation",
-        "Validator",
-        "Warnings",
-        "Webhook",
-        "review",
-    ),
-    "crdkit.webhook.certs": ("CertWatcher", "write_self_signed"),
-    "crdkit.webhook.configuration": ("ServiceRef", "webhook_configurations"),
-    "crdkit.webhook.conversion": ("Conversion", "ConversionError", "convert_review"),
-    "crdkit.webhook.jsonpatch": ("json_patch",),
-    "crdkit.webhook.runner": ("RunnerOptions", "WebhookRunner"),
-    "crdkit.webhook.server": ("WebhookServer",),
-}
-__getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
-
-__all__ = [
-    "AdmissionContext",
-    "BadReview",
-    "CertWatcher",
-    "Conversion",
-    "ConversionError",
-    "Defaulter",
-    "Denied",
-    "MatchCondition",
-    "Operation",
-    "RunnerOptions",
-    "ServiceRef",
-    "Validator",
-    "Warnings",
-    "Webhook",
-    "WebhookError",
-    "WebhookRunner",
-    "WebhookServer",
-    "convert_review",
-    "json_patch",
-    "review",
-    "webhook_configurations",
-    "write_self_signed",
-]
+__getattr__, __dir__ = lazy_namespace(__name__, globals())

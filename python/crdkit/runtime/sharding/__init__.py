@@ -20,76 +20,27 @@ from typing import TYPE_CHECKING
 
 from crdkit._lazy import lazy_namespace
 
-if TYPE_CHECKING:
-    from crdkit.runtime.sharding.labels import (
-        MEMBERS_ANNOTATION,
-        ORPHANS_ANNOTATION,
-        RING_LABEL,
-        SHARD_ID_LABEL,
-        default_shard_id,
-        drain_label,
-        lease_name,
-        members_lease_name,
-        shard_label,
-        shard_selector,
-    )
-    from crdkit.runtime.sharding.member import ShardMember
-    from crdkit.runtime.sharding.plan import (
-        Action,
-        Membership,
-        Placement,
-        next_membership,
-        next_step,
-    )
-    from crdkit.runtime.sharding.ring import HashRing, object_key
-    from crdkit.runtime.sharding.sharder import Sharder, SharderStats
-
 # Lazy: the options module checks names with ``labels`` alone, without the sharder's imports.
-_HOMES = {
-    "crdkit.runtime.sharding.labels": (
-        "MEMBERS_ANNOTATION",
-        "ORPHANS_ANNOTATION",
-        "RING_LABEL",
-        "SHARD_ID_LABEL",
-        "default_shard_id",
-        "drain_label",
-        "lease_name",
-        "members_lease_name",
-        "shard_label",
-        "shard_selector",
-    ),
-    "crdkit.runtime.sharding.member": ("ShardMember",),
-    "crdkit.runtime.sharding.plan": (
-        "Action",
-        "Membership",
-        "Placement",
-        "next_membership",
-        "next_step",
-    ),
-    "crdkit.runtime.sharding.ring": ("HashRing", "object_key"),
-    "crdkit.runtime.sharding.sharder": ("Sharder", "SharderStats"),
-}
-__getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
+if TYPE_CHECKING:
+    from crdkit.runtime.sharding.labels import MEMBERS_ANNOTATION as MEMBERS_ANNOTATION
+    from crdkit.runtime.sharding.labels import ORPHANS_ANNOTATION as ORPHANS_ANNOTATION
+    from crdkit.runtime.sharding.labels import RING_LABEL as RING_LABEL
+    from crdkit.runtime.sharding.labels import SHARD_ID_LABEL as SHARD_ID_LABEL
+    from crdkit.runtime.sharding.labels import default_shard_id as default_shard_id
+    from crdkit.runtime.sharding.labels import drain_label as drain_label
+    from crdkit.runtime.sharding.labels import lease_name as lease_name
+    from crdkit.runtime.sharding.labels import members_lease_name as members_lease_name
+    from crdkit.runtime.sharding.labels import shard_label as shard_label
+    from crdkit.runtime.sharding.labels import shard_selector as shard_selector
+    from crdkit.runtime.sharding.member import ShardMember as ShardMember
+    from crdkit.runtime.sharding.plan import Action as Action
+    from crdkit.runtime.sharding.plan import Membership as Membership
+    from crdkit.runtime.sharding.plan import Placement as Placement
+    from crdkit.runtime.sharding.plan import next_membership as next_membership
+    from crdkit.runtime.sharding.plan import next_step as next_step
+    from crdkit.runtime.sharding.ring import HashRing as HashRing
+    from crdkit.runtime.sharding.ring import object_key as object_key
+    from crdkit.runtime.sharding.sharder import Sharder as Sharder
+    from crdkit.runtime.sharding.sharder import SharderStats as SharderStats
 
-__all__ = [
-    "MEMBERS_ANNOTATION",
-    "ORPHANS_ANNOTATION",
-    "RING_LABEL",
-    "SHARD_ID_LABEL",
-    "Action",
-    "HashRing",
-    "Membership",
-    "Placement",
-    "ShardMember",
-    "Sharder",
-    "SharderStats",
-    "default_shard_id",
-    "drain_label",
-    "lease_name",
-    "members_lease_name",
-    "next_membership",
-    "next_step",
-    "object_key",
-    "shard_label",
-    "shard_selector",
-]
+__getattr__, __dir__ = lazy_namespace(__name__, globals())

@@ -13,30 +13,12 @@ from typing import TYPE_CHECKING
 from crdkit._lazy import lazy_namespace
 
 if TYPE_CHECKING:
-    from crdkit.testing.fake.cluster import FakeCluster
-    from crdkit.testing.fake.kinds import BUILTIN_KINDS, FakeKind, KindRegistry, UnknownKind
-    from crdkit.testing.fake.server import FakeApiServer
-    from crdkit.testing.fake.transport import FakeTransport
+    from crdkit.testing.fake.cluster import FakeCluster as FakeCluster
+    from crdkit.testing.fake.kinds import BUILTIN_KINDS as BUILTIN_KINDS
+    from crdkit.testing.fake.kinds import FakeKind as FakeKind
+    from crdkit.testing.fake.kinds import KindRegistry as KindRegistry
+    from crdkit.testing.fake.kinds import UnknownKind as UnknownKind
+    from crdkit.testing.fake.server import FakeApiServer as FakeApiServer
+    from crdkit.testing.fake.transport import FakeTransport as FakeTransport
 
-_HOMES = {
-    "crdkit.testing.fake.cluster": ("FakeCluster",),
-    "crdkit.testing.fake.kinds": (
-        "BUILTIN_KINDS",
-        "FakeKind",
-        "KindRegistry",
-        "UnknownKind",
-    ),
-    "crdkit.testing.fake.server": ("FakeApiServer",),
-    "crdkit.testing.fake.transport": ("FakeTransport",),
-}
-__getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
-
-__all__ = [
-    "BUILTIN_KINDS",
-    "FakeApiServer",
-    "FakeCluster",
-    "FakeKind",
-    "FakeTransport",
-    "KindRegistry",
-    "UnknownKind",
-]
+__getattr__, __dir__ = lazy_namespace(__name__, globals())

@@ -20,29 +20,10 @@ if importlib.util.find_spec("aiohttp") is None:
     )
 
 if TYPE_CHECKING:
-    from crdkit.testing.faults.proxies import (
-        FaultMode,
-        HttpFaultProxy,
-        InjectedFault,
-        RecordedRequest,
-        TcpFaultProxy,
-    )
+    from crdkit.testing.faults.proxies import FaultMode as FaultMode
+    from crdkit.testing.faults.proxies import HttpFaultProxy as HttpFaultProxy
+    from crdkit.testing.faults.proxies import InjectedFault as InjectedFault
+    from crdkit.testing.faults.proxies import RecordedRequest as RecordedRequest
+    from crdkit.testing.faults.proxies import TcpFaultProxy as TcpFaultProxy
 
-_HOMES = {
-    "crdkit.testing.faults.proxies": (
-        "FaultMode",
-        "HttpFaultProxy",
-        "InjectedFault",
-        "RecordedRequest",
-        "TcpFaultProxy",
-    ),
-}
-__getattr__, __dir__ = lazy_namespace(__name__, globals(), _HOMES)
-
-__all__ = [
-    "FaultMode",
-    "HttpFaultProxy",
-    "InjectedFault",
-    "RecordedRequest",
-    "TcpFaultProxy",
-]
+__getattr__, __dir__ = lazy_namespace(__name__, globals())
