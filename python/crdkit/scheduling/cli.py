@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from crdkit.client import Client
     from crdkit.runtime.manager import Manager
 
-__all__ = ["parse_topology", "scheduler_command", "served_pod_group_apis"]
+__all__ = ["parse_topology", "parse_topology_rule", "scheduler_command", "served_pod_group_apis"]
 
 log = logging.getLogger("crdkit.scheduler")
 
@@ -43,9 +43,11 @@ def _group_version(api: str) -> tuple[str, str]:
     return group_version(group_api(api, field="--pod-groups"))
 
 
-def parse_topology(text: str | None, levels: list[str]) -> dict[str, Any] | None:
+def parse_topology(
+    text: str | None, levels: list[str], flag: str = "--topology"
+) -> dict[str, Any] | None:
     """``required:LEVEL``, ``preferred:LEVEL`` or ``unconstrained`` as the contract's
-    ``topology`` (``ValueError`` naming ``--topology`` otherwise)."""
+    ``topology`` (``ValueError`` naming ``flag`` otherwise)."""
     if text is None:
         return None
     mode, _, level = text.partition(":")
@@ -53,13 +55,24 @@ def parse_topology(text: str | None, levels: list[str]) -> dict[str, Any] | None
         return {"mode": "unconstrained"}
     if mode not in ("required", "preferred") or not level:
         raise ValueError(
-            f"--topology: expected required:LEVEL, preferred:LEVEL or unconstrained, got {text!r}"
+            f"{flag}: expected required:LEVEL, preferred:LEVEL or unconstrained, got {text!r}"
         )
     if level not in levels and level != HOSTNAME_LEVEL:
-        raise ValueError(
-            f"--topology: level {level!r} is not one of --levels ({', '.join(levels)})"
-        )
+        raise ValueError(f"{flag}: level {level!r} is not one of --levels ({', '.join(levels)})")
     return {"mode": mode, "level": level}
+
+
+def parse_topology_rule(text: str, levels: list[str]) -> tuple[int, dict[str, Any]]:
+    """``PODS:required:LEVEL`` (or ``preferred:LEVEL``, ``unconstrained``): the topology of gangs
+    of at least ``PODS`` pods (``ValueError`` naming ``--topology-rule`` otherwise)."""
+    count, _, topology = text.partition(":")
+    if not count.isdigit() or int(count) < 1:
+        raise ValueError(
+            f"--topology-rule: expected PODS:MODE[:LEVEL] with PODS a number >= 1, got {text!r}"
+        )
+    parsed = parse_topology(topology, levels, "--topology-rule")
+    assert parsed is not None
+    return int(count), parsed
 
 
 async def served_pod_group_apis(client: Client) -> list[str]:
@@ -133,6 +146,14 @@ def scheduler_options(command: Any) -> Any:
     help="Default for gangs that ask for none: required:LEVEL, preferred:LEVEL or unconstrained.",
 )
 @click.option(
+    "--topology-rule",
+    "topology_rules",
+    multiple=True,
+    help="For gangs of at least PODS pods that ask for none, instead of --topology: "
+    "PODS:required:LEVEL, PODS:preferred:LEVEL or PODS:unconstrained (repeatable; the largest "
+    "PODS a gang reaches wins).",
+)
+@click.option(
     "--pod-groups",
     default=None,
     help="PodGroup APIs to watch: coscheduling,volcano (default: those the cluster serves).",
@@ -156,6 +177,7 @@ def scheduler_command(
     name: str | None,
     levels: str,
     topology: str | None,
+    topology_rules: tuple[str, ...],
     pod_groups: str | None,
     kubeconfig: Path | None,
     context: str | None,
@@ -177,6 +199,7 @@ def scheduler_command(
     level_list = [level.strip() for level in levels.split(",") if level.strip()]
     try:
         default_topology = parse_topology(topology, level_list)
+        by_size = tuple(parse_topology_rule(rule, level_list) for rule in topology_rules)
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     wanted = None
@@ -200,6 +223,7 @@ def scheduler_command(
     try:
         scheduling = SchedulerOptions(
             default_topology=default_topology,
+            topology_by_size=by_size,
             pod_groups=tuple(wanted) if wanted is not None else None,
             **chosen,
         )

@@ -11,7 +11,7 @@ rank rules keep a task off, and, for a partly bound gang, the domain its bound p
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from crdkit.scheduling.decisions import Decision, RollBack
 from crdkit.scheduling.gang_records import evolve_gang, evolve_task, level_name
@@ -20,7 +20,7 @@ from crdkit.scheduling.groups import GROUP_APIS
 from crdkit.scheduling.mirror import pod_key
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from crdkit.resources import Pod
     from crdkit.scheduling.mirror import ClusterMirror
@@ -60,6 +60,7 @@ class GangBuilder:
     ) -> None:
         self._levels = list(levels)
         self._default_topology = options.default_topology
+        self._by_size = options.topology_by_size  # the largest first
         self._mirror = mirror
         self._rank_rules = rank_rules
         self._reporter = reporter
@@ -108,7 +109,7 @@ class GangBuilder:
                 needed=max(needed, 1),
                 policy=group.policy,
                 levels=self._levels,
-                default_topology=self._default_topology,
+                default_topology=self._default_for(group),
                 bound_by_role=roles,
                 priority=max((p.spec.priority or 0 for p in group.pending), default=0),
                 requests_of=self._mirror.requests,  # parsed once, as the pod came
@@ -133,6 +134,17 @@ class GangBuilder:
                 return None
             request = kept
         return request
+
+    def _default_for(self, group: PendingGroup) -> Mapping[str, Any] | None:
+        """The topology rule the gang's size reaches (its ``minMember`` or its pods, the
+        larger), else the default."""
+        size = max(
+            group.policy.min_member, len(group.pending) + len(group.bound) + len(group.gated)
+        )
+        for pods, topology in self._by_size:
+            if size >= pods:
+                return topology
+        return self._default_topology
 
     def _avoid_rank_rules(self, request: GangRequest, group: PendingGroup) -> GangRequest:
         """Keep each task off the nodes whose placed pods its rank rules match, or whose own

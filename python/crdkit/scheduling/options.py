@@ -53,6 +53,12 @@ class SchedulerOptions:
     default_topology: Mapping[str, Any] | None = None
     """The contract's ``topology`` for gangs that ask for none (None: unconstrained, packed as
     tightly as it fits). ``crdkit scheduler --topology`` spells it."""
+    topology_by_size: tuple[tuple[int, Mapping[str, Any]], ...] = ()
+    """Topology by rule for gangs that ask for none: ``(pods, topology)`` pairs, a gang of at
+    least ``pods`` pods taking the topology of the largest rule it reaches, a smaller one the
+    default ("gangs of 8 pods or more require one leaf, smaller ones prefer one"). A PodGroup's
+    or a pod's own topology still wins. ``crdkit scheduler --topology-rule 8:required:LEVEL``
+    spells one."""
     pod_groups: tuple[str, ...] | None = None
     """The PodGroup APIs to watch (their CRDs must be installed); None: every one crdkit
     serves."""
@@ -158,6 +164,22 @@ class SchedulerOptions:
                 )
         if self.pod_groups is not None:
             object.__setattr__(self, "pod_groups", tuple(self.pod_groups))
+        rules = []
+        for index, rule in enumerate(self.topology_by_size):
+            pods, topology = rule
+            if isinstance(pods, bool) or not isinstance(pods, int) or pods < 1:
+                raise ValueError(
+                    f"topology_by_size[{index}]: expected a number of pods >= 1, got {pods!r}"
+                )
+            if topology.get("mode") not in ("required", "preferred", "unconstrained"):
+                raise ValueError(
+                    f"topology_by_size[{index}]: expected a topology mode of required, preferred "
+                    f"or unconstrained, got {topology.get('mode')!r}"
+                )
+            rules.append((pods, dict(topology)))
+        if len({pods for pods, _ in rules}) != len(rules):
+            raise ValueError("topology_by_size: two rules for the same number of pods")
+        object.__setattr__(self, "topology_by_size", tuple(sorted(rules, reverse=True)))
         if self.default_topology is not None:
             object.__setattr__(self, "default_topology", dict(self.default_topology))
 

@@ -55,6 +55,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from crdkit.placer.models import HOSTNAME_LEVEL
 from crdkit.resources import Pod, PodDisruptionBudget
 from crdkit.runtime.events import EventRecorder
 from crdkit.runtime.runnable import Runnable
@@ -130,6 +131,13 @@ class GangScheduler(Runnable):
         if shorthand:
             options = options.replace(**shorthand)
         wanted = POD_GROUP_APIS if options.pod_groups is None else options.pod_groups
+        for index, (_, topology) in enumerate(options.topology_by_size):
+            level = topology.get("level")
+            if level is not None and level not in (*levels, HOSTNAME_LEVEL):
+                raise ValueError(
+                    f"topology_by_size[{index}]: level {level!r} is not one of the scheduler's "
+                    f"levels ({', '.join(levels)})"
+                )
         self.options = options
         self.name = name
         self.levels = list(levels)

@@ -287,3 +287,22 @@ async def test_room_freed_by_preemption_stays_with_its_preemptor() -> None:
     early = view.gang("early", 2, priority=100, created="2026-01-01T00:00:01Z")
     await view.run(early, late)
     assert late in view.reservations.held  # its victims are going: the room stays its own
+
+
+@pytest.mark.parametrize("rule", [False, True])
+async def test_a_topology_rule_by_size_keeps_big_gangs_in_one_leaf(rule: bool) -> None:
+    # One free node in each leaf. A pair that asks for no topology spreads over both leaves;
+    # with "gangs of 2 pods or more require one leaf" it waits for a leaf instead.
+    by_size = ((2, {"mode": "required", "level": LEAF}),) if rule else ()
+    view = View(topology_by_size=by_size)
+    view.gang("busy-0", 1, node="l0")
+    view.gang("busy-1", 1, node="l1")
+    pair = view.gang("pair", 2, leaf=False)
+    decisions = await view.run(pair)
+    if rule:
+        assert not only(decisions, Bind)
+        (wait,) = only(decisions, Wait)
+        assert "example.com/leaf" in wait.message
+    else:
+        (bind,) = only(decisions, Bind)
+        assert {b.node for b in bind.reservation.bindings} == {"l0-n1", "l1-n1"}

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from crdkit.cli import main
 from crdkit.scheduling import GangScheduler, SchedulerOptions
-from crdkit.scheduling.cli import scheduler_command
+from crdkit.scheduling.cli import parse_topology_rule, scheduler_command
 from crdkit.scheduling.options import scheduler_flags
 
 
@@ -63,3 +63,33 @@ def test_a_bad_flag_value_is_a_usage_error_naming_the_flag() -> None:
     result = CliRunner().invoke(main, ["scheduler", "--name", "s", "--bind-concurrency", "0"])
     assert result.exit_code == 2
     assert "--bind-concurrency" in result.output
+
+
+def test_topology_rules_are_checked_and_kept_largest_first() -> None:
+    leaf = {"mode": "required", "level": "leaf"}
+    options = SchedulerOptions(
+        topology_by_size=((2, {"mode": "preferred", "level": "leaf"}), (8, leaf))
+    )
+    assert [pods for pods, _ in options.topology_by_size] == [8, 2]
+    with pytest.raises(ValueError, match=r"^topology_by_size\[0\]: expected a number of pods"):
+        SchedulerOptions(topology_by_size=((0, leaf),))
+    with pytest.raises(ValueError, match=r"^topology_by_size: two rules for the same number"):
+        SchedulerOptions(topology_by_size=((8, leaf), (8, leaf)))
+    with pytest.raises(ValueError, match=r"^topology_by_size\[0\]: level 'rack' is not one"):
+        GangScheduler("s", ["leaf"], topology_by_size=((8, {"mode": "required", "level": "rack"}),))
+
+
+def test_the_topology_rule_flag_reads_pods_and_a_topology() -> None:
+    assert parse_topology_rule("8:required:leaf", ["leaf"]) == (
+        8,
+        {"mode": "required", "level": "leaf"},
+    )
+    assert parse_topology_rule("2:unconstrained", ["leaf"]) == (2, {"mode": "unconstrained"})
+    for bad in ("x:required:leaf", "0:required:leaf", "8:required:rack", "8:sideways:leaf"):
+        with pytest.raises(ValueError, match=r"^--topology-rule: "):
+            parse_topology_rule(bad, ["leaf"])
+    result = CliRunner().invoke(
+        main, ["scheduler", "--name", "s", "--levels", "leaf", "--topology-rule", "8:required:x"]
+    )
+    assert result.exit_code == 2
+    assert "--topology-rule: level 'x' is not one of --levels" in result.output
