@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from crdkit.client import Client
     from crdkit.runtime.manager import Manager
 
-__all__ = ["connection_options", "fail", "manager_options", "run_manager"]
+__all__ = ["connection_options", "fail", "flag_option", "manager_options", "run_manager"]
 
 F = TypeVar("F", bound="Callable[..., Any]")
 
@@ -73,8 +73,9 @@ def connection_options(command: F) -> F:
     return command
 
 
-def _click_option(flag: Flag, default: Any) -> Callable[[F], F]:
-    """One option's click spelling, from its :class:`Flag`."""
+def flag_option(flag: Flag, default: Any) -> Callable[[F], F]:
+    """One option's click spelling, from its :class:`Flag` (``crdkit run``'s and ``crdkit
+    scheduler``'s options are all spelled by it)."""
     names = [flag.name] if flag.short is None else [flag.name, flag.short]
     # A flag spelled unlike its option (a port for an address) has no default of its own: left
     # out, the option keeps its default (ManagerOptions.from_flags skips None).
@@ -82,6 +83,10 @@ def _click_option(flag: Flag, default: Any) -> Callable[[F], F]:
         "help": flag.help,
         "default": None if flag.to_option is not None else default,
     }
+    if flag.show_default:
+        settings["show_default"] = True
+    if flag.choices is not None:
+        settings["type"] = click.Choice(flag.choices)
     if flag.type == "switch":
         settings["is_flag"] = True
     elif flag.type == "on-off":
@@ -91,6 +96,8 @@ def _click_option(flag: Flag, default: Any) -> Callable[[F], F]:
         settings["type"] = click.FloatRange(min=0, min_open=not flag.zero_allowed)
     elif flag.type == "count":
         settings["type"] = click.IntRange(min=1)
+    elif flag.type == "whole":
+        settings["type"] = click.IntRange(min=0)
     elif flag.type == "port":
         settings["type"] = click.IntRange(1, 65535)
     elif flag.type == "directory":
@@ -112,7 +119,7 @@ def manager_options(*, controllers: bool = True) -> Callable[[F], F]:
             for field in option_fields()
             if field.flag is not None and (controllers or not field.flag.controllers_only)
         ]
-        options = [_click_option(f.flag, f.default) for f in chosen if f.flag is not None]
+        options = [flag_option(f.flag, f.default) for f in chosen if f.flag is not None]
         options += [
             click.option(
                 "--log-level",

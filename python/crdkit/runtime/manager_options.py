@@ -66,10 +66,10 @@ def default_leader_election_id(controller_names: Iterable[str]) -> str:
     return ("-".join(sorted(controller_names))[:50] or "crdkit") + "-leader"
 
 
-FlagType = Literal["text", "switch", "on-off", "seconds", "count", "port", "directory"]
+FlagType = Literal["text", "switch", "on-off", "seconds", "count", "whole", "port", "directory"]
 """How a flag's value is read: ``switch`` is ``--flag`` alone, ``on-off`` ``--flag/--no-flag``,
-``seconds`` a positive number, ``count`` an integer of at least 1, ``port`` 1 to 65535,
-``directory`` a path to a directory."""
+``seconds`` a positive number, ``count`` an integer of at least 1, ``whole`` an integer of at
+least 0, ``port`` 1 to 65535, ``directory`` a path to a directory."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,10 @@ class Flag:
     bind address ``:9443``)."""
     zero_allowed: bool = False
     """``seconds`` that may be 0 (a grace period), where others must be positive."""
+    choices: tuple[str, ...] | None = None
+    """The values a ``text`` flag may take (``--policy best-fit``), where it is one of a few."""
+    show_default: bool = False
+    """Whether ``--help`` shows the default (where the help text does not say it)."""
 
     @property
     def parameter(self) -> str:

@@ -20,15 +20,18 @@ import click
 
 from crdkit.client.errors import ConfigError
 from crdkit.placer.models import HOSTNAME_LEVEL
-from crdkit.placer.policies import POLICIES
-from crdkit.runtime.cli_common import connection_options, manager_options, run_manager
+from crdkit.runtime.cli_common import (
+    connection_options,
+    flag_option,
+    manager_options,
+    run_manager,
+)
 from crdkit.runtime.logs import configure_logging
 from crdkit.runtime.manager_options import ManagerOptions
 from crdkit.scheduling.groups import POD_GROUP_APIS, group_api, group_version
-from crdkit.scheduling.options import SchedulerFlag, SchedulerOptions, scheduler_flags
+from crdkit.scheduling.options import SchedulerOptions, scheduler_flags
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
 
     from crdkit.client import Client
@@ -103,29 +106,10 @@ async def _pod_group_apis(client: Client, wanted: list[str] | None) -> list[str]
     return wanted
 
 
-_FLAG_TYPES: dict[str, Any] = {
-    "seconds": click.FloatRange(min=0, min_open=True),
-    "seconds-or-zero": click.FloatRange(min=0),
-    "whole": click.IntRange(min=0),
-    "count": click.IntRange(min=1),
-    "policy": click.Choice(POLICIES),
-}
-
-
-def _click_option(flag: SchedulerFlag, default: Any) -> Callable[[Any], Any]:
-    settings: dict[str, Any] = {"help": flag.help, "default": default, "show_default": True}
-    if flag.kind in _FLAG_TYPES:
-        settings["type"] = _FLAG_TYPES[flag.kind]
-    elif default is None:
-        settings["show_default"] = False
-    option: Callable[[Any], Any] = click.option(flag.name, flag.parameter, **settings)
-    return option
-
-
 def scheduler_options(command: Any) -> Any:
     """The flags of every `SchedulerOptions` field that has one (read back by field name)."""
     for _, flag, default in reversed(list(scheduler_flags())):
-        command = _click_option(flag, default)(command)
+        command = flag_option(flag, default)(command)
     return command
 
 

@@ -1,5 +1,6 @@
 """What a `GangScheduler` is told, declared once: each option's default, its check, and its
-``crdkit scheduler`` flag (`SchedulerFlag`, which the command turns into a click option).
+``crdkit scheduler`` flag (the runtime's `Flag`, which the command turns into a click option as
+it does the manager's).
 
 ::
 
@@ -7,8 +8,9 @@
     GangScheduler("gangs", ["example.com/leaf"], size_credit=0.0)   # the same, as shorthand
 
 Adding an option is adding one field here; the command's flags follow. A bad value is a
-``ValueError`` that names the field. This module imports nothing beyond the standard library
-(the command and generators read it without loading the HTTP stack).
+``ValueError`` that names the field. Beyond the standard library this module imports only two
+declaration modules (the flags' and the placer policies'), so the command and generators read
+it without loading the HTTP stack.
 """
 
 from __future__ import annotations
@@ -16,34 +18,20 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
+
+from crdkit.placer.policies import POLICIES
+from crdkit.runtime.manager_options import Flag, FlagType
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
-__all__ = ["SchedulerFlag", "SchedulerOptions", "scheduler_flags"]
-
-FlagKind = Literal["text", "seconds", "seconds-or-zero", "whole", "count", "policy"]
-"""How a flag's value is read: ``seconds`` a number > 0, ``seconds-or-zero`` >= 0, ``whole`` an
-integer >= 0, ``count`` an integer >= 1, ``policy`` one of the placer's policies."""
+__all__ = ["SchedulerOptions", "scheduler_flags"]
 
 
-@dataclass(frozen=True)
-class SchedulerFlag:
-    """An option's spelling on ``crdkit scheduler``."""
-
-    name: str
-    help: str
-    kind: FlagKind = "text"
-
-    @property
-    def parameter(self) -> str:
-        """The click parameter name (``--size-credit`` -> ``size_credit``)."""
-        return self.name.lstrip("-").replace("-", "_")
-
-
-def _flag(name: str, help: str, kind: FlagKind = "text") -> dict[str, Any]:
-    return {"flag": SchedulerFlag(name, help, kind)}
+def _flag(name: str, help: str, type: FlagType = "text", **spelling: Any) -> dict[str, Any]:
+    """A field's metadata: its ``crdkit scheduler`` flag, with its default shown in ``--help``."""
+    return {"flag": Flag(name, help, type, show_default=True, **spelling)}
 
 
 @dataclass(frozen=True)
@@ -67,7 +55,7 @@ class SchedulerOptions:
     )
     policy: str = field(
         default="best-fit",
-        metadata=_flag("--policy", "How the placer packs a gang.", "policy"),
+        metadata=_flag("--policy", "How the placer packs a gang.", choices=POLICIES),
     )
     assume_ttl: float = field(
         default=30.0,
@@ -92,7 +80,8 @@ class SchedulerOptions:
             "--explain-refresh",
             "Seconds a waiting gang's explanation is reused while neither its gang nor the "
             "placer's reason changed (its node counts may lag that long).",
-            "seconds-or-zero",
+            "seconds",
+            zero_allowed=True,
         ),
     )
     reservations_per_priority: int = field(
@@ -117,7 +106,8 @@ class SchedulerOptions:
             "--settle-seconds",
             "Seconds at most the nodes a gang frees while the rest of it still runs are held "
             "back, so its domain frees whole (0: place on each as it frees).",
-            "seconds-or-zero",
+            "seconds",
+            zero_allowed=True,
         ),
     )
     pass_pause: float = field(
@@ -126,7 +116,8 @@ class SchedulerOptions:
             "--pass-pause",
             "After a scheduling pass, wait this many times its duration before the next, so "
             "the watch events that came meanwhile are applied first (0: no pause).",
-            "seconds-or-zero",
+            "seconds",
+            zero_allowed=True,
         ),
     )
     size_credit: float = field(
@@ -135,7 +126,8 @@ class SchedulerOptions:
             "--size-credit",
             "Seconds a gang moves ahead in its priority's line for each doubling of its pods, "
             "so big gangs start before domains fragment (0: first come, first served).",
-            "seconds-or-zero",
+            "seconds",
+            zero_allowed=True,
         ),
     )
     report_backoff: tuple[float, float] = (1.0, 30.0)
@@ -193,7 +185,7 @@ class SchedulerOptions:
         return dataclasses.replace(self, **changes)
 
 
-def scheduler_flags() -> Iterator[tuple[str, SchedulerFlag, Any]]:
+def scheduler_flags() -> Iterator[tuple[str, Flag, Any]]:
     """Each option that has a flag: its field name, its flag and its default."""
     for option in dataclasses.fields(SchedulerOptions):
         flag = option.metadata.get("flag")
