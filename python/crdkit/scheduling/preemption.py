@@ -281,7 +281,7 @@ class Preemptor:
             if pod.metadata.deletion_timestamp is not None:
                 victims = []  # already going: evicting it again frees nothing new
                 break
-            milli = self._mirror.requests_of(key) or self._mirror.requests(pod)
+            milli = self._mirror.requests(pod)  # parsed once per version, counted or not
             victims.append(VictimPod(key, node, milli, pod.metadata.uid))
         if not victims:
             return None
