@@ -16,6 +16,9 @@ Cases:
 - ``gen-rbac``: ``crdkit gen-rbac`` on the hello example's reconciler (a generator: it should
   load no HTTP stack);
 - ``place``: ``crdkit place`` on a one-node cluster and a one-pod gang (the placer stands alone);
+- ``place, models' path``: the same gang with ``replicas`` written ``"1"``, a coercion the plain
+  reader leaves to the contract's pydantic models: what `crdkit.placer.plain` saves a plainly
+  valid document;
 - ``import crdkit.testing``: the test kit's root, before any name of it is used.
 """
 
@@ -55,6 +58,12 @@ def _cases(scratch: Path) -> dict[str, str]:
     gang.write_text(
         json.dumps({"name": "g", "tasks": [{"name": "t", "replicas": 1, "requests": {"cpu": "1"}}]})
     )
+    coerced = scratch / "coerced.json"
+    coerced.write_text(
+        json.dumps(
+            {"name": "g", "tasks": [{"name": "t", "replicas": "1", "requests": {"cpu": "1"}}]}
+        )
+    )
     command = (
         "import contextlib, io\n"
         "from crdkit.cli import main\n"
@@ -73,6 +82,9 @@ def _cases(scratch: Path) -> dict[str, str]:
             ]
         ),
         "place": command.format(args=["place", "--cluster", str(cluster), "--gang", str(gang)]),
+        "place, models' path": command.format(
+            args=["place", "--cluster", str(cluster), "--gang", str(coerced)]
+        ),
         "import crdkit.testing": "import crdkit.testing\n",
     }
 

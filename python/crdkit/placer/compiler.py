@@ -4,8 +4,8 @@ What a field's own type cannot say is checked here: known levels, distinct names
 ``minAvailable <= replicas``, slices that divide their task. The records
 (`crdkit._placer.Node`, `Gang`, `Task`, ...) hold quantities in integer milli-units and levels
 as indexes; this is the only place a request is compiled. The input is anything with the
-contract's fields (the ``...Fields`` protocols below): the pydantic models of
-`crdkit.placer.models`, or the plain records `crdkit.placer.plain` reads without pydantic.
+contract's fields: the pydantic models of `crdkit.placer.models`, or the plain records
+`crdkit.placer.plain` reads without pydantic.
 
 Every error is a `ValueError` whose single line starts with the field path, for example
 ``gang.tasks[1].requests.cpu: invalid quantity "abc": not a Kubernetes quantity``.
@@ -14,22 +14,14 @@ Every error is a `ValueError` whose single line starts with the field path, for 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from crdkit import _placer
 
 __all__ = [
     "COUNT_MAX",
     "HOSTNAME_LEVEL",
-    "GangFields",
-    "NodeFields",
     "QuantityParser",
-    "SliceFields",
-    "SnapshotFields",
-    "TaintFields",
-    "TaskFields",
-    "TolerationFields",
-    "TopologyFields",
     "compile_gang",
     "compile_node",
     "compile_snapshot",
@@ -49,103 +41,18 @@ naming its field, rather than failing in the binding's conversion with a message
 nothing."""
 
 
-# The fields each compiler reads, read-only, so that a model's attribute and a NamedTuple's
-# field satisfy them alike. Labels, selectors and node names are handed to the binding as they
-# are, which takes only a dict or a list.
+if TYPE_CHECKING:
+    # A document reaches the compiler read by one of two readers: the contract's pydantic
+    # models, or, for a plainly valid document, `crdkit.placer.plain`'s records, which keep
+    # `crdkit place` from importing pydantic. Both name the fields alike; labels, selectors and
+    # node names are handed to the binding as they are, which takes only a dict or a list.
+    from crdkit.placer import models, plain
 
-
-class TaintFields(Protocol):
-    @property
-    def key(self) -> str: ...
-    @property
-    def value(self) -> str: ...
-    @property
-    def effect(self) -> str: ...
-
-
-class NodeFields(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def labels(self) -> dict[str, str]: ...
-    @property
-    def allocatable(self) -> Mapping[str, QuantityValue]: ...
-    @property
-    def used(self) -> Mapping[str, QuantityValue]: ...
-    @property
-    def taints(self) -> Sequence[TaintFields]: ...
-    @property
-    def unschedulable(self) -> bool: ...
-    @property
-    def ready(self) -> bool: ...
-
-
-class SnapshotFields(Protocol):
-    @property
-    def levels(self) -> Sequence[str]: ...
-    @property
-    def nodes(self) -> Sequence[NodeFields]: ...
-
-
-class TopologyFields(Protocol):
-    @property
-    def mode(self) -> str: ...
-    @property
-    def level(self) -> str | None: ...
-
-
-class TolerationFields(Protocol):
-    @property
-    def key(self) -> str: ...
-    @property
-    def operator(self) -> str: ...
-    @property
-    def value(self) -> str: ...
-    @property
-    def effect(self) -> str | None: ...
-
-
-class SliceFields(Protocol):
-    @property
-    def level(self) -> str: ...
-    @property
-    def size(self) -> int: ...
-
-
-class TaskFields(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def replicas(self) -> int: ...
-    @property
-    def min_available(self) -> int | None: ...
-    @property
-    def requests(self) -> Mapping[str, QuantityValue]: ...
-    @property
-    def node_selector(self) -> dict[str, str]: ...
-    @property
-    def tolerations(self) -> Sequence[TolerationFields]: ...
-    @property
-    def slice_(self) -> SliceFields | None: ...
-    @property
-    def topology(self) -> TopologyFields | None: ...
-    @property
-    def max_per_node(self) -> int | None: ...
-    @property
-    def avoid_nodes(self) -> list[str]: ...
-
-
-class GangFields(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def priority(self) -> int: ...
-    @property
-    def topology(self) -> TopologyFields: ...
-    @property
-    def tasks(self) -> Sequence[TaskFields]: ...
-    @property
-    def max_per_node(self) -> int | None: ...
+    NodeFields = models.NodeSpec | plain.PlainNode
+    SnapshotFields = models.ClusterSnapshot | plain.PlainSnapshot
+    TopologyFields = models.Topology | plain.PlainTopology
+    TaskFields = models.Task | plain.PlainTask
+    GangFields = models.Gang | plain.PlainGang
 
 
 def effective_levels(levels: Sequence[str]) -> list[str]:
@@ -197,7 +104,8 @@ def compile_snapshot(
         raise ValueError(f'{path}.levels[{index}]: "{HOSTNAME_LEVEL}" can only be the last level')
     nodes: list[_placer.Node] = []
     names: set[str] = set()
-    for index, node in enumerate(snapshot.nodes):
+    listed: Sequence[NodeFields] = snapshot.nodes  # either reader's list, not their join
+    for index, node in enumerate(listed):
         node_path = f"{path}.nodes[{index}]"
         _first_of_its_name(node.name, names, node_path, "node")
         nodes.append(compile_node(node, parse, node_path))
@@ -234,7 +142,8 @@ def _known_milli(
     """``milli`` checked against the gang's tasks: the same resource names, amounts that are
     non-negative integers (the values themselves are the caller's word for the strings)."""
     tasks: dict[str, tuple[int, TaskFields]] = {}
-    for index, task in enumerate(gang.tasks):
+    given: Sequence[TaskFields] = gang.tasks  # either reader's list, not their join
+    for index, task in enumerate(given):
         tasks.setdefault(task.name, (index, task))
     known: dict[str, dict[str, int]] = {}
     for name, amounts in milli.items():
@@ -278,7 +187,8 @@ def compile_gang(
     gang_topology = _topology(gang.topology, levels, f"{path}.topology")
     tasks: list[_placer.Task] = []
     names: set[str] = set()
-    for index, task in enumerate(gang.tasks):
+    given: Sequence[TaskFields] = gang.tasks  # either reader's list, not their join
+    for index, task in enumerate(given):
         task_path = f"{path}.tasks[{index}]"
         _first_of_its_name(task.name, names, task_path, "task")
         min_available = task.replicas if task.min_available is None else task.min_available

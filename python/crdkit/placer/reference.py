@@ -130,83 +130,21 @@ class _Unschedulable(Exception):
         self.fit = fit
 
 
-# --- the engine's working copy of the compiled records ---------------------------------------
-# The engine takes the binding's records (`crdkit._placer.Node`, `Gang`) and copies what it reads
-# once, at its boundary: a record's getters build new Python objects on every access, and the
-# search reads a task's requests and filters at every node it visits.
+# --- the engine reads the binding's records (`crdkit._placer.Node`, `Gang`, `Task`) ----------
+# A record's getters build new Python objects on every access, so what the search reads at every
+# node it visits is read once into its working objects, as the Rust core interns it: a node's
+# allocatable and taints into `_Node`, a task's requests (with the per-node limits) and filters
+# into `_Ask`.
 
 Mode = Literal["required", "preferred", "unconstrained"]
-
-
-@dataclass(frozen=True, slots=True)
-class _NodeSpec:
-    name: str
-    labels: Mapping[str, str]
-    allocatable: Mapping[str, int]
-    used: Mapping[str, int]
-    taints: tuple[tuple[str, str, str], ...]
-    unschedulable: bool
-    ready: bool
-
-
-@dataclass(frozen=True, slots=True)
-class _Task:
-    """Levels are indexes into the effective levels."""
-
-    name: str
-    replicas: int
-    min_available: int
-    requests: Mapping[str, int]
-    node_selector: tuple[tuple[str, str], ...]
-    tolerations: tuple[tuple[str, str, str, str | None], ...]
-    slice: tuple[int, int] | None  # (level index, size)
-    topology: tuple[Mode, int | None] | None
-    max_per_node: int | None = None
-    avoid_nodes: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True, slots=True)
-class _Gang:
-    name: str
-    priority: int
-    topology: tuple[Mode, int | None]
-    tasks: tuple[_Task, ...]
-    max_per_node: int | None = None
+Taint = tuple[str, str, str]
+"""(key, value, effect), as `crdkit.placer.taints.tolerates` takes it."""
+Toleration = tuple[str, str, str, str | None]
+"""(key, operator, value, effect)."""
 
 
 def _topology(topology: _placer.Topology) -> tuple[Mode, int | None]:
     return (topology.mode, topology.level)
-
-
-def _node_spec(node: _placer.Node) -> _NodeSpec:
-    return _NodeSpec(
-        name=node.name,
-        labels=node.labels,
-        allocatable=node.allocatable,
-        used=node.used,
-        taints=tuple((t.key, t.value, t.effect) for t in node.taints),
-        unschedulable=node.unschedulable,
-        ready=node.ready,
-    )
-
-
-def _gang(gang: _placer.Gang) -> _Gang:
-    tasks = tuple(
-        _Task(
-            name=task.name,
-            replicas=task.replicas,
-            min_available=task.min_available,
-            requests=task.requests,
-            node_selector=tuple(sorted(task.node_selector.items())),
-            tolerations=tuple((t.key, t.operator, t.value, t.effect) for t in task.tolerations),
-            slice=None if task.slice is None else (task.slice.level, task.slice.size),
-            topology=None if task.topology is None else _topology(task.topology),
-            max_per_node=task.max_per_node,
-            avoid_nodes=frozenset(task.avoid_nodes),
-        )
-        for task in gang.tasks
-    )
-    return _Gang(gang.name, gang.priority, _topology(gang.topology), tasks, gang.max_per_node)
 
 
 LIMIT_OF_GANG = "per-node limit of the gang"
@@ -220,8 +158,9 @@ def _is_limit(resource: str) -> bool:
     return resource == LIMIT_OF_GANG or resource.startswith(LIMIT_OF_TASK)
 
 
-def _with_limits(gang: _Gang) -> tuple[_Gang, dict[str, int]]:
-    """The gang as the search sees it, and what every node holds of each limit resource.
+def _with_limits(gang: _placer.Gang) -> tuple[list[Mapping[str, int]], dict[str, int]]:
+    """Each task's requests as the search sees them, and what every node holds of each limit
+    resource.
 
     A per-node limit (``maxPerNode``) is a resource no node lists: every node has ``max`` pods'
     worth of it while the gang is placed, and each pod of a limited task takes one pod's worth,
@@ -231,24 +170,53 @@ def _with_limits(gang: _Gang) -> tuple[_Gang, dict[str, int]]:
     limits: dict[str, int] = {}
     if gang.max_per_node is not None:
         limits[LIMIT_OF_GANG] = gang.max_per_node * POD
-    tasks = []
+    requests: list[Mapping[str, int]] = []
     for index, task in enumerate(gang.tasks):
         extra = {LIMIT_OF_GANG: POD} if gang.max_per_node is not None else {}
         if task.max_per_node is not None:
             limits[f"{LIMIT_OF_TASK}{index}"] = task.max_per_node * POD
             extra[f"{LIMIT_OF_TASK}{index}"] = POD
-        tasks.append(replace(task, requests={**task.requests, **extra}) if extra else task)
-    return replace(gang, tasks=tuple(tasks)), limits
+        requests.append({**task.requests, **extra})
+    return requests, limits
 
 
 @dataclass
 class _Node:
-    spec: _NodeSpec
+    """A node as the engine works on it: its record, its usage now, its path, and the record's
+    allocatable and taints read once."""
+
+    spec: _placer.Node
     used: dict[str, int]
     path: Path | None  # label values at every effective level; None for a loose node
+    allocatable: dict[str, int] = field(init=False)
+    taints: tuple[Taint, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.allocatable = self.spec.allocatable
+        self.taints = tuple((t.key, t.value, t.effect) for t in self.spec.taints)
 
     def free(self, resource: str) -> int:
-        return self.spec.allocatable.get(resource, 0) - self.used.get(resource, 0)
+        return self.allocatable.get(resource, 0) - self.used.get(resource, 0)
+
+
+@dataclass(frozen=True)
+class _Demand:
+    """What one task asks of every node, read once from its record per placement: its requests
+    with the gang's per-node limits (see `_with_limits`) and its filters."""
+
+    requests: Mapping[str, int]
+    selector: tuple[tuple[str, str], ...]
+    tolerations: tuple[Toleration, ...]
+    avoid: frozenset[str]
+
+    @classmethod
+    def of(cls, task: _placer.Task, requests: Mapping[str, int]) -> _Demand:
+        return cls(
+            requests,
+            tuple(sorted(task.node_selector.items())),
+            tuple((t.key, t.operator, t.value, t.effect) for t in task.tolerations),
+            frozenset(task.avoid_nodes),
+        )
 
 
 @dataclass(frozen=True)
@@ -256,14 +224,15 @@ class _Ask:
     """One task to place now: `count` units of `k` pods, each unit inside one depth-`s` domain."""
 
     index: int
-    task: _Task
+    task: _placer.Task
+    demand: _Demand
     count: int
     k: int
     s: int
     loose_ok: bool
 
     def plain(self) -> _Ask:
-        return _Ask(self.index, self.task, self.count * self.k, 1, self.s, self.loose_ok)
+        return replace(self, count=self.count * self.k, k=1)
 
     @property
     def unit_word(self) -> str:
@@ -381,9 +350,11 @@ def _alike_asks(asks: list[_Ask]) -> list[tuple[int, int]]:
     for index, ask in enumerate(asks):
         if ask.k != 1:
             continue
-        task = ask.task
-        requests = tuple(sorted((r, m) for r, m in task.requests.items() if m > 0 and r != "pods"))
-        key = (requests, task.node_selector, task.tolerations, ask.loose_ok, task.avoid_nodes)
+        demand = ask.demand
+        requests = tuple(
+            sorted((r, m) for r, m in demand.requests.items() if m > 0 and r != "pods")
+        )
+        key = (requests, demand.selector, demand.tolerations, ask.loose_ok, demand.avoid)
         groups.setdefault(key, []).append(index)
     return [
         (members[0], sum(asks[i].count for i in members))
@@ -412,7 +383,7 @@ class ReferenceEngine:
 
     # --- cluster state ---------------------------------------------------------------------
 
-    def _path(self, node: _NodeSpec) -> Path | None:
+    def _path(self, node: _placer.Node) -> Path | None:
         named = self.levels[:-1] if self.implicit_host else self.levels
         values = [node.labels.get(level) for level in named]
         if any(value is None for value in values):
@@ -420,14 +391,12 @@ class ReferenceEngine:
         path = tuple(v for v in values if v is not None)
         return (*path, node.name) if self.implicit_host else path
 
-    def add_node(self, record: _placer.Node) -> None:
-        node = _node_spec(record)
+    def add_node(self, node: _placer.Node) -> None:
         if node.name in self.nodes:
             raise ValueError(f'node.name: node "{node.name}" already exists')
         self.nodes[node.name] = _Node(node, dict(node.used), self._path(node))
 
-    def update_node(self, record: _placer.Node, keep_used: bool = False) -> None:
-        node = _node_spec(record)
+    def update_node(self, node: _placer.Node, keep_used: bool = False) -> None:
         old = self.nodes.get(node.name)
         if old is None:
             raise ValueError(f'node.name: no node "{node.name}"')
@@ -494,20 +463,22 @@ class ReferenceEngine:
 
     # --- capacities (rules 1 and 2) --------------------------------------------------------
 
-    def _fit(self, node: _Node, task: _Task) -> int:
+    def _fit(self, node: _Node, demand: _Demand) -> int:
         spec = node.spec
-        if spec.unschedulable or not spec.ready or spec.name in task.avoid_nodes:
+        if spec.unschedulable or not spec.ready or spec.name in demand.avoid:
             return 0
-        if any(spec.labels.get(key) != value for key, value in task.node_selector):
-            return 0
-        for taint in spec.taints:
-            if taint[2] != "PreferNoSchedule" and not tolerates(task.tolerations, taint):
+        if demand.selector:
+            labels = spec.labels
+            if any(labels.get(key) != value for key, value in demand.selector):
+                return 0
+        for taint in node.taints:
+            if taint[2] != "PreferNoSchedule" and not tolerates(demand.tolerations, taint):
                 return 0
         fit = UNLIMITED
-        for resource, milli in task.requests.items():
+        for resource, milli in demand.requests.items():
             if resource != "pods" and milli > 0:
                 fit = min(fit, max(0, self._free(node, resource)) // milli)
-        if "pods" in spec.allocatable:
+        if "pods" in node.allocatable:
             fit = min(fit, max(0, node.free("pods")) // POD)
         return fit
 
@@ -517,11 +488,11 @@ class ReferenceEngine:
             return self._limits[resource] - node.used.get(resource, 0)
         return node.free(resource)
 
-    def _penalty(self, node: _Node, task: _Task) -> int:
+    def _penalty(self, node: _Node, demand: _Demand) -> int:
         return int(
             any(
-                taint[2] == "PreferNoSchedule" and not tolerates(task.tolerations, taint)
-                for taint in node.spec.taints
+                taint[2] == "PreferNoSchedule" and not tolerates(demand.tolerations, taint)
+                for taint in node.taints
             )
         )
 
@@ -534,12 +505,12 @@ class ReferenceEngine:
         for node in self.nodes.values():
             if node.path is None:
                 if ask.loose_ok:
-                    caps.loose[node.spec.name] = self._fit(node, ask.task)
+                    caps.loose[node.spec.name] = self._fit(node, ask.demand)
                 continue
-            fit = self._fit(node, ask.task)
+            fit = self._fit(node, ask.demand)
             full = (*node.path, node.spec.name)
             caps.pods[depth_of_nodes][full] = fit
-            caps.penalty[full] = self._penalty(node, ask.task)
+            caps.penalty[full] = self._penalty(node, ask.demand)
             for depth in range(depth_of_nodes):
                 prefix = node.path[: depth + 1]
                 caps.pods[depth][prefix] = caps.pods[depth].get(prefix, 0) + fit
@@ -561,16 +532,16 @@ class ReferenceEngine:
         return caps
 
     @staticmethod
-    def _requested(task: _Task) -> list[str]:
+    def _requested(demand: _Demand) -> list[str]:
         """The resources the task's pods request themselves (the policies rank by these)."""
         return [
             r
-            for r, milli in task.requests.items()
+            for r, milli in demand.requests.items()
             if milli > 0 and r != "pods" and not _is_limit(r)
         ]
 
     def _least_free_ranks(self, ask: _Ask, caps: _Capacities) -> None:
-        resources = self._requested(ask.task)
+        resources = self._requested(ask.demand)
         free: dict[Path, dict[str, int]] = {}
         allocatable: dict[Path, dict[str, int]] = {}
 
@@ -580,7 +551,7 @@ class ReferenceEngine:
         for node in self.nodes.values():
             schedulable = not node.spec.unschedulable and node.spec.ready
             f = {r: max(0, node.free(r)) if schedulable else 0 for r in resources}
-            a = {r: node.spec.allocatable.get(r, 0) if schedulable else 0 for r in resources}
+            a = {r: node.allocatable.get(r, 0) if schedulable else 0 for r in resources}
             if node.path is None:
                 caps.loose_rank[node.spec.name] = share(f, a)
                 continue
@@ -593,17 +564,17 @@ class ReferenceEngine:
         for key in free:
             caps.rank[key] = share(free[key], allocatable[key])
 
-    def _binpack_score(self, node: _Node, task: _Task) -> int:
+    def _binpack_score(self, node: _Node, demand: _Demand) -> int:
         terms = [
-            10**6 * (node.used.get(r, 0) + task.requests[r]) // node.spec.allocatable[r]
-            for r in self._requested(task)
-            if node.spec.allocatable.get(r, 0) > 0
+            10**6 * (node.used.get(r, 0) + demand.requests[r]) // node.allocatable[r]
+            for r in self._requested(demand)
+            if node.allocatable.get(r, 0) > 0
         ]
         return sum(terms) // len(terms) if terms else 0
 
     def _binpack_ranks(self, ask: _Ask, caps: _Capacities) -> None:
         for node in self.nodes.values():
-            rank = -self._binpack_score(node, ask.task)
+            rank = -self._binpack_score(node, ask.demand)
             if node.path is None:
                 caps.loose_rank[node.spec.name] = rank
             else:
@@ -613,7 +584,7 @@ class ReferenceEngine:
         """Per domain and node, how many free domains (and the node itself, when free) lie on
         its chain from the root. A node is free when none of the resources the task requests
         is in use on it; a domain when every node in it is."""
-        resources = self._requested(ask.task)
+        resources = self._requested(ask.demand)
         free: dict[Path, bool] = {}
         node_free: dict[Path, bool] = {}
         for node in self.nodes.values():
@@ -646,8 +617,8 @@ class ReferenceEngine:
     # --- rules 3 and 4 ---------------------------------------------------------------------
 
     def _assign(self, node: str, ask: _Ask, pods: int, out: list[tuple[int, str, int]]) -> None:
-        self._apply(node, ask.task.requests, pods, 1)
-        self._log.append((node, ask.task.requests, pods))
+        self._apply(node, ask.demand.requests, pods, 1)
+        self._log.append((node, ask.demand.requests, pods))
         out.append((ask.index, node, pods))
 
     def _place_in(
@@ -697,7 +668,7 @@ class ReferenceEngine:
             for name, fit in caps.loose.items():
                 units = fit // ask.k
                 if units > 0:
-                    penalty = self._penalty(self.nodes[name], ask.task)
+                    penalty = self._penalty(self.nodes[name], ask.demand)
                     rank = self._rank(caps, (name,), units, loose=True)
                     children.append((penalty, units, 1, (name,), rank))
         remaining = count
@@ -726,11 +697,14 @@ class ReferenceEngine:
 
     # --- rules 5 and 6 ---------------------------------------------------------------------
 
-    def _ask(self, index: int, task: _Task, count: int, topology_mode: str) -> _Ask:
+    def _ask(
+        self, index: int, task: _placer.Task, demand: _Demand, count: int, topology_mode: str
+    ) -> _Ask:
         if task.slice is not None:
-            s, k = task.slice
-            return _Ask(index, task, count // k, k, s, False)
-        return _Ask(index, task, count, 1, len(self.levels), topology_mode == "unconstrained")
+            s, k = task.slice.level, task.slice.size
+            return _Ask(index, task, demand, count // k, k, s, False)
+        loose_ok = topology_mode == "unconstrained"
+        return _Ask(index, task, demand, count, 1, len(self.levels), loose_ok)
 
     def _root_units(self, caps: _Capacities, ask: _Ask) -> int:
         total = sum(caps.units[0].values())
@@ -915,7 +889,7 @@ class ReferenceEngine:
         taints and flags. The search gives a twin no more than the one before it (comparing the
         tasks' counts in search order), which leaves one of every set of mirror-image
         assignments."""
-        host_selected = any(key == HOSTNAME for ask in asks for key, _ in ask.task.node_selector)
+        host_selected = any(key == HOSTNAME for ask in asks for key, _ in ask.demand.selector)
         last: dict[tuple[object, ...], str] = {}
         twins: dict[str, str] = {}
         for node in walk:
@@ -927,13 +901,13 @@ class ReferenceEngine:
             signature = (
                 node.path[:-1] if self.implicit_host else node.path,
                 labels,
-                tuple(sorted((r, a) for r, a in spec.allocatable.items() if a or r == "pods")),
+                tuple(sorted((r, a) for r, a in node.allocatable.items() if a or r == "pods")),
                 tuple(sorted((r, u) for r, u in node.used.items() if u)),
-                spec.taints,
+                node.taints,
                 spec.unschedulable,
                 spec.ready,
                 # A node some task avoids is no twin of one it does not.
-                tuple(spec.name in ask.task.avoid_nodes for ask in asks),
+                tuple(spec.name in ask.demand.avoid for ask in asks),
             )
             if signature in last:
                 twins[spec.name] = last[signature]
@@ -967,12 +941,12 @@ class ReferenceEngine:
             assert node.path is not None
             if region is not None and node.path[: len(region)] != region:
                 continue
-            fit = self._fit(node, ask.task)
+            fit = self._fit(node, ask.demand)
             if fit > 0:
                 result.append((node, node.path[: ask.s + 1] if ask.k > 1 else None, fit))
         if region is None and ask.loose_ok:
             for node in scope.loose:
-                fit = self._fit(node, ask.task)
+                fit = self._fit(node, ask.demand)
                 if fit > 0:
                     result.append((node, None, fit))
         return result
@@ -1042,10 +1016,10 @@ class ReferenceEngine:
         ]
         need: dict[str, int] = {}
         for ask in asks[t:]:
-            for resource, milli in ask.task.requests.items():
+            for resource, milli in ask.demand.requests.items():
                 if resource != "pods" and milli > 0:
                     need[resource] = need.get(resource, 0) + milli * ask.count * ask.k
-        if all("pods" in node.spec.allocatable for node in considered):
+        if all("pods" in node.allocatable for node in considered):
             need["pods"] = POD * sum(ask.count * ask.k for ask in asks[t:])
         fits = all(
             amount <= sum(max(0, self._free(node, resource)) for node in considered)
@@ -1169,7 +1143,7 @@ class ReferenceEngine:
             self._assign(node.spec.name, ask, pods, out)
             for index, later in enumerate(frame.ahead):
                 if node.spec.name in later.fits:
-                    fit = later.set(node.spec.name, self._fit(node, later.ask.task))
+                    fit = later.set(node.spec.name, self._fit(node, later.ask.demand))
                     changed.append((index, node.spec.name, fit))
         held = 0 if frame.closes(j) else group + pods
         return (j + 1, remaining - pods, held)
@@ -1201,28 +1175,27 @@ class ReferenceEngine:
             node, requests, pods = self._log.pop()
             self._apply(node, requests, pods, -1)
 
-    def _attempt(self, gang: _Gang, counts: list[int]) -> list[tuple[int, str, int]]:
+    def _attempt(
+        self, gang: _placer.Gang, demands: list[_Demand], counts: list[int]
+    ) -> list[tuple[int, str, int]]:
         out: list[tuple[int, str, int]] = []
         self._steps = 0
         self._walk = None
-        gang_mode, gang_level = gang.topology
+        gang_mode, gang_level = _topology(gang.topology)
         asks: list[_Ask] = []
         own: dict[int, tuple[str, int | None]] = {}
         for i, task in enumerate(gang.tasks):
-            asks.append(
-                self._ask(
-                    i, task, counts[i], gang_mode if task.topology is None else task.topology[0]
-                )
-            )
+            mode = gang_mode if task.topology is None else task.topology.mode
+            asks.append(self._ask(i, task, demands[i], counts[i], mode))
             if task.topology is not None:
-                own[i] = task.topology
+                own[i] = _topology(task.topology)
         self._place_group(asks, gang_mode, gang_level, out, own=own)
         return out
 
     def place(self, gang: _placer.Gang, policy: str = "best-fit") -> RawOutcome:
-        return self._place(_gang(gang), policy)
+        return self._place(gang, policy)
 
-    def _place(self, gang: _Gang, policy: str) -> RawOutcome:
+    def _place(self, gang: _placer.Gang, policy: str) -> RawOutcome:
         if policy not in POLICIES:
             raise ValueError(f"policy: unknown policy {policy!r} (one of {', '.join(POLICIES)})")
         self._policy = policy
@@ -1230,11 +1203,13 @@ class ReferenceEngine:
         if any(task.min_available < task.replicas for task in gang.tasks):
             attempts.append(("minimal", [task.min_available for task in gang.tasks]))
         failure = _Unschedulable("no attempt")
-        searched, self._limits = _with_limits(gang)
+        requests, self._limits = _with_limits(gang)
+        tasks = gang.tasks
+        demands = [_Demand.of(task, asked) for task, asked in zip(tasks, requests, strict=True)]
         try:
             for status, counts in attempts:
                 try:
-                    out = self._attempt(searched, counts)
+                    out = self._attempt(gang, demands, counts)
                 except _Unschedulable as err:
                     failure = err
                     continue
@@ -1269,7 +1244,7 @@ class ReferenceEngine:
         """A batch: higher `priority` first, then input order, each gang seeing the pods of the
         ones placed before it; `(input index, outcome)` in that order. The cluster is unchanged
         afterwards."""
-        gangs = [_gang(record) for record in records]
+        gangs = list(records)
         order = sorted(range(len(gangs)), key=lambda i: (-gangs[i].priority, i))
         results: list[tuple[int, RawOutcome]] = []
         held: list[list[tuple[str, Mapping[str, int], int]]] = []
@@ -1278,7 +1253,9 @@ class ReferenceEngine:
                 outcome = self._place(gangs[index], policy)
                 results.append((index, outcome))
                 tasks = gangs[index].tasks
-                items = [(node, tasks[task].requests, count) for task, node, count in outcome[1]]
+                items: list[tuple[str, Mapping[str, int], int]] = [
+                    (node, tasks[task].requests, count) for task, node, count in outcome[1]
+                ]
                 if items:
                     self.assume(items)
                     held.append(items)

@@ -15,14 +15,14 @@ compiler makes of `contract`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from crdkit import _placer
 from crdkit.placer.compiler import effective_levels
 from crdkit.scheduling.requests import requests_as_quantities
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Hashable, Mapping, Sequence
+    from collections.abc import Hashable, Mapping, Sequence
 
 __all__ = [
     "contract",
@@ -36,7 +36,6 @@ __all__ = [
 ]
 
 _UNCONSTRAINED = _placer.Topology("unconstrained", None)
-_R = TypeVar("_R")
 
 
 def toleration_record(toleration: Mapping[str, Any]) -> _placer.Toleration:
@@ -124,38 +123,14 @@ def gang_record(
     )
 
 
-_TASK_KEYWORDS = (
-    "replicas",
-    "min_available",
-    "requests",
-    "node_selector",
-    "tolerations",
-    "slice",
-    "topology",
-    "max_per_node",
-    "avoid_nodes",
-)
-_GANG_KEYWORDS = ("priority", "topology", "tasks", "levels", "max_per_node")
-
-
-def _evolved(
-    kind: Callable[..., _R], record: Any, keywords: tuple[str, ...], changes: dict[str, Any]
-) -> _R:
-    """``record`` built again by ``kind`` with ``changes``: the placer's records are frozen
-    and have no copy-with-changes of their own, so every other keyword is read off ``record``."""
-    fields = {key: getattr(record, key) for key in keywords}
-    fields.update(changes)
-    return kind(record.name, **fields)
-
-
 def evolve_task(task: _placer.Task, **changes: Any) -> _placer.Task:
-    """``task`` with ``changes`` (its constructor's keywords)."""
-    return _evolved(_placer.Task, task, _TASK_KEYWORDS, changes)
+    """``task`` with ``changes`` (its constructor's keywords), checked as a new task is."""
+    return task.__replace__(**changes)
 
 
 def evolve_gang(gang: _placer.Gang, **changes: Any) -> _placer.Gang:
-    """``gang`` with ``changes`` (its constructor's keywords)."""
-    return _evolved(_placer.Gang, gang, _GANG_KEYWORDS, changes)
+    """``gang`` with ``changes`` (its constructor's keywords), checked as a new gang is."""
+    return gang.__replace__(**changes)
 
 
 def with_tolerations(gang: _placer.Gang, tolerations: Sequence[Mapping[str, Any]]) -> _placer.Gang:
@@ -173,34 +148,14 @@ def level_name(gang: _placer.Gang, mode: str) -> str | None:
     return gang.levels[topology.level]
 
 
-def _toleration_key(toleration: _placer.Toleration) -> tuple[str, str, str, str | None]:
-    return (toleration.key, toleration.operator, toleration.value, toleration.effect)
-
-
-def _task_shape(task: _placer.Task) -> Hashable:
-    return (
-        task.name,
-        task.replicas,
-        task.min_available,
-        tuple(sorted(task.requests.items())),
-        tuple(sorted(task.node_selector.items())),
-        tuple(_toleration_key(t) for t in task.tolerations),
-        None if task.slice is None else (task.slice.level, task.slice.size),
-        None if task.topology is None else (task.topology.mode, task.topology.level),
-        task.max_per_node,
-        tuple(task.avoid_nodes),
-    )
+_SHAPE_NAME = "shape"
+"""The one name every shape bears."""
 
 
 def shape(gang: _placer.Gang) -> Hashable:
-    """The gang without its name, hashable: equal for gangs the placer cannot tell apart."""
-    return (
-        gang.priority,
-        (gang.topology.mode, gang.topology.level),
-        tuple(_task_shape(task) for task in gang.tasks),
-        tuple(gang.levels),
-        gang.max_per_node,
-    )
+    """The gang without its name, hashable: equal for gangs the placer cannot tell apart (the
+    records compare and hash by every field, so this is the gang under one common name)."""
+    return gang if gang.name == _SHAPE_NAME else evolve_gang(gang, name=_SHAPE_NAME)
 
 
 def contract(gang: _placer.Gang) -> dict[str, Any]:

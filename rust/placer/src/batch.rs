@@ -39,7 +39,7 @@ pub fn placed_pods(gang: &GangSpec, outcome: &Outcome) -> Result<Vec<PlacedPods>
                     gang.name
                 ))
             })?;
-            Ok((node.clone(), spec.requests.clone(), *count))
+            Ok((node.clone(), spec.requests.to_vec(), *count))
         })
         .collect()
 }

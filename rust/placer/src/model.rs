@@ -5,8 +5,12 @@
 //! (field paths, quantities, known levels) and hands over these records; the core still refuses
 //! inconsistent ones with [`PlacerError`] instead of panicking.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::ops::{Deref, DerefMut};
+
+#[cfg(feature = "python")]
+use pyo3::pyclass;
 
 /// The resource that counts pods; a placed pod takes one unit of it.
 pub const PODS: &str = "pods";
@@ -25,6 +29,39 @@ pub type PlacedPods = (String, Vec<(String, i64)>, u64);
 /// Every node's usage: `(node name, [(resource, milli-units)])`, zero amounts left out.
 pub type Usage = Vec<(String, Vec<(String, i64)>)>;
 
+/// Amounts by resource name in milli-units, in the order given (Python sees a dict).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Amounts(pub Vec<(String, i64)>);
+
+impl Deref for Amounts {
+    type Target = Vec<(String, i64)>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl DerefMut for Amounts {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl<'a> IntoIterator for &'a Amounts {
+    type Item = &'a (String, i64);
+    type IntoIter = std::slice::Iter<'a, (String, i64)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl From<Vec<(String, i64)>> for Amounts {
+    fn from(amounts: Vec<(String, i64)>) -> Self {
+        Self(amounts)
+    }
+}
+
 /// A refusal from the core; the message names what was wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlacerError(pub String);
@@ -38,7 +75,7 @@ impl fmt::Display for PlacerError {
 impl std::error::Error for PlacerError {}
 
 /// A taint effect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Effect {
     /// Repels pods that do not tolerate it.
     NoSchedule,
@@ -49,6 +86,15 @@ pub enum Effect {
 }
 
 impl Effect {
+    /// The Kubernetes spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NoSchedule => "NoSchedule",
+            Self::PreferNoSchedule => "PreferNoSchedule",
+            Self::NoExecute => "NoExecute",
+        }
+    }
+
     /// Parses the Kubernetes spelling.
     pub fn parse(text: &str) -> Result<Self, PlacerError> {
         match text {
@@ -60,8 +106,17 @@ impl Effect {
     }
 }
 
+// The records below are the Python binding's records too (`crdkit._placer.Taint` and so on):
+// with the `python` feature each is a frozen class whose attributes are these fields, read by
+// `get_all`. The binding's `records` module adds their checked constructors and the
+// conversions of the enums (their contract spellings) and of `Amounts` (a dict).
+
 /// A node taint.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "python",
+    pyclass(module = "crdkit._placer", name = "Taint", frozen, get_all)
+)]
 pub struct Taint {
     /// Taint key.
     pub key: String,
@@ -72,7 +127,7 @@ pub struct Taint {
 }
 
 /// How a toleration compares values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Operator {
     /// Key and value must match.
     Equal,
@@ -80,8 +135,22 @@ pub enum Operator {
     Exists,
 }
 
+impl Operator {
+    /// The Kubernetes spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Equal => "Equal",
+            Self::Exists => "Exists",
+        }
+    }
+}
+
 /// A pod toleration.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "python",
+    pyclass(module = "crdkit._placer", name = "Toleration", frozen, get_all, eq, hash)
+)]
 pub struct Toleration {
     /// Key to match; empty with `Exists` matches every taint.
     pub key: String,
@@ -108,15 +177,19 @@ impl Toleration {
 
 /// One node of the cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "python",
+    pyclass(module = "crdkit._placer", name = "Node", frozen, get_all)
+)]
 pub struct NodeSpec {
     /// Unique node name.
     pub name: String,
     /// Node labels; the topology levels are read from them.
     pub labels: HashMap<String, String>,
     /// Allocatable resources in milli-units.
-    pub allocatable: Vec<(String, i64)>,
+    pub allocatable: Amounts,
     /// Resources already used, in milli-units.
-    pub used: Vec<(String, i64)>,
+    pub used: Amounts,
     /// Taints.
     pub taints: Vec<Taint>,
     /// Cordoned nodes take no new pods.
@@ -126,7 +199,7 @@ pub struct NodeSpec {
 }
 
 /// A topology constraint mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mode {
     /// All pods in one domain of the level (or lower).
     Required,
@@ -158,7 +231,11 @@ impl Mode {
 }
 
 /// A topology constraint: a mode and, unless unconstrained, a level index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "python",
+    pyclass(module = "crdkit._placer", name = "Topology", frozen, get_all, eq, hash)
+)]
 pub struct Topology {
     /// The mode.
     pub mode: Mode,
@@ -174,8 +251,25 @@ impl Topology {
     };
 }
 
+/// Pods in groups of `size`, each group inside one domain of the level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "python",
+    pyclass(module = "crdkit._placer", name = "Slice", frozen, get_all, eq, hash)
+)]
+pub struct Slice {
+    /// Index into the effective levels.
+    pub level: usize,
+    /// Pods in a group.
+    pub size: u64,
+}
+
 /// A set of identical pods.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "python",
+    pyclass(module = "crdkit._placer", name = "Task", frozen, get_all, eq, hash)
+)]
 pub struct TaskSpec {
     /// Task name, unique in the gang.
     pub name: String,
@@ -184,13 +278,13 @@ pub struct TaskSpec {
     /// Fewest pods the task can start with (1..=replicas).
     pub min_available: u64,
     /// Per-pod requests in milli-units.
-    pub requests: Vec<(String, i64)>,
+    pub requests: Amounts,
     /// Exact label matches a node must have.
-    pub node_selector: Vec<(String, String)>,
+    pub node_selector: BTreeMap<String, String>,
     /// Tolerations.
     pub tolerations: Vec<Toleration>,
-    /// `(level index, size)`: pods in groups of `size`, each inside one domain of the level.
-    pub slice: Option<(usize, u64)>,
+    /// Pods in groups, each inside one domain of a level.
+    pub slice: Option<Slice>,
     /// The task's own constraint; `None` means it is placed with the gang's group.
     pub topology: Option<Topology>,
     /// At most this many of the task's pods on one node ("one rank per node" is 1).
@@ -199,17 +293,25 @@ pub struct TaskSpec {
     pub avoid_nodes: Vec<String>,
 }
 
-/// An all-or-nothing request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An all-or-nothing request, bound to the effective levels it was compiled against.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "python",
+    pyclass(module = "crdkit._placer", name = "Gang", frozen, get_all, eq, hash)
+)]
 pub struct GangSpec {
     /// Gang name.
     pub name: String,
+    /// Orders a batch: higher first, then input order.
+    pub priority: i64,
     /// Constraint on the tasks without their own topology, together.
     pub topology: Topology,
     /// Tasks, in order.
     pub tasks: Vec<TaskSpec>,
     /// At most this many of the gang's pods, of every task together, on one node.
     pub max_per_node: Option<u64>,
+    /// The effective levels the level indexes refer to.
+    pub levels: Vec<String>,
 }
 
 /// What "best fit" and "fullest" mean when the placer ranks domains and nodes.
@@ -268,6 +370,10 @@ impl Status {
 
 /// The numbers behind an unschedulable reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "python",
+    pyclass(module = "crdkit._placer", name = "Fit", frozen, get_all)
+)]
 pub struct FitReport {
     /// The best domain's value at the constraint level; `None` for the whole cluster.
     pub best_domain: Option<String>,

@@ -1,8 +1,8 @@
 //! PyO3 bindings: the `crdkit._placer` extension module.
 //!
-//! The binding layer converts types and errors, nothing more. Requests arrive as the typed,
-//! frozen records of [`records`] (compiled once by `crdkit.placer.models`), which already hold
-//! the core's specs, and answers leave as [`records::PyOutcome`]. Every entry point runs its Rust
+//! The binding layer converts types and errors, nothing more. Requests arrive as the core's own
+//! records (`crate::model`'s `NodeSpec`, `GangSpec` and the rest are the Python classes, frozen,
+//! compiled once by `crdkit.placer.compiler`), and answers leave as [`records::PyOutcome`]. Every entry point runs its Rust
 //! work under `catch_unwind`, so a bug surfaces as a `RuntimeError` with context instead of a
 //! `PanicException` that callers cannot reasonably handle.
 
@@ -20,10 +20,8 @@ use crate::state::ClusterState;
 
 mod records;
 
-use records::{
-    PyAssignment, PyFit, PyGang, PyNode, PyOutcome, PySlice, PyTaint, PyTask, PyToleration,
-    PyTopology,
-};
+use crate::model::{FitReport, GangSpec, Slice, Taint, TaskSpec, Toleration, Topology};
+use records::{PyAssignment, PyOutcome};
 
 /// Runs `work`, turning a panic into a `RuntimeError` that says where it happened.
 pub(crate) fn guarded<T>(context: &str, work: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
@@ -86,7 +84,7 @@ fn placer_error(err: PlacerError) -> PyErr {
 }
 
 /// Refuses a gang compiled against other levels than the engine's: its indexes would be wrong.
-fn check_levels(gang: &PyGang, state: &ClusterState) -> PyResult<()> {
+fn check_levels(gang: &GangSpec, state: &ClusterState) -> PyResult<()> {
     if gang.levels.as_slice() == state.levels() {
         return Ok(());
     }
@@ -99,7 +97,7 @@ fn check_levels(gang: &PyGang, state: &ClusterState) -> PyResult<()> {
 
 /// The pods of `assignments` with the per-pod requests of their tasks in `gang`.
 fn placed_pods(
-    gang: &PyGang,
+    gang: &GangSpec,
     assignments: &[Bound<'_, PyAssignment>],
 ) -> PyResult<Vec<PlacedPods>> {
     assignments
@@ -113,7 +111,7 @@ fn placed_pods(
                     a.task
                 ))
             })?;
-            Ok((a.node.clone(), gang.spec.tasks[task].requests.clone(), a.count))
+            Ok((a.node.clone(), gang.tasks[task].requests.to_vec(), a.count))
         })
         .collect()
 }
@@ -165,15 +163,15 @@ impl Engine {
         Ok(self.lock()?.levels().to_vec())
     }
 
-    fn add_node(&self, py: Python<'_>, node: Bound<'_, PyNode>) -> PyResult<()> {
-        let spec = node.get().0.clone();
+    fn add_node(&self, py: Python<'_>, node: Bound<'_, NodeSpec>) -> PyResult<()> {
+        let spec = node.get().clone();
         self.with_state(py, "Cluster.add_node", |s| {
             s.add_node(spec).map_err(placer_error)
         })
     }
 
-    fn add_nodes(&self, py: Python<'_>, nodes: Vec<Bound<'_, PyNode>>) -> PyResult<()> {
-        let specs: Vec<NodeSpec> = nodes.iter().map(|n| n.get().0.clone()).collect();
+    fn add_nodes(&self, py: Python<'_>, nodes: Vec<Bound<'_, NodeSpec>>) -> PyResult<()> {
+        let specs: Vec<NodeSpec> = nodes.iter().map(|n| n.get().clone()).collect();
         self.with_state(py, "Cluster.add_nodes", |s| {
             for spec in specs {
                 s.add_node(spec).map_err(placer_error)?;
@@ -186,10 +184,10 @@ impl Engine {
     fn update_node(
         &self,
         py: Python<'_>,
-        node: Bound<'_, PyNode>,
+        node: Bound<'_, NodeSpec>,
         keep_used: bool,
     ) -> PyResult<()> {
-        let spec = node.get().0.clone();
+        let spec = node.get().clone();
         self.with_state(py, "Cluster.update_node", |s| {
             if keep_used {
                 s.update_node_keeping_usage(spec).map_err(placer_error)
@@ -238,12 +236,17 @@ impl Engine {
     }
 
     #[pyo3(signature = (gang, policy = "best-fit"))]
-    fn place(&self, py: Python<'_>, gang: Bound<'_, PyGang>, policy: &str) -> PyResult<PyOutcome> {
+    fn place(
+        &self,
+        py: Python<'_>,
+        gang: Bound<'_, GangSpec>,
+        policy: &str,
+    ) -> PyResult<PyOutcome> {
         let policy = Policy::parse(policy).map_err(placer_error)?;
         let request = gang.get();
         let outcome = self.with_state(py, "Cluster.place", |s| {
             check_levels(request, s)?;
-            Ok(s.place_with(&request.spec, policy))
+            Ok(s.place_with(request, policy))
         })?;
         guarded("Cluster.place", || {
             Ok(PyOutcome::resolve(gang.unbind(), outcome))
@@ -257,11 +260,11 @@ impl Engine {
     fn place_all(
         &self,
         py: Python<'_>,
-        gangs: Vec<Bound<'_, PyGang>>,
+        gangs: Vec<Bound<'_, GangSpec>>,
         policy: &str,
     ) -> PyResult<Vec<PyOutcome>> {
         let policy = Policy::parse(policy).map_err(placer_error)?;
-        let requests: Vec<&PyGang> = gangs.iter().map(|g| g.get()).collect();
+        let requests: Vec<&GangSpec> = gangs.iter().map(|g| g.get()).collect();
         let results = self.with_state(py, "Cluster.place_all", |s| {
             for request in &requests {
                 check_levels(request, s)?;
@@ -269,7 +272,7 @@ impl Engine {
             let batch: Vec<BatchItem<'_>> = requests
                 .iter()
                 .map(|r| BatchItem {
-                    gang: &r.spec,
+                    gang: r,
                     priority: r.priority,
                 })
                 .collect();
@@ -286,7 +289,7 @@ impl Engine {
     fn assume(
         &self,
         py: Python<'_>,
-        gang: Bound<'_, PyGang>,
+        gang: Bound<'_, GangSpec>,
         assignments: Vec<Bound<'_, PyAssignment>>,
     ) -> PyResult<()> {
         let placed = placed_pods(gang.get(), &assignments)?;
@@ -298,7 +301,7 @@ impl Engine {
     fn release(
         &self,
         py: Python<'_>,
-        gang: Bound<'_, PyGang>,
+        gang: Bound<'_, GangSpec>,
         assignments: Vec<Bound<'_, PyAssignment>>,
     ) -> PyResult<()> {
         let placed = placed_pods(gang.get(), &assignments)?;
@@ -347,15 +350,15 @@ impl Engine {
 fn _placer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_class::<Engine>()?;
-    m.add_class::<PyTaint>()?;
-    m.add_class::<PyNode>()?;
-    m.add_class::<PyTopology>()?;
-    m.add_class::<PySlice>()?;
-    m.add_class::<PyToleration>()?;
-    m.add_class::<PyTask>()?;
-    m.add_class::<PyGang>()?;
+    m.add_class::<Taint>()?;
+    m.add_class::<NodeSpec>()?;
+    m.add_class::<Topology>()?;
+    m.add_class::<Slice>()?;
+    m.add_class::<Toleration>()?;
+    m.add_class::<TaskSpec>()?;
+    m.add_class::<GangSpec>()?;
     m.add_class::<PyAssignment>()?;
-    m.add_class::<PyFit>()?;
+    m.add_class::<FitReport>()?;
     m.add_class::<PyOutcome>()?;
     m.add("MAX_SIGNIFICANT_DIGITS", quantity::MAX_SIGNIFICANT_DIGITS)?;
     Ok(())

@@ -10,7 +10,7 @@ use std::cmp::{Ordering, Reverse};
 use std::sync::Arc;
 
 use crate::capacity::{Ask, Capacities};
-use crate::model::{FitReport, GangSpec, Mode, Outcome, Policy, Status, TaskSpec, Topology};
+use crate::model::{FitReport, GangSpec, Mode, Outcome, Policy, Slice, Status, TaskSpec, Topology};
 use crate::state::{ClusterState, NodePods};
 
 mod exact;
@@ -329,7 +329,7 @@ impl Search<'_> {
         let (requests, ranked, avoid) =
             (&prepared.requests[..], prepared.ranked, &prepared.avoid[..]);
         match task.slice {
-            Some((s, k)) => Ask {
+            Some(Slice { level: s, size: k }) => Ask {
                 index,
                 task,
                 requests,
@@ -835,8 +835,7 @@ fn alike_asks(asks: &[Ask<'_>]) -> Vec<(usize, u64)> {
     let shape = |a: &Ask<'_>| {
         let mut requests = a.requests.to_vec();
         requests.sort_unstable();
-        let mut selector = a.task.node_selector.clone();
-        selector.sort();
+        let selector = a.task.node_selector.clone();
         (requests, selector, a.loose_ok, a.avoid.to_vec())
     };
     let mut groups: Vec<(usize, u64, usize)> = Vec::new();
@@ -1064,7 +1063,7 @@ mod tests {
             gpu_node("b", "b1", "r2", 8, 2),
         ]);
         let mut task = gpu_task("w", 8, 1);
-        task.slice = Some((1, 4));
+        task.slice = Some(crate::model::Slice { level: 1, size: 4 });
         let outcome = state.place(&gang(Mode::Unconstrained, None, vec![task.clone()]));
         assert_eq!(nodes_of(&outcome), [("a", 4), ("b", 4)]);
         // Three slices do not fit: the reason counts slices.

@@ -9,7 +9,9 @@
 use std::collections::HashMap;
 
 use crate::fit_cache::FitCache;
-use crate::model::{GangSpec, NodeSpec, PlacedPods, PlacerError, Usage, POD, PODS, SEARCH_BUDGET};
+use crate::model::{
+    Amounts, GangSpec, NodeSpec, PlacedPods, PlacerError, Usage, POD, PODS, SEARCH_BUDGET,
+};
 
 /// Pods on one node by ids: `(node id, interned per-pod requests, count)`.
 pub(crate) type NodePods = (usize, Vec<(usize, i64)>, u64);
@@ -367,7 +369,7 @@ impl ClusterState {
         }
         let mut used: Vec<(String, i64)> = merged.into_iter().filter(|&(_, m)| m != 0).collect();
         used.sort();
-        spec.used = used;
+        spec.used = Amounts(used);
         self.update_node(spec)
     }
 

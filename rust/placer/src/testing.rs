@@ -1,8 +1,8 @@
 //! Builders shared by the unit tests of the core.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
-use crate::model::{GangSpec, Mode, NodeSpec, TaskSpec, Topology};
+use crate::model::{Amounts, GangSpec, Mode, NodeSpec, TaskSpec, Topology};
 use crate::state::ClusterState;
 
 pub(crate) const BLOCK: &str = "t.io/block";
@@ -14,11 +14,11 @@ pub(crate) fn gpu_node(name: &str, block: &str, rack: &str, gpus: i64, used: i64
     NodeSpec {
         name: name.into(),
         labels: HashMap::from([(BLOCK.into(), block.into()), (RACK.into(), rack.into())]),
-        allocatable: vec![
+        allocatable: Amounts(vec![
             ("nvidia.com/gpu".into(), gpus * 1000),
             ("pods".into(), 110_000),
-        ],
-        used: vec![("nvidia.com/gpu".into(), used * 1000)],
+        ]),
+        used: Amounts(vec![("nvidia.com/gpu".into(), used * 1000)]),
         taints: Vec::new(),
         unschedulable: false,
         ready: true,
@@ -41,8 +41,8 @@ pub(crate) fn gpu_task(name: &str, replicas: u64, gpus: i64) -> TaskSpec {
         name: name.into(),
         replicas,
         min_available: replicas,
-        requests: vec![("nvidia.com/gpu".into(), gpus * 1000)],
-        node_selector: Vec::new(),
+        requests: Amounts(vec![("nvidia.com/gpu".into(), gpus * 1000)]),
+        node_selector: BTreeMap::new(),
         tolerations: Vec::new(),
         slice: None,
         topology: None,
@@ -55,8 +55,10 @@ pub(crate) fn gpu_task(name: &str, replicas: u64, gpus: i64) -> TaskSpec {
 pub(crate) fn gang(mode: Mode, level: Option<usize>, tasks: Vec<TaskSpec>) -> GangSpec {
     GangSpec {
         name: "g".into(),
+        priority: 0,
         topology: Topology { mode, level },
         tasks,
         max_per_node: None,
+        levels: vec![BLOCK.into(), RACK.into(), HOST.into()],
     }
 }

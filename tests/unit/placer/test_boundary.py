@@ -99,6 +99,31 @@ def test_a_compiled_gang_places_like_its_dict(cluster: Cluster) -> None:
     ]
 
 
+def test_records_compare_hash_and_copy_with_changes_by_value(cluster: Cluster) -> None:
+    gang = cluster.compile(GANG)
+    again = cluster.compile(GANG)
+    assert gang == again and hash(gang) == hash(again)
+    assert {gang: "seen"}[again] == "seen"
+    master, worker = gang.tasks
+    assert worker == again.tasks[1] and hash(worker) == hash(again.tasks[1])
+    assert worker.topology == _placer.Topology("preferred", 1)
+    assert worker.slice == _placer.Slice(2, 2)
+    assert worker.tolerations == [_placer.Toleration("gpu", "Exists", "", None)]
+
+    wider = worker.__replace__(replicas=8, min_available=8)
+    assert (wider.name, wider.replicas, wider.requests) == ("worker", 8, worker.requests)
+    assert wider != worker
+    renamed = gang.__replace__(name="other", tasks=[master, wider])
+    assert (renamed.name, renamed.priority, renamed.levels) == ("other", 3, gang.levels)
+    assert renamed.tasks == [master, wider]
+    assert gang.__replace__() == gang
+    # A copy goes through the checked constructor, as a new record does.
+    with pytest.raises(ValueError, match=r"^Task\.min_available: 2 is not in 1\.\.=1"):
+        worker.__replace__(replicas=1)
+    with pytest.raises(ValueError, match=r"^Gang\.name: must not be empty$"):
+        gang.__replace__(name="")
+
+
 def test_a_gang_compiled_for_other_levels_is_refused(cluster: Cluster) -> None:
     other = type(cluster)(["example.com/rack"], [])
     gang = other.compile({"name": "g", "tasks": [{"name": "w", "replicas": 1}]})

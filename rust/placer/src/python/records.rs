@@ -1,41 +1,62 @@
-//! The typed records that cross the Python-Rust boundary.
+//! The Python face of the placer's records.
 //!
-//! `crdkit.placer.models.compile_node` and `compile_gang` validate a request once (field paths,
-//! quantities, levels) and build these records; the Rust core keeps the converted spec inside
-//! each record, so placing a compiled gang extracts nothing more from Python. `Engine.place`
-//! answers with an [`PyOutcome`]. Every record is frozen: what was compiled is what is placed.
-//! The constructors still refuse records the core could not use, with a `ValueError`.
+//! The records themselves are declared once, in [`crate::model`]: with the `python` feature each
+//! is a frozen class whose attributes are its fields (`get_all`). This module adds what the
+//! declaration cannot say: the checked constructors (`crdkit.placer.compiler` validates a request
+//! once, with field paths, and builds these; the constructors still refuse records the core could
+//! not use, with a `ValueError`), pickling through those constructors, `repr`, the conversions of
+//! the enums to their contract spellings and of [`Amounts`] to a dict, and the answer,
+//! [`PyOutcome`]. Every record is frozen: what was compiled is what is placed.
+
+use std::collections::{BTreeMap, HashMap};
+use std::convert::Infallible;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 
 use crate::model::{
-    Effect, FitReport, GangSpec, Mode, NodeSpec, Operator, Status, Taint, TaskSpec, Toleration,
-    Topology,
+    Amounts, Effect, FitReport, GangSpec, Mode, NodeSpec, Operator, Slice, Status, Taint, TaskSpec,
+    Toleration, Topology,
 };
 
 fn value_error(message: String) -> PyErr {
     PyValueError::new_err(message)
 }
 
-fn effect_str(effect: Effect) -> &'static str {
-    match effect {
-        Effect::NoSchedule => "NoSchedule",
-        Effect::PreferNoSchedule => "PreferNoSchedule",
-        Effect::NoExecute => "NoExecute",
-    }
+/// The enums read as their contract spellings.
+macro_rules! spelled {
+    ($($kind:ty),*) => {$(
+        impl<'py> IntoPyObject<'py> for &$kind {
+            type Target = PyString;
+            type Output = Bound<'py, PyString>;
+            type Error = Infallible;
+
+            fn into_pyobject(self, py: Python<'py>) -> Result<Self::Output, Self::Error> {
+                Ok(PyString::intern(py, self.as_str()))
+            }
+        }
+    )*};
 }
 
-fn operator_str(operator: Operator) -> &'static str {
-    match operator {
-        Operator::Equal => "Equal",
-        Operator::Exists => "Exists",
+spelled!(Effect, Operator, Mode);
+
+impl<'py> IntoPyObject<'py> for &Amounts {
+    type Target = PyDict;
+    type Output = Bound<'py, PyDict>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
+        let dict = PyDict::new(py);
+        for (name, milli) in self.iter() {
+            dict.set_item(name, milli)?;
+        }
+        Ok(dict)
     }
 }
 
 /// A dict of name to milli-units, in the dict's order; amounts must not be negative.
-fn amounts(dict: &Bound<'_, PyDict>, what: &str) -> PyResult<Vec<(String, i64)>> {
+fn amounts(dict: &Bound<'_, PyDict>, what: &str) -> PyResult<Amounts> {
     let mut result = Vec::with_capacity(dict.len());
     for (key, value) in dict.iter() {
         let name: String = key.extract()?;
@@ -47,7 +68,7 @@ fn amounts(dict: &Bound<'_, PyDict>, what: &str) -> PyResult<Vec<(String, i64)>>
         }
         result.push((name, milli));
     }
-    Ok(result)
+    Ok(Amounts(result))
 }
 
 /// What `__reduce__` returns for a record built by keywords: `functools.partial(cls, name,
@@ -63,144 +84,108 @@ fn reduce_by_keywords<'py>(
     Ok((rebuild, PyTuple::empty(py)))
 }
 
-fn amounts_dict<'py>(py: Python<'py>, amounts: &[(String, i64)]) -> PyResult<Bound<'py, PyDict>> {
-    let dict = PyDict::new(py);
-    for (name, milli) in amounts {
-        dict.set_item(name, milli)?;
+/// `record` built again through its checked constructor, with `changes` (constructor keywords,
+/// `name` among them) over the keywords it pickles with: the copy with changes of a frozen
+/// record (`__replace__`, which Python 3.13's `copy.replace` calls), with no field list of its
+/// own to keep.
+fn replaced<'py>(
+    record: &Bound<'py, PyAny>,
+    changes: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let rebuild = record.call_method0("__reduce__")?.get_item(0)?;
+    let keywords = rebuild.getattr("keywords")?.cast_into::<PyDict>()?.copy()?;
+    let mut name = rebuild.getattr("args")?.get_item(0)?;
+    if let Some(changes) = changes {
+        for (key, value) in changes.iter() {
+            if key.extract::<&str>()? == "name" {
+                name = value;
+            } else {
+                keywords.set_item(key, value)?;
+            }
+        }
     }
-    Ok(dict)
+    rebuild.getattr("func")?.call((name,), Some(&keywords))
 }
 
-/// A node taint.
-#[pyclass(module = "crdkit._placer", name = "Taint", frozen)]
-pub(crate) struct PyTaint(pub(crate) Taint);
-
 #[pymethods]
-impl PyTaint {
+impl Taint {
     #[new]
     #[pyo3(signature = (key, value, effect))]
     fn new(key: String, value: String, effect: &str) -> PyResult<Self> {
         let effect = Effect::parse(effect).map_err(|e| value_error(e.0))?;
-        Ok(Self(Taint { key, value, effect }))
+        Ok(Self { key, value, effect })
     }
 
-    /// Taint key.
-    #[getter]
-    fn key(&self) -> &str {
-        &self.0.key
-    }
-
-    /// Taint value.
-    #[getter]
-    fn value(&self) -> &str {
-        &self.0.value
-    }
-
-    /// `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
-    #[getter]
-    fn effect(&self) -> &'static str {
-        effect_str(self.0.effect)
+    /// Pickles through the constructor.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> (Bound<'py, PyType>, (String, String, &'static str)) {
+        let me = slf.get();
+        let args = (me.key.clone(), me.value.clone(), me.effect.as_str());
+        (slf.get_type(), args)
     }
 
     fn __repr__(&self) -> String {
         format!(
             "Taint(key={:?}, value={:?}, effect={:?})",
-            self.0.key,
-            self.0.value,
-            effect_str(self.0.effect)
+            self.key,
+            self.value,
+            self.effect.as_str()
         )
     }
 }
 
-/// A compiled node: quantities in milli-units.
-#[pyclass(module = "crdkit._placer", name = "Node", frozen)]
-pub(crate) struct PyNode(pub(crate) NodeSpec);
-
 #[pymethods]
-impl PyNode {
+impl NodeSpec {
     #[new]
     #[pyo3(signature = (name, *, labels, allocatable, used, taints, unschedulable, ready))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         name: String,
-        labels: std::collections::HashMap<String, String>,
+        labels: HashMap<String, String>,
         allocatable: &Bound<'_, PyDict>,
         used: &Bound<'_, PyDict>,
-        taints: Vec<Bound<'_, PyTaint>>,
+        taints: Vec<Bound<'_, Taint>>,
         unschedulable: bool,
         ready: bool,
     ) -> PyResult<Self> {
         if name.is_empty() {
             return Err(value_error("Node.name: must not be empty".into()));
         }
-        Ok(Self(NodeSpec {
+        Ok(Self {
             name,
             labels,
             allocatable: amounts(allocatable, "Node.allocatable")?,
             used: amounts(used, "Node.used")?,
-            taints: taints.iter().map(|t| t.get().0.clone()).collect(),
+            taints: taints.iter().map(|t| t.get().clone()).collect(),
             unschedulable,
             ready,
-        }))
+        })
     }
 
-    /// Unique node name.
-    #[getter]
-    fn name(&self) -> &str {
-        &self.0.name
-    }
-
-    /// Node labels.
-    #[getter]
-    fn labels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let dict = PyDict::new(py);
-        for (key, value) in &self.0.labels {
-            dict.set_item(key, value)?;
-        }
-        Ok(dict)
-    }
-
-    /// Allocatable resources in milli-units.
-    #[getter]
-    fn allocatable<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        amounts_dict(py, &self.0.allocatable)
-    }
-
-    /// Used resources in milli-units.
-    #[getter]
-    fn used<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        amounts_dict(py, &self.0.used)
-    }
-
-    /// Taints.
-    #[getter]
-    fn taints(&self) -> Vec<PyTaint> {
-        self.0.taints.iter().cloned().map(PyTaint).collect()
-    }
-
-    /// Cordoned.
-    #[getter]
-    fn unschedulable(&self) -> bool {
-        self.0.unschedulable
-    }
-
-    /// Ready.
-    #[getter]
-    fn ready(&self) -> bool {
-        self.0.ready
+    /// Pickles through the constructor.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let me = slf.get();
+        let keywords = PyDict::new(py);
+        keywords.set_item("labels", &me.labels)?;
+        keywords.set_item("allocatable", &me.allocatable)?;
+        keywords.set_item("used", &me.used)?;
+        keywords.set_item("taints", me.taints.clone())?;
+        keywords.set_item("unschedulable", me.unschedulable)?;
+        keywords.set_item("ready", me.ready)?;
+        reduce_by_keywords(slf.get_type(), &me.name, keywords)
     }
 
     fn __repr__(&self) -> String {
-        format!("Node(name={:?}, ...)", self.0.name)
+        format!("Node(name={:?}, ...)", self.name)
     }
 }
 
-/// A topology constraint: a mode and, unless unconstrained, a level index.
-#[pyclass(module = "crdkit._placer", name = "Topology", frozen)]
-pub(crate) struct PyTopology(pub(crate) Topology);
-
 #[pymethods]
-impl PyTopology {
+impl Topology {
     #[new]
     #[pyo3(signature = (mode, level))]
     fn new(mode: &str, level: Option<usize>) -> PyResult<Self> {
@@ -213,14 +198,8 @@ impl PyTopology {
                 "Topology.level: mode {} needs a level",
                 mode.as_str()
             ))),
-            _ => Ok(Self(Topology { mode, level })),
+            _ => Ok(Self { mode, level }),
         }
-    }
-
-    /// `required`, `preferred` or `unconstrained`.
-    #[getter]
-    fn mode(&self) -> &'static str {
-        self.0.mode.as_str()
     }
 
     /// Pickles through the constructor.
@@ -228,33 +207,20 @@ impl PyTopology {
         slf: &Bound<'py, Self>,
     ) -> (Bound<'py, PyType>, (&'static str, Option<usize>)) {
         let me = slf.get();
-        (slf.get_type(), (me.0.mode.as_str(), me.0.level))
-    }
-
-    /// Index into the effective levels; `None` when unconstrained.
-    #[getter]
-    fn level(&self) -> Option<usize> {
-        self.0.level
+        (slf.get_type(), (me.mode.as_str(), me.level))
     }
 
     fn __repr__(&self) -> String {
         format!(
             "Topology(mode={:?}, level={:?})",
-            self.0.mode.as_str(),
-            self.0.level
+            self.mode.as_str(),
+            self.level
         )
     }
 }
 
-/// Pods in groups of `size`, each group inside one domain of level index `level`.
-#[pyclass(module = "crdkit._placer", name = "Slice", frozen)]
-pub(crate) struct PySlice {
-    level: usize,
-    size: u64,
-}
-
 #[pymethods]
-impl PySlice {
+impl Slice {
     #[new]
     #[pyo3(signature = (level, size))]
     fn new(level: usize, size: u64) -> PyResult<Self> {
@@ -262,18 +228,6 @@ impl PySlice {
             return Err(value_error("Slice.size: must be at least 1".into()));
         }
         Ok(Self { level, size })
-    }
-
-    /// Level index.
-    #[getter]
-    fn level(&self) -> usize {
-        self.level
-    }
-
-    /// Pods per slice.
-    #[getter]
-    fn size(&self) -> u64 {
-        self.size
     }
 
     /// Pickles through the constructor.
@@ -287,12 +241,8 @@ impl PySlice {
     }
 }
 
-/// A toleration (Kubernetes' rules).
-#[pyclass(module = "crdkit._placer", name = "Toleration", frozen)]
-pub(crate) struct PyToleration(pub(crate) Toleration);
-
 #[pymethods]
-impl PyToleration {
+impl Toleration {
     #[new]
     #[pyo3(signature = (key, operator, value, effect))]
     fn new(key: String, operator: &str, value: String, effect: Option<&str>) -> PyResult<Self> {
@@ -309,36 +259,12 @@ impl PyToleration {
             .map(Effect::parse)
             .transpose()
             .map_err(|e| value_error(e.0))?;
-        Ok(Self(Toleration {
+        Ok(Self {
             key,
             operator,
             value,
             effect,
-        }))
-    }
-
-    /// Key to match; empty with `Exists` matches every taint.
-    #[getter]
-    fn key(&self) -> &str {
-        &self.0.key
-    }
-
-    /// `Equal` or `Exists`.
-    #[getter]
-    fn operator(&self) -> &'static str {
-        operator_str(self.0.operator)
-    }
-
-    /// Value for `Equal`.
-    #[getter]
-    fn value(&self) -> &str {
-        &self.0.value
-    }
-
-    /// Effect to match; `None` matches every effect.
-    #[getter]
-    fn effect(&self) -> Option<&'static str> {
-        self.0.effect.map(effect_str)
+        })
     }
 
     /// Pickles through the constructor.
@@ -349,14 +275,14 @@ impl PyToleration {
         Bound<'py, PyType>,
         (String, &'static str, String, Option<&'static str>),
     ) {
-        let t = &slf.get().0;
+        let t = slf.get();
         (
             slf.get_type(),
             (
                 t.key.clone(),
-                operator_str(t.operator),
+                t.operator.as_str(),
                 t.value.clone(),
-                t.effect.map(effect_str),
+                t.effect.map(Effect::as_str),
             ),
         )
     }
@@ -364,20 +290,16 @@ impl PyToleration {
     fn __repr__(&self) -> String {
         format!(
             "Toleration(key={:?}, operator={:?}, value={:?}, effect={:?})",
-            self.0.key,
-            operator_str(self.0.operator),
-            self.0.value,
-            self.0.effect.map(effect_str)
+            self.key,
+            self.operator.as_str(),
+            self.value,
+            self.effect.map(Effect::as_str)
         )
     }
 }
 
-/// A compiled task: requests in milli-units, levels as indexes.
-#[pyclass(module = "crdkit._placer", name = "Task", frozen)]
-pub(crate) struct PyTask(pub(crate) TaskSpec);
-
 #[pymethods]
-impl PyTask {
+impl TaskSpec {
     #[new]
     #[pyo3(signature = (
         name, *, replicas, min_available, requests, node_selector, tolerations, slice, topology,
@@ -389,10 +311,10 @@ impl PyTask {
         replicas: u64,
         min_available: u64,
         requests: &Bound<'_, PyDict>,
-        node_selector: std::collections::HashMap<String, String>,
-        tolerations: Vec<Bound<'_, PyToleration>>,
-        slice: Option<Bound<'_, PySlice>>,
-        topology: Option<Bound<'_, PyTopology>>,
+        node_selector: BTreeMap<String, String>,
+        tolerations: Vec<Bound<'_, Toleration>>,
+        slice: Option<Bound<'_, Slice>>,
+        topology: Option<Bound<'_, Topology>>,
         max_per_node: Option<u64>,
         mut avoid_nodes: Vec<String>,
     ) -> PyResult<Self> {
@@ -407,97 +329,26 @@ impl PyTask {
                 "Task.min_available: {min_available} is not in 1..={replicas} (replicas)"
             )));
         }
-        let slice = slice.map(|s| (s.get().level, s.get().size));
-        if let Some((_, size)) = slice {
+        let slice = slice.map(|s| *s.get());
+        if let Some(Slice { size, .. }) = slice {
             if replicas % size != 0 || min_available % size != 0 {
                 return Err(value_error(format!(
                     "Task.slice.size: {size} does not divide replicas ({replicas}) and minAvailable ({min_available})"
                 )));
             }
         }
-        let mut node_selector: Vec<(String, String)> = node_selector.into_iter().collect();
-        node_selector.sort();
-        Ok(Self(TaskSpec {
+        Ok(Self {
             name,
             replicas,
             min_available,
             requests: amounts(requests, "Task.requests")?,
             node_selector,
-            tolerations: tolerations.iter().map(|t| t.get().0.clone()).collect(),
+            tolerations: tolerations.iter().map(|t| t.get().clone()).collect(),
             slice,
-            topology: topology.map(|t| t.get().0),
+            topology: topology.map(|t| *t.get()),
             max_per_node,
             avoid_nodes,
-        }))
-    }
-
-    /// Task name, unique in the gang.
-    #[getter]
-    fn name(&self) -> &str {
-        &self.0.name
-    }
-
-    /// Pods wanted.
-    #[getter]
-    fn replicas(&self) -> u64 {
-        self.0.replicas
-    }
-
-    /// Fewest pods the task can start with.
-    #[getter]
-    fn min_available(&self) -> u64 {
-        self.0.min_available
-    }
-
-    /// Per-pod requests in milli-units.
-    #[getter]
-    fn requests<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        amounts_dict(py, &self.0.requests)
-    }
-
-    /// Exact label matches a node must have.
-    #[getter]
-    fn node_selector<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let dict = PyDict::new(py);
-        for (key, value) in &self.0.node_selector {
-            dict.set_item(key, value)?;
-        }
-        Ok(dict)
-    }
-
-    /// Tolerations.
-    #[getter]
-    fn tolerations(&self) -> Vec<PyToleration> {
-        self.0
-            .tolerations
-            .iter()
-            .cloned()
-            .map(PyToleration)
-            .collect()
-    }
-
-    /// The slice, if any.
-    #[getter]
-    fn slice(&self) -> Option<PySlice> {
-        self.0.slice.map(|(level, size)| PySlice { level, size })
-    }
-
-    /// The task's own constraint; `None` places it with the gang's group.
-    #[getter]
-    fn topology(&self) -> Option<PyTopology> {
-        self.0.topology.map(PyTopology)
-    }
-
-    /// At most this many of the task's pods on one node; `None`: no such limit.
-    #[getter]
-    fn max_per_node(&self) -> Option<u64> {
-        self.0.max_per_node
-    }
-
-    /// Nodes the task's pods must not go to, sorted.
-    #[getter]
-    fn avoid_nodes(&self) -> Vec<String> {
-        self.0.avoid_nodes.clone()
+        })
     }
 
     /// Pickles through the constructor.
@@ -507,42 +358,39 @@ impl PyTask {
         let py = slf.py();
         let me = slf.get();
         let keywords = PyDict::new(py);
-        keywords.set_item("replicas", me.0.replicas)?;
-        keywords.set_item("min_available", me.0.min_available)?;
-        keywords.set_item("requests", me.requests(py)?)?;
-        keywords.set_item("node_selector", me.node_selector(py)?)?;
-        keywords.set_item("tolerations", me.tolerations())?;
-        keywords.set_item("slice", me.slice())?;
-        keywords.set_item("topology", me.topology())?;
-        keywords.set_item("max_per_node", me.0.max_per_node)?;
-        keywords.set_item("avoid_nodes", me.avoid_nodes())?;
-        reduce_by_keywords(slf.get_type(), &me.0.name, keywords)
+        keywords.set_item("replicas", me.replicas)?;
+        keywords.set_item("min_available", me.min_available)?;
+        keywords.set_item("requests", &me.requests)?;
+        keywords.set_item("node_selector", &me.node_selector)?;
+        keywords.set_item("tolerations", me.tolerations.clone())?;
+        keywords.set_item("slice", me.slice)?;
+        keywords.set_item("topology", me.topology)?;
+        keywords.set_item("max_per_node", me.max_per_node)?;
+        keywords.set_item("avoid_nodes", &me.avoid_nodes)?;
+        reduce_by_keywords(slf.get_type(), &me.name, keywords)
+    }
+
+    /// A copy with `changes` (the constructor's keywords), checked as a new task is.
+    #[pyo3(signature = (**changes))]
+    fn __replace__<'py>(
+        slf: &Bound<'py, Self>,
+        changes: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        replaced(slf.as_any(), changes)
     }
 
     fn __repr__(&self) -> String {
         format!(
             "Task(name={:?}, replicas={}, min_available={}, ...)",
-            self.0.name, self.0.replicas, self.0.min_available
+            self.name, self.replicas, self.min_available
         )
     }
 }
 
-/// A compiled gang, bound to the effective levels it was compiled against.
-#[pyclass(module = "crdkit._placer", name = "Gang", frozen)]
-pub(crate) struct PyGang {
-    /// What the core places.
-    pub(crate) spec: GangSpec,
-    /// Orders a batch.
-    pub(crate) priority: i64,
-    /// The effective levels the level indexes refer to.
-    pub(crate) levels: Vec<String>,
-    tasks: Vec<Py<PyTask>>,
-}
-
-impl PyGang {
+impl GangSpec {
     /// The index of the task called `name`.
     pub(crate) fn task_index(&self, name: &str) -> Option<usize> {
-        self.spec.tasks.iter().position(|t| t.name == name)
+        self.tasks.iter().position(|t| t.name == name)
     }
 }
 
@@ -564,14 +412,14 @@ fn check_level(level: Option<usize>, levels: &[String], what: &str) -> PyResult<
 }
 
 #[pymethods]
-impl PyGang {
+impl GangSpec {
     #[new]
     #[pyo3(signature = (name, *, priority, topology, tasks, levels, max_per_node = None))]
     fn new(
         name: String,
         priority: i64,
-        topology: Bound<'_, PyTopology>,
-        tasks: Vec<Bound<'_, PyTask>>,
+        topology: Bound<'_, Topology>,
+        tasks: Vec<Bound<'_, TaskSpec>>,
         levels: Vec<String>,
         max_per_node: Option<u64>,
     ) -> PyResult<Self> {
@@ -584,11 +432,11 @@ impl PyGang {
                 "Gang.tasks: at least one task is needed".into(),
             ));
         }
-        let topology = topology.get().0;
+        let topology = *topology.get();
         check_level(topology.level, &levels, "Gang.topology")?;
         let mut specs: Vec<TaskSpec> = Vec::with_capacity(tasks.len());
         for (index, task) in tasks.iter().enumerate() {
-            let spec = &task.get().0;
+            let spec = task.get();
             if specs.iter().any(|other| other.name == spec.name) {
                 return Err(value_error(format!(
                     "Gang.tasks[{index}].name: duplicate task name {:?}",
@@ -601,59 +449,20 @@ impl PyGang {
                 &format!("Gang.tasks[{index}].topology"),
             )?;
             check_level(
-                spec.slice.map(|(level, _)| level),
+                spec.slice.map(|s| s.level),
                 &levels,
                 &format!("Gang.tasks[{index}].slice"),
             )?;
             specs.push(spec.clone());
         }
         Ok(Self {
-            spec: GangSpec {
-                name,
-                topology,
-                tasks: specs,
-                max_per_node,
-            },
+            name,
             priority,
+            topology,
+            tasks: specs,
+            max_per_node,
             levels,
-            tasks: tasks.into_iter().map(Bound::unbind).collect(),
         })
-    }
-
-    /// Gang name.
-    #[getter]
-    fn name(&self) -> &str {
-        &self.spec.name
-    }
-
-    /// Orders a batch: higher first, then input order.
-    #[getter]
-    fn priority(&self) -> i64 {
-        self.priority
-    }
-
-    /// The constraint on the tasks without their own topology.
-    #[getter]
-    fn topology(&self) -> PyTopology {
-        PyTopology(self.spec.topology)
-    }
-
-    /// The tasks, in order.
-    #[getter]
-    fn tasks(&self, py: Python<'_>) -> Vec<Py<PyTask>> {
-        self.tasks.iter().map(|t| t.clone_ref(py)).collect()
-    }
-
-    /// The effective levels the level indexes refer to.
-    #[getter]
-    fn levels(&self) -> Vec<String> {
-        self.levels.clone()
-    }
-
-    /// At most this many of the gang's pods (every task together) on one node.
-    #[getter]
-    fn max_per_node(&self) -> Option<u64> {
-        self.spec.max_per_node
     }
 
     /// Pickles through the constructor (a pickled `Placement` keeps its gang).
@@ -664,11 +473,20 @@ impl PyGang {
         let me = slf.get();
         let keywords = PyDict::new(py);
         keywords.set_item("priority", me.priority)?;
-        keywords.set_item("topology", me.topology())?;
-        keywords.set_item("tasks", me.tasks(py))?;
-        keywords.set_item("levels", me.levels())?;
-        keywords.set_item("max_per_node", me.spec.max_per_node)?;
-        reduce_by_keywords(slf.get_type(), &me.spec.name, keywords)
+        keywords.set_item("topology", me.topology)?;
+        keywords.set_item("tasks", me.tasks.clone())?;
+        keywords.set_item("levels", &me.levels)?;
+        keywords.set_item("max_per_node", me.max_per_node)?;
+        reduce_by_keywords(slf.get_type(), &me.name, keywords)
+    }
+
+    /// A copy with `changes` (the constructor's keywords), checked as a new gang is.
+    #[pyo3(signature = (**changes))]
+    fn __replace__<'py>(
+        slf: &Bound<'py, Self>,
+        changes: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        replaced(slf.as_any(), changes)
     }
 
     /// Immutable, so a copy is the record itself.
@@ -681,22 +499,12 @@ impl PyGang {
         slf
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<PyGang>().is_ok_and(|other| {
-            let other = other.get();
-            self.spec == other.spec
-                && self.priority == other.priority
-                && self.levels == other.levels
-        })
-    }
-
     fn __repr__(&self) -> String {
         format!(
             "Gang(name={:?}, priority={}, tasks=[{}])",
-            self.spec.name,
+            self.name,
             self.priority,
-            self.spec
-                .tasks
+            self.tasks
                 .iter()
                 .map(|t| format!("{:?}", t.name))
                 .collect::<Vec<_>>()
@@ -706,10 +514,13 @@ impl PyGang {
 }
 
 /// `count` pods of task `task` on node `node`.
-#[pyclass(module = "crdkit._placer", name = "Assignment", frozen)]
+#[pyclass(module = "crdkit._placer", name = "Assignment", frozen, get_all)]
 pub(crate) struct PyAssignment {
+    /// Task name.
     pub(crate) task: String,
+    /// Node name.
     pub(crate) node: String,
+    /// Pods (positive).
     pub(crate) count: u64,
 }
 
@@ -722,24 +533,6 @@ impl PyAssignment {
             return Err(value_error("Assignment.count: must be at least 1".into()));
         }
         Ok(Self { task, node, count })
-    }
-
-    /// Task name.
-    #[getter]
-    fn task(&self) -> &str {
-        &self.task
-    }
-
-    /// Node name.
-    #[getter]
-    fn node(&self) -> &str {
-        &self.node
-    }
-
-    /// Pods (positive).
-    #[getter]
-    fn count(&self) -> u64 {
-        self.count
     }
 
     fn __repr__(&self) -> String {
@@ -760,51 +553,23 @@ fn fit_unit(unit: &str) -> PyResult<&'static str> {
     }
 }
 
-/// The numbers behind an unschedulable reason.
-#[pyclass(module = "crdkit._placer", name = "Fit", frozen)]
-pub(crate) struct PyFit(pub(crate) FitReport);
-
 #[pymethods]
-impl PyFit {
+impl FitReport {
     #[new]
     #[pyo3(signature = (best_domain, fits, wants, unit))]
     fn new(best_domain: Option<String>, fits: u64, wants: u64, unit: &str) -> PyResult<Self> {
-        Ok(Self(FitReport {
+        Ok(Self {
             best_domain,
             fits,
             wants,
             unit: fit_unit(unit)?,
-        }))
-    }
-
-    /// The best domain's value at the constraint level; `None` for the whole cluster.
-    #[getter]
-    fn best_domain(&self) -> Option<&str> {
-        self.0.best_domain.as_deref()
-    }
-
-    /// Units that fit.
-    #[getter]
-    fn fits(&self) -> u64 {
-        self.0.fits
-    }
-
-    /// Units wanted.
-    #[getter]
-    fn wants(&self) -> u64 {
-        self.0.wants
-    }
-
-    /// `pods` or `slices`.
-    #[getter]
-    fn unit(&self) -> &'static str {
-        self.0.unit
+        })
     }
 
     fn __repr__(&self) -> String {
         format!(
             "Fit(best_domain={:?}, fits={}, wants={}, unit={:?})",
-            self.0.best_domain, self.0.fits, self.0.wants, self.0.unit
+            self.best_domain, self.fits, self.wants, self.unit
         )
     }
 }
@@ -823,7 +588,7 @@ fn status_of(text: &str) -> PyResult<Status> {
 /// An engine's answer for one compiled gang, with level and task names resolved.
 #[pyclass(module = "crdkit._placer", name = "Outcome", frozen)]
 pub(crate) struct PyOutcome {
-    request: Py<PyGang>,
+    request: Py<GangSpec>,
     status: Status,
     /// `(task, node, count)`, sorted by task order then node.
     assignments: Vec<(String, String, u64)>,
@@ -836,20 +601,15 @@ pub(crate) struct PyOutcome {
 
 impl PyOutcome {
     /// Resolves a core outcome's task and level indexes with the gang's names.
-    pub(crate) fn resolve(request: Py<PyGang>, outcome: crate::model::Outcome) -> Self {
+    pub(crate) fn resolve(request: Py<GangSpec>, outcome: crate::model::Outcome) -> Self {
         let gang = request.get();
         let task_name = |index: usize| {
-            gang.spec
-                .tasks
+            gang.tasks
                 .get(index)
                 .map_or_else(|| format!("#{index}"), |t| t.name.clone())
         };
-        let mut placed: Vec<(String, u64)> = gang
-            .spec
-            .tasks
-            .iter()
-            .map(|t| (t.name.clone(), 0))
-            .collect();
+        let mut placed: Vec<(String, u64)> =
+            gang.tasks.iter().map(|t| (t.name.clone(), 0)).collect();
         for &(task, _, count) in &outcome.assignments {
             if let Some(entry) = placed.get_mut(task) {
                 entry.1 += count;
@@ -886,29 +646,25 @@ impl PyOutcome {
     #[pyo3(signature = (request, *, status, assignments, level, domain, reason, fit))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        request: Bound<'_, PyGang>,
+        request: Bound<'_, GangSpec>,
         status: &str,
         assignments: Vec<Bound<'_, PyAssignment>>,
         level: Option<String>,
         domain: &Bound<'_, PyDict>,
         reason: Option<String>,
-        fit: Option<Bound<'_, PyFit>>,
+        fit: Option<Bound<'_, FitReport>>,
     ) -> PyResult<Self> {
         let status = status_of(status)?;
         let gang = request.get();
-        let mut placed: Vec<(String, u64)> = gang
-            .spec
-            .tasks
-            .iter()
-            .map(|t| (t.name.clone(), 0))
-            .collect();
+        let mut placed: Vec<(String, u64)> =
+            gang.tasks.iter().map(|t| (t.name.clone(), 0)).collect();
         let mut resolved = Vec::with_capacity(assignments.len());
         for (index, assignment) in assignments.iter().enumerate() {
             let a = assignment.get();
             let task = gang.task_index(&a.task).ok_or_else(|| {
                 value_error(format!(
                     "Outcome.assignments[{index}].task: no task {:?} in gang {:?}",
-                    a.task, gang.spec.name
+                    a.task, gang.name
                 ))
             })?;
             placed[task].1 += a.count;
@@ -926,20 +682,20 @@ impl PyOutcome {
             domain,
             placed,
             reason,
-            fit: fit.map(|f| f.get().0.clone()),
+            fit: fit.map(|f| f.get().clone()),
         })
     }
 
     /// The compiled gang this answers.
     #[getter]
-    fn request(&self, py: Python<'_>) -> Py<PyGang> {
+    fn request(&self, py: Python<'_>) -> Py<GangSpec> {
         self.request.clone_ref(py)
     }
 
     /// The gang's name.
     #[getter]
     fn gang(&self) -> &str {
-        &self.request.get().spec.name
+        &self.request.get().name
     }
 
     /// `placed`, `minimal` or `unschedulable`.
@@ -995,14 +751,14 @@ impl PyOutcome {
 
     /// The numbers behind the reason, where they apply.
     #[getter]
-    fn fit(&self) -> Option<PyFit> {
-        self.fit.clone().map(PyFit)
+    fn fit(&self) -> Option<FitReport> {
+        self.fit.clone()
     }
 
     fn __repr__(&self) -> String {
         format!(
             "Outcome(gang={:?}, status={:?}, assignments={})",
-            self.request.get().spec.name,
+            self.request.get().name,
             self.status.as_str(),
             self.assignments.len()
         )
