@@ -5,7 +5,7 @@
     envtest/   ControlPlane: a real etcd + kube-apiserver (``make envtest`` builds them)
     fake/      FakeCluster: an in-memory apiserver behind a real Client, for unit tests
     faults/    TcpFaultProxy, HttpFaultProxy: network faults between a client and the apiserver
-    sim/       simulated Nodes and kubelet, and a virtual clock
+    sim/       simulated Nodes, GPU clusters and kubelets, and a virtual clock
     operator   OperatorRunner: reconcilers in a real Manager for the length of a test
     reconcile  reconcile_once: one reconcile, called directly, on any client
     pytest_plugin  the fixtures (control_plane, namespace, crdkit_client, k8s_api_client,
@@ -51,7 +51,22 @@ if TYPE_CHECKING:
     from crdkit.testing.polling import eventually as eventually
     from crdkit.testing.reconcile import reconcile_context as reconcile_context
     from crdkit.testing.reconcile import reconcile_once as reconcile_once
+    from crdkit.testing.sim.gpu_cluster import GPU_PRODUCT_LABEL as GPU_PRODUCT_LABEL
+    from crdkit.testing.sim.gpu_cluster import GPU_RESOURCE as GPU_RESOURCE
+    from crdkit.testing.sim.gpu_cluster import LEAF_LABEL as LEAF_LABEL
+    from crdkit.testing.sim.gpu_cluster import RDMA_LABEL as RDMA_LABEL
+    from crdkit.testing.sim.gpu_cluster import SIMULATED_LABEL as SIMULATED_LABEL
+    from crdkit.testing.sim.gpu_cluster import SPINE_LABEL as SPINE_LABEL
+    from crdkit.testing.sim.gpu_cluster import ZONE_LABEL as ZONE_LABEL
+    from crdkit.testing.sim.gpu_cluster import GpuClusterShape as GpuClusterShape
+    from crdkit.testing.sim.gpu_cluster import NodePlace as NodePlace
+    from crdkit.testing.sim.gpu_cluster import create_gpu_cluster as create_gpu_cluster
+    from crdkit.testing.sim.gpu_cluster import gpu_node as gpu_node
+    from crdkit.testing.sim.gpu_cluster import gpu_nodes as gpu_nodes
+    from crdkit.testing.sim.gpu_cluster import layout as layout
+    from crdkit.testing.sim.kubelet import RUN_SECONDS_ANNOTATION as RUN_SECONDS_ANNOTATION
     from crdkit.testing.sim.kubelet import SimulatedKubelet as SimulatedKubelet
+    from crdkit.testing.sim.kubelet import annotated_run_time as annotated_run_time
     from crdkit.testing.sim.managers import running_manager as running_manager
     from crdkit.testing.sim.managers import virtual_clock_manager as virtual_clock_manager
     from crdkit.testing.sim.nodes import create_nodes as create_nodes

@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
+from _crdkit_process import CRDKIT, crdkit
 
 from crdkit.testing import crd_manifest
 from crdkit.testing.envtest import _http
 
 pytestmark = pytest.mark.integration
 
-CRDKIT = str(Path(sys.executable).parent / "crdkit")
 
 # Run as CMD: proves KUBECONFIG reaches it and points at a live apiserver, then exits with 7.
 PROBE = textwrap.dedent(
@@ -92,32 +90,6 @@ def test_run_reports_a_signal_like_a_shell() -> None:
         check=False,
     )
     assert done.returncode == 128 + signal.SIGTERM
-
-
-@contextlib.contextmanager
-def crdkit(*args: str, stderr: bool = True) -> Iterator[subprocess.Popen[str]]:
-    """``crdkit ARGS...`` as a process, its output piped (its stderr too, with ``stderr``).
-
-    On the way out, after a failed assertion too: SIGTERM first, so crdkit stops its etcd and
-    kube-apiserver; SIGKILL alone would orphan them and later tests would share the machine
-    with them.
-    """
-    with subprocess.Popen(
-        [CRDKIT, *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE if stderr else None,
-        text=True,
-    ) as process:
-        try:
-            yield process
-        finally:
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=45)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
 
 
 # Run as CMD: reports where the control plane is, then exits 5 on SIGTERM.

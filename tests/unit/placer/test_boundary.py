@@ -102,10 +102,12 @@ def test_a_compiled_gang_places_like_its_dict(cluster: Cluster) -> None:
 def test_records_compare_hash_and_copy_with_changes_by_value(cluster: Cluster) -> None:
     gang = cluster.compile(GANG)
     again = cluster.compile(GANG)
-    assert gang == again and hash(gang) == hash(again)
+    assert gang == again
+    assert hash(gang) == hash(again)
     assert {gang: "seen"}[again] == "seen"
     master, worker = gang.tasks
-    assert worker == again.tasks[1] and hash(worker) == hash(again.tasks[1])
+    assert worker == again.tasks[1]
+    assert hash(worker) == hash(again.tasks[1])
     assert worker.topology == _placer.Topology("preferred", 1)
     assert worker.slice == _placer.Slice(2, 2)
     assert worker.tolerations == [_placer.Toleration("gpu", "Exists", "", None)]

@@ -1,7 +1,9 @@
 """``crdkit envtest``: a local control plane from the command line.
 
 ``run -- CMD [ARGS...]`` wraps one command (a test suite, a demo) in a control plane;
-``up`` keeps one running for interactive use with kubectl.
+``up`` keeps one running for interactive use with kubectl, and with ``--gpu-nodes N
+--kubelets`` serves a simulated GPU cluster (`crdkit.testing.GpuClusterShape`) whose kubelets
+run the pods a scheduler binds to it.
 
 Bad arguments (unreadable CRDs, a command that is not there, a ``--kubeconfig`` that cannot be
 written) are refused before anything starts; they and a control plane that cannot start are
@@ -16,15 +18,23 @@ import shlex
 import shutil
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import click
 
+from crdkit.client import Client
 from crdkit.testing.envtest.control_plane import ControlPlane
 from crdkit.testing.envtest.crds import load_crds
 from crdkit.testing.envtest.kubeconfig import write_private
 from crdkit.testing.errors import ControlPlaneError
+from crdkit.testing.sim.gpu_cluster import GpuClusterShape, create_gpu_cluster
+from crdkit.testing.sim.kubelet import (
+    RUN_SECONDS_ANNOTATION,
+    SimulatedKubelet,
+    annotated_run_time,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -89,7 +99,47 @@ def _copy_private(source: Path, target: Path) -> None:
         raise _KubeconfigPathError(f"--kubeconfig {target}: {exc.strerror or exc}") from exc
 
 
-async def _up(crds: Sequence[Path], kubeconfig: Path | None) -> None:
+@dataclass(frozen=True)
+class _Simulated:
+    """What ``up`` simulates on its control plane: the GPU cluster, and whether its kubelets
+    run the pods bound to it (for how long: ``run_for`` seconds, or the pod's annotation)."""
+
+    shape: GpuClusterShape
+    kubelets: bool
+    run_for: float | None
+
+
+async def _serve_simulated(
+    plane: ControlPlane, simulated: _Simulated, stopping: asyncio.Event
+) -> None:
+    shape = simulated.shape
+    async with Client.from_control_plane(plane) as client:
+        nodes = await create_gpu_cluster(client, shape)
+        click.echo(
+            f"{shape.nodes} simulated nodes, {shape.gpus} GPUs, in {shape.leaves} leaves of "
+            f"{shape.nodes_per_leaf}; for the scheduler: --levels {','.join(shape.levels)}"
+        )
+        if not simulated.kubelets:
+            await stopping.wait()
+            return
+        names = {node.metadata.name for node in nodes}
+        kubelet = SimulatedKubelet(
+            client,
+            nodes=names.__contains__,
+            run_for=annotated_run_time(simulated.run_for),
+        )
+        async with kubelet:
+            ends = "until deleted" if simulated.run_for is None else f"{simulated.run_for:g} s"
+            click.echo(
+                f"kubelets run the pods bound to them: {ends}, or a pod's "
+                f"{RUN_SECONDS_ANNOTATION} annotation"
+            )
+            await stopping.wait()
+
+
+async def _up(
+    crds: Sequence[Path], kubeconfig: Path | None, simulated: _Simulated | None = None
+) -> None:
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
     # Both signals are handled explicitly: a process started in the background of a
@@ -113,7 +163,10 @@ async def _up(crds: Sequence[Path], kubeconfig: Path | None) -> None:
         click.echo(f"try: KUBECONFIG={shlex.quote(str(path))} kubectl get namespaces")
         click.echo("Ctrl-C stops it.")
         try:
-            await stopping.wait()
+            if simulated is None:
+                await stopping.wait()
+            else:
+                await _serve_simulated(plane, simulated, stopping)
         finally:
             click.echo("stopping the control plane", err=True)
 
@@ -170,6 +223,32 @@ def run(command: tuple[str, ...], crds: tuple[Path, ...]) -> None:
     sys.exit(_exit_status(status))
 
 
+def _simulated(
+    gpu_nodes: int | None,
+    nodes_per_leaf: int,
+    gpus_per_node: int,
+    kubelets: bool,
+    run_for: float | None,
+) -> _Simulated | None:
+    """The simulated cluster the flags ask for, refused (naming the flag) before anything
+    starts."""
+    if gpu_nodes is None:
+        for given, flag in ((kubelets, "--kubelets"), (run_for is not None, "--run-for")):
+            if given:
+                _fail(f"{flag}: needs --gpu-nodes (the simulated nodes the kubelets play)")
+        return None
+    if run_for is not None and not kubelets:
+        _fail("--run-for: needs --kubelets (nothing runs pods without them)")
+    try:
+        shape = GpuClusterShape.with_nodes(
+            gpu_nodes, nodes_per_leaf=nodes_per_leaf, gpus_per_node=gpus_per_node
+        )
+    except ValueError as exc:
+        flag = "--gpus-per-node" if str(exc).startswith("gpus_per_node") else "--gpu-nodes"
+        _fail(f"{flag}: {exc}")
+    return _Simulated(shape, kubelets, run_for)
+
+
 @envtest.command()
 @_crd_option
 @click.option(
@@ -177,8 +256,52 @@ def run(command: tuple[str, ...], crds: tuple[Path, ...]) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write the kubeconfig here (it stops working when the control plane stops).",
 )
-def up(crds: tuple[Path, ...], kubeconfig: Path | None) -> None:
-    """Run a control plane in the foreground until Ctrl-C."""
+@click.option(
+    "--gpu-nodes",
+    type=click.IntRange(min=1),
+    help="Also serve a simulated GPU cluster of this many nodes, in whole leaves of "
+    "--nodes-per-leaf, up to 4 leaves a spine and 4 spines a zone.",
+)
+@click.option(
+    "--nodes-per-leaf",
+    type=click.IntRange(min=1),
+    default=16,
+    show_default=True,
+    help="Nodes under one leaf switch.",
+)
+@click.option(
+    "--gpus-per-node",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="nvidia.com/gpu of each simulated node.",
+)
+@click.option(
+    "--kubelets",
+    is_flag=True,
+    help="Run the pods bound to the simulated nodes: Running at once (1/1 Ready), removed "
+    "when deleted, ended after --run-for or the pod's sim.crdkit.io/run-seconds annotation.",
+)
+@click.option(
+    "--run-for",
+    type=click.FloatRange(min=0),
+    help="Seconds each pod runs before it Succeeds (default: until it is deleted).",
+)
+def up(
+    crds: tuple[Path, ...],
+    kubeconfig: Path | None,
+    gpu_nodes: int | None,
+    nodes_per_leaf: int,
+    gpus_per_node: int,
+    kubelets: bool,
+    run_for: float | None,
+) -> None:
+    """Run a control plane in the foreground until Ctrl-C.
+
+    Example, a simulated GPU cluster of 4 leaves whose kubelets run what is bound to it:
+    crdkit envtest up --gpu-nodes 64 --kubelets --kubeconfig /tmp/sim.kubeconfig
+    """
+    simulated = _simulated(gpu_nodes, nodes_per_leaf, gpus_per_node, kubelets, run_for)
     if kubeconfig is not None and kubeconfig.is_symlink():
         # Before anything starts; writing checks again, for a link put there meanwhile.
         raise _KubeconfigPathError(
@@ -188,7 +311,7 @@ def up(crds: tuple[Path, ...], kubeconfig: Path | None) -> None:
     if kubeconfig is not None and not kubeconfig.absolute().parent.is_dir():
         _fail(f"--kubeconfig {kubeconfig}: its folder does not exist")
     try:
-        asyncio.run(_up(crds, kubeconfig))
+        asyncio.run(_up(crds, kubeconfig, simulated))
     except ControlPlaneError as exc:
         _fail(str(exc))
     except _Refused as exc:

@@ -33,7 +33,35 @@ if TYPE_CHECKING:
 
     from crdkit.client import Client
 
-__all__ = ["SimulatedKubelet", "running_status", "terminated_status"]
+__all__ = [
+    "RUN_SECONDS_ANNOTATION",
+    "SimulatedKubelet",
+    "annotated_run_time",
+    "running_status",
+    "terminated_status",
+]
+
+RUN_SECONDS_ANNOTATION = "sim.crdkit.io/run-seconds"
+"""A pod's own run time on a simulated node, in seconds (see `annotated_run_time`)."""
+
+
+def annotated_run_time(default: float | None = None) -> Callable[[Pod], float | None]:
+    """A ``run_for`` for `SimulatedKubelet`: the pod's `RUN_SECONDS_ANNOTATION` when it has
+    one, else ``default`` (None: it runs until it is deleted or `SimulatedKubelet.finish`
+    ends it). An annotation that is not a non-negative number is ignored, and the pod runs
+    for ``default``: a simulated kubelet does not judge the workloads it plays."""
+
+    def run_for(pod: Pod) -> float | None:
+        text = (pod.metadata.annotations or {}).get(RUN_SECONDS_ANNOTATION)
+        if text is None:
+            return default
+        try:
+            seconds = float(text)
+        except ValueError:
+            return default
+        return seconds if seconds >= 0 and seconds != float("inf") else default
+
+    return run_for
 
 
 def _now() -> str:

@@ -78,5 +78,5 @@ def test_with_about_gives_exactly_the_asked_node_count() -> None:
         assert shape.nodes == nodes
         assert shape.leaves_per_spine <= 4
         assert shape.spines_per_zone <= 4
-    with pytest.raises(ValueError, match="nodes: 100 is not a positive multiple of 16"):
+    with pytest.raises(ValueError, match="nodes: 100 is not a whole number of leaves of 16 nodes"):
         ClusterShape.with_about(100)
