@@ -37,7 +37,11 @@ if TYPE_CHECKING:
     from crdkit.client import Client
     from crdkit.runtime.manager import Manager
 
-__all__ = ["parse_topology", "parse_topology_rule", "scheduler_command", "served_pod_group_apis"]
+__all__ = ["DISCOVERY_INTERVAL", "parse_topology", "parse_topology_rule", "scheduler_command"]
+
+DISCOVERY_INTERVAL = 30.0
+"""Seconds between ``crdkit scheduler``'s looks for a PodGroup CRD installed after it started
+(when ``--pod-groups`` does not fix the APIs): at most this long before its gangs are seen."""
 
 log = logging.getLogger("crdkit.scheduler")
 
@@ -78,23 +82,10 @@ def parse_topology_rule(text: str, levels: list[str]) -> tuple[int, dict[str, An
     return int(count), parsed
 
 
-async def served_pod_group_apis(client: Client) -> list[str]:
-    """The PodGroup APIs the cluster serves."""
-    from crdkit.client import GroupVersionKind, NotFound
-
-    served: list[str] = []
-    for api in POD_GROUP_APIS:
-        group, version = _group_version(api)
-        try:
-            await client.discovery.resolve(GroupVersionKind(group, version, "PodGroup"))
-        except NotFound:
-            continue
-        served.append(api)
-    return served
-
-
 async def _pod_group_apis(client: Client, wanted: list[str] | None) -> list[str]:
-    served = await served_pod_group_apis(client)
+    from crdkit.scheduling.groups.discovery import served_pod_group_apis
+
+    served: list[str] = list(await served_pod_group_apis(client))
     if wanted is None:
         return served
     missing = [api for api in wanted if api not in served]
@@ -231,11 +222,19 @@ def scheduler_command(
             created = await install_pod_group_crds(client, wanted or list(POD_GROUP_APIS))
             log.info("PodGroup CRDs installed", extra={"fields": {"created": created}})
         apis = await _pod_group_apis(client, wanted)
-        log.info("watching PodGroups", extra={"fields": {"apis": apis}})
-        manager = Manager(client, options)
-        scheduler = GangScheduler(
-            name, level_list, dataclasses.replace(scheduling, pod_groups=tuple(apis))
+        # Without --pod-groups, an API whose CRD comes later is watched from then on.
+        later = [api for api in POD_GROUP_APIS if api not in apis] if wanted is None else []
+        log.info(
+            "watching PodGroups; those not served yet are looked for every 30 s",
+            extra={"fields": {"apis": apis, "not_served_yet": later}},
         )
+        watched = dataclasses.replace(
+            scheduling,
+            pod_groups=tuple(apis),
+            pod_group_discovery=DISCOVERY_INTERVAL if later else None,
+        )
+        manager = Manager(client, options)
+        scheduler = GangScheduler(name, level_list, watched)
         manager.add_runnable(scheduler)
         return manager
 

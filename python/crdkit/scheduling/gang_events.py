@@ -66,8 +66,12 @@ class GangEvents:
         pods.store.add_indexer(GROUP_INDEX, self._group_index)
         pods.add_event_handler(self._pod_changed, self._pod_updated, self._pod_deleted)
         for api, informer in podgroups.items():
-            informer.add_event_handler(*self._podgroup_handlers(api))
+            self.watch_pod_groups(api, informer)
         self._mirror.on_capacity_freed(self._capacity_freed)
+
+    def watch_pod_groups(self, api: GroupApiName, informer: Informer[Any]) -> None:
+        """Handle the events of ``api``'s PodGroups (at setup, or once its CRD is served)."""
+        informer.add_event_handler(*self._podgroup_handlers(api))
 
     def placed_on(self, pod: Pod) -> str | None:
         """The node ``pod`` holds: its own, or the one its bind under way assumed."""

@@ -50,6 +50,11 @@ class SchedulerOptions:
     pod_groups: tuple[str, ...] | None = None
     """The PodGroup APIs to watch (their CRDs must be installed); None: every one crdkit
     serves."""
+    pod_group_discovery: float | None = None
+    """Seconds between looks for the PodGroup APIs crdkit serves that `pod_groups` leaves
+    out, each watched from the look that finds it served (a CRD installed after the scheduler
+    started); None: no looks. ``crdkit scheduler`` without ``--pod-groups`` watches what the
+    cluster serves at start and looks for the rest every 30 s."""
     node_selector: str | None = field(
         default=None, metadata=_flag("--node-selector", "Place only on nodes with these labels.")
     )
@@ -156,6 +161,15 @@ class SchedulerOptions:
                 )
         if self.pod_groups is not None:
             object.__setattr__(self, "pod_groups", tuple(self.pod_groups))
+        discovery = self.pod_group_discovery
+        if discovery is not None and not (math.isfinite(discovery) and discovery > 0):
+            raise ValueError(
+                f"pod_group_discovery: expected a number of seconds > 0 or None, got {discovery!r}"
+            )
+        if self.policy not in POLICIES:
+            raise ValueError(
+                f"policy: unknown policy {self.policy!r} (one of {', '.join(POLICIES)})"
+            )
         rules = []
         for index, rule in enumerate(self.topology_by_size):
             pods, topology = rule

@@ -52,6 +52,7 @@ Use it as a Manager component (``manager.add_runnable(GangScheduler(...))``) or 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -68,8 +69,10 @@ from crdkit.scheduling.groups import (
     GROUP_APIS,
     POD_GROUP_APIS,
     GroupApiName,
+    PodGroupApi,
     group_api,
 )
+from crdkit.scheduling.groups.discovery import watch_for_pod_group_apis
 from crdkit.scheduling.metrics import SchedulerMetrics, scheduler_metrics
 from crdkit.scheduling.mirror import ClusterMirror
 from crdkit.scheduling.options import SchedulerOptions
@@ -92,6 +95,8 @@ if TYPE_CHECKING:
     from crdkit.scheduling.decisions import Decision
 
 __all__ = ["GangScheduler"]
+
+log = logging.getLogger(__name__)
 
 
 class GangScheduler(Runnable):
@@ -296,6 +301,7 @@ class GangScheduler(Runnable):
         pods = manager.informers.informer(Pod)
         self._queue.mark_all(GroupRef.parse(text) for text in pods.store.index_values(GROUP_INDEX))
         self._queue.wake()
+        looking = self._look_for_pod_group_apis(manager)
         try:
             while True:
                 await self._queue.wait()
@@ -307,8 +313,34 @@ class GangScheduler(Runnable):
                     # fell seconds behind the apiserver's while nodes sat free.
                     await asyncio.sleep(self.pass_pause * self.last_pass_seconds)
         finally:
+            if looking is not None:
+                looking.cancel()
+                await asyncio.gather(looking, return_exceptions=True)
             if self._dispatcher is not None:
                 await self._dispatcher.drain()
+
+    def _look_for_pod_group_apis(self, manager: Manager) -> asyncio.Task[None] | None:
+        """With `SchedulerOptions.pod_group_discovery`, a task that watches each PodGroup API
+        left out of `pod_groups` from the look that finds the cluster serving it."""
+        interval = self.options.pod_group_discovery
+        missing = [api for api in POD_GROUP_APIS if api not in self.pod_groups]
+        if interval is None or not missing:
+            return None
+
+        async def served(api: PodGroupApi) -> None:
+            informer = manager.informers.informer(self._model(api))
+            self._events.watch_pod_groups(api, informer)
+            await manager.informers.start()  # starts the informers not yet running: this one
+            self.pod_groups = (*self.pod_groups, api)
+            log.info(
+                "watching PodGroups of an API served since the scheduler started",
+                extra={"fields": {"api": api, "apis": list(self.pod_groups)}},
+            )
+
+        return asyncio.create_task(
+            watch_for_pod_group_apis(manager.client, missing, interval, served),
+            name=f"{self.name}: PodGroup APIs",
+        )
 
     @property
     def idle(self) -> bool:

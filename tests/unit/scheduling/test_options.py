@@ -28,6 +28,9 @@ from crdkit.scheduling.options import scheduler_flags
         ("assume_ttl", 0.0),
         ("retry_backoff", (2.0, 1.0)),
         ("report_backoff", (-1.0, 1.0)),
+        ("pod_group_discovery", 0.0),
+        ("pod_group_discovery", float("inf")),
+        ("policy", "worst-fit"),
     ],
 )
 def test_a_bad_value_is_refused_naming_its_field(field: str, value: Any) -> None:
