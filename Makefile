@@ -19,7 +19,8 @@ export PYO3_PYTHON := $(abspath $(PY))
 export HYPOTHESIS_PROFILE ?= $(if $(CI),ci,dev)
 
 RUST_SOURCES := Cargo.toml $(wildcard Cargo.lock) rust/placer/Cargo.toml $(shell find rust -name '*.rs' 2>/dev/null)
-PY_SOURCES := $(shell find python -name '*.py' -o -name '*.pyi' 2>/dev/null)
+# Python sources and the package data that ships beside them (crdkit init's templates).
+PY_SOURCES := $(shell find python -name '*.py' -o -name '*.pyi' -o -name '*.tmpl' 2>/dev/null)
 
 .PHONY: help dev ext envtest lint typecheck rust-check pytest wheel-check docs test test-under-load demo wheels clean
 
@@ -64,12 +65,16 @@ rust-check: dev
 	cargo clippy -q --all-targets --features python -- -D warnings
 	cargo test -q
 
-# `pip install .` into a brand-new virtual environment must give a wheel that imports.
+# The wheel of `pip install .` must install into a brand-new virtual environment and import. It
+# is kept in $(WHEEL_CHECK_DIR): the test of `crdkit init` installs it into a new project.
+WHEEL_CHECK_DIR := $(VENV)/wheel-check
 $(VENV)/.stamp-wheel: pyproject.toml $(RUST_SOURCES) $(PY_SOURCES) | $(PY)
+	rm -rf $(WHEEL_CHECK_DIR)
+	$(BIN)/pip wheel -q --no-deps --wheel-dir $(WHEEL_CHECK_DIR) .
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	$(PYTHON) -m venv "$$tmp/venv" && \
-	"$$tmp/venv/bin/pip" install -q . && \
-	(cd "$$tmp" && "$$tmp/venv/bin/python" -c 'import crdkit, crdkit._placer; from crdkit.scheduling.groups.crds import pod_group_crds; assert len(pod_group_crds()) == 2, "the PodGroup CRDs are not in the wheel"; print("wheel imports:", crdkit.__version__)')
+	"$$tmp/venv/bin/pip" install -q $(WHEEL_CHECK_DIR)/crdkit-*.whl && \
+	(cd "$$tmp" && "$$tmp/venv/bin/python" -c 'import crdkit, crdkit._placer; from crdkit.scheduling.groups.crds import pod_group_crds; assert len(pod_group_crds()) == 2, "the PodGroup CRDs are not in the wheel"; from crdkit.deploy.scaffold.templates import project_files; from crdkit.deploy.scaffold.names import project_names; assert project_files(project_names("probe")), "crdkit init has no templates"; print("wheel imports:", crdkit.__version__)')
 	touch $@
 
 wheel-check: $(VENV)/.stamp-wheel
@@ -97,8 +102,8 @@ wheels: dev
 	"$$tmp/venv/bin/pip" install -q crdkit && \
 	(cd "$$tmp" && "$$tmp/venv/bin/python" -c 'import crdkit._placer, crdkit.placer; print("wheel imports:", crdkit.__version__, crdkit._placer.__file__)')
 
-pytest: dev envtest
-	$(BIN)/pytest
+pytest: dev envtest wheel-check
+	CRDKIT_WHEEL_DIR=$(abspath $(WHEEL_CHECK_DIR)) $(BIN)/pytest
 
 # The documentation site (docs/, mkdocs.yml); --strict fails on any warning, a broken link or
 # anchor included. The API pages are read from python/ statically, so no import is needed.

@@ -4,7 +4,8 @@ A cross-compiled wheel cannot be imported on the machine that built it, so what 
 is checked from the outside: each wheel is abi3 for CPython 3.11+, carries exactly one
 extension module, and that module's ELF header names the machine its platform tag promises
 (an x86_64 library inside an aarch64 wheel would install and then fail to import). The typing
-files must be there too. Prints one JSON line per wheel; exits 1 naming every problem.
+files and the project templates of `crdkit init` must be there too. Prints one JSON line per
+wheel; exits 1 naming every problem.
 
     python tools/check_wheels.py dist/wheels [--expect x86_64 --expect aarch64]
 """
@@ -19,7 +20,13 @@ from pathlib import Path
 
 # ELF e_machine values (the System V ABI's registry) for the platforms crdkit ships.
 ELF_MACHINES = {62: "x86_64", 183: "aarch64"}
-REQUIRED_FILES = ("crdkit/py.typed", "crdkit/_placer.pyi", "crdkit/__init__.py")
+# The typing files, and a template of `crdkit init`: package data that is no Python module.
+REQUIRED_FILES = (
+    "crdkit/py.typed",
+    "crdkit/_placer.pyi",
+    "crdkit/__init__.py",
+    "crdkit/deploy/scaffold/templates/Makefile.tmpl",
+)
 
 
 def elf_machine(data: bytes) -> str | None:

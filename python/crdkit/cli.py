@@ -23,6 +23,7 @@ COMMANDS = {
     "envtest": ("crdkit.testing.envtest.cli", "envtest"),
     "gen-crd": ("crdkit.crd.cli", "gen_crd"),
     "gen-manifests": ("crdkit.deploy.cli.manifests", "gen_manifests"),
+    "init": ("crdkit.deploy.cli.init", "init"),
     "gen-rbac": ("crdkit.deploy.cli.rbac", "gen_rbac"),
     "gen-webhooks": ("crdkit.deploy.cli.webhooks", "gen_webhooks"),
     "place": ("crdkit.placer.cli", "place_command"),

@@ -31,6 +31,7 @@ def good(machine: int) -> dict[str, bytes]:
         "crdkit/py.typed": b"",
         "crdkit/_placer.pyi": b"",
         "crdkit/_placer.abi3.so": elf(machine),
+        "crdkit/deploy/scaffold/templates/Makefile.tmpl": b"",
     }
 
 
@@ -53,6 +54,11 @@ def test_good_wheels_pass(tmp_path: Path) -> None:
         (ARM, good(62), "is built for x86_64, not aarch64"),
         (X86, {**good(62), "crdkit/extra.so": elf(62)}, "not one _placer.abi3.so"),
         (X86, {k: v for k, v in good(62).items() if k != "crdkit/py.typed"}, "py.typed"),
+        (
+            X86,
+            {k: v for k, v in good(62).items() if not k.endswith(".tmpl")},
+            "templates/Makefile.tmpl is missing",
+        ),
         (X86.replace("abi3", "cp311"), good(62), "not cp311-abi3"),
         (X86, {**good(62), "tests/test_x.py": b""}, "carries ['tests/test_x.py']"),
     ],
