@@ -66,6 +66,7 @@ from crdkit.scheduling.decisions import Bind, Evict
 from crdkit.scheduling.dispatcher import BindRefused, Bound, Dispatcher, Outcome, Settled
 from crdkit.scheduling.gang_events import GangEvents
 from crdkit.scheduling.groups import (
+    DEFAULT_POD_GROUP_APIS,
     GROUP_APIS,
     POD_GROUP_APIS,
     GroupApiName,
@@ -90,6 +91,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from crdkit.placer.cluster import Policy
+    from crdkit.runtime.informer import Informer
     from crdkit.runtime.manager import Manager
     from crdkit.runtime.reconciler import RbacRule
     from crdkit.scheduling.decisions import Decision
@@ -97,6 +99,18 @@ if TYPE_CHECKING:
 __all__ = ["GangScheduler"]
 
 log = logging.getLogger(__name__)
+
+
+def _companions(manager: Manager, api: GroupApiName) -> Informer[Any] | None:
+    """The informer of the objects ``api``'s PodGroups take part of their policy from."""
+    companion = GROUP_APIS[api].companion
+    return None if companion is None else manager.informers.informer(companion)
+
+
+def _companion(api: GroupApiName) -> type[Any]:
+    companion = GROUP_APIS[api].companion
+    assert companion is not None, f"{api} PodGroups name no other object"
+    return companion
 
 
 class GangScheduler(Runnable):
@@ -135,7 +149,7 @@ class GangScheduler(Runnable):
         options = options or SchedulerOptions()
         if shorthand:
             options = options.replace(**shorthand)
-        wanted = POD_GROUP_APIS if options.pod_groups is None else options.pod_groups
+        wanted = DEFAULT_POD_GROUP_APIS if options.pod_groups is None else options.pod_groups
         for index, (_, topology) in enumerate(options.topology_by_size):
             level = topology.get("level")
             if level is not None and level not in (*levels, HOSTNAME_LEVEL):
@@ -217,9 +231,14 @@ class GangScheduler(Runnable):
         self._reads = reads = PodReads(pods.store)
         rank_rules = RankRuleIndex(pods.store, reads.get, self._events.placed_on, finished)
         podgroups = {api: manager.informers.informer(self._model(api)) for api in self.pod_groups}
-        self._events.watch(pods, reads, rank_rules, podgroups)
+        self._events.watch(pods, reads, rank_rules)
+        for api, informer in podgroups.items():
+            self._events.watch_pod_groups(api, informer, _companions(manager, api))
         reader = GroupReader(
-            reads, self.mirror, lambda api: manager.informers.informer(self._model(api)).store
+            reads,
+            self.mirror,
+            lambda api: manager.informers.informer(self._model(api)).store,
+            lambda api: manager.informers.informer(_companion(api)).store,
         )
         preemptor = Preemptor(self.mirror, self._reservations, reader, pods.store, budgets.store)
         self._cycle = Cycle(
@@ -329,7 +348,7 @@ class GangScheduler(Runnable):
 
         async def served(api: PodGroupApi) -> None:
             informer = manager.informers.informer(self._model(api))
-            self._events.watch_pod_groups(api, informer)
+            self._events.watch_pod_groups(api, informer, _companions(manager, api))
             await manager.informers.start()  # starts the informers not yet running: this one
             self.pod_groups = (*self.pod_groups, api)
             log.info(
