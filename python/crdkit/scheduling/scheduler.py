@@ -127,6 +127,7 @@ class GangScheduler(Runnable):
     rbac: ClassVar[Sequence[RbacRule]] = (
         ("", "pods", ("get", "list", "watch", "delete")),
         ("", "pods/binding", ("create",)),
+        ("", "pods/status", ("patch",)),  # DisruptionTarget on the pods it preempts
         ("", "nodes", ("get", "list", "watch")),
         ("events.k8s.io", "events", ("create", "patch")),
         ("policy", "poddisruptionbudgets", ("get", "list", "watch")),
