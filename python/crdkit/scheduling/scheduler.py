@@ -2,8 +2,9 @@
 
 Pods name it in ``spec.schedulerName``; they are grouped into gangs by the PodGroup they
 belong to (see `crdkit.scheduling.groups`: the coscheduling PodGroup of scheduler-plugins,
-by the ``scheduling.x-k8s.io/pod-group`` label, and Volcano's, by the
-``scheduling.k8s.io/group-name`` annotation); a pod of neither is a gang of one. This is what
+by the ``scheduling.x-k8s.io/pod-group`` label, Volcano's, by the
+``scheduling.k8s.io/group-name`` annotation, and Kubernetes' own, by the pod's
+``spec.schedulingGroup``); a pod of none is a gang of one. This is what
 lets pods made by other controllers (Kubeflow's training-operator, JobSet, LWS, a plain Job)
 be gang-placed with crdkit's placer.
 
