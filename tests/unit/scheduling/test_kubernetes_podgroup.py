@@ -10,12 +10,15 @@ from typing import Any
 import pytest
 
 import factories
+from crdkit.client.errors import ConfigError
 from crdkit.resources import PodGroup, Workload
+from crdkit.scheduling.cli import _pod_group_apis
 from crdkit.scheduling.gangs import PriorityRule
 from crdkit.scheduling.groups import GROUP_APIS, GroupCounts, pod_group_of
 from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL
 from crdkit.scheduling.groups.crds import pod_group_crd_text, pod_group_crds
 from crdkit.scheduling.groups.kubernetes import INITIALLY_SCHEDULED, KubernetesApi
+from crdkit.testing import FakeCluster
 from factories import kubernetes_podgroup
 
 API = KubernetesApi()
@@ -253,3 +256,17 @@ def test_the_built_in_api_has_no_crd_and_says_how_to_turn_it_on() -> None:
         pod_group_crd_text("kubernetes")
     assert pod_group_crds(["kubernetes"]) == []
     assert ("scheduling.k8s.io", "workloads", ("get", "list", "watch")) in API.rbac
+
+
+async def test_asking_for_it_where_it_is_not_served_says_what_to_turn_on_in_one_line() -> None:
+    async with FakeCluster().client() as client:
+        with pytest.raises(ConfigError) as refused:
+            await _pod_group_apis(client, ["kubernetes"])
+    message = str(refused.value)
+    assert "\n" not in message
+    assert message == (
+        "--pod-groups: the cluster does not serve the kubernetes PodGroup API "
+        "(scheduling.k8s.io/v1beta1); turn it on in kube-apiserver v1.37+ (built in, no CRD: "
+        "--feature-gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true "
+        "--runtime-config=scheduling.k8s.io/v1beta1=true) or leave it out"
+    )
