@@ -1,4 +1,4 @@
-"""Builders of the objects the tests make: Pods, Nodes, the two PodGroup kinds, and the placer's
+"""Builders of the objects the tests make: Pods, Nodes, the three PodGroup kinds, and the placer's
 node, task and gang dicts (docs/reference/placement-io.md). Keyword arguments name what a test
 cares about; the rest has the value most tests want. Imported by module name (this folder is on
 ``sys.path``, through tests/conftest.py).
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec
 
-from crdkit.resources import Node, Pod
+from crdkit.resources import Node, Pod, PodGroup
 from crdkit.scheduling.groups import PodGroupApi
 from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.scheduling.groups.volcano import VOLCANO_GROUP_NAME_ANNOTATION, VolcanoPodGroup
@@ -63,6 +63,8 @@ def pod_json(
         api, group = pod_group
         if api == "coscheduling":
             labels = {**(labels or {}), COSCHEDULING_POD_GROUP_LABEL: group}
+        elif api == "kubernetes":
+            spec = {**spec, "schedulingGroup": {"podGroupName": group}}
         else:
             annotations = {**(annotations or {}), VOLCANO_GROUP_NAME_ANNOTATION: group}
     metadata: dict[str, Any] = {}
@@ -203,6 +205,26 @@ def volcano_podgroup(
     if tier is not None:
         fields["networkTopology"] = {"mode": "hard", "highestTierAllowed": tier}
     return VolcanoPodGroup.model_validate(
+        {"metadata": {"name": name, "namespace": namespace}, "spec": fields}
+    )
+
+
+def kubernetes_podgroup(
+    name: str,
+    min_count: int | None,
+    *,
+    namespace: str = NAMESPACE,
+    topology: str | None = None,
+    **spec: Any,
+) -> PodGroup:
+    """Kubernetes' PodGroup ``name``: a gang of ``min_count`` pods (None: a ``basic`` group),
+    in one domain of node label ``topology`` when given; ``spec``: more of its spec
+    (camelCase: ``priorityClassName``, ``workloadRef``)."""
+    policy = {"basic": {}} if min_count is None else {"gang": {"minCount": min_count}}
+    fields: dict[str, Any] = {"schedulingPolicy": policy, **spec}
+    if topology is not None:
+        fields["schedulingConstraints"] = {"topology": [{"key": topology}]}
+    return PodGroup.model_validate(
         {"metadata": {"name": name, "namespace": namespace}, "spec": fields}
     )
 

@@ -12,6 +12,7 @@ carries a ``ResourceInfo`` (``resource_info(Pod).path(namespace="ns")``) for cli
       ├── Service, ServiceAccount, PersistentVolumeClaim    (core v1, imported on first use)
       ├── Deployment, StatefulSet, DaemonSet, ReplicaSet    (apps/v1, imported on first use)
       ├── Job, CronJob (batch/v1), PodDisruptionBudget (policy/v1), imported on first use
+      ├── PodGroup, Workload (scheduling.k8s.io/v1beta1, gated), imported on first use
       ├── Event (events.k8s.io/v1), Lease (coordination.k8s.io/v1)
       └── PartialObjectMetadata (meta.k8s.io/v1, metadata only)
     ObjectList[T] ── apiVersion, kind, metadata: ListMeta, items: list[T]
@@ -41,6 +42,7 @@ from crdkit.resources.core import NodeStatus as NodeStatus
 from crdkit.resources.core import ObjectReference as ObjectReference
 from crdkit.resources.core import Pod as Pod
 from crdkit.resources.core import PodCondition as PodCondition
+from crdkit.resources.core import PodSchedulingGroup as PodSchedulingGroup
 from crdkit.resources.core import PodSpec as PodSpec
 from crdkit.resources.core import PodStatus as PodStatus
 from crdkit.resources.core import PodTemplateSpec as PodTemplateSpec
@@ -106,6 +108,20 @@ if TYPE_CHECKING:
     from crdkit.resources.batch import JobSpec as JobSpec
     from crdkit.resources.batch import JobStatus as JobStatus
     from crdkit.resources.batch import JobTemplateSpec as JobTemplateSpec
+    from crdkit.resources.podgroups import GangSchedulingPolicy as GangSchedulingPolicy
+    from crdkit.resources.podgroups import PodGroup as PodGroup
+    from crdkit.resources.podgroups import PodGroupCondition as PodGroupCondition
+    from crdkit.resources.podgroups import (
+        PodGroupSchedulingConstraints as PodGroupSchedulingConstraints,
+    )
+    from crdkit.resources.podgroups import PodGroupSchedulingPolicy as PodGroupSchedulingPolicy
+    from crdkit.resources.podgroups import PodGroupSpec as PodGroupSpec
+    from crdkit.resources.podgroups import PodGroupStatus as PodGroupStatus
+    from crdkit.resources.podgroups import PodGroupTemplate as PodGroupTemplate
+    from crdkit.resources.podgroups import TopologyConstraint as TopologyConstraint
+    from crdkit.resources.podgroups import Workload as Workload
+    from crdkit.resources.podgroups import WorkloadReference as WorkloadReference
+    from crdkit.resources.podgroups import WorkloadSpec as WorkloadSpec
     from crdkit.resources.policy import PodDisruptionBudget as PodDisruptionBudget
     from crdkit.resources.policy import PodDisruptionBudgetSpec as PodDisruptionBudgetSpec
     from crdkit.resources.policy import PodDisruptionBudgetStatus as PodDisruptionBudgetStatus

@@ -29,6 +29,7 @@ __all__ = [
     "ObjectReference",
     "Pod",
     "PodCondition",
+    "PodSchedulingGroup",
     "PodSpec",
     "PodStatus",
     "PodTemplateSpec",
@@ -84,6 +85,13 @@ class Toleration(OpenModel):
     toleration_seconds: int | None = None
 
 
+class PodSchedulingGroup(OpenModel):
+    """The group a pod belongs to (``spec.schedulingGroup``; ``GenericWorkload`` gate)."""
+
+    pod_group_name: str | None = None
+    """A ``scheduling.k8s.io`` PodGroup in the pod's namespace; it may not exist yet."""
+
+
 class PodSpec(OpenModel):
     node_name: str | None = None
     scheduler_name: str | None = None
@@ -97,6 +105,7 @@ class PodSpec(OpenModel):
     restart_policy: str | None = None
     active_deadline_seconds: int | None = None
     preemption_policy: str | None = None
+    scheduling_group: PodSchedulingGroup | None = None
 
 
 class PodCondition(OpenModel):

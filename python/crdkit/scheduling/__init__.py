@@ -17,12 +17,12 @@
 - `OwnGangs`: for an operator that makes its own pods: place a gang and create it bound in one
   call (`place_and_create`), and reconcile the gangs that did not fit when room frees
   (`WaitingForCapacity`); `gang_of` and `bindings_for` are its two halves.
-- `GangScheduler`: all of it as a secondary scheduler for pods grouped by coscheduling or
-  Volcano PodGroups (``crdkit scheduler``, or ``manager.add_runnable(GangScheduler(...))``),
-  told by `SchedulerOptions`; each gang API is one adapter (`GroupApi`, in ``GROUP_APIS``).
-  Inside, it is kube-scheduler's shape: a queue, a pure cycle that returns decisions, plugins
-  that own their state (reservations, preemption, reporting) and one dispatcher for every API
-  call.
+- `GangScheduler`: all of it as a secondary scheduler for pods grouped by coscheduling,
+  Volcano or Kubernetes' own PodGroups (``crdkit scheduler``, or
+  ``manager.add_runnable(GangScheduler(...))``), told by `SchedulerOptions`; each gang API is
+  one adapter (`GroupApi`, in ``GROUP_APIS``). Inside, it is kube-scheduler's shape: a queue,
+  a pure cycle that returns decisions, plugins that own their state (reservations,
+  preemption, reporting) and one dispatcher for every API call.
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@
     crdkit scheduler --name crdkit-gang-scheduler \\
         --levels example.com/block,example.com/rack --topology preferred:example.com/rack
 
-Pods that name it in ``spec.schedulerName`` are placed as gangs (by their coscheduling or
-Volcano PodGroup). The PodGroup APIs watched are those whose CRDs the cluster serves, unless
-``--pod-groups`` names them (then a missing CRD is an error).
+Pods that name it in ``spec.schedulerName`` are placed as gangs (by their coscheduling,
+Volcano or Kubernetes PodGroup). The PodGroup APIs watched are those the cluster serves (a CRD
+installed, or Kubernetes' own turned on), unless ``--pod-groups`` names them (then one not
+served is an error).
 """
 
 from __future__ import annotations
@@ -90,9 +91,10 @@ async def _pod_group_apis(client: Client, wanted: list[str] | None) -> list[str]
         return served
     missing = [api for api in wanted if api not in served]
     if missing:
+        hint = group_api(missing[0]).unserved_hint  # a CRD to install, or gates to turn on
         raise ConfigError(
             f"--pod-groups: the cluster does not serve the {missing[0]} PodGroup API "
-            f"({'/'.join(_group_version(missing[0]))}); install its CRD or leave it out"
+            f"({'/'.join(_group_version(missing[0]))}); {hint} or leave it out"
         )
     return wanted
 
@@ -131,13 +133,15 @@ def scheduler_options(command: Any) -> Any:
 @click.option(
     "--pod-groups",
     default=None,
-    help="PodGroup APIs to watch: coscheduling,volcano (default: those the cluster serves).",
+    help="PodGroup APIs to watch: coscheduling,volcano,kubernetes (default: those the "
+    "cluster serves).",
 )
 @click.option(
     "--install-crds",
     is_flag=True,
     help="Create the upstream PodGroup CRDs (those --pod-groups names, else both) that the "
-    "cluster lacks before starting; existing ones are left as they are.",
+    "cluster lacks before starting; existing ones are left as they are (kubernetes is built "
+    "in and has none).",
 )
 @click.option(
     "--print-crds",
@@ -186,9 +190,12 @@ def scheduler_command(
             except ValueError as error:
                 raise click.UsageError(str(error)) from None
     if print_crds:
-        from crdkit.scheduling.groups.crds import pod_group_crd_text
+        from crdkit.scheduling.groups.crds import pod_group_crd_text, with_crds
 
-        for api in wanted or POD_GROUP_APIS:
+        for api in wanted or with_crds(POD_GROUP_APIS):
+            if not with_crds([api]):  # on stderr: stdout stays YAML for kubectl apply -f -
+                click.echo(f"# {api}: no CRD, {group_api(api).unserved_hint}", err=True)
+                continue
             text = pod_group_crd_text(api)
             click.echo(
                 text if text.startswith("---") else f"---\n{text}", nl=not text.endswith("\n")

@@ -23,6 +23,7 @@ from crdkit.resources import Pod
 from crdkit.scheduling.binder import BindError
 from crdkit.scheduling.decisions import Bind, Evict, Later, Reserve, RollBack, Wait, WriteStatus
 from crdkit.scheduling.groups import GROUP_APIS
+from crdkit.scheduling.groups.api import now_text
 from crdkit.scheduling.mirror import pod_key
 
 if TYPE_CHECKING:
@@ -38,9 +39,22 @@ if TYPE_CHECKING:
     from crdkit.scheduling.pending import GroupRef, PendingGroup
     from crdkit.scheduling.reporting import Reporter
 
-__all__ = ["BindRefused", "Bound", "Dispatcher", "Outcome", "Settled"]
+__all__ = [
+    "DISRUPTION_TARGET",
+    "PREEMPTION_BY_SCHEDULER",
+    "BindRefused",
+    "Bound",
+    "Dispatcher",
+    "Outcome",
+    "Settled",
+]
 
 log = logging.getLogger("crdkit.scheduling.scheduler")
+
+DISRUPTION_TARGET = "DisruptionTarget"
+"""The pod condition saying the pod is about to be terminated by a disruption."""
+PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+"""Its reason when a scheduler preempts the pod (kube-scheduler's, for every preemption)."""
 
 
 @dataclass(frozen=True)
@@ -208,21 +222,25 @@ class Dispatcher:
 
     async def _evict(self, decision: Evict) -> None:
         """Delete every pod of each victim gang, with its grace period, after an Event on it
-        naming the preemptor."""
+        naming the preemptor and the ``DisruptionTarget`` condition kube-scheduler writes
+        before it preempts (a Job's ``podFailurePolicy`` reads it to not count the pod as
+        failed)."""
         ref, priority = decision.ref, decision.priority
         for victim in decision.victims:
             for pod in victim.pods:
                 namespace, _, name = pod.key.partition("/")
                 seen = self._pods.get_by_name(name, namespace)
                 if seen is not None:
+                    said = f"Preempted by gang {ref} (priority {priority}) to free {decision.where}"
                     await self._event(
                         seen,
                         "Warning",
                         "Preempted",
-                        f"Preempted by gang {ref} (priority {priority}) to free "
-                        f"{decision.where}; the whole gang {victim.ref} "
-                        f"(priority {victim.priority}) is evicted",
+                        f"{said}; the whole gang {victim.ref} (priority {victim.priority}) is "
+                        f"evicted",
                     )
+                    if seen.metadata.uid == pod.uid:  # not a new pod of that name
+                        await self._disruption_target(seen, said)
                 try:
                     await self._client.delete(
                         Pod, name, namespace=namespace, preconditions=Preconditions(uid=pod.uid)
@@ -231,6 +249,36 @@ class Dispatcher:
                     pass  # gone already, or replaced by a new pod of that name
                 except KubernetesError as error:
                     log.warning("%s: could not evict %s: %s", ref, pod.key, error)
+
+    async def _disruption_target(self, pod: Pod, message: str) -> None:
+        """Mark ``pod`` about to be preempted. A strategic merge patch adds the condition to
+        the pod's others (merged by type). When the write fails the pod is evicted all the
+        same: the preemptor waits for its victims to go, and one left would hold it forever
+        (kube-scheduler would leave the pod and try again)."""
+        condition = {
+            "type": DISRUPTION_TARGET,
+            "status": "True",
+            "reason": PREEMPTION_BY_SCHEDULER,
+            "message": message,
+            "lastTransitionTime": now_text(),
+        }
+        try:
+            await self._client.patch(
+                Pod,
+                pod.metadata.name or "",
+                {"status": {"conditions": [condition]}},
+                namespace=pod.metadata.namespace,
+                patch_type=PatchType.STRATEGIC,
+                subresource="status",
+            )
+        except NotFound:
+            pass  # gone already: the delete finds it gone too
+        except KubernetesError as error:
+            log.warning(
+                "could not mark %s a disruption target: %s",
+                pod_key(pod.metadata.namespace, pod.metadata.name),
+                error,
+            )
 
     # -- reports ----------------------------------------------------------------------------
 

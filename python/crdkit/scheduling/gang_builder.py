@@ -1,7 +1,8 @@
 """Whether a gang is ready to place, and its placer gang if so.
 
 `GangBuilder.gang_for` turns a group as a pass read it (`crdkit.scheduling.pending`) into a
-`GangRequest`, or tells the `Reporter` why it waits: its PodGroup is missing or invalid, too few
+`GangRequest`, or tells the `Reporter` why it waits: its PodGroup is missing or invalid (its
+pods' priority not the one it declares, for one), too few
 of its pods exist, scheduling gates hold too many of them, a pod asks for what the placer cannot
 honour, or its bound pods already span several domains of the level it must keep to (then a
 gang left partly bound is rolled back). It adds what the placer needs beyond the pods: the nodes
@@ -76,9 +77,14 @@ class GangBuilder:
             reporter.wait(group, "PodGroupNotFound", message, out)
             return None
         try:
-            group.policy = GROUP_APIS[ref.api].policy(group.podgroup, self._levels)
+            group.policy = GROUP_APIS[ref.api].policy(group.podgroup, self._levels, group.companion)
         except ValueError as error:
             reporter.wait(group, "InvalidPodGroup", str(error), out)
+            return None
+        rule = group.policy.priority
+        refusal = rule and rule.refusal([*group.pending, *group.gated, *group.bound])
+        if refusal:
+            reporter.wait(group, "InvalidPodGroup", refusal, out)
             return None
         needed = group.policy.min_member - len(group.bound)
         if group.gated and needed > len(group.pending):

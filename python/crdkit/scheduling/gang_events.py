@@ -58,20 +58,26 @@ class GangEvents:
         pods: Informer[Pod],
         reads: PodReads,
         rank_rules: RankRuleIndex,
-        podgroups: dict[GroupApiName, Informer[Any]],
     ) -> None:
-        """Index ``pods`` by gang and handle the events of the pods and PodGroups."""
+        """Index ``pods`` by gang and handle their events (the PodGroups' are handled from
+        `watch_pod_groups`)."""
         self._reads = reads
         self._rank_rules = rank_rules
         pods.store.add_indexer(GROUP_INDEX, self._group_index)
         pods.add_event_handler(self._pod_changed, self._pod_updated, self._pod_deleted)
-        for api, informer in podgroups.items():
-            self.watch_pod_groups(api, informer)
         self._mirror.on_capacity_freed(self._capacity_freed)
 
-    def watch_pod_groups(self, api: GroupApiName, informer: Informer[Any]) -> None:
-        """Handle the events of ``api``'s PodGroups (at setup, or once its CRD is served)."""
+    def watch_pod_groups(
+        self,
+        api: GroupApiName,
+        informer: Informer[Any],
+        companions: Informer[Any] | None = None,
+    ) -> None:
+        """Handle the events of ``api``'s PodGroups (at setup, or once its CRD is served), and
+        of the companion objects they take part of their policy from."""
         informer.add_event_handler(*self._podgroup_handlers(api))
+        if companions is not None:
+            companions.add_event_handler(*self._companion_handlers(api, informer))
 
     def placed_on(self, pod: Pod) -> str | None:
         """The node ``pod`` holds: its own, or the one its bind under way assumed."""
@@ -137,6 +143,24 @@ class GangEvents:
             ref = GroupRef(api, namespace, podgroup.metadata.name or "")
             self._reporter.status_unwritten(ref)  # the next write compares with what it says
             self._queue.mark(ref)
+
+        return changed, lambda _old, new: changed(new), changed
+
+    def _companion_handlers(
+        self, api: GroupApiName, podgroups: Informer[Any]
+    ) -> tuple[Callable[[Any], None], Callable[[Any, Any], None], Callable[[Any], None]]:
+        """A companion changed (a Workload made after its PodGroups, say): mark the PodGroups
+        that name it."""
+        adapter = GROUP_APIS[api]
+
+        def changed(companion: Any) -> None:
+            namespace = companion.metadata.namespace or "default"
+            for podgroup in podgroups.store.list():  # rare events: a scan costs nothing
+                if (
+                    podgroup.metadata.namespace == namespace
+                    and adapter.companion_of(podgroup) == companion.metadata.name
+                ):
+                    self._queue.mark(GroupRef(api, namespace, podgroup.metadata.name or ""))
 
         return changed, lambda _old, new: changed(new), changed
 

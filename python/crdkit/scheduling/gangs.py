@@ -62,6 +62,7 @@ __all__ = [
     "TASK_KEYS",
     "GangPolicy",
     "GangRequest",
+    "PriorityRule",
     "build_gang",
     "kueue_topology",
     "per_node_limits",
@@ -89,6 +90,35 @@ TASK_KEYS = (
 
 
 @dataclass(frozen=True)
+class PriorityRule:
+    """The priority a PodGroup declares for its pods, which they must all have (kube-scheduler
+    refuses a gang whose pods' priority differs from its group's too)."""
+
+    field: str
+    """Where it is declared, named in the refusal."""
+    class_name: str | None = None
+    """The pods' ``spec.priorityClassName`` must be this."""
+    value: int | None = None
+    """The pods' ``spec.priority`` (0 when unset) must be this."""
+
+    def refusal(self, pods: Sequence[Pod]) -> str | None:
+        """Why ``pods`` break the rule (the first that does), or None."""
+        for pod in pods:
+            name = f"{pod.metadata.namespace}/{pod.metadata.name}"
+            if self.class_name is not None and pod.spec.priority_class_name != self.class_name:
+                return (
+                    f"{self.field}: the group's priority class is {self.class_name!r} and pod "
+                    f"{name}'s is {pod.spec.priority_class_name or ''!r}: a gang has one priority"
+                )
+            if self.value is not None and (pod.spec.priority or 0) != self.value:
+                return (
+                    f"{self.field}: the group's priority is {self.value} and pod {name}'s is "
+                    f"{pod.spec.priority or 0}: a gang has one priority"
+                )
+        return None
+
+
+@dataclass(frozen=True)
 class GangPolicy:
     """What a PodGroup (or the lack of one) asks of a gang."""
 
@@ -97,6 +127,8 @@ class GangPolicy:
     """The contract's gang ``topology``; None: from the pods' annotations, else the default."""
     min_task_member: Mapping[str, int] = field(default_factory=dict)
     """The fewest pods of a task (by role), as Volcano's ``minTaskMember``."""
+    priority: PriorityRule | None = None
+    """The priority the group declares; None: the gang's priority is its pods'."""
 
 
 @dataclass(frozen=True)

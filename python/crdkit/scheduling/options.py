@@ -48,8 +48,9 @@ class SchedulerOptions:
     or a pod's own topology still wins. ``crdkit scheduler --topology-rule 8:required:LEVEL``
     spells one."""
     pod_groups: tuple[str, ...] | None = None
-    """The PodGroup APIs to watch (their CRDs must be installed); None: every one crdkit
-    serves."""
+    """The PodGroup APIs to watch (the cluster must serve them: their CRDs installed, or
+    Kubernetes' own turned on); None: every one crdkit ships a CRD of (``coscheduling``,
+    ``volcano``), Kubernetes' gated PodGroup only when named."""
     pod_group_discovery: float | None = None
     """Seconds between looks for the PodGroup APIs crdkit serves that `pod_groups` leaves
     out, each watched from the look that finds it served (a CRD installed after the scheduler

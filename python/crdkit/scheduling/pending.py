@@ -73,6 +73,8 @@ class PendingGroup:
     """Pending pods held by ``spec.schedulingGates``: not placed until their gates are gone."""
     counts: GroupCounts = field(default_factory=GroupCounts)
     podgroup: Any = None
+    companion: Any = None
+    """The object the PodGroup takes part of its policy from (`GroupApi.companion`), if any."""
     policy: GangPolicy = field(default_factory=GangPolicy)
 
 
@@ -106,17 +108,20 @@ def line_place(group: PendingGroup, size_credit: float) -> tuple[datetime, str, 
 
 
 class GroupReader:
-    """Reads groups from the caches: pods by `GROUP_INDEX`, PodGroups by name."""
+    """Reads groups from the caches: pods by `GROUP_INDEX`, PodGroups by name, and the
+    companion a PodGroup names (``companions``: an API's store of them)."""
 
     def __init__(
         self,
         reads: PodReads,
         mirror: ClusterMirror,
         podgroups: Callable[[GroupApiName], Store[Any]],
+        companions: Callable[[GroupApiName], Store[Any]] | None = None,
     ) -> None:
         self._reads = reads
         self._mirror = mirror
         self._podgroups = podgroups
+        self._companions = companions
 
     def pods(self, ref: GroupRef | str) -> list[Pod]:
         """Every cached pod of the group."""
@@ -141,8 +146,13 @@ class GroupReader:
             elif pod.metadata.deletion_timestamp is None:
                 (group.gated if scheduling_gates(pod) else group.pending).append(pod)
         group.counts = GroupCounts(len(pods), len(group.bound), running, succeeded, failed)
-        if GROUP_APIS[ref.api].model is not None:
+        api = GROUP_APIS[ref.api]
+        if api.model is not None:
             group.podgroup = self._podgroups(ref.api).get_by_name(ref.name, ref.namespace)
+        if group.podgroup is not None and api.companion is not None and self._companions:
+            name = api.companion_of(group.podgroup)
+            if name:
+                group.companion = self._companions(ref.api).get_by_name(name, ref.namespace)
         if not pods and group.podgroup is None:
             return None
         return group

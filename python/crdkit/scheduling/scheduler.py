@@ -2,8 +2,9 @@
 
 Pods name it in ``spec.schedulerName``; they are grouped into gangs by the PodGroup they
 belong to (see `crdkit.scheduling.groups`: the coscheduling PodGroup of scheduler-plugins,
-by the ``scheduling.x-k8s.io/pod-group`` label, and Volcano's, by the
-``scheduling.k8s.io/group-name`` annotation); a pod of neither is a gang of one. This is what
+by the ``scheduling.x-k8s.io/pod-group`` label, Volcano's, by the
+``scheduling.k8s.io/group-name`` annotation, and Kubernetes' own, by the pod's
+``spec.schedulingGroup``); a pod of none is a gang of one. This is what
 lets pods made by other controllers (Kubeflow's training-operator, JobSet, LWS, a plain Job)
 be gang-placed with crdkit's placer.
 
@@ -66,6 +67,7 @@ from crdkit.scheduling.decisions import Bind, Evict
 from crdkit.scheduling.dispatcher import BindRefused, Bound, Dispatcher, Outcome, Settled
 from crdkit.scheduling.gang_events import GangEvents
 from crdkit.scheduling.groups import (
+    DEFAULT_POD_GROUP_APIS,
     GROUP_APIS,
     POD_GROUP_APIS,
     GroupApiName,
@@ -90,6 +92,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from crdkit.placer.cluster import Policy
+    from crdkit.runtime.informer import Informer
     from crdkit.runtime.manager import Manager
     from crdkit.runtime.reconciler import RbacRule
     from crdkit.scheduling.decisions import Decision
@@ -97,6 +100,18 @@ if TYPE_CHECKING:
 __all__ = ["GangScheduler"]
 
 log = logging.getLogger(__name__)
+
+
+def _companions(manager: Manager, api: GroupApiName) -> Informer[Any] | None:
+    """The informer of the objects ``api``'s PodGroups take part of their policy from."""
+    companion = GROUP_APIS[api].companion
+    return None if companion is None else manager.informers.informer(companion)
+
+
+def _companion(api: GroupApiName) -> type[Any]:
+    companion = GROUP_APIS[api].companion
+    assert companion is not None, f"{api} PodGroups name no other object"
+    return companion
 
 
 class GangScheduler(Runnable):
@@ -113,6 +128,7 @@ class GangScheduler(Runnable):
     rbac: ClassVar[Sequence[RbacRule]] = (
         ("", "pods", ("get", "list", "watch", "delete")),
         ("", "pods/binding", ("create",)),
+        ("", "pods/status", ("patch",)),  # DisruptionTarget on the pods it preempts
         ("", "nodes", ("get", "list", "watch")),
         ("events.k8s.io", "events", ("create", "patch")),
         ("policy", "poddisruptionbudgets", ("get", "list", "watch")),
@@ -135,7 +151,7 @@ class GangScheduler(Runnable):
         options = options or SchedulerOptions()
         if shorthand:
             options = options.replace(**shorthand)
-        wanted = POD_GROUP_APIS if options.pod_groups is None else options.pod_groups
+        wanted = DEFAULT_POD_GROUP_APIS if options.pod_groups is None else options.pod_groups
         for index, (_, topology) in enumerate(options.topology_by_size):
             level = topology.get("level")
             if level is not None and level not in (*levels, HOSTNAME_LEVEL):
@@ -217,9 +233,14 @@ class GangScheduler(Runnable):
         self._reads = reads = PodReads(pods.store)
         rank_rules = RankRuleIndex(pods.store, reads.get, self._events.placed_on, finished)
         podgroups = {api: manager.informers.informer(self._model(api)) for api in self.pod_groups}
-        self._events.watch(pods, reads, rank_rules, podgroups)
+        self._events.watch(pods, reads, rank_rules)
+        for api, informer in podgroups.items():
+            self._events.watch_pod_groups(api, informer, _companions(manager, api))
         reader = GroupReader(
-            reads, self.mirror, lambda api: manager.informers.informer(self._model(api)).store
+            reads,
+            self.mirror,
+            lambda api: manager.informers.informer(self._model(api)).store,
+            lambda api: manager.informers.informer(_companion(api)).store,
         )
         preemptor = Preemptor(self.mirror, self._reservations, reader, pods.store, budgets.store)
         self._cycle = Cycle(
@@ -329,7 +350,7 @@ class GangScheduler(Runnable):
 
         async def served(api: PodGroupApi) -> None:
             informer = manager.informers.informer(self._model(api))
-            self._events.watch_pod_groups(api, informer)
+            self._events.watch_pod_groups(api, informer, _companions(manager, api))
             await manager.informers.start()  # starts the informers not yet running: this one
             self.pod_groups = (*self.pod_groups, api)
             log.info(

@@ -7,7 +7,7 @@ import contextlib
 import time
 from typing import TYPE_CHECKING, Any
 
-from crdkit.resources import Node, Pod
+from crdkit.resources import Node, Pod, resource_info
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.groups import GROUP_APIS, PodGroupApi
 from crdkit.testing import FakeCluster, FakeKind, running_manager
@@ -53,10 +53,25 @@ async def add_node(client: Client, name: str, labels: dict[str, str] | None = No
 
 def pod_group_kind(api: PodGroupApi) -> FakeKind:
     """The PodGroup kind of ``api`` as its upstream CRD serves it (Volcano's CRD has no status
-    subresource, the coscheduling one has)."""
+    subresource, the coscheduling one has), or as kube-apiserver serves a built-in one."""
     adapter = GROUP_APIS[api]
     assert adapter.model is not None
+    if adapter.crd_file is None:
+        return FakeKind(
+            resource_info(adapter.model), status_subresource=True, tracks_generation=True
+        )
     return FakeKind.of_crd(adapter.model, status_subresource=adapter.status_subresource)
+
+
+def pod_group_kinds(api: PodGroupApi) -> list[FakeKind]:
+    """The kinds the scheduler watches for ``api``: its PodGroup and its companion's."""
+    companion = GROUP_APIS[api].companion
+    extra = (
+        []
+        if companion is None
+        else [FakeKind(resource_info(companion), False, True, has_status=False)]
+    )
+    return [pod_group_kind(api), *extra]
 
 
 @contextlib.asynccontextmanager
@@ -69,7 +84,7 @@ async def scheduling(
 ) -> AsyncIterator[tuple[GangScheduler, Client]]:
     """The scheduler running and a client; without ``pod_groups`` every pod is a gang of one.
     ``options``: more of `GangScheduler`'s keyword arguments."""
-    cluster = FakeCluster(kinds=[pod_group_kind(api) for api in pod_groups])
+    cluster = FakeCluster(kinds=[kind for api in pod_groups for kind in pod_group_kinds(api)])
     scheduler = GangScheduler(SCHEDULER, levels, pod_groups=pod_groups, clock=clock, **options)
     async with cluster.client() as client, running_manager(client, scheduler, stop_timeout=30):
         yield scheduler, client

@@ -10,11 +10,17 @@ API                what makes a gang                               status writte
 ``volcano``        Volcano's PodGroup (``scheduling.volcano.sh``)  the object (its CRD has no
                    ``minMember``, ``minTaskMember``,               status subresource): phase,
                    ``networkTopology``                             counts, conditions
+``kubernetes``     Kubernetes' PodGroup (``scheduling.k8s.io/``    ``status`` subresource: the
+                   ``v1beta1``, built in, gated; pods join by      ``PodGroupInitiallyScheduled``
+                   ``spec.schedulingGroup``): ``gang.minCount``,   condition
+                   ``topology[0].key``, ``priorityClassName``,
+                   and its Workload template's where unset
 ``pod``            a pod in no PodGroup: a gang of one             none
 =================  =============================================  ============================
 
-Adding an API is one module here (its models and its adapter), one line in `GROUP_APIS`, and
-its upstream CRD in ``crds/``.
+Adding an API is one module here (its models and its adapter, or its adapter alone for a
+built-in kind modelled in `crdkit.resources`), one line in `GROUP_APIS`, and its upstream CRD
+in ``crds/`` when it is one.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from crdkit.resources import Pod, resource_info
 from crdkit.scheduling.groups.api import GroupApi, GroupApiName, GroupCounts, PodGroupApi
 from crdkit.scheduling.groups.bare_pod import BarePodApi
 from crdkit.scheduling.groups.coscheduling import CoschedulingApi
+from crdkit.scheduling.groups.kubernetes import KubernetesApi
 from crdkit.scheduling.groups.volcano import VolcanoApi
 
 if TYPE_CHECKING:
@@ -32,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BARE_POD",
+    "DEFAULT_POD_GROUP_APIS",
     "GROUP_APIS",
     "POD_GROUP_APIS",
     "GroupApi",
@@ -44,11 +52,12 @@ __all__ = [
 ]
 
 GROUP_APIS: dict[str, GroupApi] = {
-    api.name: api for api in (CoschedulingApi(), VolcanoApi(), BarePodApi())
+    api.name: api for api in (CoschedulingApi(), VolcanoApi(), KubernetesApi(), BarePodApi())
 }
 """Every gang API by name, in the order a pod's membership is looked up (the coscheduling
 label wins over Volcano's annotation, as the coscheduling plugin would hold the pod for its
-group whatever the annotation says)."""
+group whatever the annotation says; both win over ``spec.schedulingGroup``, newer, so a pod
+made for those schedulers keeps the gang it had)."""
 
 POD_GROUP_APIS: tuple[PodGroupApi, ...] = tuple(
     name  # type: ignore[misc]
@@ -56,6 +65,14 @@ POD_GROUP_APIS: tuple[PodGroupApi, ...] = tuple(
     if api.model is not None
 )
 """The names of the APIs with a PodGroup object, in the order they are listed to users."""
+
+DEFAULT_POD_GROUP_APIS: tuple[PodGroupApi, ...] = tuple(
+    name for name in POD_GROUP_APIS if GROUP_APIS[name].crd_file is not None
+)
+"""What a ``GangScheduler`` watches when not told: the APIs that are CRDs. Kubernetes' own
+PodGroup is off in kube-apiserver v1.37 unless its feature gate is on, and watching a kind the
+cluster does not serve fails, so it is watched only when named, or once found served
+(``crdkit scheduler``, `SchedulerOptions.pod_group_discovery`)."""
 
 BARE_POD: GroupApiName = BarePodApi.name
 """The gang kind of a pod in no PodGroup."""
@@ -78,18 +95,13 @@ def group_version(api: GroupApi) -> tuple[str, str]:
 
 
 def pod_group_of(pod: Pod | Mapping[str, Any]) -> tuple[PodGroupApi, str] | None:
-    """Which PodGroup ``pod`` (a ``Pod`` or its JSON) joins, by its label or annotation: the
-    API and the group's name (in the pod's namespace). An empty name means no group, as
-    upstream reads it."""
-    if isinstance(pod, Pod):
-        labels: Mapping[str, Any] = pod.metadata.labels
-        annotations: Mapping[str, Any] = pod.metadata.annotations
-    else:
-        metadata = pod.get("metadata") or {}
-        labels = metadata.get("labels") or {}
-        annotations = metadata.get("annotations") or {}
+    """Which PodGroup ``pod`` (a ``Pod`` or its JSON) joins, by its label, annotation or
+    ``spec.schedulingGroup``: the API and the group's name (in the pod's namespace). An empty
+    name means no group, as upstream reads it."""
+    if not isinstance(pod, Pod):
+        pod = Pod.model_validate(pod)  # JSON is for tests and tools; the scheduler has Pods
     for name, api in GROUP_APIS.items():
-        group = api.member_of(labels, annotations)
+        group = api.member_of(pod)
         if group:
             return name, group  # type: ignore[return-value]
     return None

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from crdkit.scheduling.gangs import GangPolicy
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
-    from crdkit.resources import KubernetesObject
+    from crdkit.resources import KubernetesObject, Pod
     from crdkit.runtime.reconciler import RbacRule
     from crdkit.scheduling.groups.api import GroupApiName, GroupCounts, Waiting
 
@@ -24,11 +24,16 @@ class BarePodApi:
     rbac: ClassVar[tuple[RbacRule, ...]] = ()
     status_subresource: ClassVar[bool] = False
     crd_file: ClassVar[str | None] = None
+    unserved_hint: ClassVar[str] = ""
+    companion: ClassVar[type[KubernetesObject] | None] = None
 
-    def member_of(self, labels: Mapping[str, Any], annotations: Mapping[str, Any]) -> str | None:
+    def member_of(self, pod: Pod) -> str | None:
         return None  # a pod of no group is its own gang: the scheduler names it
 
-    def policy(self, podgroup: Any, levels: Sequence[str]) -> GangPolicy:
+    def companion_of(self, podgroup: Any) -> str | None:
+        return None
+
+    def policy(self, podgroup: Any, levels: Sequence[str], companion: Any = None) -> GangPolicy:
         return GangPolicy()
 
     def status(

@@ -25,6 +25,7 @@ from pydantic import Field
 from crdkit.resources import KubernetesObject, OpenModel, Quantity, Time
 from crdkit.scheduling.gangs import GangPolicy
 from crdkit.scheduling.groups.api import (
+    CRD_HINT,
     GroupApiName,
     GroupCounts,
     Waiting,
@@ -34,8 +35,9 @@ from crdkit.scheduling.groups.api import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
+    from crdkit.resources import Pod
     from crdkit.runtime.reconciler import RbacRule
 
 __all__ = [
@@ -118,12 +120,17 @@ class CoschedulingApi:
     )
     status_subresource: ClassVar[bool] = True
     crd_file: ClassVar[str | None] = "scheduler-plugins_scheduling.x-k8s.io_podgroups.yaml"
+    unserved_hint: ClassVar[str] = CRD_HINT
+    companion: ClassVar[type[KubernetesObject] | None] = None
 
-    def member_of(self, labels: Mapping[str, Any], annotations: Mapping[str, Any]) -> str | None:
-        name = labels.get(COSCHEDULING_POD_GROUP_LABEL)
+    def member_of(self, pod: Pod) -> str | None:
+        name = pod.metadata.labels.get(COSCHEDULING_POD_GROUP_LABEL)
         return str(name) if name else None
 
-    def policy(self, podgroup: Any, levels: Sequence[str]) -> GangPolicy:
+    def companion_of(self, podgroup: Any) -> str | None:
+        return None
+
+    def policy(self, podgroup: Any, levels: Sequence[str], companion: Any = None) -> GangPolicy:
         return GangPolicy(min_member=gang_minimum(podgroup))
 
     def status(

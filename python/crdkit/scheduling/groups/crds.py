@@ -2,6 +2,8 @@
 
 A CRD the cluster has already (perhaps a newer release of Volcano's) is left as it is:
 installing only creates what is missing, so crdkit never downgrades another project's API.
+An API built into kube-apiserver (Kubernetes' own PodGroup) has no CRD: it is left out of
+what is printed and installed, and the apiserver must be started to serve it instead.
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ if TYPE_CHECKING:
 
     from crdkit.client import Client
 
-__all__ = ["POD_GROUP_CRD_FILES", "install_pod_group_crds", "pod_group_crd_text", "pod_group_crds"]
+__all__ = [
+    "POD_GROUP_CRD_FILES",
+    "install_pod_group_crds",
+    "pod_group_crd_text",
+    "pod_group_crds",
+    "with_crds",
+]
 
 POD_GROUP_CRD_FILES: dict[str, str] = {
     name: api.crd_file for name, api in GROUP_APIS.items() if api.crd_file is not None
@@ -31,14 +39,21 @@ README), from the adapters."""
 def pod_group_crd_text(api: str) -> str:
     """The YAML of ``api``'s CRD, as upstream ships it."""
     if api not in POD_GROUP_CRD_FILES:
+        if api in POD_GROUP_APIS:
+            raise ValueError(f"{api}: {GROUP_APIS[api].unserved_hint}; it has no CRD")
         raise ValueError(f"unknown PodGroup API {api!r} ({', '.join(POD_GROUP_APIS)})")
     return (files("crdkit.scheduling.groups") / "crds" / POD_GROUP_CRD_FILES[api]).read_text()
 
 
-def pod_group_crds(apis: Iterable[str] = POD_GROUP_APIS) -> list[dict[str, Any]]:
-    """The CRD objects of ``apis``."""
+def with_crds(apis: Iterable[str]) -> list[str]:
+    """Those of ``apis`` whose PodGroup is a CRD (the built-in ones left out)."""
+    return [api for api in apis if api in POD_GROUP_CRD_FILES]
+
+
+def pod_group_crds(apis: Iterable[str] = POD_GROUP_CRD_FILES) -> list[dict[str, Any]]:
+    """The CRD objects of ``apis`` (an API built into the apiserver has none)."""
     crds: list[dict[str, Any]] = []
-    for api in apis:
+    for api in with_crds(apis):
         crds.extend(d for d in load_yaml_documents(pod_group_crd_text(api)) if d)
     return crds
 
@@ -47,7 +62,7 @@ async def install_pod_group_crds(
     client: Client, apis: Iterable[str], *, wait: float = 60.0
 ) -> list[str]:
     """Create the CRDs of ``apis`` the cluster lacks and wait until it serves them; the names
-    of those created (an existing CRD is left alone)."""
+    of those created (an existing CRD is left alone, a built-in API has none)."""
     from crdkit.client import AlreadyExists, GroupVersionKind, NotFound
 
     crds = pod_group_crds(apis)  # once: ``apis`` may be an iterator

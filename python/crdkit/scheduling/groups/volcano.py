@@ -31,6 +31,7 @@ from pydantic import Field
 from crdkit.resources import KubernetesObject, OpenModel, Quantity, Time
 from crdkit.scheduling.gangs import GangPolicy, tier_level
 from crdkit.scheduling.groups.api import (
+    CRD_HINT,
     GroupApiName,
     GroupCounts,
     Waiting,
@@ -40,8 +41,9 @@ from crdkit.scheduling.groups.api import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
+    from crdkit.resources import Pod
     from crdkit.runtime.reconciler import RbacRule
 
 __all__ = [
@@ -167,14 +169,20 @@ class VolcanoApi:
     )
     status_subresource: ClassVar[bool] = False
     crd_file: ClassVar[str | None] = "volcano_scheduling.volcano.sh_podgroups.yaml"
+    unserved_hint: ClassVar[str] = CRD_HINT
+    companion: ClassVar[type[KubernetesObject] | None] = None
 
-    def member_of(self, labels: Mapping[str, Any], annotations: Mapping[str, Any]) -> str | None:
+    def member_of(self, pod: Pod) -> str | None:
+        annotations = pod.metadata.annotations
         name = annotations.get(VOLCANO_GROUP_NAME_ANNOTATION) or annotations.get(
             VOLCANO_LEGACY_GROUP_NAME_ANNOTATION
         )
         return str(name) if name else None
 
-    def policy(self, podgroup: Any, levels: Sequence[str]) -> GangPolicy:
+    def companion_of(self, podgroup: Any) -> str | None:
+        return None
+
+    def policy(self, podgroup: Any, levels: Sequence[str], companion: Any = None) -> GangPolicy:
         spec = podgroup.spec
         return GangPolicy(
             min_member=gang_minimum(podgroup),

@@ -20,13 +20,14 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from crdkit.client import Client
 from crdkit.testing.envtest.control_plane import ControlPlane
 from crdkit.testing.envtest.crds import load_crds
+from crdkit.testing.envtest.gates import WORKLOAD_API, ApiserverGates, parse_pairs
 from crdkit.testing.envtest.kubeconfig import write_private
 from crdkit.testing.errors import ControlPlaneError
 from crdkit.testing.sim.gpu_cluster import GpuClusterShape, create_gpu_cluster
@@ -37,9 +38,11 @@ from crdkit.testing.sim.kubelet import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 __all__ = ["envtest"]
+
+F = TypeVar("F", bound="Callable[..., Any]")
 
 
 def _exit_status(returncode: int) -> int:
@@ -47,13 +50,21 @@ def _exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-async def _run(command: Sequence[str], crds: Sequence[Path]) -> int:
+def _plane(gates: ApiserverGates) -> ControlPlane:
+    return ControlPlane(
+        feature_gates=gates.feature_gates,
+        runtime_config=gates.runtime_config,
+        disabled_admission_plugins=gates.disabled_admission_plugins,
+    )
+
+
+async def _run(command: Sequence[str], crds: Sequence[Path], gates: ApiserverGates) -> int:
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     assert main is not None
     # SIGTERM would otherwise kill Python at once, leaving etcd and kube-apiserver behind.
     loop.add_signal_handler(signal.SIGTERM, main.cancel)
-    async with ControlPlane() as plane:
+    async with _plane(gates) as plane:
         if crds:
             await plane.install_crds(crds)
         env = {**os.environ, "KUBECONFIG": str(plane.kubeconfig_path)}
@@ -138,7 +149,10 @@ async def _serve_simulated(
 
 
 async def _up(
-    crds: Sequence[Path], kubeconfig: Path | None, simulated: _Simulated | None = None
+    crds: Sequence[Path],
+    kubeconfig: Path | None,
+    simulated: _Simulated | None = None,
+    gates: ApiserverGates | None = None,
 ) -> None:
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
@@ -147,7 +161,7 @@ async def _up(
     # KeyboardInterrupt, so relying on it would leave `up` deaf to an explicit SIGINT.
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stopping.set)
-    async with ControlPlane() as plane:
+    async with _plane(gates or ApiserverGates()) as plane:
         if crds:
             await plane.install_crds(crds)
         path = plane.kubeconfig_path
@@ -198,6 +212,58 @@ _crd_option = click.option(
 )
 
 
+def _gates(
+    feature_gates: str | None, runtime_config: str | None, workload_api: bool
+) -> ApiserverGates:
+    """The apiserver's gates the flags ask for, refused (naming the flag) before anything
+    starts."""
+    try:
+        pairs = parse_pairs(feature_gates or "", "--feature-gates")
+        gates: dict[str, bool] = {}
+        for gate, value in pairs.items():
+            if value.lower() not in ("true", "false"):
+                raise ValueError(f"--feature-gates: {gate}={value}: expected true or false")
+            gates[gate] = value.lower() == "true"
+        given = ApiserverGates(gates, parse_pairs(runtime_config or "", "--runtime-config"))
+    except ValueError as exc:
+        message = str(exc)
+        for field_name, flag in (
+            ("feature_gates", "--feature-gates"),
+            ("runtime_config", "--runtime-config"),
+        ):
+            message = message.replace(f"{field_name}:", f"{flag}:")
+        _fail(message)
+    return WORKLOAD_API.merged(given) if workload_api else given
+
+
+def _gate_options(command: F) -> F:
+    """``--feature-gates``, ``--runtime-config`` and ``--workload-api``, for run and up."""
+    for option in reversed(
+        (
+            click.option(
+                "--feature-gates",
+                metavar="GATE=BOOL,...",
+                help="kube-apiserver feature gates to set, e.g. GenericWorkload=true.",
+            ),
+            click.option(
+                "--runtime-config",
+                metavar="GROUP/VERSION=VALUE,...",
+                help="kube-apiserver API versions to serve, e.g. scheduling.k8s.io/v1beta1=true.",
+            ),
+            click.option(
+                "--workload-api",
+                is_flag=True,
+                help="Serve Kubernetes' gang API (scheduling.k8s.io/v1beta1 PodGroup and "
+                "Workload): the GenericWorkload and TopologyAwareWorkloadScheduling gates, "
+                "its runtime config, and PodGroupProtection admission off (no controller "
+                "removes its finalizer here).",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
 @click.group()
 def envtest() -> None:
     """A real local kube-apiserver and etcd (build them with `make envtest`)."""
@@ -205,17 +271,25 @@ def envtest() -> None:
 
 @envtest.command(context_settings={"ignore_unknown_options": True})
 @_crd_option
+@_gate_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def run(command: tuple[str, ...], crds: tuple[Path, ...]) -> None:
+def run(
+    command: tuple[str, ...],
+    crds: tuple[Path, ...],
+    feature_gates: str | None,
+    runtime_config: str | None,
+    workload_api: bool,
+) -> None:
     """Run CMD with KUBECONFIG pointing at a fresh control plane; exit with CMD's status.
 
     Example: crdkit envtest run -- pytest tests/integration
     """
+    gates = _gates(feature_gates, runtime_config, workload_api)
     _check_crds(crds)
     if shutil.which(command[0]) is None:
         _fail(f"{command[0]}: command not found (or not executable)")
     try:
-        status = asyncio.run(_run(command, crds))
+        status = asyncio.run(_run(command, crds, gates))
     except ControlPlaneError as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
@@ -251,6 +325,7 @@ def _simulated(
 
 @envtest.command()
 @_crd_option
+@_gate_options
 @click.option(
     "--kubeconfig",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -289,6 +364,9 @@ def _simulated(
 )
 def up(
     crds: tuple[Path, ...],
+    feature_gates: str | None,
+    runtime_config: str | None,
+    workload_api: bool,
     kubeconfig: Path | None,
     gpu_nodes: int | None,
     nodes_per_leaf: int,
@@ -302,6 +380,7 @@ def up(
     crdkit envtest up --gpu-nodes 64 --kubelets --kubeconfig /tmp/sim.kubeconfig
     """
     simulated = _simulated(gpu_nodes, nodes_per_leaf, gpus_per_node, kubelets, run_for)
+    gates = _gates(feature_gates, runtime_config, workload_api)
     if kubeconfig is not None and kubeconfig.is_symlink():
         # Before anything starts; writing checks again, for a link put there meanwhile.
         raise _KubeconfigPathError(
@@ -311,7 +390,7 @@ def up(
     if kubeconfig is not None and not kubeconfig.absolute().parent.is_dir():
         _fail(f"--kubeconfig {kubeconfig}: its folder does not exist")
     try:
-        asyncio.run(_up(crds, kubeconfig, simulated))
+        asyncio.run(_up(crds, kubeconfig, simulated, gates))
     except ControlPlaneError as exc:
         _fail(str(exc))
     except _Refused as exc:

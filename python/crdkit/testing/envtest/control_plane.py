@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,6 +26,7 @@ from crdkit.testing.envtest import _http
 from crdkit.testing.envtest.binaries import Binaries, find_binaries
 from crdkit.testing.envtest.certs import Pki, generate_pki
 from crdkit.testing.envtest.crds import CrdSource, crd_is_established, load_crds, served_versions
+from crdkit.testing.envtest.gates import WORKLOAD_API, ApiserverGates
 from crdkit.testing.envtest.kubeconfig import write_kubeconfig
 from crdkit.testing.envtest.processes import ManagedProcess, free_ports, stop_all
 from crdkit.testing.envtest.supervisor import Supervisor
@@ -69,6 +70,11 @@ class ControlPlane(StartStop):
     Use ``async with ControlPlane() as cp:`` or ``await cp.start()`` / ``await cp.stop()``.
     Nothing runs a scheduler, kubelet or controller-manager: objects stay as the API stores
     them (pods are not run, namespaces are not finalized, owner references are not collected).
+
+    ``feature_gates``, ``runtime_config`` and ``disabled_admission_plugins`` turn on what
+    kube-apiserver leaves off (`crdkit.testing.envtest.gates.ApiserverGates`);
+    ``workload_api=True`` adds the set that serves Kubernetes' gang API
+    (``scheduling.k8s.io/v1beta1`` PodGroup and Workload, `gates.WORKLOAD_API`).
     """
 
     def __init__(
@@ -80,7 +86,16 @@ class ControlPlane(StartStop):
         etcd_args: Sequence[str] = (),
         apiserver_args: Sequence[str] = (),
         workdir_parent: Path | None = None,
+        feature_gates: Mapping[str, bool] | None = None,
+        runtime_config: Mapping[str, str] | None = None,
+        disabled_admission_plugins: Sequence[str] = (),
+        workload_api: bool = False,
     ) -> None:
+        gates = ApiserverGates(
+            dict(feature_gates or {}), dict(runtime_config or {}), tuple(disabled_admission_plugins)
+        )
+        self.gates = WORKLOAD_API.merged(gates) if workload_api else gates
+        """What kube-apiserver is started with beyond its defaults."""
         self._binaries = binaries
         self.start_timeout = start_timeout
         self.stop_grace = stop_grace
@@ -378,8 +393,7 @@ class ControlPlane(StartStop):
             "--service-cluster-ip-range=10.0.0.0/24",
             "--allow-privileged=true",
             "--authorization-mode=RBAC",
-            # No controller-manager creates the default ServiceAccount, so pods would be refused.
-            "--disable-admission-plugins=ServiceAccount",
+            *self.gates.argv(),  # --disable-admission-plugins=ServiceAccount, at least
             # Endpoints may not hold a loopback address; the reconciler would only log errors.
             "--endpoint-reconciler-type=none",
             *self._extra_apiserver_args,
