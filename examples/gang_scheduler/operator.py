@@ -16,7 +16,11 @@ For each Job it owns (``spec.schedulerName`` one of ``scheduler_names``, or none
   that this controller does not act on (`honored.py`): they are kept, not acted on.
 
 `setup` adds the `GangScheduler` (levels: the tier labels widest first, so that a Job's tier 1
-is the same label for both) to the manager. It keeps the cluster's usage, places gangs in
+is the same label for both) to the manager, unless ``run_scheduler`` is False: then the pods
+name a scheduler that runs elsewhere (a platform's ``crdkit scheduler --name NAME``, which reads
+Volcano PodGroups too), and one scheduler keeps the books of the nodes it shares with other
+controllers' jobs (two gang schedulers on the same nodes can both take the same free GPUs: see
+docs/guides/recipes/volcano-jobs.md). It keeps the cluster's usage, places gangs in
 priority order, binds them all or nothing, rolls back a failed bind, writes the PodGroup's
 status and the pods' ``FailedScheduling``/``Scheduled`` Events, and after a restart adopts or
 rolls back gangs it finds partly bound (this controller then recreates what was deleted).
@@ -128,22 +132,34 @@ class VolcanoJobReconciler(Reconciler[Job]):
         scheduler_names: Sequence[str] = DEFAULT_SCHEDULER_NAMES,
         pod_scheduler_name: str = POD_SCHEDULER_NAME,
         node_selector: str | None = None,
+        run_scheduler: bool = True,
     ) -> None:
-        """``node_selector`` (a label selector) limits the nodes the scheduler places on."""
+        """``pod_scheduler_name`` goes into every pod's ``spec.schedulerName``; a Job naming it
+        is ours too. With ``run_scheduler`` (the default) the reconciler runs that scheduler
+        in process; ``node_selector`` (a label selector) limits the nodes it places on. Without
+        it ``scheduler`` is None and the pods wait for a scheduler of that name elsewhere,
+        whose ``--levels`` must be the tier labels widest first (`TopologyConfig.placer_levels`)
+        for a Job's tier to mean the same label there."""
+        if not run_scheduler and node_selector is not None:
+            # Nothing here would read it: the nodes are the other scheduler's to choose.
+            raise ValueError("node_selector: only the in-process scheduler reads it")
         self.topology = topology
-        self.scheduler_names = frozenset(scheduler_names)
+        self.scheduler_names = frozenset((*scheduler_names, pod_scheduler_name))
         self.pod_scheduler_name = pod_scheduler_name
         check_tiers(topology, topology.placer_levels)
-        self.scheduler = GangScheduler(
-            pod_scheduler_name,
-            topology.placer_levels,
-            pod_groups=("volcano",),
-            node_selector=node_selector,
-        )
+        self.scheduler: GangScheduler | None = None
+        if run_scheduler:
+            self.scheduler = GangScheduler(
+                pod_scheduler_name,
+                topology.placer_levels,
+                pod_groups=("volcano",),
+                node_selector=node_selector,
+            )
         self._create_gate = asyncio.Semaphore(CREATE_CONCURRENCY)
 
     def setup(self, manager: Manager) -> None:
-        manager.add_runnable(self.scheduler)
+        if self.scheduler is not None:
+            manager.add_runnable(self.scheduler)
 
     def _ours(self, job: Job) -> bool:
         return (job.spec.scheduler_name or "volcano") in self.scheduler_names

@@ -8,8 +8,13 @@ in the cluster.
 As a command (``python -m examples.gang_scheduler``)::
 
     python -m examples.gang_scheduler [--kubeconfig FILE] [--namespace NS]
-        [--tier-label KEY ... | --topology-configmap NS/NAME] [--node-selector SELECTOR]
+        [--tier-label KEY ... | --topology-configmap NS/NAME]
+        [--scheduler-name NAME] [--node-selector SELECTOR | --no-scheduler]
         [--leader-elect] [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR]
+
+``--no-scheduler`` leaves placing to a scheduler that runs elsewhere, named by
+``--scheduler-name`` (``crdkit scheduler --name NAME``): one scheduler for every controller's
+jobs on the same nodes (docs/guides/recipes/volcano-jobs.md).
 """
 
 from __future__ import annotations
@@ -50,17 +55,22 @@ async def running_operator(
     namespace: str | None = None,
     node_selector: str | None = None,
     pod_scheduler_name: str = POD_SCHEDULER_NAME,
+    run_scheduler: bool = True,
     sync_timeout_s: float = 60.0,
 ) -> AsyncIterator[VolcanoJobReconciler]:
     """A Manager running the operator (no metrics or probe servers) until the block ends; the
     reconciler's ``scheduler`` is the running `GangScheduler`. It places the pods of every
     namespace that name ``pod_scheduler_name``: operators sharing an apiserver (tests) each
-    need a name of their own."""
+    need a name of their own. Without ``run_scheduler`` there is none, and the pods wait for
+    a scheduler of that name running elsewhere."""
     manager = Manager(
         client, namespace=namespace, metrics_bind_address="0", health_probe_bind_address="0"
     )
     reconciler = VolcanoJobReconciler(
-        topology, node_selector=node_selector, pod_scheduler_name=pod_scheduler_name
+        topology,
+        node_selector=node_selector,
+        pod_scheduler_name=pod_scheduler_name,
+        run_scheduler=run_scheduler,
     )
     manager.add(reconciler)
     task = asyncio.create_task(manager.run())
@@ -88,11 +98,29 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--namespace", help="only Jobs of this namespace (default: all)")
     parser.add_argument("--tier-label", action="append", default=[], metavar="KEY")
     parser.add_argument("--topology-configmap", metavar="NS/NAME")
+    parser.add_argument(
+        "--scheduler-name",
+        default=POD_SCHEDULER_NAME,
+        metavar="NAME",
+        help=f"the pods' spec.schedulerName (default: {POD_SCHEDULER_NAME}); Jobs naming it "
+        "are this controller's too",
+    )
     parser.add_argument("--node-selector", help="label selector of the nodes to place on")
+    parser.add_argument(
+        "--no-scheduler",
+        dest="run_scheduler",
+        action="store_false",
+        help="run no scheduler in process: a scheduler named --scheduler-name that runs "
+        "elsewhere (crdkit scheduler --name NAME) places the pods",
+    )
     parser.add_argument("--leader-elect", action="store_true")
     parser.add_argument("--metrics-bind-address", default=":8080")
     parser.add_argument("--health-probe-bind-address", default=":8081")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if not args.run_scheduler and args.node_selector is not None:
+        # The nodes are then the other scheduler's to choose: give it the selector instead.
+        parser.error("--node-selector: not with --no-scheduler (give it to the scheduler)")
+    return args
 
 
 async def serve(args: argparse.Namespace) -> None:
@@ -107,7 +135,14 @@ async def serve(args: argparse.Namespace) -> None:
             metrics_bind_address=args.metrics_bind_address,
             health_probe_bind_address=args.health_probe_bind_address,
         )
-        manager.add(VolcanoJobReconciler(topology, node_selector=args.node_selector))
+        manager.add(
+            VolcanoJobReconciler(
+                topology,
+                node_selector=args.node_selector,
+                pod_scheduler_name=args.scheduler_name,
+                run_scheduler=args.run_scheduler,
+            )
+        )
         manager.install_signal_handlers()
         await manager.run()
 

@@ -141,3 +141,40 @@ def test_gen_rbac_grants_what_the_controller_and_its_scheduler_do() -> None:
     assert "create" in granted[("", "pods/binding")]
     assert {"create", "patch", "delete", "watch"} <= granted[("scheduling.volcano.sh", "podgroups")]
     assert "update" in granted[("batch.volcano.sh", "jobs/status")]
+
+
+class _Added:
+    """What a Manager is given by ``setup``: the runnables it would run."""
+
+    def __init__(self) -> None:
+        self.runnables: list[object] = []
+
+    def add_runnable(self, runnable: object) -> None:
+        self.runnables.append(runnable)
+
+
+def test_the_in_process_scheduler_is_added_by_default() -> None:
+    reconciler = VolcanoJobReconciler(TOPOLOGY)
+    manager = _Added()
+    reconciler.setup(manager)  # type: ignore[arg-type]  # only add_runnable is called
+    assert manager.runnables == [reconciler.scheduler]
+
+
+def test_without_its_scheduler_the_pods_name_the_platforms_and_nothing_is_added() -> None:
+    reconciler = VolcanoJobReconciler(
+        TOPOLOGY, pod_scheduler_name="crdkit-gang", run_scheduler=False
+    )
+    assert reconciler.scheduler is None
+    manager = _Added()
+    reconciler.setup(manager)  # type: ignore[arg-type]
+    assert manager.runnables == []
+    assert reconciler.pod_scheduler_name == "crdkit-gang"
+    # A Job naming the scheduler its pods go to is ours, as are Volcano's default names.
+    assert reconciler._ours(_job(schedulerName="crdkit-gang"))
+    assert reconciler._ours(_job(schedulerName="volcano"))
+    assert not reconciler._ours(_job(schedulerName="default-scheduler"))
+
+
+def test_a_node_selector_without_the_in_process_scheduler_is_refused() -> None:
+    with pytest.raises(ValueError, match="node_selector: only the in-process scheduler"):
+        VolcanoJobReconciler(TOPOLOGY, node_selector="pool=a", run_scheduler=False)
