@@ -9,8 +9,8 @@
 # the binary is linked with `k8s_ldflags`, so that it reports that module's pinned version. The
 # callers: the Go peers of the benchmarks (benches/kueue_tas, benches/controller_runtime_peer),
 # the Go references of tests (tools/podrequests, tools/kustomize), tools/kube-scheduler and the
-# Kubeflow training-operator of the recipe test (tools/training-operator); they run their
-# build.sh themselves.
+# controllers of the recipe tests (tools/training-operator, tools/kueue-controller); they run
+# their build.sh themselves.
 #
 # `source tools/go-bench-build.sh --functions` only defines the functions below, for a script
 # with a flow of its own (tools/envtest/build.sh builds two binaries under one stamp).

@@ -1,7 +1,7 @@
 # Sourced by tools/go-bench-build.sh, which every Go build script sources (tools/envtest,
-# tools/kube-scheduler, tools/kustomize, tools/podrequests, tools/training-operator and the
-# benches' Go peers): finds the Go toolchain (GO, then PATH, then /usr/local/go) into `go_bin`,
-# and pins it and the modules:
+# tools/kube-scheduler, tools/kustomize, tools/podrequests, tools/training-operator,
+# tools/kueue-controller and the benches' Go peers): finds the Go toolchain (GO, then PATH,
+# then /usr/local/go) into `go_bin`, and pins it and the modules:
 # GOTOOLCHAIN=local (never download another Go), GOFLAGS=-mod=readonly (go.sum decides).
 # The first argument names the caller in the error message.
 go_bin="${GO:-}"

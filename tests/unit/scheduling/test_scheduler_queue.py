@@ -10,8 +10,9 @@ import pytest
 from _fake_scheduling import NAMESPACE, SCHEDULER, add_node, gpu_pod, scheduling
 
 from crdkit.client import Client
-from crdkit.resources import Pod
+from crdkit.resources import Event, Pod
 from crdkit.scheduling import GangScheduler
+from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL
 from crdkit.testing import eventually
 from factories import coscheduling_podgroup, pod
 
@@ -65,6 +66,37 @@ async def test_a_gated_pod_waits_for_its_gates_to_be_removed() -> None:
             return await node_of(client, "gated") is not None
 
         await eventually(gated_bound, what="the pod bound once its gate is removed")
+
+
+async def test_a_gang_ungated_one_pod_at_a_time_is_bound_only_once_whole() -> None:
+    # Kueue admits a pod group by lifting its gate from one pod after another (an update each):
+    # the pods ungated first must not be placed before the rest, though they fit.
+    async with scheduling(pod_groups=("coscheduling",)) as (_, client):
+        for node in ("n1", "n2", "n3"):
+            await add_node(client, node)
+        await client.create(coscheduling_podgroup("train", 3))
+        names = [f"train-{i}" for i in range(3)]
+        for name in names:
+            gated = gpu_pod(name, schedulingGates=[{"name": "kueue.x-k8s.io/admission"}])
+            gated.metadata.labels = {COSCHEDULING_POD_GROUP_LABEL: "train"}
+            await client.create(gated)
+        for lifted, name in enumerate(names[:-1], start=1):
+            await client.patch(Pod, name, {"spec": {"schedulingGates": None}}, namespace=NAMESPACE)
+            held = f"{len(names) - lifted} of the gang's pods are held by scheduling gates"
+
+            async def told_held(held: str = held) -> bool:
+                # The scheduler's verdict after it saw this gate go: the gang still waits.
+                events = (await client.list(Event, namespace=NAMESPACE)).items
+                return any(held in (e.note or "") for e in events)
+
+            await eventually(told_held, what=f"the gang told {held}")
+            assert [await node_of(client, n) for n in names] == [None, None, None]
+        await client.patch(Pod, names[-1], {"spec": {"schedulingGates": None}}, namespace=NAMESPACE)
+
+        async def all_bound() -> bool:
+            return None not in [await node_of(client, n) for n in names]
+
+        await eventually(all_bound, what="the whole gang bound once its last gate is lifted")
 
 
 async def test_a_bigger_gang_moves_ahead_by_its_size_credit_and_not_without_it() -> None:
