@@ -170,16 +170,22 @@ class Reservations:
         if not self.first_in_line(ref, priority):
             return None  # a gang ahead of it in line is owed the reservation first
         same = [holder for holder, r in self.held.items() if r.priority == priority]
+        displaced: DomainReservation | None = None
         if len(same) >= self.per_priority:
             # The head of the line is owed room before gangs behind it: one that came back
             # into line ahead of a holder (a preempted gang its controller made again) takes
-            # the reservation of the holder furthest behind it.
+            # the reservation of the holder furthest behind it, once it is sure of room. A
+            # head with no room leaves it alone: the holder would take it back on its turn,
+            # every pass, each hold and release waking the line again.
             behind = self._queue.furthest_behind(ref, same)
             if behind is None or self.held[behind].freed_by_preemption:
                 return None
-            self.release(self.held[behind])
+            displaced = self.held[behind]
         taken = frozenset(
-            node for r in self.held.values() if r.priority >= priority for node in r.nodes
+            node
+            for r in self.held.values()
+            if r is not displaced and r.priority >= priority
+            for node in r.nodes
         )
         if self._no_room_at != self._mirror.nodes_version:
             self._no_room.clear()
@@ -193,6 +199,8 @@ class Reservations:
             self._unreservable.add(ref)
             return None
         self._unreservable.discard(ref)
+        if displaced is not None:
+            self.release(displaced)
         level, domain, nodes, ready = room
         for overlapping in [r for r in self.held.values() if r.nodes & nodes]:
             self.release(overlapping)  # overtaken: only lower priorities can overlap (see taken)

@@ -277,6 +277,23 @@ async def test_a_gang_back_in_line_ahead_of_the_holder_takes_its_reservation() -
     assert view.queue.ordered() == [(earlier, 0), (later, 0)]
 
 
+async def test_a_head_with_no_room_leaves_the_holders_reservation_alone() -> None:
+    # The head of the line is owed the holder's room only if that room is of use to it: a
+    # head that fits nowhere must not take the reservation away, or the holder takes it back
+    # on its turn, every pass, and each hold and release wakes the line again (a livelock).
+    view = View()
+    view.gang("small", 1, node="l0")
+    view.gang("other", 1, node="l1")
+    later = view.gang("later", 2, created="2026-01-01T00:00:05Z")
+    await view.run(later)
+    held = view.reservations.held[later]
+    earlier = view.gang("earlier", 3, created="2026-01-01T00:00:01Z")  # no leaf has 3 nodes
+    for _ in range(2):
+        decisions = await view.run(earlier, later)
+        assert not only(decisions, Reserve)
+        assert view.reservations.held == {later: held}
+
+
 async def test_room_freed_by_preemption_stays_with_its_preemptor() -> None:
     view = View()
     view.gang("low", 2, node="l1")
