@@ -68,8 +68,9 @@ class WorkloadReference(OpenModel):
     """The entry of the Workload's ``podGroupTemplates`` the PodGroup was made from."""
 
 
-class PodGroupSpec(OpenModel):
-    workload_ref: WorkloadReference | None = None
+class _PodGroupPolicy(OpenModel):
+    """What a PodGroup and the Workload template it is made from both say of the group."""
+
     scheduling_policy: PodGroupSchedulingPolicy | None = None
     scheduling_constraints: PodGroupSchedulingConstraints | None = None
     priority_class_name: str | None = None
@@ -78,6 +79,10 @@ class PodGroupSpec(OpenModel):
     preemption_policy: str | None = None
     disruption_mode: RawObject | None = None
     resource_claims: list[RawObject] | None = None
+
+
+class PodGroupSpec(_PodGroupPolicy):
+    workload_ref: WorkloadReference | None = None
     parent_composite_pod_group_name: str | None = None
 
 
@@ -113,17 +118,10 @@ class PodGroup(
     status: PodGroupStatus | None = None
 
 
-class PodGroupTemplate(OpenModel):
+class PodGroupTemplate(_PodGroupPolicy):
     """What a controller copies into each PodGroup it makes from a Workload."""
 
     name: str | None = None
-    scheduling_policy: PodGroupSchedulingPolicy | None = None
-    scheduling_constraints: PodGroupSchedulingConstraints | None = None
-    priority_class_name: str | None = None
-    priority: int | None = None
-    preemption_policy: str | None = None
-    disruption_mode: RawObject | None = None
-    resource_claims: list[RawObject] | None = None
 
 
 class WorkloadSpec(OpenModel):

@@ -22,20 +22,25 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import json
 import os
-import re
-import shlex
 import shutil
-import signal
-import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from _recipe import (
+    build,
+    guide_command,
+    manifests,
+    module_dir,
+    podgroup_crd_established,
+    process,
+    scheduler_argv,
+    tail,
+)
 
 from crdkit.client import Client, GroupVersionKind, NotFound
 from crdkit.resources import Event, Node, Pod
@@ -46,7 +51,6 @@ from crdkit.testing import (
     create_gpu_cluster,
     eventually,
 )
-from crdkit.testing.envtest.crds import crd_is_established
 from crdkit.testing.envtest.processes import free_ports
 from crdkit.webhook import write_self_signed
 
@@ -67,90 +71,6 @@ ADMISSION_GATE = "kueue.x-k8s.io/admission"
 CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 CLUSTER_QUEUE = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "ClusterQueue")
 WORKLOAD = GroupVersionKind("kueue.x-k8s.io", "v1beta2", "Workload")
-
-
-def go_binary() -> str:
-    # The same search as tools/go-toolchain.sh, so the module lookup uses the build's Go.
-    found = os.environ.get("GO") or shutil.which("go")
-    if found:
-        return found
-    if Path("/usr/local/go/bin/go").exists():
-        return "/usr/local/go/bin/go"
-    pytest.fail("no Go toolchain (GO, go on PATH or /usr/local/go): cannot build Kueue")
-
-
-def build_kueue() -> str:
-    """Kueue's controller binary: built now, or found up to date in the cache."""
-    go_binary()
-    built = subprocess.run(["bash", str(BUILD)], capture_output=True, text=True, timeout=1500)
-    if built.returncode != 0:
-        pytest.fail(f"{BUILD.relative_to(ROOT)} failed (exit {built.returncode}):\n{built.stderr}")
-    return built.stdout.strip().splitlines()[-1]
-
-
-def kueue_module_dir() -> Path:
-    """Kueue's module folder in Go's module cache, at the version the build pins (its CRDs are
-    under config/components/crd/bases, as the guide installs them)."""
-    found = subprocess.run(
-        [go_binary(), "mod", "download", "-json", MODULE],
-        cwd=BUILD.parent,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "GOFLAGS": "-mod=readonly", "GOTOOLCHAIN": "local"},
-    )
-    assert found.returncode == 0, found.stderr
-    return Path(json.loads(found.stdout)["Dir"])
-
-
-def guide_commands() -> list[list[str]]:
-    """Every command of the guide's shell blocks (continuation lines joined)."""
-    blocks = re.findall(r"```bash\n(.*?)```", GUIDE.read_text(), re.S)
-    return [
-        shlex.split(line, comments=True)
-        for block in blocks
-        for line in block.replace("\\\n", " ").splitlines()
-    ]
-
-
-def guide_command(program: str) -> list[str]:
-    """The arguments of the one command of the guide that runs ``program``."""
-    commands = guide_commands()
-    if program.startswith("crdkit "):
-        found = [c[2:] for c in commands if c[:2] == program.split()]
-    else:
-        found = [c[1:] for c in commands if c and Path(c[0]).name == program]
-    assert len(found) == 1, f"the guide runs {program} {len(found)} times, expected once"
-    return found[0]
-
-
-def manifest(name: str) -> list[dict[str, Any]]:
-    return [d for d in yaml.safe_load_all((MANIFESTS / name).read_text()) if d]
-
-
-@contextlib.asynccontextmanager
-async def process(log: Path, *argv: str, env: dict[str, str]) -> AsyncIterator[Any]:
-    """``argv`` as a process writing to ``log``; on the way out, even after a failure, SIGTERM
-    and then SIGKILL if it has not ended within 30 s."""
-    with log.open("wb") as out:
-        child = await asyncio.create_subprocess_exec(
-            *argv, stdout=out, stderr=out, stdin=asyncio.subprocess.DEVNULL, env=env
-        )
-        try:
-            yield child
-        finally:
-            if child.returncode is None:
-                child.send_signal(signal.SIGTERM)
-                try:
-                    await asyncio.wait_for(child.wait(), 30)
-                except TimeoutError:
-                    child.kill()
-                    await child.wait()
-
-
-def tail(log: Path, lines: int = 40) -> str:
-    text = log.read_text(errors="replace").splitlines() if log.exists() else []
-    return f"--- {log.name} (last {lines} lines):\n" + "\n".join(text[-lines:])
 
 
 def gates(pod: Pod) -> list[str]:
@@ -176,12 +96,12 @@ def kueue_files(tmp_path: Path, webhook_port: int) -> tuple[Path, dict[str, Any]
     METRICS_CERT_DIR.mkdir(parents=True, exist_ok=True)
     for name in ("tls.crt", "tls.key"):
         shutil.copyfile(certs / name, METRICS_CERT_DIR / name)
-    [config] = manifest("kueue-config.yaml")
+    [config] = manifests(MANIFESTS / "kueue-config.yaml")
     guide_port = config["webhook"]["port"]
     config["webhook"] |= {"port": webhook_port, "certDir": str(certs)}
     config_file = tmp_path / "kueue-config.yaml"
     config_file.write_text(yaml.safe_dump(config))
-    [webhooks] = manifest("kueue-webhook.yaml")
+    [webhooks] = manifests(MANIFESTS / "kueue-webhook.yaml")
     for hook in webhooks["webhooks"]:
         client_config = hook["clientConfig"]
         client_config["url"] = client_config["url"].replace(f":{guide_port}/", f":{webhook_port}/")
@@ -190,19 +110,19 @@ def kueue_files(tmp_path: Path, webhook_port: int) -> tuple[Path, dict[str, Any]
 
 
 def test_the_guide_runs_each_long_running_command_once() -> None:
-    scheduler = guide_command("crdkit scheduler")
-    kueue = guide_command("kueue")
+    scheduler = guide_command(GUIDE, "crdkit scheduler")
+    kueue = guide_command(GUIDE, "kueue")
     assert any(a.startswith("--config=") for a in kueue)
     assert "--topology-rule" in scheduler
     name = scheduler[scheduler.index("--name") + 1]
     for gang in ("train-a.yaml", "train-b.yaml"):
-        pods = [d for d in manifest(gang) if d["kind"] == "Pod"]
+        pods = [d for d in manifests(MANIFESTS / gang) if d["kind"] == "Pod"]
         assert {p["spec"]["schedulerName"] for p in pods} == {name}
 
 
 def test_the_kueue_configuration_serves_the_webhook_the_guide_installs() -> None:
-    [config] = manifest("kueue-config.yaml")
-    [webhooks] = manifest("kueue-webhook.yaml")
+    [config] = manifests(MANIFESTS / "kueue-config.yaml")
+    [webhooks] = manifests(MANIFESTS / "kueue-webhook.yaml")
     [hook] = webhooks["webhooks"]
     url = f"https://{config['webhook']['host']}:{config['webhook']['port']}/mutate--v1-pod"
     assert hook["clientConfig"]["url"] == url
@@ -211,19 +131,19 @@ def test_the_kueue_configuration_serves_the_webhook_the_guide_installs() -> None
 
 
 async def test_kueue_admits_and_crdkit_places_whole_gangs(tmp_path: Path) -> None:
-    kueue_binary = build_kueue()
-    crds = kueue_module_dir() / "config" / "components" / "crd" / "bases"
-    scheduler_args = guide_command("crdkit scheduler")
-    kueue_args = guide_command("kueue")
-    envtest = guide_command("crdkit envtest")
+    kueue_binary = build(BUILD)
+    crds = module_dir(MODULE, BUILD.parent) / "config" / "components" / "crd" / "bases"
+    scheduler_args = guide_command(GUIDE, "crdkit scheduler")
+    kueue_args = guide_command(GUIDE, "kueue")
+    envtest = guide_command(GUIDE, "crdkit envtest")
     assert envtest[0] == "up"
     assert "--kubelets" in envtest
     # The cluster `crdkit envtest up --gpu-nodes N` serves, its kubelets played in process here.
     shape = GpuClusterShape.with_nodes(int(envtest[envtest.index("--gpu-nodes") + 1]))
-    gangs = {name: manifest(f"{name}.yaml") for name in ("train-a", "train-b")}
+    gangs = {name: manifests(MANIFESTS / f"{name}.yaml") for name in ("train-a", "train-b")}
     [quota] = [
         r["nominalQuota"]
-        for d in manifest("queues.yaml")
+        for d in manifests(MANIFESTS / "queues.yaml")
         if d["kind"] == "ClusterQueue"
         for g in d["spec"]["resourceGroups"]
         for f in g["flavors"]
@@ -278,32 +198,15 @@ async def test_kueue_admits_and_crdkit_places_whole_gangs(tmp_path: Path) -> Non
             kubelet = await stack.enter_async_context(SimulatedKubelet(client))
             running.append(
                 await stack.enter_async_context(
-                    process(
-                        logs[0],
-                        crdkit,
-                        "scheduler",
-                        *scheduler_args,
-                        "--kubeconfig",
-                        kubeconfig,
-                        "--metrics-bind-address",
-                        "0",
-                        "--health-probe-bind-address",
-                        "0",
-                        "--log-format",
-                        "text",
-                        env=env,
-                    )
+                    process(logs[0], *scheduler_argv(crdkit, scheduler_args, kubeconfig), env=env)
                 )
             )
 
-            async def podgroup_crd() -> bool:
-                try:
-                    crd = await client.get(CRD, "podgroups.scheduling.x-k8s.io")
-                except NotFound:
-                    return False
-                return crd_is_established(crd)
-
-            await waiting(podgroup_crd, "the PodGroup CRD installed by crdkit scheduler", 120)
+            await waiting(
+                lambda: podgroup_crd_established(client),
+                "the PodGroup CRD installed by crdkit scheduler",
+                120,
+            )
 
             running.append(
                 await stack.enter_async_context(
@@ -318,7 +221,7 @@ async def test_kueue_admits_and_crdkit_places_whole_gangs(tmp_path: Path) -> Non
 
             await waiting(webhook_served, "Kueue's webhook server listening", 180)
             await client.create(webhooks)
-            for document in manifest("queues.yaml"):
+            for document in manifests(MANIFESTS / "queues.yaml"):
                 await client.create(document)
 
             async def queue_active() -> bool:

@@ -15,25 +15,27 @@ spread it over both leaves at once), and land in the leaf that is freed.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
-import json
 import os
-import re
-import shlex
-import shutil
-import signal
-import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from _recipe import (
+    build,
+    guide_command,
+    manifests,
+    module_dir,
+    podgroup_crd_established,
+    process,
+    scheduler_argv,
+    tail,
+)
 
-from crdkit.client import Client, GroupVersionKind, NotFound
+from crdkit.client import Client, GroupVersionKind
 from crdkit.resources import Event, Node, Pod
 from crdkit.testing import (
     ControlPlane,
@@ -42,7 +44,6 @@ from crdkit.testing import (
     create_gpu_cluster,
     eventually,
 )
-from crdkit.testing.envtest.crds import crd_is_established
 from crdkit.testing.envtest.processes import free_ports
 
 # A cold build of the operator takes minutes on two cores (see the guide); the limit only
@@ -61,86 +62,6 @@ CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 PYTORCHJOB = GroupVersionKind("kubeflow.org", "v1", "PyTorchJob")
 PODGROUP = GroupVersionKind("scheduling.x-k8s.io", "v1alpha1", "PodGroup")
 SECRET = GroupVersionKind("", "v1", "Secret")
-
-
-def go_binary() -> str:
-    # The same search as tools/go-toolchain.sh, so the module lookup uses the build's Go.
-    found = os.environ.get("GO") or shutil.which("go")
-    if found:
-        return found
-    if Path("/usr/local/go/bin/go").exists():
-        return "/usr/local/go/bin/go"
-    pytest.fail("no Go toolchain (GO, go on PATH or /usr/local/go): cannot build the operator")
-
-
-def build_operator() -> str:
-    """The training-operator binary: built now, or found up to date in the cache."""
-    go_binary()
-    built = subprocess.run(["bash", str(BUILD)], capture_output=True, text=True, timeout=1500)
-    if built.returncode != 0:
-        pytest.fail(f"{BUILD.relative_to(ROOT)} failed (exit {built.returncode}):\n{built.stderr}")
-    return built.stdout.strip().splitlines()[-1]
-
-
-def operator_module_dir() -> Path:
-    """The training-operator module's folder in Go's module cache, at the version the build
-    pins (its CRDs are under manifests/base/crds, as the guide installs them)."""
-    found = subprocess.run(
-        [go_binary(), "mod", "download", "-json", MODULE],
-        cwd=BUILD.parent,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "GOFLAGS": "-mod=readonly", "GOTOOLCHAIN": "local"},
-    )
-    assert found.returncode == 0, found.stderr
-    return Path(json.loads(found.stdout)["Dir"])
-
-
-def guide_command(program: str) -> list[str]:
-    """The arguments of the one command of the guide's shell blocks that runs ``program``
-    (its continuation lines joined)."""
-    blocks = re.findall(r"```bash\n(.*?)```", GUIDE.read_text(), re.S)
-    commands = [
-        shlex.split(line, comments=True)
-        for block in blocks
-        for line in block.replace("\\\n", " ").splitlines()
-    ]
-    if program.startswith("crdkit "):
-        found = [c[2:] for c in commands if c[:2] == program.split()]
-    else:
-        found = [c[1:] for c in commands if c and Path(c[0]).name == program]
-    assert len(found) == 1, f"the guide runs {program} {len(found)} times, expected once"
-    return found[0]
-
-
-def manifest(name: str) -> list[dict[str, Any]]:
-    return [d for d in yaml.safe_load_all((MANIFESTS / name).read_text()) if d]
-
-
-@contextlib.asynccontextmanager
-async def process(log: Path, *argv: str, env: dict[str, str]) -> AsyncIterator[Any]:
-    """``argv`` as a process writing to ``log``; on the way out, even after a failure, SIGTERM
-    and then SIGKILL if it has not ended within 30 s."""
-    with log.open("wb") as out:
-        child = await asyncio.create_subprocess_exec(
-            *argv, stdout=out, stderr=out, stdin=asyncio.subprocess.DEVNULL, env=env
-        )
-        try:
-            yield child
-        finally:
-            if child.returncode is None:
-                child.send_signal(signal.SIGTERM)
-                try:
-                    await asyncio.wait_for(child.wait(), 30)
-                except TimeoutError:
-                    child.kill()
-                    await child.wait()
-
-
-def tail(log: Path, lines: int = 40) -> str:
-    text = log.read_text(errors="replace").splitlines() if log.exists() else []
-    return f"--- {log.name} (last {lines} lines):\n" + "\n".join(text[-lines:])
 
 
 def write_certs(secret: dict[str, Any]) -> bool:
@@ -179,24 +100,24 @@ def blocker(name: str, node: str, gpus: int) -> Pod:
 
 
 def test_the_guide_runs_each_long_running_command_once() -> None:
-    scheduler = guide_command("crdkit scheduler")
-    operator = guide_command("training-operator.v1")
+    scheduler = guide_command(GUIDE, "crdkit scheduler")
+    operator = guide_command(GUIDE, "training-operator.v1")
     name = scheduler[scheduler.index("--name") + 1]
     assert f"--gang-scheduler-name={name}" in operator
     assert "--topology-rule" in scheduler
 
 
 async def test_pytorchjob_runs_whole_in_one_leaf(tmp_path: Path) -> None:
-    operator_binary = build_operator()
-    crds = operator_module_dir() / "manifests" / "base" / "crds"
-    scheduler_args = guide_command("crdkit scheduler")
-    operator_args = guide_command("training-operator.v1")
-    [job] = manifest("pytorchjob.yaml")
+    operator_binary = build(BUILD)
+    crds = module_dir(MODULE, BUILD.parent) / "manifests" / "base" / "crds"
+    scheduler_args = guide_command(GUIDE, "crdkit scheduler")
+    operator_args = guide_command(GUIDE, "training-operator.v1")
+    [job] = manifests(MANIFESTS / "pytorchjob.yaml")
     job_name = job["metadata"]["name"]
     namespace = job["metadata"]["namespace"]
     replicas = job["spec"]["pytorchReplicaSpecs"]
     pods_wanted = sum(spec["replicas"] for spec in replicas.values())
-    envtest = guide_command("crdkit envtest")
+    envtest = guide_command(GUIDE, "crdkit envtest")
     assert envtest[0] == "up"
     assert "--kubelets" in envtest
     # The cluster `crdkit envtest up --gpu-nodes N` serves, its kubelets played in process here.
@@ -244,35 +165,17 @@ async def test_pytorchjob_runs_whole_in_one_leaf(tmp_path: Path) -> None:
             await stack.enter_async_context(SimulatedKubelet(client))
             running.append(
                 await stack.enter_async_context(
-                    process(
-                        logs[0],
-                        crdkit,
-                        "scheduler",
-                        *scheduler_args,
-                        "--kubeconfig",
-                        kubeconfig,
-                        "--metrics-bind-address",
-                        "0",
-                        "--health-probe-bind-address",
-                        "0",
-                        "--log-format",
-                        "text",
-                        env=env,
-                    )
+                    process(logs[0], *scheduler_argv(crdkit, scheduler_args, kubeconfig), env=env)
                 )
             )
 
-            async def podgroup_crd() -> bool:
-                # The operator exits at start when the PodGroup CRD is missing.
-                try:
-                    crd = await client.get(CRD, "podgroups.scheduling.x-k8s.io")
-                except NotFound:
-                    return False
-                return crd_is_established(crd)
+            await waiting(
+                lambda: podgroup_crd_established(client),
+                "the PodGroup CRD installed by crdkit scheduler",
+                120,
+            )
 
-            await waiting(podgroup_crd, "the PodGroup CRD installed by crdkit scheduler", 120)
-
-            for document in manifest("operator-namespace.yaml"):
+            for document in manifests(MANIFESTS / "operator-namespace.yaml"):
                 await client.create(document)
             running.append(
                 await stack.enter_async_context(
@@ -286,7 +189,9 @@ async def test_pytorchjob_runs_whole_in_one_leaf(tmp_path: Path) -> None:
                     )
                 )
             )
-            [secret] = [d for d in manifest("operator-namespace.yaml") if d["kind"] == "Secret"]
+            [secret] = [
+                d for d in manifests(MANIFESTS / "operator-namespace.yaml") if d["kind"] == "Secret"
+            ]
 
             async def certs_written() -> bool:
                 got = await client.get(

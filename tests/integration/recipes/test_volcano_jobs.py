@@ -22,9 +22,6 @@ import asyncio
 import contextlib
 import copy
 import os
-import re
-import shlex
-import signal
 import sys
 from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -33,11 +30,19 @@ from typing import Any
 
 import pytest
 import yaml
+from _recipe import (
+    guide_command,
+    podgroup_crd_established,
+    process,
+    scheduler_argv,
+    section_commands,
+    tail,
+)
 from examples.gang_scheduler.cluster_setup import install_crds
 from examples.gang_scheduler.models import Job
 from examples.gang_scheduler.pods import JOB_NAME_LABEL
 
-from crdkit.client import Client, GroupVersionKind, NotFound
+from crdkit.client import Client, GroupVersionKind
 from crdkit.resources import Event, Node, Pod
 from crdkit.scheduling import VolcanoPodGroup, pod_requests
 from crdkit.testing import (
@@ -47,7 +52,6 @@ from crdkit.testing import (
     create_gpu_cluster,
     eventually,
 )
-from crdkit.testing.envtest.crds import crd_is_established
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -62,30 +66,6 @@ SHARED, POOLS = "## 1. One scheduler", "## 2. Separate node pools"
 EXAMPLE = "python -m examples.gang_scheduler"
 
 
-def section_commands(heading: str) -> list[list[str]]:
-    """The commands of the shell blocks of the guide's section starting with ``heading``
-    (continuation lines joined), each split as the shell would."""
-    text = GUIDE.read_text()
-    start = text.index(heading)
-    end = text.find("\n## ", start + 1)
-    section = text[start : end if end >= 0 else len(text)]
-    blocks = re.findall(r"```bash\n(.*?)```", section, re.S)
-    return [
-        shlex.split(line, comments=True)
-        for block in blocks
-        for line in block.replace("\\\n", " ").splitlines()
-        if line.strip()
-    ]
-
-
-def guide_command(heading: str, program: str) -> list[str]:
-    """The arguments of the one command of that section that runs ``program``."""
-    words = program.split()
-    found = [c[len(words) :] for c in section_commands(heading) if c[: len(words)] == words]
-    assert len(found) == 1, f"{heading}: runs {program} {len(found)} times, expected once"
-    return found[0]
-
-
 def flag(args: Sequence[str], name: str) -> str:
     return args[list(args).index(name) + 1]
 
@@ -94,7 +74,7 @@ def pool_labels(heading: str) -> list[tuple[str, str, str]]:
     """The section's ``kubectl label nodes -l KEY=VALUE POOL=NAME`` lines: (node selector key,
     its value, the label set); the guide keeps to equality selectors."""
     labels = []
-    for command in section_commands(heading):
+    for command in section_commands(GUIDE, heading):
         if command[:3] == ["kubectl", "label", "nodes"]:
             selector, label = flag(command, "-l"), command[-1]
             key, _, value = selector.partition("=")
@@ -149,31 +129,6 @@ def pytorchjob_gang(scheduler: str) -> tuple[dict[str, Any], list[dict[str, Any]
     return group, pods
 
 
-@contextlib.asynccontextmanager
-async def process(log: Path, *argv: str, env: dict[str, str]) -> AsyncIterator[Any]:
-    """``argv`` as a process (in the clone, as the guide runs it) writing to ``log``; on the
-    way out, even after a failure, SIGTERM and then SIGKILL if it has not ended within 30 s."""
-    with log.open("wb") as out:
-        child = await asyncio.create_subprocess_exec(
-            *argv, stdout=out, stderr=out, stdin=asyncio.subprocess.DEVNULL, env=env, cwd=ROOT
-        )
-        try:
-            yield child
-        finally:
-            if child.returncode is None:
-                child.send_signal(signal.SIGTERM)
-                try:
-                    await asyncio.wait_for(child.wait(), 30)
-                except TimeoutError:
-                    child.kill()
-                    await child.wait()
-
-
-def tail(log: Path, lines: int = 40) -> str:
-    text = log.read_text(errors="replace").splitlines() if log.exists() else []
-    return f"--- {log.name} (last {lines} lines):\n" + "\n".join(text[-lines:])
-
-
 class Recipe:
     """One run of a section: the cluster, the guide's two processes, and what the test asks."""
 
@@ -203,30 +158,13 @@ class Recipe:
 
     async def scheduler(self, stack: contextlib.AsyncExitStack, args: Sequence[str]) -> None:
         crdkit = str(Path(sys.executable).with_name("crdkit"))
-        await self.start(
-            stack,
-            "crdkit-scheduler",
-            crdkit,
-            "scheduler",
-            *args,
-            "--kubeconfig",
-            self.kubeconfig,
-            "--metrics-bind-address",
-            "0",
-            "--health-probe-bind-address",
-            "0",
-            "--log-format",
-            "text",
+        await self.start(stack, "crdkit-scheduler", *scheduler_argv(crdkit, args, self.kubeconfig))
+
+        await self.waiting(
+            lambda: podgroup_crd_established(self.client),
+            "the PodGroup CRD installed by crdkit scheduler",
+            120,
         )
-
-        async def podgroup_crd() -> bool:
-            try:
-                crd = await self.client.get(CRD, "podgroups.scheduling.x-k8s.io")
-            except NotFound:
-                return False
-            return crd_is_established(crd)
-
-        await self.waiting(podgroup_crd, "the PodGroup CRD installed by crdkit scheduler", 120)
 
     async def operator(self, stack: contextlib.AsyncExitStack, args: Sequence[str]) -> None:
         # The later flags win: no fixed ports on a shared test machine.
@@ -342,20 +280,20 @@ async def recipe(tmp_path: Path) -> AsyncIterator[tuple[Recipe, contextlib.Async
         # The guide's `envtest up --crds examples/gang_scheduler/config/crd`.
         await install_crds(client)
         run = Recipe(client, str(plane.kubeconfig_path), tmp_path)
-        await run.nodes(guide_command(SHARED, "crdkit envtest"))
+        await run.nodes(guide_command(GUIDE, section=SHARED, program="crdkit envtest"))
         async with contextlib.AsyncExitStack() as stack:
             await stack.enter_async_context(SimulatedKubelet(client))
             yield run, stack
 
 
 def test_the_guide_runs_each_setups_commands_once() -> None:
-    shared_scheduler = guide_command(SHARED, "crdkit scheduler")
-    shared_operator = guide_command(SHARED, EXAMPLE)
+    shared_scheduler = guide_command(GUIDE, section=SHARED, program="crdkit scheduler")
+    shared_operator = guide_command(GUIDE, section=SHARED, program=EXAMPLE)
     assert "--no-scheduler" in shared_operator
     assert flag(shared_operator, "--scheduler-name") == flag(shared_scheduler, "--name")
     assert "volcano" in flag(shared_scheduler, "--pod-groups").split(",")
-    pool_scheduler = guide_command(POOLS, "crdkit scheduler")
-    pool_operator = guide_command(POOLS, EXAMPLE)
+    pool_scheduler = guide_command(GUIDE, section=POOLS, program="crdkit scheduler")
+    pool_operator = guide_command(GUIDE, section=POOLS, program=EXAMPLE)
     assert "--no-scheduler" not in pool_operator
     pools = {label for _, _, label in pool_labels(POOLS)}
     mine, theirs = flag(pool_operator, "--node-selector"), flag(pool_scheduler, "--node-selector")
@@ -365,9 +303,9 @@ def test_the_guide_runs_each_setups_commands_once() -> None:
 
 async def test_one_scheduler_places_both_controllers_gangs_each_in_a_leaf(tmp_path: Path) -> None:
     async with recipe(tmp_path) as (run, stack):
-        scheduler_args = guide_command(SHARED, "crdkit scheduler")
+        scheduler_args = guide_command(GUIDE, section=SHARED, program="crdkit scheduler")
         await run.scheduler(stack, scheduler_args)
-        await run.operator(stack, guide_command(SHARED, EXAMPLE))
+        await run.operator(stack, guide_command(GUIDE, section=SHARED, program=EXAMPLE))
         job = volcano_job()
         name = job["metadata"]["name"]
         group, others = pytorchjob_gang(flag(scheduler_args, "--name"))
@@ -405,8 +343,8 @@ async def test_separate_pools_keep_each_schedulers_gangs_on_its_own_pool(tmp_pat
                     await run.client.patch(Node, node, {"metadata": {"labels": {pool_key: pool}}})
             pools[label] = value
         assert len(pools) == 2
-        scheduler_args = guide_command(POOLS, "crdkit scheduler")
-        operator_args = guide_command(POOLS, EXAMPLE)
+        scheduler_args = guide_command(GUIDE, section=POOLS, program="crdkit scheduler")
+        operator_args = guide_command(GUIDE, section=POOLS, program=EXAMPLE)
         await run.scheduler(stack, scheduler_args)
         await run.operator(stack, operator_args)
         job = volcano_job()

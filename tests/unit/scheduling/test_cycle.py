@@ -261,15 +261,21 @@ async def test_a_slice_that_does_not_divide_its_task_waits_with_that_reason() ->
     assert "slice size 3 does not divide the task's 2 pods" in wait.message
 
 
-async def test_a_gang_back_in_line_ahead_of_the_holder_takes_its_reservation() -> None:
-    # A preempted gang that its controller made again comes back into line ahead of the gang
-    # that became head meanwhile: the reservation moves to it, as the head is owed room first.
-    view = View()
+async def a_holder_of_a_busy_leaf(view: View) -> GroupRef:
+    """One node of each leaf busy, and a 2-pod gang that came at 00:05 holding a leaf."""
     view.gang("small", 1, node="l0")
     view.gang("other", 1, node="l1")
     later = view.gang("later", 2, created="2026-01-01T00:00:05Z")
     await view.run(later)
     assert list(view.reservations.held) == [later]
+    return later
+
+
+async def test_a_gang_back_in_line_ahead_of_the_holder_takes_its_reservation() -> None:
+    # A preempted gang that its controller made again comes back into line ahead of the gang
+    # that became head meanwhile: the reservation moves to it, as the head is owed room first.
+    view = View()
+    later = await a_holder_of_a_busy_leaf(view)
     earlier = view.gang("earlier", 2, created="2026-01-01T00:00:01Z")
     decisions = await view.run(earlier, later)
     assert [d.ref for d in only(decisions, Reserve)] == [earlier]
@@ -282,10 +288,7 @@ async def test_a_head_with_no_room_leaves_the_holders_reservation_alone() -> Non
     # head that fits nowhere must not take the reservation away, or the holder takes it back
     # on its turn, every pass, and each hold and release wakes the line again (a livelock).
     view = View()
-    view.gang("small", 1, node="l0")
-    view.gang("other", 1, node="l1")
-    later = view.gang("later", 2, created="2026-01-01T00:00:05Z")
-    await view.run(later)
+    later = await a_holder_of_a_busy_leaf(view)
     held = view.reservations.held[later]
     earlier = view.gang("earlier", 3, created="2026-01-01T00:00:01Z")  # no leaf has 3 nodes
     for _ in range(2):

@@ -297,6 +297,13 @@ def run(
     sys.exit(_exit_status(status))
 
 
+def _count_option(flag: str, default: int, help: str) -> Callable[[F], F]:
+    """A count of the simulated cluster's shape, 1 or more, its default shown."""
+    return click.option(
+        flag, type=click.IntRange(min=1), default=default, show_default=True, help=help
+    )
+
+
 def _simulated(
     gpu_nodes: int | None,
     nodes_per_leaf: int,
@@ -337,20 +344,8 @@ def _simulated(
     help="Also serve a simulated GPU cluster of this many nodes, in whole leaves of "
     "--nodes-per-leaf, up to 4 leaves a spine and 4 spines a zone.",
 )
-@click.option(
-    "--nodes-per-leaf",
-    type=click.IntRange(min=1),
-    default=16,
-    show_default=True,
-    help="Nodes under one leaf switch.",
-)
-@click.option(
-    "--gpus-per-node",
-    type=click.IntRange(min=1),
-    default=8,
-    show_default=True,
-    help="nvidia.com/gpu of each simulated node.",
-)
+@_count_option("--nodes-per-leaf", 16, "Nodes under one leaf switch.")
+@_count_option("--gpus-per-node", 8, "nvidia.com/gpu of each simulated node.")
 @click.option(
     "--kubelets",
     is_flag=True,

@@ -72,10 +72,13 @@ class GpuClusterShape:
     spines_per_zone: int = 1
     leaves_per_spine: int = 2
     nodes_per_leaf: int = 16
+    """Machines under one leaf switch: a gang that must stay in a leaf has at most these."""
     gpus_per_node: int = 8
     cpus_per_node: int = 96
     memory_gi_per_node: int = 1536
+    """Memory of one machine, in GiB."""
     pods_per_node: int = 110
+    """The kubelet's default limit of pods."""
     rdma_every: int = 1
     """Every n-th leaf (counting from the first) has RDMA NICs; 0 means none."""
     gpu_product: str = "NVIDIA-H100-80GB-HBM3"
