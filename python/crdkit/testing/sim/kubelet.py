@@ -194,16 +194,18 @@ class SimulatedKubelet:
         if phase not in (None, "Pending") or key in self._started:
             return
         self._started.add(key)
-        self._spawn(self._patch(pod, running_status(pod)))
         if self._on_start is not None:
             self._on_start(pod)
         seconds = self._run_for(pod) if self._run_for is not None else None
-        if seconds is not None:
-            self._spawn(self._finish_later(pod, seconds))
+        self._spawn(self._run(pod, seconds))
 
-    async def _finish_later(self, pod: Pod, seconds: float) -> None:
-        await asyncio.sleep(seconds)
-        await self._patch(pod, terminated_status("Succeeded"))
+    async def _run(self, pod: Pod, seconds: float | None) -> None:
+        # The end is reported only once the start has landed: sent side by side, a loaded
+        # machine could deliver them in either order, and a pod's phase never leaves Succeeded.
+        await self._patch(pod, running_status(pod))
+        if seconds is not None:
+            await asyncio.sleep(seconds)
+            await self._patch(pod, terminated_status("Succeeded"))
 
     async def _remove(self, pod: Pod) -> None:
         """What a kubelet does once a deleted pod's containers exited: remove it for good
