@@ -7,6 +7,7 @@ want ``load`` times the GPUs of ``nodes`` 8-GPU nodes; each runs 20-40 s (seeded
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -53,6 +54,16 @@ def stream(
         jobs.append(drawn)
         total += size * drawn.gpus
     return jobs
+
+
+HINT_STEP = 10.0
+"""Run-time hints are rounded up to a multiple of this many seconds (see `hint_seconds`)."""
+
+
+def hint_seconds(run_seconds: float) -> int:
+    """The run-time bound a job declares with ``--hints``: its run time rounded up to the next
+    ten seconds, an overestimate as users' time limits are."""
+    return int(math.ceil(run_seconds / HINT_STEP) * HINT_STEP)
 
 
 def percentile(values: list[float], share: float) -> float:
