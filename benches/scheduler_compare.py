@@ -1,6 +1,7 @@
 """`crdkit scheduler` against kube-scheduler on the same saturated stream, live: JSON on stdout.
 
     python benches/scheduler_compare.py --nodes 256 --seeds 7,8,9
+    python benches/scheduler_compare.py --nodes 256 --seeds 7 --contestants kube-gang,crdkit-kube
 
 Each contestant gets its own fresh local control plane (kube-apiserver and etcd from
 `tools/envtest`) with ``--nodes`` simulated 8-GPU nodes in leaves of 16. The stream is the one
@@ -20,6 +21,21 @@ Contestants:
 - ``kube-scheduler``: kube-scheduler, in a process of its own, from the same
   ``k8s.io/kubernetes`` module as the apiserver (`tools/kube-scheduler/build.sh`), with its
   default profile, given the very same pods without PodGroups or topology (it reads neither);
+- ``kube-gang``: the same kube-scheduler with upstream's gang scheduling on
+  (``--feature-gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true``), on a control
+  plane that serves Kubernetes' own PodGroup (``ControlPlane(workload_api=True)``: those gates,
+  ``scheduling.k8s.io/v1beta1``, and ``PodGroupProtection`` admission off, since no
+  controller-manager would lift its finalizer). It is given the ``kube-scheduler`` pods plus
+  one ``scheduling.k8s.io/v1beta1`` PodGroup per job, created before its pods, which join it
+  through ``spec.schedulingGroup.podGroupName``: ``schedulingPolicy.gang.minCount`` all the
+  job's pods, and from 8 pods up the required ``schedulingConstraints.topology`` on the leaf
+  label; smaller jobs get a gang with no topology (upstream has no preferred mode). Neither the
+  group nor its pods name a priority class (kube-scheduler refuses a group whose class differs
+  from its pods'). When a job ends the bench deletes its PodGroup after its pods;
+- ``crdkit-kube``: ``crdkit scheduler`` with ``--pod-groups=kubernetes`` on the very same
+  objects as ``kube-gang`` (the gated plane, the same PodGroups and pods, only
+  ``schedulerName`` differs): crdkit judged on upstream's own gang API, where ``crdkit`` has
+  its coscheduling PodGroups and Kueue's annotations (a preferred leaf for small jobs);
 - ``example`` (``--contestants`` names it): the gang scheduler example (``python -m
   examples.gang_scheduler``, the Job controller and the library's scheduler in one process),
   given each job as a Volcano Job of one task (``minAvailable`` all its pods; ``networkTopology``
@@ -27,8 +43,22 @@ Contestants:
   ended by marking them ``Succeeded`` (the Job controller would replace deleted ones), which
   frees their nodes as a delete does.
 
-Per contestant and seed: ``makespan_s`` (submit to the last job done), ``lower_bound_s``
-(GPU-seconds of work over the GPUs), ``gpu_held_pct`` and ``gpu_in_bound_jobs_pct`` (mean
+``--hints``: every pod gets ``spec.activeDeadlineSeconds``, its job's run time rounded up to
+the next 10 s (`_job_stream.hint_seconds`). kube-scheduler ignores the field; ``crdkit
+scheduler`` reads it as the pod's run-time bound (`crdkit.scheduling.runtime_bounds`), counted
+from the pod's ``status.startTime``, so with ``--hints`` the bench also plays the kubelet's
+start: once a job's last pod is bound it marks every pod ``Running`` with that moment (rounded
+up to the whole second) as ``startTime``. Nothing enforces the deadline here, and the bench
+ends each job at its run time, never after its hint. Without ``--hints`` no pod gets either.
+
+Other options: ``--log-dir DIR`` keeps each contestant's log in ``DIR/seed<N>[-hints]/``
+(otherwise it goes with the control plane's folder); ``--kube-scheduler-flag`` passes one more
+flag to kube-scheduler (both its contestants), e.g. ``--kube-scheduler-flag=-v=5`` to see its
+queue move pod groups between backoff and active.
+
+Per contestant and seed: ``hints`` (whether ``--hints`` was on), ``makespan_s`` (submit to the
+last job done), ``lower_bound_s`` (GPU-seconds of work over the GPUs), ``lower_bound_ratio``
+(makespan over the lower bound), ``gpu_held_pct`` and ``gpu_in_bound_jobs_pct`` (mean
 share of the GPUs held by bound pods, and by jobs with every pod bound, from submit until the
 last job is bound), ``partly_bound_over_1s`` and ``partly_bound_max_s`` (multi-pod jobs
 with some but not all pods bound for more than 1 s, and the longest such window),
@@ -41,6 +71,16 @@ seconds while jobs wait), and
 logged, and the first few distinct ones), and ``timeline``: every 5 s, the GPUs held and
 those in fully bound jobs (%) and the jobs not yet fully bound. Real time: a run at 256
 nodes takes one to two minutes.
+
+Upstream's gang queue, as read in v1.37.2's ``pkg/scheduler/backend/queue`` and seen in
+kube-scheduler's log at ``-v=5``: a pod group the scheduler rejects names no plugin for it, so
+it goes straight back to the backoff queue rather than waiting for a cluster event, and is
+tried again when its backoff ends. The backoff is 1 s doubling at each rejection, capped at the
+pod's 10 s maximum times the square root of the group's pod count (40 s for 16 pods). A 16-pod
+gang rejected while the cluster is full has reached 16-32 s by the time leaves free, and a
+leaf freed meanwhile stays idle until its backoff ends: ``kube-gang``'s timeline shows it. That
+is kube-scheduler's default configuration (``podInitialBackoffSeconds`` 1,
+``podMaxBackoffSeconds`` 10), kept as it is, like the ``kube-scheduler`` contestant's profile.
 """
 
 from __future__ import annotations
@@ -49,6 +89,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import os
 import re
 import subprocess
@@ -56,31 +97,38 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 
 from crdkit.client import Client, GroupVersionKind, NotFound
-from crdkit.resources import Pod
+from crdkit.resources import Pod, PodGroup
 from crdkit.runtime.informer import Informer
 from crdkit.scheduling.gangs import KUEUE_PREFERRED, KUEUE_REQUIRED
 from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.scheduling.groups.crds import install_pod_group_crds
 from crdkit.testing import ControlPlane
+from crdkit.testing.envtest.gates import WORKLOAD_API
 from crdkit.testing.envtest.processes import free_ports
 from crdkit.testing.sim.nodes import create_nodes, simulated_node
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the examples
 
-from _job_stream import GPUS, LEAF, NAMESPACE, SIZES, percentile
+from _job_stream import GPUS, LEAF, NAMESPACE, SIZES, hint_seconds, percentile
 from _job_stream import Job as StreamJob
 from _job_stream import stream as job_stream
 
 ROOT = Path(__file__).resolve().parents[1]
 CRDKIT = "crdkit-gangs"
-CONTESTANTS = ("crdkit", "kube-scheduler", "example")
+CONTESTANTS = ("crdkit", "kube-scheduler", "kube-gang", "crdkit-kube", "example")
+KUBERNETES_GANGS = ("kube-gang", "crdkit-kube")
+"""The contestants given Kubernetes' own PodGroups, on a control plane that serves them."""
+HARD_PODS = 8
+"""Jobs of this many pods or more require one leaf; smaller ones prefer it (or, on Kubernetes'
+PodGroup, which has no preferred mode, ask for no topology)."""
 EXAMPLE_JOB = GroupVersionKind("batch.volcano.sh", "v1alpha1", "Job")
 EXAMPLE_JOB_LABEL = "volcano.sh/job-name"  # on the pods the example creates
 TIMELINE_STEP_S = 5.0
@@ -97,7 +145,12 @@ def stream(nodes: int, load: float, seed: int) -> list[Job]:
     return job_stream(Job, nodes, load, seed)
 
 
-def pod_manifests(job: Job, contestant: str) -> list[Pod]:
+def pod_manifests(job: Job, contestant: str, hints: bool = False) -> list[Pod]:
+    """``job``'s pods as ``contestant`` is given them: plain pods for kube-scheduler, joined to
+    Kubernetes' PodGroup of the job (`kubernetes_pod_group`) through ``spec.schedulingGroup``
+    for kube-gang and crdkit-kube, to the coscheduling PodGroup by label (with Kueue's topology
+    annotation) for crdkit. With ``hints``, ``spec.activeDeadlineSeconds`` is the job's
+    run-time hint (`hint_seconds`)."""
     gpus = {"nvidia.com/gpu": str(GPUS)}
     resources = {"requests": gpus, "limits": gpus}
     metadata: dict[str, Any] = {"namespace": NAMESPACE, "labels": {"job": job.name}}
@@ -105,9 +158,16 @@ def pod_manifests(job: Job, contestant: str) -> list[Pod]:
         "containers": [{"name": "train", "image": "trainer", "resources": resources}],
         "terminationGracePeriodSeconds": 0,
     }
+    if hints:
+        spec["activeDeadlineSeconds"] = hint_seconds(job.seconds)
     if contestant == "crdkit":
         metadata["labels"][COSCHEDULING_POD_GROUP_LABEL] = job.name
-        metadata["annotations"] = {(KUEUE_REQUIRED if job.pods >= 8 else KUEUE_PREFERRED): LEAF}
+        hard = job.pods >= HARD_PODS
+        metadata["annotations"] = {(KUEUE_REQUIRED if hard else KUEUE_PREFERRED): LEAF}
+        spec["schedulerName"] = CRDKIT
+    if contestant in KUBERNETES_GANGS:
+        spec["schedulingGroup"] = {"podGroupName": job.name}
+    if contestant == "crdkit-kube":
         spec["schedulerName"] = CRDKIT
     return [
         Pod.model_validate({"metadata": {**metadata, "name": f"{job.name}-{i}"}, "spec": spec})
@@ -115,24 +175,39 @@ def pod_manifests(job: Job, contestant: str) -> list[Pod]:
     ]
 
 
-def example_job(job: Job) -> dict[str, Any]:
+def kubernetes_pod_group(job: Job) -> PodGroup:
+    """``job`` as Kubernetes' own PodGroup (``scheduling.k8s.io/v1beta1``): a gang of all its
+    pods, in one leaf (the required topology constraint) from `HARD_PODS` pods up; below, a
+    gang with no topology, upstream having no preferred mode. Neither it nor its pods name a
+    priority class, so the two agree (kube-scheduler refuses a group whose class differs from
+    its pods')."""
+    spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": job.pods}}}
+    if job.pods >= HARD_PODS:
+        spec["schedulingConstraints"] = {"topology": [{"key": LEAF}]}
+    return PodGroup.model_validate(
+        {"metadata": {"name": job.name, "namespace": NAMESPACE}, "spec": spec}
+    )
+
+
+def example_job(job: Job, hints: bool = False) -> dict[str, Any]:
     """``job`` as the Volcano Job the gang scheduler example reconciles: one task of its pods,
-    all needed at once, a leaf required from 8 pods up and preferred below."""
+    all needed at once, a leaf required from 8 pods up and preferred below; with ``hints``, its
+    pods' ``activeDeadlineSeconds`` is the job's run-time hint."""
     gpus = {"nvidia.com/gpu": str(GPUS)}
-    template = {
-        "metadata": {"labels": {"job": job.name}},
-        "spec": {
-            "containers": [
-                {
-                    "name": "train",
-                    "image": "trainer",
-                    "resources": {"requests": gpus, "limits": gpus},
-                }
-            ],
-            "terminationGracePeriodSeconds": 0,
-        },
+    pod_spec: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "train",
+                "image": "trainer",
+                "resources": {"requests": gpus, "limits": gpus},
+            }
+        ],
+        "terminationGracePeriodSeconds": 0,
     }
-    hard = job.pods >= 8
+    if hints:
+        pod_spec["activeDeadlineSeconds"] = hint_seconds(job.seconds)
+    template = {"metadata": {"labels": {"job": job.name}}, "spec": pod_spec}
+    hard = job.pods >= HARD_PODS
     return {
         "apiVersion": f"{EXAMPLE_JOB.group}/{EXAMPLE_JOB.version}",
         "kind": EXAMPLE_JOB.kind,
@@ -246,9 +321,13 @@ async def contestant_running(
     policy: str,
     flags: list[str],
     summary: LogSummary,
+    log_dir: Path | None = None,
+    kube_flags: list[str] | None = None,
 ) -> AsyncIterator[None]:
-    """The contestant as its users run it: a process of its own beside the control plane."""
-    if name == "kube-scheduler":
+    """The contestant as its users run it: a process of its own beside the control plane; its
+    log in ``log_dir`` if given, else in the control plane's folder (deleted with it)."""
+    logs = log_dir or plane.workdir
+    if name in ("kube-scheduler", "kube-gang"):
         command = [
             str(kube_scheduler_binary()),
             f"--kubeconfig={plane.kubeconfig_path}",
@@ -256,7 +335,10 @@ async def contestant_running(
             "--secure-port=0",
             "-v=1",
         ]
-        async with process_running(command, plane.workdir / "kube-scheduler.log", summary):
+        if name == "kube-gang":
+            command.append(kube_scheduler_gates())
+        command.extend(kube_flags or [])
+        async with process_running(command, logs / f"{name}.log", summary):
             yield
         return
     if name == "example":
@@ -274,11 +356,13 @@ async def contestant_running(
             "--metrics-bind-address=0",
             f"--health-probe-bind-address=127.0.0.1:{port}",
         ]
-        async with process_running(command, plane.workdir / "example.log", summary):
+        async with process_running(command, logs / "example.log", summary):
             await wait_ready(port)
             yield
         return
-    await install_pod_group_crds(client, ["coscheduling"])
+    api = "kubernetes" if name == "crdkit-kube" else "coscheduling"
+    if api == "coscheduling":
+        await install_pod_group_crds(client, [api])
     (port,) = free_ports(1)
     command = [
         sys.executable,
@@ -287,7 +371,7 @@ async def contestant_running(
         "scheduler",
         f"--name={CRDKIT}",
         f"--levels={LEAF}",
-        "--pod-groups=coscheduling",
+        f"--pod-groups={api}",
         f"--policy={policy}",
         f"--kubeconfig={plane.kubeconfig_path}",
         "--metrics-bind-address=0",
@@ -295,9 +379,17 @@ async def contestant_running(
         "--log-level=warning",
     ]
     command.extend(flags)
-    async with process_running(command, plane.workdir / "crdkit-scheduler.log", summary):
+    async with process_running(command, logs / f"{name}-scheduler.log", summary):
         await wait_ready(port)
         yield
+
+
+def kube_scheduler_gates() -> str:
+    """kube-scheduler's ``--feature-gates`` for gangs: the apiserver's (`WORKLOAD_API`),
+    ``GenericWorkload`` (the PodGroup, pods' ``schedulingGroup``, the gang plugin) and
+    ``TopologyAwareWorkloadScheduling`` (the group's ``schedulingConstraints``)."""
+    gates = ",".join(f"{k}={str(v).lower()}" for k, v in WORKLOAD_API.feature_gates.items())
+    return f"--feature-gates={gates}"
 
 
 async def run(
@@ -307,8 +399,15 @@ async def run(
     policy: str,
     stall: float,
     flags: list[str] | None = None,
+    hints: bool = False,
+    log_dir: Path | None = None,
+    kube_flags: list[str] | None = None,
 ) -> dict[str, Any]:
-    async with ControlPlane() as plane, Client.from_control_plane(plane) as client:
+    gated = contestant in KUBERNETES_GANGS
+    async with (
+        ControlPlane(workload_api=gated) as plane,
+        Client.from_control_plane(plane) as client,
+    ):
         await plane.create_namespace(NAMESPACE)
         leaves = await add_nodes(client, nodes)
         by_pod = {f"{job.name}-{i}": job for job in jobs for i in range(job.pods)}
@@ -320,8 +419,25 @@ async def run(
 
         by_job = {job.name: job for job in jobs}
 
+        async def start(job: Job, pod: str) -> None:
+            # As a kubelet would say it: Running since the start its bound counts from, the
+            # moment the job's last pod was bound, rounded up to metav1.Time's whole second
+            # (so start + hint never falls before the bench ends the pod).
+            since = datetime.fromtimestamp(math.ceil(time.time()), UTC)
+            with contextlib.suppress(NotFound):
+                await client.patch(
+                    Pod,
+                    pod,
+                    {"status": {"phase": "Running", "startTime": since.isoformat()[:19] + "Z"}},
+                    namespace=NAMESPACE,
+                    subresource="status",
+                )
+
         async def finish(job: Job) -> None:
-            await asyncio.sleep(job.seconds)
+            if hints:
+                await asyncio.gather(*(start(job, pod) for pod in job.nodes))
+            ends = (job.all_bound or time.monotonic()) + job.seconds
+            await asyncio.sleep(max(0.0, ends - time.monotonic()))
             for pod in job.nodes:
                 with contextlib.suppress(NotFound):
                     if contestant == "example":  # its Job controller would replace a deleted pod
@@ -334,6 +450,9 @@ async def run(
                         )
                     else:
                         await client.delete(Pod, pod, namespace=NAMESPACE, grace_period_seconds=0)
+            if gated:  # its PodGroup goes with it, as a job controller's would
+                with contextlib.suppress(NotFound):
+                    await client.delete(PodGroup, job.name, namespace=NAMESPACE)
             now = time.monotonic()
             job.done = now
             progress[0] = now
@@ -364,7 +483,9 @@ async def run(
         informer.add_event_handler(seen, lambda _old, new: seen(new))
         async with (
             informer,
-            contestant_running(contestant, plane, client, policy, flags or [], summary),
+            contestant_running(
+                contestant, plane, client, policy, flags or [], summary, log_dir, kube_flags
+            ),
         ):
             await informer.wait_for_sync(60)
             gate = asyncio.Semaphore(32)
@@ -385,10 +506,12 @@ async def run(
                     for job in jobs
                 ]
                 await asyncio.gather(*(create(g) for g in groups))
+            if gated:  # every PodGroup before its pods
+                await asyncio.gather(*(create(kubernetes_pod_group(job)) for job in jobs))
             if contestant == "example":
-                await asyncio.gather(*(create(example_job(job)) for job in jobs))
+                await asyncio.gather(*(create(example_job(job, hints)) for job in jobs))
             else:
-                pods = [pod for job in jobs for pod in pod_manifests(job, contestant)]
+                pods = [pod for job in jobs for pod in pod_manifests(job, contestant, hints)]
                 await asyncio.gather(*(create(p) for p in pods))
             deadlock = False
             while not finished.is_set():
@@ -400,7 +523,12 @@ async def run(
             for task in list(pending_deletes):
                 task.cancel()
     result = figures(contestant, nodes, jobs, leaves, held, submitted, deadlock)
-    return {**result, "log_warnings": summary.warnings, "log_first_warnings": summary.first}
+    return {
+        **result,
+        "hints": hints,
+        "log_warnings": summary.warnings,
+        "log_first_warnings": summary.first,
+    }
 
 
 def figures(
@@ -441,6 +569,8 @@ def figures(
         }
     done = [j.done for j in jobs if j.done is not None]
     work = sum(j.pods * GPUS * j.seconds for j in jobs)
+    makespan = round(max(done) - submitted, 1) if done and not deadlock else None
+    lower_bound = round(work / capacity, 1)
     half_idle = half_idle_stretch(held, jobs, submitted, capacity)
     half_idle_later = half_idle_stretch(held, jobs, submitted, capacity, after_start=True)
     timeline = sampled(held, jobs, submitted, max(done, default=submitted), capacity)
@@ -448,8 +578,11 @@ def figures(
         "contestant": contestant,
         "jobs": len(jobs),
         "pods": sum(j.pods for j in jobs),
-        "makespan_s": round(max(done) - submitted, 1) if done and not deadlock else None,
-        "lower_bound_s": round(work / capacity, 1),
+        "makespan_s": makespan,
+        "lower_bound_s": lower_bound,
+        "lower_bound_ratio": (
+            round(makespan / lower_bound, 3) if makespan is not None and lower_bound else None
+        ),
         "gpu_held_pct": round(100 * area_held / window / capacity, 1),
         "gpu_in_bound_jobs_pct": round(100 * area_whole / window / capacity, 1),
         "partly_bound_over_1s": sum(p > 1.0 for p in partly),
@@ -554,7 +687,27 @@ def main(argv: list[str] | None = None) -> int:
         "(repeatable)",
     )
     parser.add_argument(
+        "--kube-scheduler-flag",
+        action="append",
+        default=[],
+        help="one more flag for kube-scheduler (both its contestants), e.g. "
+        "--kube-scheduler-flag=-v=2 to log why a pod group waits (repeatable)",
+    )
+    parser.add_argument(
         "--time-scale", type=float, default=1.0, help="multiplies every job's run time"
+    )
+    parser.add_argument(
+        "--hints",
+        action="store_true",
+        help="every pod's spec.activeDeadlineSeconds is its job's run time rounded up to the "
+        "next 10 s (crdkit scheduler reads it as a run-time bound; kube-scheduler ignores it)",
+    )
+    parser.add_argument(
+        "--log-dir",
+        type=Path,
+        default=None,
+        help="keep each contestant's log in DIR/seed<N>[-hints]/ (default: deleted with the "
+        "run's control plane)",
     )
     args = parser.parse_args(argv)
     flags = list(args.scheduler_flag)
@@ -573,7 +726,23 @@ def main(argv: list[str] | None = None) -> int:
             jobs = stream(args.nodes, args.load, seed)
             for job in jobs:
                 job.seconds *= args.time_scale
-            result = asyncio.run(run(contestant, args.nodes, jobs, args.policy, args.stall, flags))
+            log_dir = None
+            if args.log_dir is not None:
+                log_dir = args.log_dir / f"seed{seed}{'-hints' if args.hints else ''}"
+                log_dir.mkdir(parents=True, exist_ok=True)
+            result = asyncio.run(
+                run(
+                    contestant,
+                    args.nodes,
+                    jobs,
+                    args.policy,
+                    args.stall,
+                    flags,
+                    hints=args.hints,
+                    log_dir=log_dir,
+                    kube_flags=args.kube_scheduler_flag,
+                )
+            )
             runs.append({"seed": seed, "nodes": args.nodes, **result})
             print(json.dumps(runs[-1]), file=sys.stderr)
     print(
@@ -584,7 +753,9 @@ def main(argv: list[str] | None = None) -> int:
                 "policy": args.policy,
                 "settle_seconds": args.settle_seconds,
                 "scheduler_flags": args.scheduler_flag,
+                "kube_scheduler_flags": args.kube_scheduler_flag,
                 "time_scale": args.time_scale,
+                "hints": args.hints,
                 "runs": runs,
                 "seconds": round(time.monotonic() - started),
                 "cpus": os.cpu_count(),
