@@ -420,7 +420,7 @@ async def run(
 
         by_job = {job.name: job for job in jobs}
 
-        async def start(job: Job, pod: str) -> None:
+        async def start(pod: str) -> None:
             # As a kubelet would say it: Running since the start its bound counts from, the
             # moment the job's last pod was bound, rounded up to metav1.Time's whole second
             # (so start + hint never falls before the bench ends the pod).
@@ -436,7 +436,7 @@ async def run(
 
         async def finish(job: Job) -> None:
             if hints:
-                await asyncio.gather(*(start(job, pod) for pod in job.nodes))
+                await asyncio.gather(*(start(pod) for pod in job.nodes))
             ends = (job.all_bound or time.monotonic()) + job.seconds
             await asyncio.sleep(max(0.0, ends - time.monotonic()))
             for pod in job.nodes:
