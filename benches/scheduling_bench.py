@@ -5,9 +5,10 @@
         [--saturated 256,1024,10000] [--waiting 300] [--gang-sizes 1,2,4]
         [--saturated-passes 5] [--bind-events 6]
         [--saturated-profile PATH] [--profile-nodes 1024]
+        [--throughput 5000] [--throughput-gangs 1000] [--throughput-sizes 4]
 
-Prints one JSON object with three parts, all measured in the same run, and a fourth on request
-(``--saturated``; ``--skip-in-memory`` leaves out the first two):
+Prints one JSON object with three parts, all measured in the same run, and two more on request
+(``--saturated``, ``--throughput``; ``--skip-in-memory`` leaves out the first two):
 
 ``mirror``: per cluster size, the `ClusterMirror`'s cost of one informer event, in µs (the
 median over ``--repeats`` fresh mirrors of the mean over every node or pod of the cluster):
@@ -111,6 +112,29 @@ setup), writes the pstats file to PATH and prints the 25 functions of most cumul
 stderr. cProfile sees the event loop's thread only: the placer's worker thread shows as the
 loop's wait (``select``/``epoll``). Under the profiler the Python side runs slower, so its
 figures (``saturated_profile``) are not the timed ones.
+
+``throughput`` (only with ``--throughput``, else null): per cluster size, pods bound per second
+in a burst, the row upstream kube-scheduler's topology-aware workload scheduling is measured by
+(scheduler_perf's ``TopologyAwareScheduling``, test/integration/scheduler_perf/podgroup/tas in
+kubernetes/kubernetes: 5,000 nodes, 750 to 2,250 PodGroups of 4 pods, each gang required in one
+rack). A `GangScheduler` on a `Manager` over the in-memory FakeCluster, as the saturated row,
+watching Kubernetes' own PodGroup (``scheduling.k8s.io/v1beta1``): that many empty 8-GPU nodes in
+leaves of 16 (`scheduler_pass_bench.gpu_nodes`, the saturated row's layout and leaf label, the
+scheduler's only level), then ``--throughput-gangs`` gangs (1,000 by default), their sizes taken
+in turn from ``--throughput-sizes`` (4 by default, as upstream's), each pod asking a whole node
+(8 GPUs), each PodGroup ``gang.minCount`` all its pods and one topology constraint, the leaf
+label: every pod of the gang in one leaf. By default 4,000 of the 5,000 nodes. As upstream's
+test does, the PodGroups are created first and the measurement starts once the scheduler's
+informer has them all and it is idle; then every pod is created through the API, one call after
+another, gang by gang (the objects built before the clock). Timed from the first pod's create
+call to the fake apiserver storing the last pod's binding (a write listener, as the saturated
+row's bind events): ``pods_per_s`` and ``gangs_per_s`` (every pod of the gang bound) over
+``burst_s``; ``create_s``, the creates alone (they share the event loop with the scheduler);
+``bind_p50_ms``/``bind_p99_ms``/``bind_max_ms`` per gang, from its last pod's create call
+returning to its last bind stored; ``passes`` and their median and longest ms; ``writes``, every
+write the apiserver stored meanwhile (binds, PodGroup statuses, Events); ``gc_full``. Upstream's
+figure is scheduler_perf's ``SchedulingThroughput`` (the average of per-second samples of pods
+scheduled, on the CI's machine), ours one ratio over the burst on this one.
 
 ``loadavg`` (start and end) and ``cpus`` say how busy the machine was. ``--profile`` prints a
 cProfile of one pass of the mirror's events at the largest size to stderr (it slows that pass,
@@ -893,6 +917,104 @@ def saturated_rows(
     return rows
 
 
+# -- part 5: a burst of gangs on an empty cluster, pods bound per second --------------------------
+
+
+async def _until(done: Callable[[], bool], limit_s: float, what: str) -> None:
+    deadline = time.perf_counter() + limit_s
+    while not done():
+        if time.perf_counter() > deadline:
+            raise TimeoutError(what)
+        await asyncio.sleep(0.01)
+
+
+async def measure_throughput(
+    nodes: int, gangs: int, sizes: Sequence[int], wait_s: float
+) -> dict[str, Any]:
+    """See the module docstring's ``throughput``."""
+    from crdkit.resources import PodGroup
+    from crdkit.scheduling import GangScheduler
+    from crdkit.testing import FakeCluster, running_manager
+
+    bench = pass_bench()
+    setup_started = time.perf_counter()
+    cluster = FakeCluster(kinds=bench.pod_group_kinds("kubernetes"))
+    bench.gpu_nodes(cluster, nodes)
+    scheduler = GangScheduler(bench.SCHEDULER, [bench.LEAF], pod_groups=("kubernetes",))
+    log = bench.PassLog()
+    log.install(scheduler)
+    burst = bench.waiting_gangs(gangs, sizes, prefix="gang", api="kubernetes", topology=bench.LEAF)
+    gang_of = {pod: gang.name for gang in burst for pod in gang.pods}
+    pods = [pod for gang in burst for pod in gang.member_pods()]  # built before the clock
+    writes = bench.Writes()
+    created: dict[str, float] = {}  # per gang: its last pod's create call returned
+    async with cluster.client() as client, running_manager(client, scheduler) as manager:
+        await _until(lambda: len(scheduler.mirror) >= nodes, wait_s, "the mirror's nodes")
+        # As upstream's test: the PodGroups first, and the pods once the scheduler sees them.
+        groups = manager.informers.informer(PodGroup).store
+        for gang in burst:
+            await client.create(gang.podgroup())
+        await _until(lambda: len(groups) >= gangs, wait_s, "the scheduler's PodGroups")
+        state = bench.Saturated(
+            cluster, client, scheduler, burst, log, [], time.perf_counter() - setup_started
+        )
+        await bench.settle(state)
+        passes = scheduler.passes
+        unsubscribe = cluster.server.subscribe(writes)
+        try:
+            with FullCollections().installed() as collections:
+                started = time.perf_counter()
+                for pod in pods:
+                    await client.create(pod)
+                    created[gang_of[pod.metadata.name or ""]] = time.perf_counter()
+                created_s = time.perf_counter() - started
+                with contextlib.suppress(TimeoutError):  # reported as fewer pods bound
+                    await _until(lambda: len(writes.bound) >= len(pods), wait_s, "binds")
+        finally:
+            unsubscribe()
+        passes = scheduler.passes - passes
+    bound = writes.bound
+    finished = max((at for at, _ in bound.values()), default=started)
+    last_bind: dict[str, float] = {}
+    for pod, (at, _) in bound.items():
+        gang = gang_of[pod]
+        last_bind[gang] = max(at, last_bind.get(gang, at))
+    whole = [g.name for g in burst if all(p in bound for p in g.pods)]
+    latencies = [(last_bind[gang] - created[gang]) * 1000 for gang in whole]
+    burst_s = finished - started
+    return {
+        "nodes": nodes,
+        "gangs": gangs,
+        "gang_sizes": list(sizes),
+        "pods": len(pods),
+        "bound_pods": len(bound),
+        "bound_gangs": len(whole),
+        "pods_per_s": round(len(bound) / burst_s, 1) if bound else 0.0,
+        "gangs_per_s": round(len(whole) / burst_s, 1) if whole else 0.0,
+        "burst_s": round(burst_s, 2),
+        "create_s": round(created_s, 2),
+        **bind_latency_row(latencies),
+        "passes": passes,
+        "pass_ms_median": round(statistics.median(log.seconds[-passes:]) * 1000, 1)
+        if passes
+        else None,
+        "pass_ms_max": round(max(log.seconds[-passes:]) * 1000, 1) if passes else None,
+        "writes": writes.count,
+        "gc_full": collections.figures(),
+        "setup_s": round(state.setup_s, 1),
+    }
+
+
+def throughput_rows(
+    sizes: Sequence[int], gangs: int, gang_sizes: Sequence[int], wait_s: float
+) -> dict[str, Any]:
+    rows = {}
+    for count in sizes:
+        rows[str(count)] = asyncio.run(measure_throughput(count, gangs, gang_sizes, wait_s))
+        gc.collect()
+    return rows
+
+
 # -- the run -----------------------------------------------------------------------------------
 
 
@@ -977,13 +1099,29 @@ def main(argv: list[str] | None = None) -> int:
         help="profile the saturated row at --profile-nodes: pstats to PATH, top 25 to stderr",
     )
     parser.add_argument("--profile-nodes", type=int, default=1024)
+    parser.add_argument(
+        "--throughput",
+        type=node_counts,
+        default=None,
+        metavar="NODES",
+        help="cluster sizes of the pods-bound-per-second row, comma-separated (default: none)",
+    )
+    parser.add_argument(
+        "--throughput-gangs", type=int, default=1000, help="gangs in the burst (throughput row)"
+    )
+    parser.add_argument(
+        "--throughput-sizes",
+        type=pod_counts,
+        default=[4],
+        help="pods per gang of the burst, taken in turn (throughput row)",
+    )
     args = parser.parse_args(argv)
     if args.repeats < 1 or args.decisions < 1 or args.gangs < 1 or args.e2e_nodes < 1:
         parser.error("--repeats, --decisions, --gangs and --e2e-nodes must be positive")
     if args.waiting < 1 or args.saturated_passes < 1 or args.bind_events < 0:
         parser.error("--waiting and --saturated-passes must be positive, --bind-events >= 0")
-    if args.profile_nodes < 1:
-        parser.error("--profile-nodes must be positive")
+    if args.profile_nodes < 1 or args.throughput_gangs < 1:
+        parser.error("--profile-nodes and --throughput-gangs must be positive")
     started = time.perf_counter()
     result: dict[str, Any] = {
         "bench": "scheduling",
@@ -1003,6 +1141,13 @@ def main(argv: list[str] | None = None) -> int:
         result["saturated_profile"] = profile_saturated(
             args.saturated_profile, args.profile_nodes, *saturated
         )
+    result["throughput"] = (
+        None
+        if args.throughput is None
+        else throughput_rows(
+            args.throughput, args.throughput_gangs, args.throughput_sizes, args.wait
+        )
+    )
     result["e2e"] = (
         None
         if args.skip_e2e
@@ -1019,7 +1164,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = list((result["saturated"] or {}).values())
     if "saturated_profile" in result:
         rows.append(result["saturated_profile"])
-    unbound = any(row["bound"] < row["bind_events"] for row in rows)
+    unbound = any(row["bound"] < row["bind_events"] for row in rows) or any(
+        row["bound_pods"] < row["pods"] for row in (result["throughput"] or {}).values()
+    )
     return 0 if (e2e is None or e2e["bound_gangs"] == e2e["gangs"]) and not unbound else 1
 
 
