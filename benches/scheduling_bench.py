@@ -4,7 +4,7 @@
         [--decisions 32] [--skip-e2e] [--repeats 3] [--skip-in-memory]
         [--saturated 256,1024,10000] [--waiting 300] [--gang-sizes 1,2,4]
         [--saturated-passes 5] [--bind-events 6]
-        [--saturated-profile PATH] [--profile-nodes 1024]
+        [--saturated-profile PATH] [--saturated-py-spy PATH] [--profile-nodes 1024]
         [--throughput 5000] [--throughput-gangs 1000] [--throughput-sizes 4]
 
 Prints one JSON object with three parts, all measured in the same run, and two more on request
@@ -111,7 +111,14 @@ once every gang is queued and the scheduler idle:
 setup), writes the pstats file to PATH and prints the 25 functions of most cumulative time to
 stderr. cProfile sees the event loop's thread only: the placer's worker thread shows as the
 loop's wait (``select``/``epoll``). Under the profiler the Python side runs slower, so its
-figures (``saturated_profile``) are not the timed ones.
+figures (``saturated_profile``) are not the timed ones. ``--saturated-py-spy PATH`` samples the
+same measurement with py-spy instead (``_profile_split.record``: Python stacks of every thread,
+100 a second, without stopping the process, so the figures stay close to the timed ones), writes
+its raw stacks to PATH and gives, in ``saturated_py_spy``, the share of the samples (``split_pct``)
+taken by the placer's worker thread, by each part of a pass (`SPY_PHASES`) and by what runs
+between passes (`SPY_OUTSIDE`: the Events and status writes of waiting gangs, binds, the fake
+apiserver, the informers). Neither sees the garbage collector as such: its pauses are charged to
+whatever allocated when it ran (``gc_full`` counts the full collections).
 
 ``throughput`` (only with ``--throughput``, else null): per cluster size, pods bound per second
 in a burst, the row upstream kube-scheduler's topology-aware workload scheduling is measured by
@@ -153,6 +160,7 @@ import json
 import os
 import pstats
 import random
+import signal
 import statistics
 import sys
 import time
@@ -171,6 +179,7 @@ from crdkit.scheduling.requests import format_quantity, requests_as_quantities
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benches' shared modules
 
+import _profile_split
 from _bind_latency import JobsBound, bind_latency_row
 
 BLOCK = "bench.crdkit.io/block"
@@ -810,29 +819,87 @@ class FullCollections:
         }
 
 
+SPY_PHASES: tuple[tuple[str, str], ...] = (
+    ("Preemptor.", "pass: preemption (its victims read)"),
+    ("GroupReader.read", "pass: gangs read (pods, PodGroups)"),
+    ("GangBuilder.gang_for", "pass: placer gangs built"),
+    ("Reservations.", "pass: reservations"),
+    ("Reporter.explanation", "pass: explanations"),
+    ("Cycle._unschedulable", "pass: why each gang waits"),
+    ("Dispatcher.apply", "pass: decisions dispatched"),
+    ("", "pass: other (queue order, placements)"),
+)
+"""The parts of a pass a py-spy stack is charged to: the first whose fragment is in it."""
+SPY_OUTSIDE: tuple[tuple[str, str], ...] = (
+    ("Dispatcher._report_waiting", "Events and statuses of waiting gangs"),
+    ("Dispatcher.", "binds and other writes"),
+    ("crdkit/testing/fake/", "fake apiserver"),
+    ("crdkit/runtime/", "informers and the manager"),
+    ("", "other (bench, event loop)"),
+)
+
+
+def spy_split(lines: Iterable[str]) -> dict[str, float]:
+    """Percent of py-spy's samples (``--format raw``) per part of the work (rounded to 0.1,
+    largest first): the placer's worker thread, the parts of a pass (`SPY_PHASES`) and what
+    runs between passes (`SPY_OUTSIDE`)."""
+    samples: dict[str, int] = {}
+    for line in lines:
+        stack, _, count = line.rstrip("\n").rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        if "schedule_pass" in stack:
+            part = next(name for fragment, name in SPY_PHASES if fragment in stack)
+        elif "place_all_records" in stack:
+            part = "placer (its worker thread)"
+        else:
+            part = next(name for fragment, name in SPY_OUTSIDE if fragment in stack)
+        samples[part] = samples.get(part, 0) + int(count)
+    total = sum(samples.values()) or 1
+    ordered = sorted(samples.items(), key=lambda item: (-item[1], item[0]))
+    return {part: round(100 * count / total, 1) for part, count in ordered}
+
+
+@contextlib.contextmanager
+def profiling(profile: cProfile.Profile | Path | None) -> Iterator[None]:
+    """For the block: ``profile`` enabled (cProfile), or py-spy sampling this process into the
+    file ``profile`` (`_profile_split.record`: Python stacks, not stopping the process)."""
+    if profile is None:
+        yield
+    elif isinstance(profile, cProfile.Profile):
+        profile.enable()
+        try:
+            yield
+        finally:
+            profile.disable()
+    else:
+        spy = _profile_split.record(os.getpid(), profile)
+        time.sleep(1.0)  # py-spy attaches (the scheduler is idle)
+        try:
+            yield
+        finally:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(60)
+
+
 async def measure_saturated(
     nodes: int,
     waiting: int,
     sizes: Sequence[int],
     passes: int,
     binds: int,
-    profile: cProfile.Profile | None = None,
+    profile: cProfile.Profile | Path | None = None,
 ) -> dict[str, Any]:
-    """See the module docstring's ``saturated``; ``profile`` is enabled for the measurement."""
+    """See the module docstring's ``saturated``; ``profile`` (`profiling`) runs for the
+    measurement."""
     bench = pass_bench()
     async with bench.saturated(nodes, waiting, sizes=sizes) as state:
         explained = state.scheduler.explanations
         started = time.perf_counter()
-        if profile is not None:
-            profile.enable()
-        try:
-            with FullCollections().installed() as collections:
-                placing: list[float] = []
-                times = await bench.pass_times(state, passes, placing)
-                events = await bench.bind_latencies(state, binds)
-        finally:
-            if profile is not None:
-                profile.disable()
+        with profiling(profile), FullCollections().installed() as collections:
+            placing: list[float] = []
+            times = await bench.pass_times(state, passes, placing)
+            events = await bench.bind_latencies(state, binds)
         measure_s = time.perf_counter() - started
         explained = state.scheduler.explanations - explained
         left = len(state.scheduler.queue())
@@ -905,6 +972,18 @@ def profile_saturated(
     )
     pstats.Stats(profile, stream=sys.stderr).sort_stats("cumulative").print_stats(25)
     return {"path": path, **row}
+
+
+def spy_saturated(
+    path: str, nodes: int, waiting: int, sizes: Sequence[int], passes: int, binds: int
+) -> dict[str, Any]:
+    """`measure_saturated` at ``nodes`` sampled by py-spy: the raw profile to ``path``, the
+    split of its samples (`spy_split`) in the row."""
+    row = asyncio.run(measure_saturated(nodes, waiting, sizes, passes, binds, Path(path)))
+    lines = _profile_split.read_lines(Path(path))
+    split = spy_split(lines)
+    print(f"py-spy, saturated queue at {nodes} nodes: {split}", file=sys.stderr)
+    return {"path": path, "samples": _profile_split.total_samples(lines), "split_pct": split, **row}
 
 
 def saturated_rows(
@@ -1098,6 +1177,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PATH",
         help="profile the saturated row at --profile-nodes: pstats to PATH, top 25 to stderr",
     )
+    parser.add_argument(
+        "--saturated-py-spy",
+        metavar="PATH",
+        help="sample the saturated row at --profile-nodes with py-spy: raw stacks to PATH",
+    )
     parser.add_argument("--profile-nodes", type=int, default=1024)
     parser.add_argument(
         "--throughput",
@@ -1141,6 +1225,10 @@ def main(argv: list[str] | None = None) -> int:
         result["saturated_profile"] = profile_saturated(
             args.saturated_profile, args.profile_nodes, *saturated
         )
+    if args.saturated_py_spy:
+        result["saturated_py_spy"] = spy_saturated(
+            args.saturated_py_spy, args.profile_nodes, *saturated
+        )
     result["throughput"] = (
         None
         if args.throughput is None
@@ -1162,8 +1250,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(result, indent=2))
     e2e = result["e2e"]
     rows = list((result["saturated"] or {}).values())
-    if "saturated_profile" in result:
-        rows.append(result["saturated_profile"])
+    rows += [result[key] for key in ("saturated_profile", "saturated_py_spy") if key in result]
     unbound = any(row["bound"] < row["bind_events"] for row in rows) or any(
         row["bound_pods"] < row["pods"] for row in (result["throughput"] or {}).values()
     )

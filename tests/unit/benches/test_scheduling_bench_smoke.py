@@ -162,3 +162,20 @@ def test_the_throughput_row_binds_every_gang_of_the_burst_in_one_leaf(
     assert 0 <= row["bind_p50_ms"] <= row["bind_p99_ms"] <= row["bind_max_ms"]
     assert row["passes"] >= 1
     assert row["writes"] >= row["pods"]  # every bind, besides statuses and Events
+
+
+def test_the_py_spy_split_charges_each_stack_to_its_part(bench: ModuleType) -> None:
+    loop = "run (asyncio/runners.py:190);GangScheduler.run (crdkit/scheduling/scheduler.py:329)"
+    lines = [
+        f"{loop};GangScheduler.schedule_pass (x.py:1);GroupReader.read (pending.py:140) 6",
+        f"{loop};GangScheduler.schedule_pass (x.py:1);Cycle._place (cycle.py:160) 2",
+        "_worker (concurrent/futures/thread.py:83);Cluster.place_all_records (cluster.py:219) 1",
+        "task_step;Dispatcher._report_waiting (dispatcher.py:299);Client.create (c.py:1) 1",
+        "",
+    ]
+    assert bench.spy_split(lines) == {
+        "pass: gangs read (pods, PodGroups)": 60.0,
+        "pass: other (queue order, placements)": 20.0,
+        "Events and statuses of waiting gangs": 10.0,
+        "placer (its worker thread)": 10.0,
+    }
