@@ -4,7 +4,8 @@
         [--decisions 32] [--skip-e2e] [--repeats 3] [--skip-in-memory]
         [--saturated 256,1024,10000] [--waiting 300] [--gang-sizes 1,2,4]
         [--saturated-passes 5] [--bind-events 6]
-        [--saturated-profile PATH] [--saturated-py-spy PATH] [--profile-nodes 1024]
+        [--saturated-profile PATH] [--saturated-py-spy PATH [--py-spy-native]]
+        [--profile-nodes 1024]
         [--throughput 5000] [--throughput-gangs 1000] [--throughput-sizes 4]
 
 Prints one JSON object with three parts, all measured in the same run, and two more on request
@@ -117,8 +118,10 @@ same measurement with py-spy instead (``_profile_split.record``: Python stacks o
 its raw stacks to PATH and gives, in ``saturated_py_spy``, the share of the samples (``split_pct``)
 taken by the placer's worker thread, by each part of a pass (`SPY_PHASES`) and by what runs
 between passes (`SPY_OUTSIDE`: the Events and status writes of waiting gangs, binds, the fake
-apiserver, the informers). Neither sees the garbage collector as such: its pauses are charged to
-whatever allocated when it ran (``gc_full`` counts the full collections).
+apiserver, the informers). Python stacks do not show the garbage collector: its pauses are
+charged to whatever allocated when it ran (``gc_full`` counts the full collections). With
+``--py-spy-native`` py-spy reads the C and Rust frames too, and its collections are a part of
+their own; it then stops the process at each sample, so the row's times are not the timed ones.
 
 ``throughput`` (only with ``--throughput``, else null): per cluster size, pods bound per second
 in a burst, the row upstream kube-scheduler's topology-aware workload scheduling is measured by
@@ -848,7 +851,14 @@ def spy_split(lines: Iterable[str]) -> dict[str, float]:
         stack, _, count = line.rstrip("\n").rpartition(" ")
         if not stack or not count.isdigit():
             continue
-        if "schedule_pass" in stack:
+        innermost = stack.rpartition(";")[2]
+        if "epoll_wait" in innermost or (
+            "concurrent/futures/thread.py" in stack and "place_all_records" not in stack
+        ):
+            continue  # idle, as --native sees it: the event loop, the placer's thread pool
+        if "gc_collect" in stack:  # seen with --native only
+            part = "garbage collector"
+        elif "schedule_pass" in stack:
             part = next(name for fragment, name in SPY_PHASES if fragment in stack)
         elif "place_all_records" in stack:
             part = "placer (its worker thread)"
@@ -861,9 +871,9 @@ def spy_split(lines: Iterable[str]) -> dict[str, float]:
 
 
 @contextlib.contextmanager
-def profiling(profile: cProfile.Profile | Path | None) -> Iterator[None]:
+def profiling(profile: cProfile.Profile | Path | None, native: bool = False) -> Iterator[None]:
     """For the block: ``profile`` enabled (cProfile), or py-spy sampling this process into the
-    file ``profile`` (`_profile_split.record`: Python stacks, not stopping the process)."""
+    file ``profile`` (`_profile_split.record`; ``native``: with C and Rust frames)."""
     if profile is None:
         yield
     elif isinstance(profile, cProfile.Profile):
@@ -873,7 +883,7 @@ def profiling(profile: cProfile.Profile | Path | None) -> Iterator[None]:
         finally:
             profile.disable()
     else:
-        spy = _profile_split.record(os.getpid(), profile)
+        spy = _profile_split.record(os.getpid(), profile, native=native)
         time.sleep(1.0)  # py-spy attaches (the scheduler is idle)
         try:
             yield
@@ -889,14 +899,15 @@ async def measure_saturated(
     passes: int,
     binds: int,
     profile: cProfile.Profile | Path | None = None,
+    native: bool = False,
 ) -> dict[str, Any]:
-    """See the module docstring's ``saturated``; ``profile`` (`profiling`) runs for the
-    measurement."""
+    """See the module docstring's ``saturated``; ``profile`` (`profiling`, ``native``) runs for
+    the measurement."""
     bench = pass_bench()
     async with bench.saturated(nodes, waiting, sizes=sizes) as state:
         explained = state.scheduler.explanations
         started = time.perf_counter()
-        with profiling(profile), FullCollections().installed() as collections:
+        with profiling(profile, native), FullCollections().installed() as collections:
             placing: list[float] = []
             times = await bench.pass_times(state, passes, placing)
             events = await bench.bind_latencies(state, binds)
@@ -975,15 +986,23 @@ def profile_saturated(
 
 
 def spy_saturated(
-    path: str, nodes: int, waiting: int, sizes: Sequence[int], passes: int, binds: int
+    path: str,
+    native: bool,
+    nodes: int,
+    waiting: int,
+    sizes: Sequence[int],
+    passes: int,
+    binds: int,
 ) -> dict[str, Any]:
     """`measure_saturated` at ``nodes`` sampled by py-spy: the raw profile to ``path``, the
     split of its samples (`spy_split`) in the row."""
-    row = asyncio.run(measure_saturated(nodes, waiting, sizes, passes, binds, Path(path)))
+    spy = Path(path)
+    row = asyncio.run(measure_saturated(nodes, waiting, sizes, passes, binds, spy, native))
     lines = _profile_split.read_lines(Path(path))
     split = spy_split(lines)
     print(f"py-spy, saturated queue at {nodes} nodes: {split}", file=sys.stderr)
-    return {"path": path, "samples": _profile_split.total_samples(lines), "split_pct": split, **row}
+    samples = _profile_split.total_samples(lines)
+    return {"path": path, "native": native, "samples": samples, "split_pct": split, **row}
 
 
 def saturated_rows(
@@ -1182,6 +1201,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PATH",
         help="sample the saturated row at --profile-nodes with py-spy: raw stacks to PATH",
     )
+    parser.add_argument(
+        "--py-spy-native",
+        action="store_true",
+        help="with --saturated-py-spy: C and Rust frames too (the garbage collector's)",
+    )
     parser.add_argument("--profile-nodes", type=int, default=1024)
     parser.add_argument(
         "--throughput",
@@ -1227,7 +1251,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.saturated_py_spy:
         result["saturated_py_spy"] = spy_saturated(
-            args.saturated_py_spy, args.profile_nodes, *saturated
+            args.saturated_py_spy, args.py_spy_native, args.profile_nodes, *saturated
         )
     result["throughput"] = (
         None

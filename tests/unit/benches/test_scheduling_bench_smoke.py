@@ -171,6 +171,7 @@ def test_the_py_spy_split_charges_each_stack_to_its_part(bench: ModuleType) -> N
         f"{loop};GangScheduler.schedule_pass (x.py:1);Cycle._place (cycle.py:160) 2",
         "_worker (concurrent/futures/thread.py:83);Cluster.place_all_records (cluster.py:219) 1",
         "task_step;Dispatcher._report_waiting (dispatcher.py:299);Client.create (c.py:1) 1",
+        "_worker (concurrent/futures/thread.py:81);0x7f68 (libc.so.6) 5",  # idle, --native
         "",
     ]
     assert bench.spy_split(lines) == {
