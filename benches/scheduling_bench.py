@@ -139,7 +139,8 @@ informer has them all and it is idle; then every pod is created through the API,
 another, gang by gang (the objects built before the clock). Timed from the first pod's create
 call to the fake apiserver storing the last pod's binding (a write listener, as the saturated
 row's bind events): ``pods_per_s`` and ``gangs_per_s`` (every pod of the gang bound) over
-``burst_s``; ``create_s``, the creates alone (they share the event loop with the scheduler);
+``burst_s`` (``bound_pods`` and ``bound_gangs`` of ``pods`` and ``gangs``, within ``--wait``
+seconds); ``create_s``, the creates alone (they share the event loop with the scheduler);
 ``bind_p50_ms``/``bind_p99_ms``/``bind_max_ms`` per gang, from its last pod's create call
 returning to its last bind stored; ``passes`` and their median and longest ms; ``writes``, every
 write the apiserver stored meanwhile (binds, PodGroup statuses, Events); ``gc_full``. Upstream's
