@@ -110,13 +110,18 @@ def py_spy() -> str:
     return found
 
 
-def record(pid: int, output: Path, rate: int = 100) -> subprocess.Popen[bytes]:
+def record(
+    pid: int, output: Path, rate: int = 100, *, native: bool = False
+) -> subprocess.Popen[bytes]:
     """Start sampling process ``pid`` (CPU only: idle threads are left out) into ``output``;
-    send the returned process SIGINT to stop it and write the file."""
+    send the returned process SIGINT to stop it and write the file. ``native``: C and Rust
+    frames too (the garbage collector's, the placer's), which py-spy reads only by stopping the
+    process at each sample, so it runs slower."""
+    how = "--native" if native else "--nonblocking"
     return subprocess.Popen(
         [
             *(py_spy(), "record", "--pid", str(pid), "--format", "raw", "-r", str(rate)),
-            *("--nonblocking", "-o", str(output)),
+            *(how, "-o", str(output)),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -12,7 +12,9 @@ Runs on the in-memory FakeCluster: it measures the scheduler, not an apiserver. 
 their running pods are stored before the scheduler starts, with their status (``FakeCluster.add``);
 the small node of each capacity event is added the same way, in one write. The setup
 (`saturated`), the timed passes (`pass_times`) and the binds of the gang at the head of the
-queue as capacity frees (`bind_latencies`) are shared with ``scheduling_bench.py --saturated``.
+queue as capacity frees (`bind_latencies`) are shared with ``scheduling_bench.py --saturated``;
+the nodes (`gpu_nodes`), the gangs (`waiting_gangs`, of Kubernetes' own PodGroup too), the
+PodGroup kinds (`pod_group_kinds`) and the write listener (`Writes`) with its ``--throughput``.
 A pass's time is the scheduler's ``last_pass_seconds`` (wall time, the placer's worker thread
 included); only the passes that placed every waiting gang are counted.
 """
@@ -30,9 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crdkit.client import Client
-from crdkit.resources import Pod
+from crdkit.resources import Pod, PodGroup, resource_info
 from crdkit.scheduling import GangScheduler
-from crdkit.scheduling.groups import GROUP_APIS
+from crdkit.scheduling.groups import GROUP_APIS, PodGroupApi
 from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
 from crdkit.testing import FakeCluster, FakeKind, running_manager
 from crdkit.testing.fake.server import WatchRecord
@@ -46,10 +48,15 @@ SMALL_NODE = {"cpu": "4", "pods": "10"}
 
 
 def gpu_pod(
-    name: str, node: str | None = None, memory_mi: int | None = None, group: str | None = None
+    name: str,
+    node: str | None = None,
+    memory_mi: int | None = None,
+    group: str | None = None,
+    api: PodGroupApi = "coscheduling",
 ) -> Pod:
-    """A pod of 8 GPUs (a whole node), bound to ``node`` when given, in the coscheduling
-    PodGroup ``group`` when given (else a gang of one)."""
+    """A pod of 8 GPUs (a whole node), bound to ``node`` when given, in the PodGroup ``group``
+    of ``api`` when given (the coscheduling label, or Kubernetes' ``spec.schedulingGroup``;
+    else a gang of one)."""
     requests = {"nvidia.com/gpu": "8"}
     if memory_mi is not None:
         requests["memory"] = f"{memory_mi}Mi"
@@ -60,52 +67,97 @@ def gpu_pod(
     if node is not None:
         spec["nodeName"] = node
     metadata: dict[str, Any] = {"name": name, "namespace": NAMESPACE}
-    if group is not None:
+    if group is not None and api == "kubernetes":
+        spec["schedulingGroup"] = {"podGroupName": group}
+    elif group is not None:
         metadata["labels"] = {COSCHEDULING_POD_GROUP_LABEL: group}
     return Pod.model_validate({"metadata": metadata, "spec": spec})
 
 
-def coscheduling_kind() -> FakeKind:
-    """scheduler-plugins' PodGroup as the fake cluster serves it (with its CRD's status)."""
-    status = GROUP_APIS["coscheduling"].status_subresource
-    return FakeKind.of_crd(CoschedulingPodGroup, status_subresource=status)
+def pod_group_kinds(api: PodGroupApi) -> list[FakeKind]:
+    """The kinds the scheduler watches for ``api``, as the fake cluster serves them: its
+    PodGroup (with its CRD's status subresource, or as kube-apiserver serves a built-in one) and
+    the companion it reads its policy from (Kubernetes' Workload)."""
+    adapter = GROUP_APIS[api]
+    assert adapter.model is not None
+    if adapter.crd_file is None:
+        kind = FakeKind(resource_info(adapter.model), True, tracks_generation=True)
+    else:
+        kind = FakeKind.of_crd(adapter.model, status_subresource=adapter.status_subresource)
+    companion = adapter.companion
+    if companion is None:
+        return [kind]
+    return [kind, FakeKind(resource_info(companion), False, True, has_status=False)]
+
+
+def gpu_nodes(cluster: FakeCluster, count: int) -> list[str]:
+    """Store ``count`` empty 8-GPU nodes, Ready, in leaves of 16 (labelled `LEAF`); their
+    names."""
+    names = [f"n{i:05}" for i in range(count)]
+    for i, name in enumerate(names):
+        cluster.add(simulated_node(name, labels={LEAF: f"l{i // 16}"}))  # with its status
+    return names
 
 
 @dataclass
 class Gang:
-    """A waiting gang: its name (its PodGroup's, or its only pod's) and its pods' names."""
+    """A gang: its name (its PodGroup's, or its only pod's) and its pods' names; its PodGroup's
+    API and, for Kubernetes' PodGroup, the node label all its pods must share (``topology``)."""
 
     name: str
     pods: list[str]
     memory_mi: int | None = None
+    api: PodGroupApi = "coscheduling"
+    topology: str | None = None
 
     @property
     def size(self) -> int:
         return len(self.pods)
 
+    def podgroup(self) -> Any:
+        """Its PodGroup, all its pods its minimum: a coscheduling one (``minMember``), or
+        Kubernetes' (``gang.minCount``, and ``topology`` as its one topology constraint)."""
+        metadata = {"name": self.name, "namespace": NAMESPACE}
+        if self.api == "coscheduling":
+            spec: dict[str, Any] = {"minMember": self.size}
+            return CoschedulingPodGroup.model_validate({"metadata": metadata, "spec": spec})
+        assert self.api == "kubernetes", self.api
+        spec = {"schedulingPolicy": {"gang": {"minCount": self.size}}}
+        if self.topology is not None:
+            spec["schedulingConstraints"] = {"topology": [{"key": self.topology}]}
+        return PodGroup.model_validate({"metadata": metadata, "spec": spec})
+
+    def member_pods(self) -> list[Pod]:
+        return [
+            gpu_pod(p, memory_mi=self.memory_mi, group=self.name, api=self.api) for p in self.pods
+        ]
+
     def objects(self) -> list[Any]:
-        """What is created for it: a gang of one is a plain pod; a bigger one a coscheduling
-        PodGroup (``minMember``: all its pods) and its pods."""
-        if self.size == 1:
+        """What is created for it: a coscheduling gang of one is a plain pod; any other its
+        PodGroup and its pods."""
+        if self.size == 1 and self.api == "coscheduling":
             return [gpu_pod(self.name, memory_mi=self.memory_mi)]
-        group = CoschedulingPodGroup.model_validate(
-            {
-                "metadata": {"name": self.name, "namespace": NAMESPACE},
-                "spec": {"minMember": self.size},
-            }
-        )
-        return [group, *(gpu_pod(p, memory_mi=self.memory_mi, group=self.name) for p in self.pods)]
+        return [self.podgroup(), *self.member_pods()]
 
 
-def waiting_gangs(count: int, sizes: Sequence[int] = (1,), alike: bool = True) -> list[Gang]:
-    """``count`` gangs, their sizes taken from ``sizes`` in turn; named in arrival order (ties
-    of creationTimestamp are served by name). Not ``alike``: gang ``i`` also asks ``i + 1``
-    MiB of memory per pod, so no two share an answer."""
+def waiting_gangs(
+    count: int,
+    sizes: Sequence[int] = (1,),
+    alike: bool = True,
+    *,
+    prefix: str = "waiting",
+    api: PodGroupApi = "coscheduling",
+    topology: str | None = None,
+) -> list[Gang]:
+    """``count`` gangs of ``api``, their sizes taken from ``sizes`` in turn; named in arrival
+    order (ties of creationTimestamp are served by name). Not ``alike``: gang ``i`` also asks
+    ``i + 1`` MiB of memory per pod, so no two share an answer."""
     gangs = []
     for i in range(count):
-        name, size = f"waiting-{i:05}", sizes[i % len(sizes)]
-        pods = [name] if size == 1 else [f"{name}-{j}" for j in range(size)]
-        gangs.append(Gang(name, pods, None if alike else i + 1))
+        name, size = f"{prefix}-{i:05}", sizes[i % len(sizes)]
+        single = size == 1 and api == "coscheduling"
+        pods = [name] if single else [f"{name}-{j}" for j in range(size)]
+        gangs.append(Gang(name, pods, None if alike else i + 1, api, topology))
     return gangs
 
 
@@ -218,11 +270,9 @@ async def saturated(
     is in the queue and the scheduler is idle."""
     started = time.perf_counter()
     many = max(sizes) > 1
-    cluster = FakeCluster(kinds=[coscheduling_kind()] if many else [])
+    cluster = FakeCluster(kinds=pod_group_kinds("coscheduling") if many else [])
     running = []
-    for i in range(nodes):
-        name = f"n{i:05}"
-        cluster.add(simulated_node(name, labels={LEAF: f"l{i // 16}"}))  # with its status
+    for i, name in enumerate(gpu_nodes(cluster, nodes)):
         cluster.add(gpu_pod(f"running-{i}", node=name))  # the node is full
         running.append(f"running-{i}")
     scheduler = GangScheduler(

@@ -4,10 +4,12 @@
         [--decisions 32] [--skip-e2e] [--repeats 3] [--skip-in-memory]
         [--saturated 256,1024,10000] [--waiting 300] [--gang-sizes 1,2,4]
         [--saturated-passes 5] [--bind-events 6]
-        [--saturated-profile PATH] [--profile-nodes 1024]
+        [--saturated-profile PATH] [--saturated-py-spy PATH [--py-spy-native]]
+        [--profile-nodes 1024]
+        [--throughput 5000] [--throughput-gangs 1000] [--throughput-sizes 4]
 
-Prints one JSON object with three parts, all measured in the same run, and a fourth on request
-(``--saturated``; ``--skip-in-memory`` leaves out the first two):
+Prints one JSON object with three parts, all measured in the same run, and two more on request
+(``--saturated``, ``--throughput``; ``--skip-in-memory`` leaves out the first two):
 
 ``mirror``: per cluster size, the `ClusterMirror`'s cost of one informer event, in µs (the
 median over ``--repeats`` fresh mirrors of the mean over every node or pod of the cluster):
@@ -110,7 +112,40 @@ once every gang is queued and the scheduler idle:
 setup), writes the pstats file to PATH and prints the 25 functions of most cumulative time to
 stderr. cProfile sees the event loop's thread only: the placer's worker thread shows as the
 loop's wait (``select``/``epoll``). Under the profiler the Python side runs slower, so its
-figures (``saturated_profile``) are not the timed ones.
+figures (``saturated_profile``) are not the timed ones. ``--saturated-py-spy PATH`` samples the
+same measurement with py-spy instead (``_profile_split.record``: Python stacks of every thread,
+100 a second, without stopping the process, so the figures stay close to the timed ones), writes
+its raw stacks to PATH and gives, in ``saturated_py_spy``, the share of the samples (``split_pct``)
+taken by the placer's worker thread, by each part of a pass (`SPY_PHASES`) and by what runs
+between passes (`SPY_OUTSIDE`: the Events and status writes of waiting gangs, binds, the fake
+apiserver, the informers). Python stacks do not show the garbage collector: its pauses are
+charged to whatever allocated when it ran (``gc_full`` counts the full collections). With
+``--py-spy-native`` py-spy reads the C and Rust frames too, and its collections are a part of
+their own; it then stops the process at each sample, so the row's times are not the timed ones.
+
+``throughput`` (only with ``--throughput``, else null): per cluster size, pods bound per second
+in a burst, the row upstream kube-scheduler's topology-aware workload scheduling is measured by
+(scheduler_perf's ``TopologyAwareScheduling``, test/integration/scheduler_perf/podgroup/tas in
+kubernetes/kubernetes: 5,000 nodes, 750 to 2,250 PodGroups of 4 pods, each gang required in one
+rack). A `GangScheduler` on a `Manager` over the in-memory FakeCluster, as the saturated row,
+watching Kubernetes' own PodGroup (``scheduling.k8s.io/v1beta1``): that many empty 8-GPU nodes in
+leaves of 16 (`scheduler_pass_bench.gpu_nodes`, the saturated row's layout and leaf label, the
+scheduler's only level), then ``--throughput-gangs`` gangs (1,000 by default), their sizes taken
+in turn from ``--throughput-sizes`` (4 by default, as upstream's), each pod asking a whole node
+(8 GPUs), each PodGroup ``gang.minCount`` all its pods and one topology constraint, the leaf
+label: every pod of the gang in one leaf. By default 4,000 of the 5,000 nodes. As upstream's
+test does, the PodGroups are created first and the measurement starts once the scheduler's
+informer has them all and it is idle; then every pod is created through the API, one call after
+another, gang by gang (the objects built before the clock). Timed from the first pod's create
+call to the fake apiserver storing the last pod's binding (a write listener, as the saturated
+row's bind events): ``pods_per_s`` and ``gangs_per_s`` (every pod of the gang bound) over
+``burst_s`` (``bound_pods`` and ``bound_gangs`` of ``pods`` and ``gangs``, within ``--wait``
+seconds); ``create_s``, the creates alone (they share the event loop with the scheduler);
+``bind_p50_ms``/``bind_p99_ms``/``bind_max_ms`` per gang, from its last pod's create call
+returning to its last bind stored; ``passes`` and their median and longest ms; ``writes``, every
+write the apiserver stored meanwhile (binds, PodGroup statuses, Events); ``gc_full``. Upstream's
+figure is scheduler_perf's ``SchedulingThroughput`` (the average of per-second samples of pods
+scheduled, on the CI's machine), ours one ratio over the burst on this one.
 
 ``loadavg`` (start and end) and ``cpus`` say how busy the machine was. ``--profile`` prints a
 cProfile of one pass of the mirror's events at the largest size to stderr (it slows that pass,
@@ -129,6 +164,7 @@ import json
 import os
 import pstats
 import random
+import signal
 import statistics
 import sys
 import time
@@ -147,6 +183,7 @@ from crdkit.scheduling.requests import format_quantity, requests_as_quantities
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benches' shared modules
 
+import _profile_split
 from _bind_latency import JobsBound, bind_latency_row
 
 BLOCK = "bench.crdkit.io/block"
@@ -786,29 +823,95 @@ class FullCollections:
         }
 
 
+SPY_PHASES: tuple[tuple[str, str], ...] = (
+    ("Preemptor.", "pass: preemption (its victims read)"),
+    ("GroupReader.read", "pass: gangs read (pods, PodGroups)"),
+    ("GangBuilder.gang_for", "pass: placer gangs built"),
+    ("Reservations.", "pass: reservations"),
+    ("Reporter.explanation", "pass: explanations"),
+    ("Cycle._unschedulable", "pass: why each gang waits"),
+    ("Dispatcher.apply", "pass: decisions dispatched"),
+    ("", "pass: other (queue order, placements)"),
+)
+"""The parts of a pass a py-spy stack is charged to: the first whose fragment is in it."""
+SPY_OUTSIDE: tuple[tuple[str, str], ...] = (
+    ("Dispatcher._report_waiting", "Events and statuses of waiting gangs"),
+    ("Dispatcher.", "binds and other writes"),
+    ("crdkit/testing/fake/", "fake apiserver"),
+    ("crdkit/runtime/", "informers and the manager"),
+    ("", "other (bench, event loop)"),
+)
+
+
+def spy_split(lines: Iterable[str]) -> dict[str, float]:
+    """Percent of py-spy's samples (``--format raw``) per part of the work (rounded to 0.1,
+    largest first): the placer's worker thread, the parts of a pass (`SPY_PHASES`) and what
+    runs between passes (`SPY_OUTSIDE`)."""
+    samples: dict[str, int] = {}
+    for line in lines:
+        stack, _, count = line.rstrip("\n").rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        innermost = stack.rpartition(";")[2]
+        if "epoll_wait" in innermost or (
+            "concurrent/futures/thread.py" in stack and "place_all_records" not in stack
+        ):
+            continue  # idle, as --native sees it: the event loop, the placer's thread pool
+        if "gc_collect" in stack:  # seen with --native only
+            part = "garbage collector"
+        elif "schedule_pass" in stack:
+            part = next(name for fragment, name in SPY_PHASES if fragment in stack)
+        elif "place_all_records" in stack:
+            part = "placer (its worker thread)"
+        else:
+            part = next(name for fragment, name in SPY_OUTSIDE if fragment in stack)
+        samples[part] = samples.get(part, 0) + int(count)
+    total = sum(samples.values()) or 1
+    ordered = sorted(samples.items(), key=lambda item: (-item[1], item[0]))
+    return {part: round(100 * count / total, 1) for part, count in ordered}
+
+
+@contextlib.contextmanager
+def profiling(profile: cProfile.Profile | Path | None, native: bool = False) -> Iterator[None]:
+    """For the block: ``profile`` enabled (cProfile), or py-spy sampling this process into the
+    file ``profile`` (`_profile_split.record`; ``native``: with C and Rust frames)."""
+    if profile is None:
+        yield
+    elif isinstance(profile, cProfile.Profile):
+        profile.enable()
+        try:
+            yield
+        finally:
+            profile.disable()
+    else:
+        spy = _profile_split.record(os.getpid(), profile, native=native)
+        time.sleep(1.0)  # py-spy attaches (the scheduler is idle)
+        try:
+            yield
+        finally:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(60)
+
+
 async def measure_saturated(
     nodes: int,
     waiting: int,
     sizes: Sequence[int],
     passes: int,
     binds: int,
-    profile: cProfile.Profile | None = None,
+    profile: cProfile.Profile | Path | None = None,
+    native: bool = False,
 ) -> dict[str, Any]:
-    """See the module docstring's ``saturated``; ``profile`` is enabled for the measurement."""
+    """See the module docstring's ``saturated``; ``profile`` (`profiling`, ``native``) runs for
+    the measurement."""
     bench = pass_bench()
     async with bench.saturated(nodes, waiting, sizes=sizes) as state:
         explained = state.scheduler.explanations
         started = time.perf_counter()
-        if profile is not None:
-            profile.enable()
-        try:
-            with FullCollections().installed() as collections:
-                placing: list[float] = []
-                times = await bench.pass_times(state, passes, placing)
-                events = await bench.bind_latencies(state, binds)
-        finally:
-            if profile is not None:
-                profile.disable()
+        with profiling(profile, native), FullCollections().installed() as collections:
+            placing: list[float] = []
+            times = await bench.pass_times(state, passes, placing)
+            events = await bench.bind_latencies(state, binds)
         measure_s = time.perf_counter() - started
         explained = state.scheduler.explanations - explained
         left = len(state.scheduler.queue())
@@ -883,12 +986,130 @@ def profile_saturated(
     return {"path": path, **row}
 
 
+def spy_saturated(
+    path: str,
+    native: bool,
+    nodes: int,
+    waiting: int,
+    sizes: Sequence[int],
+    passes: int,
+    binds: int,
+) -> dict[str, Any]:
+    """`measure_saturated` at ``nodes`` sampled by py-spy: the raw profile to ``path``, the
+    split of its samples (`spy_split`) in the row."""
+    spy = Path(path)
+    row = asyncio.run(measure_saturated(nodes, waiting, sizes, passes, binds, spy, native))
+    lines = _profile_split.read_lines(Path(path))
+    split = spy_split(lines)
+    print(f"py-spy, saturated queue at {nodes} nodes: {split}", file=sys.stderr)
+    samples = _profile_split.total_samples(lines)
+    return {"path": path, "native": native, "samples": samples, "split_pct": split, **row}
+
+
 def saturated_rows(
     sizes: Sequence[int], waiting: int, gang_sizes: Sequence[int], passes: int, binds: int
 ) -> dict[str, Any]:
     rows = {}
     for count in sizes:
         rows[str(count)] = asyncio.run(measure_saturated(count, waiting, gang_sizes, passes, binds))
+        gc.collect()
+    return rows
+
+
+# -- part 5: a burst of gangs on an empty cluster, pods bound per second --------------------------
+
+
+async def _until(done: Callable[[], bool], limit_s: float, what: str) -> None:
+    deadline = time.perf_counter() + limit_s
+    while not done():
+        if time.perf_counter() > deadline:
+            raise TimeoutError(what)
+        await asyncio.sleep(0.01)
+
+
+async def measure_throughput(
+    nodes: int, gangs: int, sizes: Sequence[int], wait_s: float
+) -> dict[str, Any]:
+    """See the module docstring's ``throughput``."""
+    from crdkit.resources import PodGroup
+    from crdkit.scheduling import GangScheduler
+    from crdkit.testing import FakeCluster, running_manager
+
+    bench = pass_bench()
+    setup_started = time.perf_counter()
+    cluster = FakeCluster(kinds=bench.pod_group_kinds("kubernetes"))
+    bench.gpu_nodes(cluster, nodes)
+    scheduler = GangScheduler(bench.SCHEDULER, [bench.LEAF], pod_groups=("kubernetes",))
+    log = bench.PassLog()
+    log.install(scheduler)
+    burst = bench.waiting_gangs(gangs, sizes, prefix="gang", api="kubernetes", topology=bench.LEAF)
+    gang_of = {pod: gang.name for gang in burst for pod in gang.pods}
+    pods = [pod for gang in burst for pod in gang.member_pods()]  # built before the clock
+    writes = bench.Writes()
+    created: dict[str, float] = {}  # per gang: its last pod's create call returned
+    async with cluster.client() as client, running_manager(client, scheduler) as manager:
+        await _until(lambda: len(scheduler.mirror) >= nodes, wait_s, "the mirror's nodes")
+        # As upstream's test: the PodGroups first, and the pods once the scheduler sees them.
+        groups = manager.informers.informer(PodGroup).store
+        for gang in burst:
+            await client.create(gang.podgroup())
+        await _until(lambda: len(groups) >= gangs, wait_s, "the scheduler's PodGroups")
+        state = bench.Saturated(
+            cluster, client, scheduler, burst, log, [], time.perf_counter() - setup_started
+        )
+        await bench.settle(state)
+        passes = scheduler.passes
+        unsubscribe = cluster.server.subscribe(writes)
+        try:
+            with FullCollections().installed() as collections:
+                started = time.perf_counter()
+                for pod in pods:
+                    await client.create(pod)
+                    created[gang_of[pod.metadata.name or ""]] = time.perf_counter()
+                created_s = time.perf_counter() - started
+                with contextlib.suppress(TimeoutError):  # reported as fewer pods bound
+                    await _until(lambda: len(writes.bound) >= len(pods), wait_s, "binds")
+        finally:
+            unsubscribe()
+        passes = scheduler.passes - passes
+    bound = writes.bound
+    finished = max((at for at, _ in bound.values()), default=started)
+    last_bind: dict[str, float] = {}
+    for pod, (at, _) in bound.items():
+        gang = gang_of[pod]
+        last_bind[gang] = max(at, last_bind.get(gang, at))
+    whole = [g.name for g in burst if all(p in bound for p in g.pods)]
+    latencies = [(last_bind[gang] - created[gang]) * 1000 for gang in whole]
+    burst_s = finished - started
+    return {
+        "nodes": nodes,
+        "gangs": gangs,
+        "gang_sizes": list(sizes),
+        "pods": len(pods),
+        "bound_pods": len(bound),
+        "bound_gangs": len(whole),
+        "pods_per_s": round(len(bound) / burst_s, 1) if bound else 0.0,
+        "gangs_per_s": round(len(whole) / burst_s, 1) if whole else 0.0,
+        "burst_s": round(burst_s, 2),
+        "create_s": round(created_s, 2),
+        **bind_latency_row(latencies),
+        "passes": passes,
+        "pass_ms_median": round(statistics.median(log.seconds[-passes:]) * 1000, 1)
+        if passes
+        else None,
+        "pass_ms_max": round(max(log.seconds[-passes:]) * 1000, 1) if passes else None,
+        "writes": writes.count,
+        "gc_full": collections.figures(),
+        "setup_s": round(state.setup_s, 1),
+    }
+
+
+def throughput_rows(
+    sizes: Sequence[int], gangs: int, gang_sizes: Sequence[int], wait_s: float
+) -> dict[str, Any]:
+    rows = {}
+    for count in sizes:
+        rows[str(count)] = asyncio.run(measure_throughput(count, gangs, gang_sizes, wait_s))
         gc.collect()
     return rows
 
@@ -976,14 +1197,40 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PATH",
         help="profile the saturated row at --profile-nodes: pstats to PATH, top 25 to stderr",
     )
+    parser.add_argument(
+        "--saturated-py-spy",
+        metavar="PATH",
+        help="sample the saturated row at --profile-nodes with py-spy: raw stacks to PATH",
+    )
+    parser.add_argument(
+        "--py-spy-native",
+        action="store_true",
+        help="with --saturated-py-spy: C and Rust frames too (the garbage collector's)",
+    )
     parser.add_argument("--profile-nodes", type=int, default=1024)
+    parser.add_argument(
+        "--throughput",
+        type=node_counts,
+        default=None,
+        metavar="NODES",
+        help="cluster sizes of the pods-bound-per-second row, comma-separated (default: none)",
+    )
+    parser.add_argument(
+        "--throughput-gangs", type=int, default=1000, help="gangs in the burst (throughput row)"
+    )
+    parser.add_argument(
+        "--throughput-sizes",
+        type=pod_counts,
+        default=[4],
+        help="pods per gang of the burst, taken in turn (throughput row)",
+    )
     args = parser.parse_args(argv)
     if args.repeats < 1 or args.decisions < 1 or args.gangs < 1 or args.e2e_nodes < 1:
         parser.error("--repeats, --decisions, --gangs and --e2e-nodes must be positive")
     if args.waiting < 1 or args.saturated_passes < 1 or args.bind_events < 0:
         parser.error("--waiting and --saturated-passes must be positive, --bind-events >= 0")
-    if args.profile_nodes < 1:
-        parser.error("--profile-nodes must be positive")
+    if args.profile_nodes < 1 or args.throughput_gangs < 1:
+        parser.error("--profile-nodes and --throughput-gangs must be positive")
     started = time.perf_counter()
     result: dict[str, Any] = {
         "bench": "scheduling",
@@ -1003,6 +1250,17 @@ def main(argv: list[str] | None = None) -> int:
         result["saturated_profile"] = profile_saturated(
             args.saturated_profile, args.profile_nodes, *saturated
         )
+    if args.saturated_py_spy:
+        result["saturated_py_spy"] = spy_saturated(
+            args.saturated_py_spy, args.py_spy_native, args.profile_nodes, *saturated
+        )
+    result["throughput"] = (
+        None
+        if args.throughput is None
+        else throughput_rows(
+            args.throughput, args.throughput_gangs, args.throughput_sizes, args.wait
+        )
+    )
     result["e2e"] = (
         None
         if args.skip_e2e
@@ -1017,9 +1275,10 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(result, indent=2))
     e2e = result["e2e"]
     rows = list((result["saturated"] or {}).values())
-    if "saturated_profile" in result:
-        rows.append(result["saturated_profile"])
-    unbound = any(row["bound"] < row["bind_events"] for row in rows)
+    rows += [result[key] for key in ("saturated_profile", "saturated_py_spy") if key in result]
+    unbound = any(row["bound"] < row["bind_events"] for row in rows) or any(
+        row["bound_pods"] < row["pods"] for row in (result["throughput"] or {}).values()
+    )
     return 0 if (e2e is None or e2e["bound_gangs"] == e2e["gangs"]) and not unbound else 1
 
 

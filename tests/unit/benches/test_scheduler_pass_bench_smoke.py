@@ -45,3 +45,12 @@ def test_the_waiting_gangs_arrive_in_name_order_and_bigger_ones_have_a_podgroup(
         gangs[2].name
     ] * 4
     assert {p.spec.containers[0].resources.requests["memory"] for p in pods} == {"3Mi"}
+
+
+def test_a_throughput_gang_is_a_kubernetes_podgroup_required_in_one_leaf() -> None:
+    bench = load_bench("scheduler_pass_bench")
+    gang = bench.waiting_gangs(1, (2,), prefix="gang", api="kubernetes", topology=bench.LEAF)[0]
+    group, *pods = gang.objects()
+    assert group.spec.scheduling_policy.gang.min_count == 2
+    assert [c.key for c in group.spec.scheduling_constraints.topology] == [bench.LEAF]
+    assert [p.spec.scheduling_group.pod_group_name for p in pods] == ["gang-00000"] * 2

@@ -1,7 +1,8 @@
 """Smoke test of benches/scheduling_bench.py: its in-memory parts (the mirror's per-event cost,
 its memory, incremental decisions against rebuild-per-decision) on a 32-node cluster, one
 repeat, no control plane; the JSON it prints has every figure the README reports. The
-saturated-queue row runs at 64 nodes with 20 gangs waiting, and its profile at 32."""
+saturated-queue row runs at 64 nodes with 20 gangs waiting, and its profile at 32; the
+throughput row at 64 nodes with a burst of 6 gangs."""
 
 from __future__ import annotations
 
@@ -139,3 +140,43 @@ def test_the_saturated_row_binds_the_head_of_the_queue_and_its_profile_is_writte
     assert pstats.Stats(str(stats)).total_calls > 0
     assert "schedule_pass" in err
     assert "Ordered by: cumulative time" in err
+
+
+def test_the_throughput_row_binds_every_gang_of_the_burst_in_one_leaf(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--skip-in-memory", "--skip-e2e", "--throughput", "64", "--throughput-gangs", "6"]
+    argv += ["--throughput-sizes", "4,2", "--wait", "60"]
+    code = bench.main(argv)
+    out, _ = capsys.readouterr()
+    assert code == 0
+    result = json.loads(out)
+    assert result["saturated"] is None
+    assert set(result["throughput"]) == {"64"}
+    row = result["throughput"]["64"]
+    assert (row["nodes"], row["gangs"], row["gang_sizes"]) == (64, 6, [4, 2])
+    assert row["pods"] == row["bound_pods"] == 18
+    assert row["bound_gangs"] == 6
+    for figure in ("pods_per_s", "gangs_per_s", "create_s", "burst_s"):
+        assert row[figure] > 0
+    assert 0 <= row["bind_p50_ms"] <= row["bind_p99_ms"] <= row["bind_max_ms"]
+    assert row["passes"] >= 1
+    assert row["writes"] >= row["pods"]  # every bind, besides statuses and Events
+
+
+def test_the_py_spy_split_charges_each_stack_to_its_part(bench: ModuleType) -> None:
+    loop = "run (asyncio/runners.py:190);GangScheduler.run (crdkit/scheduling/scheduler.py:329)"
+    lines = [
+        f"{loop};GangScheduler.schedule_pass (x.py:1);GroupReader.read (pending.py:140) 6",
+        f"{loop};GangScheduler.schedule_pass (x.py:1);Cycle._place (cycle.py:160) 2",
+        "_worker (concurrent/futures/thread.py:83);Cluster.place_all_records (cluster.py:219) 1",
+        "task_step;Dispatcher._report_waiting (dispatcher.py:299);Client.create (c.py:1) 1",
+        "_worker (concurrent/futures/thread.py:81);0x7f68 (libc.so.6) 5",  # idle, --native
+        "",
+    ]
+    assert bench.spy_split(lines) == {
+        "pass: gangs read (pods, PodGroups)": 60.0,
+        "pass: other (queue order, placements)": 20.0,
+        "Events and statuses of waiting gangs": 10.0,
+        "placer (its worker thread)": 10.0,
+    }
