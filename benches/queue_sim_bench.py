@@ -19,7 +19,10 @@ The same stream runs once per ``--variants`` entry:
 - ``fifo``: the same scheduler with ``size_credit=0``: first come, first served within a
   priority, no head start for bigger gangs;
 - ``reservations-4``: the same scheduler with ``reservations_per_priority=4``: the first four
-  gangs in line each hold room.
+  gangs in line each hold room;
+- ``no-start-plan``: the same scheduler with ``start_plan=False``: declared run times serve
+  only the reservations (backfill into held room), no start is promised (the same as
+  ``reservations`` without ``--hints``).
 
 ``--policies best-fit,keep-whole`` runs each variant under each placer policy. ``--small-pods``
 makes every single-pod job ask for 1, 2 or 4 GPUs (drawn) instead of a whole node, the mix in
@@ -70,11 +73,13 @@ from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _job_stream import GPUS, LEAF, NAMESPACE, SIZES, percentile
+from _job_stream import GPUS, LEAF, NAMESPACE, SIZES, hint_seconds, percentile
 from _job_stream import Job as StreamJob
 from _job_stream import stream as job_stream
 
 SCHEDULER = "gangs"
+VIRTUAL_EPOCH = 1_800_000_000.0
+"""Where the virtual wall clock starts (epoch seconds): fixed, so that runs repeat."""
 
 
 class InlineMirror(ClusterMirror):
@@ -105,7 +110,7 @@ def stream(nodes: int, load: float, seed: int, small_pods: bool = False) -> list
     return job_stream(Job, nodes, load, seed, small_pods)
 
 
-def job_objects(job: Job) -> list[Any]:
+def job_objects(job: Job, hint: int | None = None) -> list[Any]:
     group = CoschedulingPodGroup.model_validate(
         {"metadata": {"name": job.name, "namespace": NAMESPACE}, "spec": {"minMember": job.pods}}
     )
@@ -124,6 +129,7 @@ def job_objects(job: Job) -> list[Any]:
                     "containers": [
                         {"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(job.gpus)}}}
                     ],
+                    **({} if hint is None else {"activeDeadlineSeconds": hint}),
                 },
             }
         )
@@ -138,6 +144,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no-settling": {"settle_seconds": 0.0},
     "fifo": {"size_credit": 0.0},
     "reservations-4": {"reservations_per_priority": 4},
+    "no-start-plan": {"start_plan": False},
 }
 """Each variant's arguments to `GangScheduler` beside the shipped defaults."""
 
@@ -149,8 +156,15 @@ async def run(
     rate: float,
     policy: Policy = "best-fit",
     end_spread: float = 0.0,
+    hints: bool = False,
 ) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
+
+    def wall_clock() -> float:
+        # Epoch seconds on the virtual clock, from a fixed start: the start times the kubelet
+        # reports and the scheduler's "now" agree, and every run decides the same.
+        return VIRTUAL_EPOCH + loop.time()
+
     status = GROUP_APIS["coscheduling"].status_subresource
     cluster = FakeCluster(kinds=[FakeKind.of_crd(CoschedulingPodGroup, status_subresource=status)])
     by_pod = {f"{job.name}-{i}": job for job in jobs for i in range(job.pods)}
@@ -174,6 +188,7 @@ async def run(
             [LEAF],
             pod_groups=("coscheduling",),
             clock=loop.time,
+            wall_clock=wall_clock,
             mirror=mirror,
             policy=policy,
             pass_pause=0.0,  # a pause of the pass's real duration would move the virtual clock
@@ -207,14 +222,17 @@ async def run(
 
         task = asyncio.create_task(manager.run())
         await manager.wait_ready()
-        async with SimulatedKubelet(client, namespace=NAMESPACE, run_for=run_for, on_start=started):
+        async with SimulatedKubelet(
+            client, namespace=NAMESPACE, run_for=run_for, on_start=started, wall_clock=wall_clock
+        ):
             submitted = loop.time()
             gaps = random.Random(len(jobs))
             for job in jobs:
                 if rate > 0:
                     await asyncio.sleep(gaps.expovariate(rate))  # a Poisson stream
                 job.submitted = loop.time()
-                for obj in job_objects(job):
+                hint = hint_seconds(job.seconds + (job.pods - 1) * end_spread) if hints else None
+                for obj in job_objects(job, hint):
                     await client.create(obj)
             try:
                 await asyncio.wait_for(done.wait(), timeout=100_000)
@@ -226,6 +244,8 @@ async def run(
                 ) from None
         manager.stop()
         await task
+    plan = scheduler.start_plan
+    kept, late = (0, 0) if plan is None else (plan.kept, plan.late)
     last_bound = max(job.all_bound or 0.0 for job in jobs)
     # Mean GPUs in fully bound jobs from submit until the last job is bound.
     area, level, at = 0.0, 0, submitted
@@ -255,9 +275,11 @@ async def run(
         }
         for job in jobs
     ]
+    makespan, lower_bound = max(finished) - submitted, work / (nodes * GPUS)
     return {
-        "makespan_s": round(max(finished) - submitted, 1),
-        "lower_bound_s": round(work / (nodes * GPUS), 1),
+        "makespan_s": round(makespan, 1),
+        "lower_bound_s": round(lower_bound, 1),
+        "lower_bound_ratio": round(makespan / lower_bound, 3),
         "gpu_in_bound_jobs_pct": round(100 * area / window / (nodes * GPUS), 1),
         "wait_p50_s": round(percentile(list(waits.values()), 0.5), 1),
         "wait_p99_s": round(percentile(list(waits.values()), 0.99), 1),
@@ -268,6 +290,8 @@ async def run(
             max((job.all_bound or 0.0) - (job.first_bound or 0.0) for job in jobs), 3
         ),
         "passes": scheduler.passes,
+        "promises_kept": kept,
+        "promises_late": late,
         "decisions_sha256": hashlib.sha256(
             json.dumps(decisions, sort_keys=True).encode()
         ).hexdigest(),
@@ -301,6 +325,12 @@ def main() -> None:
     parser.add_argument(
         "--decisions", type=Path, help="write each run's per-job bind times and nodes here"
     )
+    parser.add_argument(
+        "--hints",
+        action="store_true",
+        help="every pod declares its job's run time rounded up to the next 10 s "
+        "(spec.activeDeadlineSeconds)",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object (the default)")
     args = parser.parse_args()
     if args.nodes < 16 or args.nodes % 16:
@@ -328,6 +358,7 @@ def main() -> None:
                         args.rate,
                         cast("Policy", policy),
                         args.end_spread,
+                        args.hints,
                     )
                 )
                 decisions = figures.pop("decisions")
@@ -350,6 +381,14 @@ def main() -> None:
         variant if len(policies) == 1 else f"{variant}/{policy}": {
             "makespan_s_mean": mean("makespan_s", variant, policy),
             "gpu_in_bound_jobs_pct_mean": mean("gpu_in_bound_jobs_pct", variant, policy),
+            "lower_bound_ratio_mean": round(
+                statistics.mean(
+                    r["lower_bound_ratio"]
+                    for r in results
+                    if r["variant"] == variant and r["policy"] == policy
+                ),
+                3,
+            ),
         }
         for variant in variants
         for policy in policies
@@ -362,6 +401,7 @@ def main() -> None:
                 "small_pods": args.small_pods,
                 "rate": args.rate,
                 "end_spread_s": args.end_spread,
+                "hints": args.hints,
                 "runs": results,
                 "summary": summary,
             }

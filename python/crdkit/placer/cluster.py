@@ -155,6 +155,14 @@ class Cluster:
         """Takes back what `add_pods` counted; refused (``ValueError``) below zero."""
         self._engine.remove_pods([(node, _milli_items(milli, "milli"), _count(count))])
 
+    def add_pods_many(self, pods: Iterable[tuple[str, Mapping[str, int], int]]) -> None:
+        """`add_pods` for many (node, milli, count) at once: one call into the engine."""
+        self._engine.add_pods([_pod_item(node, milli, count) for node, milli, count in pods])
+
+    def remove_pods_many(self, pods: Iterable[tuple[str, Mapping[str, int], int]]) -> None:
+        """`remove_pods` for many (node, milli, count) at once: one call into the engine."""
+        self._engine.remove_pods([_pod_item(node, milli, count) for node, milli, count in pods])
+
     def node_used(self, name: str) -> dict[str, int] | None:
         """One node's usage in milli-units (zero amounts left out); None for an unknown node."""
         return self._engine.node_used(name)
@@ -286,6 +294,12 @@ def _milli_items(milli: Mapping[str, int], field: str) -> list[tuple[str, int]]:
             )
         items.append((resource, amount))
     return items
+
+
+def _pod_item(
+    node: str, milli: Mapping[str, int], count: int
+) -> tuple[str, list[tuple[str, int]], int]:
+    return (node, _milli_items(milli, "milli"), _count(count))
 
 
 def _count(count: int) -> int:

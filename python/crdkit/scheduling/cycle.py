@@ -21,6 +21,8 @@ the dispatcher performs the decisions.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING
 
 from crdkit.scheduling.assumptions import PodBinding, assume
@@ -31,6 +33,7 @@ from crdkit.scheduling.pending import line_place
 from crdkit.scheduling.rank_rules import clash
 from crdkit.scheduling.reservations import HELD_AHEAD
 from crdkit.scheduling.runtime_bounds import pod_runtime_bound
+from crdkit.scheduling.start_plan import PlanEntry, StartPlan
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Sequence
@@ -48,6 +51,16 @@ if TYPE_CHECKING:
     from crdkit.scheduling.reservations import DomainReservation, Reservations
 
 __all__ = ["Cycle"]
+
+
+def _record_of(request: GangRequest) -> Callable[[], _placer.Gang]:
+    """The gang's record, for plugins that compile it only when they need it."""
+    return lambda: request.record
+
+
+def _stamp(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
 
 _PodsByNode = dict[str, list[tuple["Pod", tuple["RankRule", ...]]]]
 
@@ -67,9 +80,9 @@ def _rank_pods_by_node(request: GangRequest, placement: _placer.Outcome) -> _Pod
     return by_node
 
 
-def _declared_end(group: PendingGroup, wall: float) -> float | None:
-    """When the gang ends at the latest if it starts now: None unless every pending pod
-    declares a run-time bound."""
+def _declared_bound(group: PendingGroup) -> float | None:
+    """How long the gang runs at most once started: None unless every pending pod declares a
+    run-time bound."""
     bounds = []
     for pod in group.pending:
         try:
@@ -79,7 +92,7 @@ def _declared_end(group: PendingGroup, wall: float) -> float | None:
         if bound is None:
             return None
         bounds.append(bound)
-    return wall + max(bounds) if bounds else None
+    return max(bounds) if bounds else None
 
 
 class Cycle:
@@ -111,6 +124,8 @@ class Cycle:
         self._pod_end = pod_end
         self._shapes: dict[GroupRef, Hashable] = {}
         """This pass's gangs without their names (`crdkit.scheduling.gang_records.shape`)."""
+        self.plan = StartPlan(mirror, options.policy)  # type: ignore[arg-type]
+        """The starts promised to waiting gangs once run-time bounds are declared."""
 
     async def run_pass(self, refs: Sequence[GroupRef]) -> list[Decision]:
         """The decisions for the gangs ``refs`` (sorted), given the caches as they stand."""
@@ -149,12 +164,18 @@ class Cycle:
         ready.sort(key=lambda item: line_place(item[0], self._options.size_credit))
         wall = self._wall_clock()
         ends: dict[GroupRef, float | None] = {}
+        line: list[tuple[PlanEntry, int]] = []
         for index, (group, request) in enumerate(ready):
-            ends[group.ref] = end = _declared_end(group, wall)
+            bound = _declared_bound(group)
+            ends[group.ref] = end = None if bound is None else wall + bound
             allowed = self._reservations.tolerations(group.ref, _priority(request), end)
             if allowed:
                 record = with_tolerations(request.record, allowed)
-                ready[index] = (group, replace(request, record=record))
+                ready[index] = (group, request := replace(request, record=record))
+            line.append((PlanEntry(group.ref, request.record, bound), _priority(request)))
+        if self._options.start_plan and self.plan.engaged(entry for entry, _ in line):
+            self._place_planned(ready, line, wall, out)
+            return
         placements = await self._mirror.place_all_records_async(
             [request.record for _, request in ready],
             self._options.policy,  # type: ignore[arg-type]
@@ -199,6 +220,65 @@ class Cycle:
         # the nodes' grouping are shared while the state holds).
         for group, request, placement in waiting:
             self._unschedulable(group, request, placement, out)
+
+    def _place_planned(
+        self,
+        ready: list[tuple[PendingGroup, GangRequest]],
+        line: list[tuple[PlanEntry, int]],
+        wall: float,
+        out: list[Decision],
+    ) -> None:
+        """`_place` once run-time bounds are declared: each gang starts where the start plan
+        puts it now, or waits for its planned start (`crdkit.scheduling.start_plan`)."""
+        said, replan = self.plan.plan(line, self._pod_end, wall)
+        out.extend(Later(ref, 0.0) for ref in sorted(replan))
+        made: list[DomainReservation] = []
+        waiting: list[tuple[PendingGroup, GangRequest, _placer.Outcome]] = []
+        planned_waits: list[tuple[PendingGroup, float]] = []
+        any_rules = any(request.rules for _, request in ready)
+        bound_now: list[_PodsByNode] = []
+        ranked_now: list[_PodsByNode] = []
+        for group, request in ready:
+            ref, priority = group.ref, _priority(request)
+            planned = said[ref]
+            if planned.starts_now(wall) and planned.placement is not None:
+                placement = planned.placement
+                mine = _rank_pods_by_node(request, placement) if any_rules else None
+                earlier = bound_now if request.rules else ranked_now
+                if mine is not None and any(clash(mine, other) for other in earlier):
+                    self.plan.drop(ref)
+                    out.append(Later(ref, 0.0))  # placed again next pass, beside them
+                    continue
+                out.append(self._bind(group, request, placement))
+                if mine is not None:
+                    bound_now.append(mine)
+                    if request.rules:
+                        ranked_now.append(mine)
+                continue
+            self._queue.enqueue(ref, priority, line_place(group, self._options.size_credit))
+            if planned.start is None:
+                # No start can be planned (its room is taken by pods that declare no end):
+                # room is held for it as it drains, as without a plan.
+                self._hold_room(group, request, wall, made, out)
+                waiting.append((group, request, planned.tried))
+                continue
+            preempted = self._preemptor.preempt(group, priority, _record_of(request))
+            if preempted is not None:
+                out.append(preempted[1])  # its victims' nodes are held for it
+            out.append(Later(ref, planned.start - wall))  # a pass at its planned start
+            planned_waits.append((group, planned.start))
+        for group, request, placement in waiting:
+            self._unschedulable(group, request, placement, out)
+        for group, start in planned_waits:
+            self._reporter.wait(
+                group,
+                "Unschedulable",
+                f"planned to start by {_stamp(start)}: the room it needs is in use until then, "
+                "or promised to gangs ahead of it, by their declared run times",
+                out,
+                topic="planned start",
+                tail=partial(self._queue.place_note, group.ref),
+            )
 
     def _hold_room(
         self,
@@ -278,6 +358,7 @@ class Cycle:
                         )
                     )
         reservation = assume(self._mirror, bindings)  # before any await: the room is taken
+        self.plan.started(group.ref, self._wall_clock())
         self._dequeue(group.ref)  # its reservation, if any, has done its work
         self._reporter.placing(group.ref)
         return Bind(group, reservation, placement)
@@ -295,9 +376,11 @@ class Cycle:
         self._queue.dequeue(ref)
         self._reservations.drop(ref)
         self._preemptor.forget(ref)
+        self.plan.drop(ref)
 
     def forget(self, ref: GroupRef) -> None:
         """The gang is gone: nothing of it is kept by the cycle or its plugins."""
         self._dequeue(ref)
         self._queue.forget(ref)
         self._reporter.forget(ref)
+        self.plan.forget(ref)

@@ -336,6 +336,14 @@ class ClusterMirror:
         usage), in that order: a scratch `Cluster` of them compiles nothing again."""
         return self._nodes.records(names)
 
+    def placer_records(
+        self, names: Iterable[str], honour: Callable[[str], bool] | None = None
+    ) -> list[_placer.Node]:
+        """The compiled records of those of ``names`` the mirror has, as its placer sees them
+        (with holds' taints, without usage), in that order: for a scratch cluster that must
+        honour holds as the mirror's own does. ``honour(value)`` false leaves a hold out."""
+        return self._nodes.placer_records(names, honour)
+
     def used(self, node: str) -> dict[str, int]:
         """What the counted pods take on ``node``, in milli-units (the Rust state's figure)."""
         return self.cluster.node_used(node) or {}

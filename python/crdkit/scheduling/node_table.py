@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from crdkit import _placer
     from crdkit.placer import Cluster
@@ -135,6 +135,25 @@ class NodeTable:
             if name in self._entries:
                 self._cluster.update_node(self._records[name], keep_used=True)
         return released
+
+    def placer_records(
+        self, names: Iterable[str], honour: Callable[[str], bool] | None = None
+    ) -> list[_placer.Node]:
+        """The compiled records of those of ``names`` kept, as the placer sees them: a held
+        node with its hold's taint (compiled again: holds are few), unless ``honour`` (given
+        the hold's value) says to leave that hold out."""
+        out = []
+        for name in names:
+            entry = self._entries.get(name)
+            if entry is None:
+                continue
+            held = self._held.get(name)
+            if held is not None and honour is not None and not honour(held):
+                out.append(self._records[name])
+                continue
+            seen = self._placer_entry(entry, self._records[name])
+            out.append(seen if not isinstance(seen, dict) else self._cluster.compile_node(seen))
+        return out
 
     def holder(self, name: str) -> str | None:
         """The value node ``name`` is held for, if it is held."""

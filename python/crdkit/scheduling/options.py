@@ -136,6 +136,17 @@ class SchedulerOptions:
             zero_allowed=True,
         ),
     )
+    start_plan: bool = field(
+        default=True,
+        metadata=_flag(
+            "--start-plan",
+            "Once gangs declare run-time bounds (activeDeadlineSeconds, Kueue's "
+            "max-exec-time-seconds label, crdkit's max-runtime-seconds annotation), promise "
+            "each waiting gang a start and backfill only where no promise is delayed "
+            "(--no-start-plan: reservations for the head of each line only).",
+            "on-off",
+        ),
+    )
     report_backoff: tuple[float, float] = (1.0, 30.0)
     """A waiting gang's first and longest wait between two reports of the same reason with a
     new message (``(0, 0)``: every change is written at once)."""

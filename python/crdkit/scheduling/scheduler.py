@@ -96,6 +96,7 @@ if TYPE_CHECKING:
     from crdkit.runtime.manager import Manager
     from crdkit.runtime.reconciler import RbacRule
     from crdkit.scheduling.decisions import Decision
+    from crdkit.scheduling.start_plan import StartPlan
 
 __all__ = ["GangScheduler"]
 
@@ -401,6 +402,12 @@ class GangScheduler(Runnable):
             elif isinstance(decision, Evict):
                 self.metrics.preemptions.labels(self.name).inc(len(decision.victims))
         self._queue.show(self.metrics, self.name, self._reservations.held.values())
+
+    @property
+    def start_plan(self) -> StartPlan | None:
+        """The starts promised to waiting gangs once run-time bounds are declared
+        (`crdkit.scheduling.start_plan`); None until the scheduler is set up."""
+        return None if self._cycle is None else self._cycle.plan
 
     def queue(self) -> list[tuple[str, int]]:
         """The gangs waiting for room, in the order they are served: ``(gang, priority)``,

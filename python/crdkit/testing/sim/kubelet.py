@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -64,14 +65,16 @@ def annotated_run_time(default: float | None = None) -> Callable[[Pod], float | 
     return run_for
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def _stamp(epoch: float | None = None) -> str:
+    """An API timestamp (whole seconds, as the apiserver keeps them) of ``epoch`` (default: now)."""
+    moment = datetime.now(UTC) if epoch is None else datetime.fromtimestamp(epoch, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def running_status(pod: Pod | None = None) -> dict[str, Any]:
+def running_status(pod: Pod | None = None, *, at: float | None = None) -> dict[str, Any]:
     """The status patch a kubelet sends once a pod's containers run (with ``pod``, a ready
-    status for each of its containers)."""
-    now = _now()
+    status for each of its containers), dated ``at`` (epoch seconds; default: now)."""
+    now = _stamp(at)
     status: dict[str, Any] = {
         "phase": "Running",
         "startTime": now,
@@ -96,14 +99,22 @@ def running_status(pod: Pod | None = None) -> dict[str, Any]:
     return {"status": status}
 
 
-def terminated_status(phase: Literal["Succeeded", "Failed"]) -> dict[str, Any]:
-    """The status patch a kubelet sends once every container exited (0 for ``Succeeded``)."""
+def terminated_status(
+    phase: Literal["Succeeded", "Failed"], *, at: float | None = None
+) -> dict[str, Any]:
+    """The status patch a kubelet sends once every container exited (0 for ``Succeeded``),
+    dated ``at`` (epoch seconds; default: now)."""
     reason = "PodCompleted" if phase == "Succeeded" else "PodFailed"
     return {
         "status": {
             "phase": phase,
             "conditions": [
-                {"type": "Ready", "status": "False", "reason": reason, "lastTransitionTime": _now()}
+                {
+                    "type": "Ready",
+                    "status": "False",
+                    "reason": reason,
+                    "lastTransitionTime": _stamp(at),
+                }
             ],
         }
     }
@@ -115,7 +126,9 @@ class SimulatedKubelet:
     ``nodes`` (a predicate on the node name; default: every node) says which nodes are
     simulated, ``namespace`` limits the pods it watches, ``run_for(pod)`` gives a started pod's
     run time in seconds (None: until `finish`), ``on_start(pod)`` is told of every pod it
-    starts. Use it as an async context manager.
+    starts, ``wall_clock`` (epoch seconds) dates what it reports: a simulation on a virtual
+    clock passes its own, so that the start times it reports agree with the time it runs on.
+    Use it as an async context manager.
     """
 
     def __init__(
@@ -127,6 +140,7 @@ class SimulatedKubelet:
         label_selector: str | None = None,
         run_for: Callable[[Pod], float | None] | None = None,
         on_start: Callable[[Pod], None] | None = None,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.client = client
         self.namespace = namespace
@@ -134,6 +148,7 @@ class SimulatedKubelet:
         self._nodes = nodes
         self._run_for = run_for
         self._on_start = on_start
+        self._wall_clock = wall_clock
         self._started: set[str] = set()
         self._removing: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -202,10 +217,10 @@ class SimulatedKubelet:
     async def _run(self, pod: Pod, seconds: float | None) -> None:
         # The end is reported only once the start has landed: sent side by side, a loaded
         # machine could deliver them in either order, and a pod's phase never leaves Succeeded.
-        await self._patch(pod, running_status(pod))
+        await self._patch(pod, running_status(pod, at=self._wall_clock()))
         if seconds is not None:
             await asyncio.sleep(seconds)
-            await self._patch(pod, terminated_status("Succeeded"))
+            await self._patch(pod, terminated_status("Succeeded", at=self._wall_clock()))
 
     async def _remove(self, pod: Pod) -> None:
         """What a kubelet does once a deleted pod's containers exited: remove it for good
@@ -238,4 +253,5 @@ class SimulatedKubelet:
         self, pods: Iterable[Pod], phase: Literal["Succeeded", "Failed"] = "Succeeded"
     ) -> None:
         """Report ``pods`` ended in ``phase`` (all their containers exited)."""
-        await asyncio.gather(*(self._patch(pod, terminated_status(phase)) for pod in pods))
+        status = terminated_status(phase, at=self._wall_clock())
+        await asyncio.gather(*(self._patch(pod, status) for pod in pods))
