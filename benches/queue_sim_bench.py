@@ -57,7 +57,6 @@ from typing import Any, cast
 
 from prometheus_client import CollectorRegistry
 
-from crdkit.placer import Placement
 from crdkit.placer.cluster import Policy
 from crdkit.placer.policies import POLICIES
 from crdkit.resources import Node, Pod
@@ -80,21 +79,6 @@ from _job_stream import stream as job_stream
 SCHEDULER = "gangs"
 VIRTUAL_EPOCH = 1_800_000_000.0
 """Where the virtual wall clock starts (epoch seconds): fixed, so that runs repeat."""
-
-
-class InlineMirror(ClusterMirror):
-    """Places on the event loop: on a virtual clock a worker thread would let time jump."""
-
-    async def place_all_async(self, gangs: Any, policy: Any = "best-fit") -> list[Placement]:
-        return self.place_all(gangs, policy)
-
-    def place_all(self, gangs: Any, policy: Any = "best-fit") -> list[Placement]:
-        self.expire_assumed()
-        return self.cluster.place_all(gangs, policy)
-
-    async def place_all_records_async(self, gangs: Any, policy: Any = "best-fit") -> Any:
-        self.expire_assumed()
-        return self.cluster.place_all_records(gangs, policy)
 
 
 @dataclass
@@ -181,7 +165,7 @@ async def run(
             client, metrics_bind_address="0", health_probe_bind_address="0",
             registry=CollectorRegistry(),
         )  # fmt: skip
-        mirror = InlineMirror([LEAF], clock=loop.time)
+        mirror = ClusterMirror([LEAF], clock=loop.time, place_inline=True)
         mirror.attach(manager)
         scheduler = GangScheduler(
             SCHEDULER,

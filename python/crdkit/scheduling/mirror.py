@@ -105,6 +105,9 @@ class ClusterMirror:
     ``levels`` are the topology's node label keys, widest first (the placer's ``levels``).
     ``clock`` (seconds, monotonic) is read only for assumption expiry, so tests can drive it.
     ``cluster_type`` may be `crdkit.placer.ReferenceCluster` for the pure-Python engine.
+    ``place_inline``: the ``async`` placements run on the event loop instead of a worker
+    thread, for simulations on a virtual clock (`crdkit.testing.sim.virtual_time`), where the
+    loop's wait for a worker thread would let virtual time jump.
     """
 
     def __init__(
@@ -115,7 +118,9 @@ class ClusterMirror:
         clock: Callable[[], float] = time.monotonic,
         search_budget: int | None = None,
         cluster_type: type[Cluster] = Cluster,
+        place_inline: bool = False,
     ) -> None:
+        self.place_inline = place_inline
         if assume_ttl <= 0:
             raise ValueError(f"assume_ttl: must be positive, got {assume_ttl!r}")
         self.levels = list(levels)
@@ -363,6 +368,8 @@ class ClusterMirror:
     ) -> list[Placement]:
         """`Cluster.place_all_async` after dropping expired assumptions."""
         self.expire_assumed()
+        if self.place_inline:
+            return self.cluster.place_all(gangs, policy)
         return await self.cluster.place_all_async(gangs, policy)
 
     async def place_all_records_async(
@@ -371,4 +378,6 @@ class ClusterMirror:
         """`Cluster.place_all_records_async` after dropping expired assumptions: the engine's
         own answers, as a scheduler's pass reads them."""
         self.expire_assumed()
+        if self.place_inline:
+            return self.cluster.place_all_records(gangs, policy)
         return await self.cluster.place_all_records_async(gangs, policy)

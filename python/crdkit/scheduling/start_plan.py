@@ -286,9 +286,15 @@ class StartPlan:
         last_start: dict[tuple[Hashable, float | None], float] = {}
         not_now: dict[tuple[Hashable, float | None], tuple[int, Planned]] = {}
         changes = 0
-        for entry, priority in line:
+        starting: set[GroupRef] = set()  # bound this pass: room taken now, whatever priority
+        # Higher priority first, as the placer's batch; the line's order within a priority.
+        for entry, priority in sorted(line, key=lambda item: -item[1]):
             ref = entry.ref
-            lower = [r for r, slot in self.slots.items() if slot.priority < priority]
+            lower = [
+                r
+                for r, slot in self.slots.items()
+                if slot.priority < priority and r not in starting
+            ]
             for other in lower:  # a gang of higher priority is planned before them
                 del self.slots[other]
                 self.promised.pop(other, None)
@@ -340,6 +346,8 @@ class StartPlan:
             self.slots[ref] = Slot(
                 planned.start, end, priority, _pods_of(entry.gang, planned.placement)
             )
+            if planned.starts_now(now):
+                starting.add(ref)
             self.promised.setdefault(ref, planned.start)
             changes += 1
         self._previous_pass, self._last_pass = self._last_pass, now

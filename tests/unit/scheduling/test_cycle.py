@@ -79,8 +79,10 @@ class View:
             busy=self.busy.__contains__,
             clock=lambda: self.now,
             wall_clock=lambda: WALL,
-            pod_end=lambda key: None,
+            pod_end=lambda key: self.ends.get(key),
         )
+        self.ends: dict[str, float] = {}
+        """Declared ends of running pods, by key."""
         self._version = 0
 
     def gang(
@@ -93,6 +95,7 @@ class View:
         priority: int = 0,
         leaf: bool = True,
         created: str = "2026-01-01T00:00:00Z",
+        bound: int | None = None,
     ) -> GroupRef:
         """A coscheduling gang of ``pods`` 8-GPU pods (bound to ``node``'s leaf mates when
         given), requiring one leaf unless ``leaf`` is False."""
@@ -113,7 +116,10 @@ class View:
                 node=None if node is None else f"{node}-n{index}",
                 phase="Running" if node is not None else None,
                 annotations={KUEUE_REQUIRED: LEAF} if leaf else None,
+                **({} if bound is None else {"activeDeadlineSeconds": bound}),
             )
+            if bound is not None and node is not None:
+                self.ends[f"ml/{name}-{index}"] = WALL + bound
             self.pods.upsert(pod)
             self.mirror.set_pod(pod)
         return GroupRef("coscheduling", "ml", name)
@@ -326,3 +332,37 @@ async def test_a_topology_rule_by_size_keeps_big_gangs_in_one_leaf(rule: bool) -
     else:
         (bind,) = only(decisions, Bind)
         assert {b.node for b in bind.reservation.bindings} == {"l0-n1", "l1-n1"}
+
+
+async def test_with_declared_run_times_a_gang_is_promised_a_start_and_told_it() -> None:
+    view = View()
+    view.gang("left", 2, node="l0", bound=30)  # l0 frees at +30
+    view.gang("right", 2, node="l1", bound=50)  # l1 at +50
+    big = view.gang("big", 2, bound=60, created="2026-01-01T00:00:01Z")
+    decisions = await view.run(big)
+    assert not only(decisions, Bind)
+    assert not only(decisions, Reserve)  # the promise holds its room, not a reservation
+    assert only(decisions, Later) == [Later(big, 30.0)]  # a pass is due at its start
+    (wait,) = only(decisions, Wait)
+    assert wait.reason == "Unschedulable"
+    assert wait.message.startswith("planned to start by 2027-01-15T08:00:30Z")
+    assert view.cycle.plan.promised[big] == WALL + 30
+    # The gang behind that would run into the promised leaf waits; one that ends first starts.
+    long = view.gang("long", 1, leaf=False, bound=40, created="2026-01-01T00:00:02Z")
+    assert not only(await view.run(big, long), Bind)
+    view.mirror.remove_pod("ml/left-0")  # ended early: l0-n0 is free now
+    short = view.gang("short", 1, leaf=False, bound=20, created="2026-01-01T00:00:03Z")
+    (bind,) = only(await view.run(big, long, short), Bind)
+    assert bind.group.ref == short
+    assert {b.node for b in bind.reservation.bindings} == {"l0-n0"}
+
+
+async def test_with_the_start_plan_off_declared_run_times_only_serve_reservations() -> None:
+    view = View(start_plan=False)
+    view.gang("left", 2, node="l0", bound=30)
+    view.gang("right", 2, node="l1", bound=50)
+    big = view.gang("big", 2, bound=60, created="2026-01-01T00:00:01Z")
+    decisions = await view.run(big)
+    (reserve,) = only(decisions, Reserve)
+    assert reserve.reservation.ready_by == WALL + 30
+    assert view.cycle.plan.promised == {}
