@@ -17,7 +17,7 @@ import click
 
 from crdkit.placer.documents import load_document
 from crdkit.placer.plain import place_plainly
-from crdkit.placer.policies import POLICIES
+from crdkit.placer.policies import DEFAULT_POLICY, POLICIES
 
 if TYPE_CHECKING:
     from crdkit.placer.cluster import Policy
@@ -69,7 +69,7 @@ def _describe(value: Any) -> str:
 @click.option(
     "--policy",
     type=click.Choice(POLICIES),
-    default="best-fit",
+    default=DEFAULT_POLICY,
     show_default=True,
     help="How domains and nodes are ranked.",
 )

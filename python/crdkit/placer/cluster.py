@@ -29,7 +29,7 @@ from crdkit.placer.models import (
     load_document,
     validated,
 )
-from crdkit.placer.policies import POLICIES
+from crdkit.placer.policies import DEFAULT_POLICY, POLICIES
 
 if TYPE_CHECKING:
     from crdkit.placer.reference import RawOutcome
@@ -189,12 +189,12 @@ class Cluster:
         model = validated(Gang, gang, path)
         return compile_gang(model, self._levels, self._parse, path, milli=milli)
 
-    def place(self, gang: GangInput, policy: Policy = "best-fit") -> Placement:
+    def place(self, gang: GangInput, policy: Policy = DEFAULT_POLICY) -> Placement:
         """Where `gang` goes now. The cluster is unchanged."""
         _check_policy(policy)
         return self._place_compiled(self.compile(gang), policy)
 
-    async def place_async(self, gang: GangInput, policy: Policy = "best-fit") -> Placement:
+    async def place_async(self, gang: GangInput, policy: Policy = DEFAULT_POLICY) -> Placement:
         """`place` on a worker thread, so the event loop keeps running meanwhile."""
         _check_policy(policy)
         compiled = self.compile(gang)
@@ -202,7 +202,9 @@ class Cluster:
 
         return await asyncio.to_thread(self._place_compiled, compiled, policy)
 
-    def place_all(self, gangs: Iterable[GangInput], policy: Policy = "best-fit") -> list[Placement]:
+    def place_all(
+        self, gangs: Iterable[GangInput], policy: Policy = DEFAULT_POLICY
+    ) -> list[Placement]:
         """Places a batch: higher `priority` first, then input order; later gangs see the pods
         of earlier ones. Results come in that placement order. The cluster is unchanged."""
         _check_policy(policy)
@@ -210,7 +212,7 @@ class Cluster:
         return [_placement(outcome) for outcome in self._engine.place_all(compiled, policy)]
 
     async def place_all_async(
-        self, gangs: Iterable[GangInput], policy: Policy = "best-fit"
+        self, gangs: Iterable[GangInput], policy: Policy = DEFAULT_POLICY
     ) -> list[Placement]:
         """`place_all` on a worker thread."""
         batch = list(gangs)
@@ -219,7 +221,7 @@ class Cluster:
         return await asyncio.to_thread(self.place_all, batch, policy)
 
     def place_all_records(
-        self, gangs: Sequence[_placer.Gang], policy: Policy = "best-fit"
+        self, gangs: Sequence[_placer.Gang], policy: Policy = DEFAULT_POLICY
     ) -> list[_placer.Outcome]:
         """`place_all` for compiled gangs, answered with the engine's own records: no contract
         model is built for the answer (a scheduler reads it and moves on)."""
@@ -227,7 +229,7 @@ class Cluster:
         return self._engine.place_all(list(gangs), policy)
 
     async def place_all_records_async(
-        self, gangs: Sequence[_placer.Gang], policy: Policy = "best-fit"
+        self, gangs: Sequence[_placer.Gang], policy: Policy = DEFAULT_POLICY
     ) -> list[_placer.Outcome]:
         """`place_all_records` on a worker thread."""
         import asyncio
@@ -269,7 +271,7 @@ class Cluster:
             return None
         return record, assignments
 
-    def _place_compiled(self, gang: _placer.Gang, policy: str = "best-fit") -> Placement:
+    def _place_compiled(self, gang: _placer.Gang, policy: str = DEFAULT_POLICY) -> Placement:
         return _placement(self._engine.place(gang, policy))
 
     def __len__(self) -> int:
@@ -340,12 +342,12 @@ class _ReferenceEngineAdapter:
     def remove_node(self, name: str) -> None:
         self._engine.remove_node(name)
 
-    def place(self, gang: _placer.Gang, policy: str = "best-fit") -> _placer.Outcome:
+    def place(self, gang: _placer.Gang, policy: str = DEFAULT_POLICY) -> _placer.Outcome:
         self._check_levels(gang)
         return self._outcome(gang, self._engine.place(gang, policy))
 
     def place_all(
-        self, gangs: list[_placer.Gang], policy: str = "best-fit"
+        self, gangs: list[_placer.Gang], policy: str = DEFAULT_POLICY
     ) -> list[_placer.Outcome]:
         for gang in gangs:
             self._check_levels(gang)

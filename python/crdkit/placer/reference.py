@@ -79,7 +79,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
-from crdkit.placer.policies import POLICIES
+from crdkit.placer.policies import DEFAULT_POLICY, POLICIES
 from crdkit.placer.taints import tolerates
 
 if TYPE_CHECKING:
@@ -1192,7 +1192,7 @@ class ReferenceEngine:
         self._place_group(asks, gang_mode, gang_level, out, own=own)
         return out
 
-    def place(self, gang: _placer.Gang, policy: str = "best-fit") -> RawOutcome:
+    def place(self, gang: _placer.Gang, policy: str = DEFAULT_POLICY) -> RawOutcome:
         return self._place(gang, policy)
 
     def _place(self, gang: _placer.Gang, policy: str) -> RawOutcome:
@@ -1239,7 +1239,7 @@ class ReferenceEngine:
         return len(common) - 1, list(common)
 
     def place_all(
-        self, records: Sequence[_placer.Gang], policy: str = "best-fit"
+        self, records: Sequence[_placer.Gang], policy: str = DEFAULT_POLICY
     ) -> list[tuple[int, RawOutcome]]:
         """A batch: higher `priority` first, then input order, each gang seeing the pods of the
         ones placed before it; `(input index, outcome)` in that order. The cluster is unchanged

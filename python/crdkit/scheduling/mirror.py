@@ -43,6 +43,7 @@ import time
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from crdkit.placer import Cluster, Placement
+from crdkit.placer.policies import DEFAULT_POLICY
 from crdkit.resources import Node, Pod
 from crdkit.scheduling.node_table import HOLD_TAINT, NodeTable
 from crdkit.scheduling.nodes import node_entry
@@ -358,13 +359,13 @@ class ClusterMirror:
 
     # -- placing ---------------------------------------------------------------------------
 
-    def place(self, gang: GangInput, policy: Policy = "best-fit") -> Placement:
+    def place(self, gang: GangInput, policy: Policy = DEFAULT_POLICY) -> Placement:
         """Where ``gang`` goes now (expired assumptions dropped first); nothing is counted."""
         self.expire_assumed()
         return self.cluster.place(gang, policy)
 
     async def place_all_async(
-        self, gangs: Iterable[GangInput], policy: Policy = "best-fit"
+        self, gangs: Iterable[GangInput], policy: Policy = DEFAULT_POLICY
     ) -> list[Placement]:
         """`Cluster.place_all_async` after dropping expired assumptions."""
         self.expire_assumed()
@@ -373,7 +374,7 @@ class ClusterMirror:
         return await self.cluster.place_all_async(gangs, policy)
 
     async def place_all_records_async(
-        self, gangs: Sequence[_placer.Gang], policy: Policy = "best-fit"
+        self, gangs: Sequence[_placer.Gang], policy: Policy = DEFAULT_POLICY
     ) -> list[_placer.Outcome]:
         """`Cluster.place_all_records_async` after dropping expired assumptions: the engine's
         own answers, as a scheduler's pass reads them."""

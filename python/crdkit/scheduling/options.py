@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from crdkit.placer.policies import POLICIES
+from crdkit.placer.policies import DEFAULT_POLICY, POLICIES
 from crdkit.runtime.manager_options import Flag, FlagType
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ class SchedulerOptions:
         default=None, metadata=_flag("--node-selector", "Place only on nodes with these labels.")
     )
     policy: str = field(
-        default="best-fit",
+        default=DEFAULT_POLICY,
         metadata=_flag("--policy", "How the placer packs a gang.", choices=POLICIES),
     )
     assume_ttl: float = field(

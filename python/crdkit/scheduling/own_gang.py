@@ -40,6 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from crdkit.placer.policies import DEFAULT_POLICY
 from crdkit.scheduling.assumptions import PodBinding
 from crdkit.scheduling.binder import Binder
 from crdkit.scheduling.explanation import Explanation, explain
@@ -225,7 +226,7 @@ class OwnGangs:
         topology: Mapping[str, Any] | None = None,
         min_available: Mapping[str, int] | None = None,
         priority: int = 0,
-        policy: Policy = "best-fit",
+        policy: Policy = DEFAULT_POLICY,
     ) -> GangOutcome:
         """Place the gang of ``pods`` and create them bound, all or nothing; or, when it does
         not fit, create nothing, remember ``request`` for when room frees, and say why.
