@@ -32,6 +32,11 @@ class World:
         self.mirror.set_pod(pod)
         self.ends[f"ml/{name}"] = end
 
+    def busy(self, ends: dict[str, float | None]) -> None:
+        """A running pod of 8 GPUs on each node named, called after its node ("on-l0-n0")."""
+        for node, end in ends.items():
+            self.running(f"on-{node}", node, end)
+
     def ended(self, name: str) -> None:
         self.mirror.remove_pod(f"ml/{name}")
 
@@ -121,16 +126,13 @@ def test_an_unbounded_gang_behind_never_starts_in_room_promised_ahead() -> None:
 
 def test_promises_only_move_earlier_and_the_first_is_kept_to_count() -> None:
     world = World()
-    world.running("x", "l0-n0", NOW + 30)
-    world.running("y", "l1-n0", NOW + 50)
-    world.running("z", "l0-n1", NOW + 40)
-    world.running("w", "l1-n1", NOW + 40)
+    world.busy({"l0-n0": NOW + 30, "l1-n0": NOW + 50, "l0-n1": NOW + 40, "l1-n1": NOW + 40})
     big = ("big", world.gang("big", 2), 60.0, 0)
     assert world.run(NOW, big)["big"].start == NOW + 40
-    world.ended("z")  # ended early: l0 frees at x's end
+    world.ended("on-l0-n1")  # ended early: l0 frees at +30
     assert world.run(NOW + 5, big)["big"].start == NOW + 30
     assert world.plan.promised[ref("big")] == NOW + 40
-    world.ended("x")
+    world.ended("on-l0-n0")
     assert world.run(NOW + 10, big)["big"].starts_now(NOW + 10)
     world.plan.started(ref("big"), NOW + 10)
     assert (world.plan.kept, world.plan.late) == (1, 0)
@@ -139,16 +141,13 @@ def test_promises_only_move_earlier_and_the_first_is_kept_to_count() -> None:
 
 def test_a_gang_started_after_the_first_pass_past_its_promise_counts_late() -> None:
     world = World()
-    world.running("x", "l0-n0", NOW + 30)
-    world.running("y", "l0-n1", NOW + 30)
-    world.running("u", "l1-n0", NOW + 30)
-    world.running("v", "l1-n1", NOW + 30)
+    world.busy({node: NOW + 30 for node in ("l0-n0", "l0-n1", "l1-n0", "l1-n1")})
     one = ("one", world.gang("one", 1), 60.0, 0)
     assert world.run(NOW, one)["one"].start == NOW + 30
     # The pods ran past their declared ends: the pass at +30 finds no room.
     later = world.run(NOW + 30, one)["one"]
     assert later.start == NOW + 30 + OVERDUE_GRACE
-    world.ended("x")
+    world.ended("on-l0-n0")
     world.run(NOW + 32, one)
     world.plan.started(ref("one"), NOW + 32)
     assert (world.plan.kept, world.plan.late) == (0, 1)
