@@ -20,9 +20,9 @@ The same stream runs once per ``--variants`` entry:
   priority, no head start for bigger gangs;
 - ``reservations-4``: the same scheduler with ``reservations_per_priority=4``: the first four
   gangs in line each hold room;
-- ``no-start-plan``: the same scheduler with ``start_plan=False``: declared run times serve
-  only the reservations (backfill into held room), no start is promised (the same as
-  ``reservations`` without ``--hints``).
+- ``start-plan``: the same scheduler with ``start_plan=True``: once run times are declared
+  (``--hints``), every waiting gang is promised a start and none is delayed by backfill
+  (without ``--hints`` the same as ``reservations``).
 
 ``--policies best-fit,keep-whole`` runs each variant under each placer policy. ``--small-pods``
 makes every single-pod job ask for 1, 2 or 4 GPUs (drawn) instead of a whole node, the mix in
@@ -128,7 +128,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no-settling": {"settle_seconds": 0.0},
     "fifo": {"size_credit": 0.0},
     "reservations-4": {"reservations_per_priority": 4},
-    "no-start-plan": {"start_plan": False},
+    "start-plan": {"start_plan": True},
 }
 """Each variant's arguments to `GangScheduler` beside the shipped defaults."""
 

@@ -137,13 +137,14 @@ class SchedulerOptions:
         ),
     )
     start_plan: bool = field(
-        default=True,
+        default=False,
         metadata=_flag(
             "--start-plan",
             "Once gangs declare run-time bounds (activeDeadlineSeconds, Kueue's "
             "max-exec-time-seconds label, crdkit's max-runtime-seconds annotation), promise "
-            "each waiting gang a start and backfill only where no promise is delayed "
-            "(--no-start-plan: reservations for the head of each line only).",
+            "each waiting gang a start and backfill only where no promise is delayed (off: "
+            "declared bounds serve backfill into reservations only). Promises cost makespan "
+            "and pass time on big clusters (docs/performance.md).",
             "on-off",
         ),
     )

@@ -335,7 +335,7 @@ async def test_a_topology_rule_by_size_keeps_big_gangs_in_one_leaf(rule: bool) -
 
 
 async def test_with_declared_run_times_a_gang_is_promised_a_start_and_told_it() -> None:
-    view = View()
+    view = View(start_plan=True)
     view.gang("left", 2, node="l0", bound=30)  # l0 frees at +30
     view.gang("right", 2, node="l1", bound=50)  # l1 at +50
     big = view.gang("big", 2, bound=60, created="2026-01-01T00:00:01Z")
@@ -357,8 +357,8 @@ async def test_with_declared_run_times_a_gang_is_promised_a_start_and_told_it() 
     assert {b.node for b in bind.reservation.bindings} == {"l0-n0"}
 
 
-async def test_with_the_start_plan_off_declared_run_times_only_serve_reservations() -> None:
-    view = View(start_plan=False)
+async def test_by_default_declared_run_times_only_serve_reservations() -> None:
+    view = View()
     view.gang("left", 2, node="l0", bound=30)
     view.gang("right", 2, node="l1", bound=50)
     big = view.gang("big", 2, bound=60, created="2026-01-01T00:00:01Z")
