@@ -149,11 +149,11 @@ class Cluster:
     def add_pods(self, node: str, milli: Mapping[str, int], count: int = 1) -> None:
         """Counts ``count`` pods already on ``node``, each requesting ``milli`` (milli-units by
         resource, as `crdkit.scheduling.pod_requests` gives them); each also takes one ``pods``."""
-        self._engine.add_pods([(node, _milli_items(milli, "milli"), _count(count))])
+        self._engine.add_pods([_pod_item(node, milli, count)])
 
     def remove_pods(self, node: str, milli: Mapping[str, int], count: int = 1) -> None:
         """Takes back what `add_pods` counted; refused (``ValueError``) below zero."""
-        self._engine.remove_pods([(node, _milli_items(milli, "milli"), _count(count))])
+        self._engine.remove_pods([_pod_item(node, milli, count)])
 
     def add_pods_many(self, pods: Iterable[tuple[str, Mapping[str, int], int]]) -> None:
         """`add_pods` for many (node, milli, count) at once: one call into the engine."""

@@ -21,7 +21,6 @@ the dispatcher performs the decisions.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -32,7 +31,7 @@ from crdkit.scheduling.gang_records import shape, with_tolerations
 from crdkit.scheduling.pending import line_place
 from crdkit.scheduling.rank_rules import clash
 from crdkit.scheduling.reservations import HELD_AHEAD
-from crdkit.scheduling.runtime_bounds import pod_runtime_bound
+from crdkit.scheduling.runtime_bounds import pod_runtime_bound, stamp
 from crdkit.scheduling.start_plan import PlanEntry, StartPlan
 
 if TYPE_CHECKING:
@@ -56,10 +55,6 @@ __all__ = ["Cycle"]
 def _record_of(request: GangRequest) -> Callable[[], _placer.Gang]:
     """The gang's record, for plugins that compile it only when they need it."""
     return lambda: request.record
-
-
-def _stamp(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 _PodsByNode = dict[str, list[tuple["Pod", tuple["RankRule", ...]]]]
@@ -93,6 +88,34 @@ def _declared_bound(group: PendingGroup) -> float | None:
             return None
         bounds.append(bound)
     return max(bounds) if bounds else None
+
+
+class _BoundThisPass:
+    """The pods of the gangs bound so far in a pass, by node, for the rank rules' check: built
+    once each, and only when a gang of the pass has rank rules; and those of them with rules."""
+
+    def __init__(self, requests: Sequence[GangRequest]) -> None:
+        self._any_rules = any(request.rules for request in requests)
+        self._bound: list[_PodsByNode] = []
+        self._ranked: list[_PodsByNode] = []
+
+    def pods_of(self, request: GangRequest, placement: _placer.Outcome) -> _PodsByNode | None:
+        """The placement's pods by node, if any gang of the pass has rules to check."""
+        return _rank_pods_by_node(request, placement) if self._any_rules else None
+
+    def clashes(self, request: GangRequest, mine: _PodsByNode | None) -> bool:
+        """Whether the placement breaks a rank rule beside a gang bound before it: a gang with
+        rules is checked against every one, one without against those with rules (with none
+        on either side, none can clash)."""
+        earlier = self._bound if request.rules else self._ranked
+        return mine is not None and any(clash(mine, other) for other in earlier)
+
+    def add(self, request: GangRequest, mine: _PodsByNode | None) -> None:
+        """The gang is bound where ``mine`` says."""
+        if mine is not None:
+            self._bound.append(mine)
+            if request.rules:
+                self._ranked.append(mine)
 
 
 class Cycle:
@@ -183,23 +206,13 @@ class Cycle:
         by_name = {request.record.name: (group, request) for group, request in ready}
         made: list[DomainReservation] = []
         waiting: list[tuple[PendingGroup, GangRequest, _placer.Outcome]] = []
-        # This pass's bound gangs' pods by node (built once each, and only when a gang of the
-        # pass has rank rules), and those of them with rules.
-        any_rules = any(request.rules for _, request in ready)
-        bound_now: list[_PodsByNode] = []
-        ranked_now: list[_PodsByNode] = []
+        bound_now = _BoundThisPass([request for _, request in ready])
         for placement in placements:
             group, request = by_name[placement.gang]
             ref, priority = group.ref, _priority(request)
-            # A gang with rules is checked against every gang bound before it in this pass,
-            # one without against those with rules (with none on either side, none can clash).
-            earlier = bound_now if request.rules else ranked_now
-            mine = (
-                _rank_pods_by_node(request, placement)
-                if any_rules and placement.status != "unschedulable"
-                else None
-            )
-            if mine is not None and any(clash(mine, other) for other in earlier):
+            placed = placement.status != "unschedulable"
+            mine = bound_now.pods_of(request, placement) if placed else None
+            if bound_now.clashes(request, mine):
                 # The placer saw none of this pass's other gangs' rank rules: it is placed
                 # again next pass, beside them once they are bound.
                 out.append(Later(ref, 0.0))
@@ -211,10 +224,7 @@ class Cycle:
                 out.append(Later(ref, 0.0))  # placed before the hold existed: try again
             else:
                 out.append(self._bind(group, request, placement))
-                if mine is not None:
-                    bound_now.append(mine)
-                    if request.rules:
-                        ranked_now.append(mine)
+                bound_now.add(request, mine)
         # Told after this pass's binds are counted: the counts are the ones the next pass
         # starts from, and the gangs explained read one state (explanations of alike gangs and
         # the nodes' grouping are shared while the state holds).
@@ -235,25 +245,18 @@ class Cycle:
         made: list[DomainReservation] = []
         waiting: list[tuple[PendingGroup, GangRequest, _placer.Outcome]] = []
         planned_waits: list[tuple[PendingGroup, float]] = []
-        any_rules = any(request.rules for _, request in ready)
-        bound_now: list[_PodsByNode] = []
-        ranked_now: list[_PodsByNode] = []
+        bound_now = _BoundThisPass([request for _, request in ready])
         for group, request in ready:
             ref, priority = group.ref, _priority(request)
             planned = said[ref]
             if planned.starts_now(wall) and planned.placement is not None:
-                placement = planned.placement
-                mine = _rank_pods_by_node(request, placement) if any_rules else None
-                earlier = bound_now if request.rules else ranked_now
-                if mine is not None and any(clash(mine, other) for other in earlier):
+                mine = bound_now.pods_of(request, planned.placement)
+                if bound_now.clashes(request, mine):
                     self.plan.drop(ref)
                     out.append(Later(ref, 0.0))  # placed again next pass, beside them
                     continue
-                out.append(self._bind(group, request, placement))
-                if mine is not None:
-                    bound_now.append(mine)
-                    if request.rules:
-                        ranked_now.append(mine)
+                out.append(self._bind(group, request, planned.placement))
+                bound_now.add(request, mine)
                 continue
             self._queue.enqueue(ref, priority, line_place(group, self._options.size_credit))
             if planned.start is None:
@@ -262,9 +265,7 @@ class Cycle:
                 self._hold_room(group, request, wall, made, out)
                 waiting.append((group, request, planned.tried))
                 continue
-            preempted = self._preemptor.preempt(group, priority, _record_of(request))
-            if preempted is not None:
-                out.append(preempted[1])  # its victims' nodes are held for it
+            self._preempt(group, request, made, out)
             out.append(Later(ref, planned.start - wall))  # a pass at its planned start
             planned_waits.append((group, planned.start))
         for group, request, placement in waiting:
@@ -273,7 +274,7 @@ class Cycle:
             self._reporter.wait(
                 group,
                 "Unschedulable",
-                f"planned to start by {_stamp(start)}: the room it needs is in use until then, "
+                f"planned to start by {stamp(start)}: the room it needs is in use until then, "
                 "or promised to gangs ahead of it, by their declared run times",
                 out,
                 topic="planned start",
@@ -290,16 +291,24 @@ class Cycle:
     ) -> None:
         """Keep or make the gang's reservation, then let it preempt if it may."""
         ref, priority = group.ref, _priority(request)
-
-        def gang() -> _placer.Gang:
-            return request.record
-
         shape = self._shape_of(ref, request)
+        gang = _record_of(request)
         held = self._reservations.keep(ref, priority, shape, gang, self._pod_end, wall)
         if held is not None:
             made.append(held)
             out.append(Reserve(ref, held))
-        preempted = self._preemptor.preempt(group, priority, gang)
+        self._preempt(group, request, made, out)
+
+    def _preempt(
+        self,
+        group: PendingGroup,
+        request: GangRequest,
+        made: list[DomainReservation],
+        out: list[Decision],
+    ) -> None:
+        """Let the gang evict whole gangs of lower priority if it may; its victims' nodes are
+        held for it."""
+        preempted = self._preemptor.preempt(group, _priority(request), _record_of(request))
         if preempted is not None:
             reservation, evict = preempted
             made.append(reservation)

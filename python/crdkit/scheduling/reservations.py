@@ -29,11 +29,11 @@ decides reaches the apiserver through the dispatcher.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from crdkit.scheduling.mirror import HOLD_TAINT
 from crdkit.scheduling.room import choose_room, ready_by
+from crdkit.scheduling.runtime_bounds import stamp
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Sequence
@@ -274,8 +274,7 @@ class Reservations:
                 f"{len(held.nodes) - idle} still held by other pods"
             )
             if held.ready_by is not None:
-                when = datetime.fromtimestamp(held.ready_by, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-                note += f" (room sure by {when})"
+                note += f" (room sure by {stamp(held.ready_by)})"
             return note, f"Reserved/{held.id}"
         others = sum(len(r.nodes) for r in self.held.values())
         if others:

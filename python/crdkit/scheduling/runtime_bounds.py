@@ -16,7 +16,7 @@ or annotation is an error naming it (the gang waits with that reason).
 from __future__ import annotations
 
 import math
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ __all__ = [
     "START_TIME_PRECISION",
     "pod_end",
     "pod_runtime_bound",
+    "stamp",
 ]
 
 MAX_RUNTIME_ANNOTATION = "scheduling.crdkit.io/max-runtime-seconds"
@@ -88,3 +89,9 @@ def pod_end(pod: Pod, now: float) -> float | None:
     if isinstance(started, datetime):
         return started.timestamp() + START_TIME_PRECISION + bound
     return now + bound
+
+
+def stamp(epoch: float) -> str:
+    """A time derived from declared ends (a planned start, the moment room is sure) as messages
+    write it: UTC, whole seconds, as the API writes its times."""
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
