@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from crdkit.scheduling.pending import GroupReader, GroupRef, PendingGroup
     from crdkit.scheduling.preemption import Preemptor
     from crdkit.scheduling.queue import GangQueue
+    from crdkit.scheduling.queues.step import QuotaStep
     from crdkit.scheduling.rank_rules import RankRule, RankRuleIndex
     from crdkit.scheduling.reporting import Reporter
     from crdkit.scheduling.reservations import DomainReservation, Reservations
@@ -90,6 +91,29 @@ def _declared_bound(group: PendingGroup) -> float | None:
     return max(bounds) if bounds else None
 
 
+def _pod_bindings(request: GangRequest, placement: _placer.Outcome) -> list[PodBinding]:
+    """Which pod of each task goes to which node of the placement (in the task's order)."""
+    milli = request.milli  # read off the pods once, by the mirror
+    bindings: list[PodBinding] = []
+    for task, pods in request.pods.items():
+        queue = list(pods)
+        for assignment in placement.assignments:
+            if assignment.task != task:
+                continue
+            for _ in range(assignment.count):
+                pod = queue.pop(0)
+                bindings.append(
+                    PodBinding(
+                        pod.metadata.namespace or "default",
+                        pod.metadata.name or "",
+                        assignment.node,
+                        milli[task],
+                        pod.metadata.uid,
+                    )
+                )
+    return bindings
+
+
 class _BoundThisPass:
     """The pods of the gangs bound so far in a pass, by node, for the rank rules' check: built
     once each, and only when a gang of the pass has rank rules; and those of them with rules."""
@@ -118,6 +142,25 @@ class _BoundThisPass:
                 self._ranked.append(mine)
 
 
+def _say_planned(
+    reporter: Reporter,
+    queue: GangQueue,
+    planned_waits: Sequence[tuple[PendingGroup, float]],
+    out: list[Decision],
+) -> None:
+    """Tell each gang that waits for its planned start when that is."""
+    for group, start in planned_waits:
+        reporter.wait(
+            group,
+            "Unschedulable",
+            f"planned to start by {stamp(start)}: the room it needs is in use until then, "
+            "or promised to gangs ahead of it, by their declared run times",
+            out,
+            topic="planned start",
+            tail=partial(queue.place_note, group.ref),
+        )
+
+
 class Cycle:
     """See the module docstring. ``busy`` says whether a bind or roll-back of a gang is under
     way; ``pod_end`` is the declared end of a counted pod (epoch seconds)."""
@@ -135,8 +178,10 @@ class Cycle:
         clock: Callable[[], float],
         wall_clock: Callable[[], float],
         pod_end: Callable[[str], float | None],
+        quotas: QuotaStep | None = None,
     ) -> None:
         self._options = options
+        self._quotas = quotas
         self._mirror = mirror
         self._reader = reader
         self._queue, self._reservations, self._preemptor, self._reporter = plugins
@@ -153,6 +198,8 @@ class Cycle:
     async def run_pass(self, refs: Sequence[GroupRef]) -> list[Decision]:
         """The decisions for the gangs ``refs`` (sorted), given the caches as they stand."""
         self._preemptor.new_pass()
+        if self._quotas is not None:
+            self._quotas.new_pass()
         self._shapes = {}
         out: list[Decision] = []
         ready: list[tuple[PendingGroup, GangRequest]] = []
@@ -183,10 +230,44 @@ class Cycle:
     ) -> None:
         # The queue's order: higher priority first (the placer keeps it), then the gang that
         # arrived first (its PodGroup's creationTimestamp, or its first pod's), bigger gangs
-        # credited `size_credit` seconds per doubling of their pods, then the name.
+        # credited `size_credit` seconds per doubling of their pods, then the name. With
+        # queues, the order across them is the fair share's, and only what they admit is
+        # placed (`crdkit.scheduling.queues`).
         ready.sort(key=lambda item: line_place(item[0], self._options.size_credit))
+        bound_now = _BoundThisPass([request for _, request in ready])
+        quotas = self._quotas
+        if quotas is not None:
+            ready = quotas.admit(ready)
         wall = self._wall_clock()
         ends: dict[GroupRef, float | None] = {}
+        line = self._with_holds(ready, wall, ends)
+        made: list[DomainReservation] = []
+        if self._options.start_plan and self.plan.engaged(entry for entry, _ in line):
+            self._place_planned(ready, line, wall, out)
+        else:
+            waiting: list[tuple[PendingGroup, GangRequest, _placer.Outcome]] = []
+            await self._place_batch(ready, ends, wall, bound_now, made, waiting, out)
+            more = quotas.again() if quotas is not None else []
+            if more:
+                # Quota the gangs that did not fit gave back admits others this pass.
+                self._with_holds(more, wall, ends)
+                await self._place_batch(more, ends, wall, bound_now, made, waiting, out)
+            # Told after this pass's binds are counted: the counts are the ones the next pass
+            # starts from, and the gangs explained read one state (explanations of alike gangs
+            # and the nodes' grouping are shared while the state holds).
+            for group, request, placement in waiting:
+                self._unschedulable(group, request, placement, out)
+        if quotas is not None:
+            quotas.report(out, made)
+
+    def _with_holds(
+        self,
+        ready: list[tuple[PendingGroup, GangRequest]],
+        wall: float,
+        ends: dict[GroupRef, float | None],
+    ) -> list[tuple[PlanEntry, int]]:
+        """Each gang's declared end into ``ends`` and the held nodes it may use into its
+        record (in place); the start plan's line."""
         line: list[tuple[PlanEntry, int]] = []
         for index, (group, request) in enumerate(ready):
             bound = _declared_bound(group)
@@ -196,17 +277,24 @@ class Cycle:
                 record = with_tolerations(request.record, allowed)
                 ready[index] = (group, request := replace(request, record=record))
             line.append((PlanEntry(group.ref, request.record, bound), _priority(request)))
-        if self._options.start_plan and self.plan.engaged(entry for entry, _ in line):
-            self._place_planned(ready, line, wall, out)
-            return
+        return line
+
+    async def _place_batch(
+        self,
+        ready: list[tuple[PendingGroup, GangRequest]],
+        ends: dict[GroupRef, float | None],
+        wall: float,
+        bound_now: _BoundThisPass,
+        made: list[DomainReservation],
+        waiting: list[tuple[PendingGroup, GangRequest, _placer.Outcome]],
+        out: list[Decision],
+    ) -> None:
+        """Place ``ready`` as one batch, each gang seeing the room the ones before it took."""
         placements = await self._mirror.place_all_records_async(
             [request.record for _, request in ready],
             self._options.policy,  # type: ignore[arg-type]
         )
         by_name = {request.record.name: (group, request) for group, request in ready}
-        made: list[DomainReservation] = []
-        waiting: list[tuple[PendingGroup, GangRequest, _placer.Outcome]] = []
-        bound_now = _BoundThisPass([request for _, request in ready])
         for placement in placements:
             group, request = by_name[placement.gang]
             ref, priority = group.ref, _priority(request)
@@ -216,20 +304,22 @@ class Cycle:
                 # The placer saw none of this pass's other gangs' rank rules: it is placed
                 # again next pass, beside them once they are bound.
                 out.append(Later(ref, 0.0))
+                self._not_placed(ref)
             elif placement.status == "unschedulable":
                 self._queue.enqueue(ref, priority, line_place(group, self._options.size_credit))
                 self._hold_room(group, request, wall, made, out)
                 waiting.append((group, request, placement))
+                self._not_placed(ref)
             elif self._reservations.on_new_hold(ref, priority, placement, made, ends[ref]):
                 out.append(Later(ref, 0.0))  # placed before the hold existed: try again
+                self._not_placed(ref)
             else:
                 out.append(self._bind(group, request, placement))
                 bound_now.add(request, mine)
-        # Told after this pass's binds are counted: the counts are the ones the next pass
-        # starts from, and the gangs explained read one state (explanations of alike gangs and
-        # the nodes' grouping are shared while the state holds).
-        for group, request, placement in waiting:
-            self._unschedulable(group, request, placement, out)
+
+    def _not_placed(self, ref: GroupRef) -> None:
+        if self._quotas is not None:
+            self._quotas.unplaced(ref, holds_room=ref in self._reservations.held)
 
     def _place_planned(
         self,
@@ -270,16 +360,7 @@ class Cycle:
             planned_waits.append((group, planned.start))
         for group, request, placement in waiting:
             self._unschedulable(group, request, placement, out)
-        for group, start in planned_waits:
-            self._reporter.wait(
-                group,
-                "Unschedulable",
-                f"planned to start by {stamp(start)}: the room it needs is in use until then, "
-                "or promised to gangs ahead of it, by their declared run times",
-                out,
-                topic="planned start",
-                tail=partial(self._queue.place_note, group.ref),
-            )
+        _say_planned(self._reporter, self._queue, planned_waits, out)
 
     def _hold_room(
         self,
@@ -348,24 +429,7 @@ class Cycle:
 
     def _bind(self, group: PendingGroup, request: GangRequest, placement: _placer.Outcome) -> Bind:
         """Assume the gang where it was placed; the dispatcher binds it."""
-        milli = request.milli  # read off the pods once, by the mirror
-        bindings: list[PodBinding] = []
-        for task, pods in request.pods.items():
-            queue = list(pods)
-            for assignment in placement.assignments:
-                if assignment.task != task:
-                    continue
-                for _ in range(assignment.count):
-                    pod = queue.pop(0)
-                    bindings.append(
-                        PodBinding(
-                            pod.metadata.namespace or "default",
-                            pod.metadata.name or "",
-                            assignment.node,
-                            milli[task],
-                            pod.metadata.uid,
-                        )
-                    )
+        bindings = _pod_bindings(request, placement)
         reservation = assume(self._mirror, bindings)  # before any await: the room is taken
         self.plan.started(group.ref, self._wall_clock())
         self._dequeue(group.ref)  # its reservation, if any, has done its work
@@ -386,6 +450,8 @@ class Cycle:
         self._reservations.drop(ref)
         self._preemptor.forget(ref)
         self.plan.drop(ref)
+        if self._quotas is not None:
+            self._quotas.gate.dequeue(ref)
 
     def forget(self, ref: GroupRef) -> None:
         """The gang is gone: nothing of it is kept by the cycle or its plugins."""

@@ -67,6 +67,9 @@ class Evict:
     priority: int
     victims: Sequence[RunningGang]
     where: str
+    why: str = ""
+    """What the Event says the eviction is for, when not the preemptor's priority (a queue
+    reclaiming its quota)."""
 
 
 @dataclass(frozen=True)

@@ -231,7 +231,10 @@ class Dispatcher:
                 namespace, _, name = pod.key.partition("/")
                 seen = self._pods.get_by_name(name, namespace)
                 if seen is not None:
-                    said = f"Preempted by gang {ref} (priority {priority}) to free {decision.where}"
+                    said = (
+                        f"Preempted by gang {ref} ({decision.why or f'priority {priority}'}) "
+                        f"to free {decision.where}"
+                    )
                     await self._event(
                         seen,
                         "Warning",

@@ -148,6 +148,24 @@ class SchedulerOptions:
             "on-off",
         ),
     )
+    queues: bool = field(
+        default=False,
+        metadata=_flag(
+            "--queues",
+            "Admit gangs by the quota of crdkit Queues (scheduling.crdkit.io/v1alpha1): "
+            "guaranteed quota per queue, borrowing and reclaim in cohorts, fair share by "
+            "weight. Needs the Queue CRD (crdkit scheduler --install-crds).",
+            "on-off",
+        ),
+    )
+    default_queue: str = field(
+        default="default",
+        metadata=_flag(
+            "--default-queue",
+            "The Queue of a gang that names none (when no Queue of that name exists, such "
+            "gangs are not held by quota).",
+        ),
+    )
     report_backoff: tuple[float, float] = (1.0, 30.0)
     """A waiting gang's first and longest wait between two reports of the same reason with a
     new message (``(0, 0)``: every change is written at once)."""
@@ -172,6 +190,8 @@ class SchedulerOptions:
                     f"{name}: expected (first, longest) with 0 <= first <= longest, "
                     f"got {getattr(self, name)!r}"
                 )
+        if not self.default_queue:
+            raise ValueError("default_queue: the name of a Queue, not empty")
         if self.pod_groups is not None:
             object.__setattr__(self, "pod_groups", tuple(self.pod_groups))
         discovery = self.pod_group_discovery

@@ -27,7 +27,7 @@ deletes the victims and writes the Events naming the preemptor.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +47,14 @@ if TYPE_CHECKING:
     from crdkit.scheduling.pending import GroupReader, GroupRef, PendingGroup
     from crdkit.scheduling.reservations import DomainReservation, Reservations
 
-__all__ = ["Preemption", "Preemptor", "RunningGang", "VictimPod", "choose_victims"]
+__all__ = [
+    "Preemption",
+    "Preemptor",
+    "RunningGang",
+    "VictimPod",
+    "VictimRule",
+    "choose_victims",
+]
 
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 
@@ -96,6 +103,43 @@ def _victim_order(gang: RunningGang) -> tuple[bool, int, int, float, str]:
     return (gang.breaks_budget, gang.priority, gang.gpus, -created.timestamp(), gang.ref)
 
 
+def _priority_cost(value: str | None, victims: Sequence[RunningGang]) -> tuple[Any, ...]:
+    return (
+        sum(v.breaks_budget for v in victims),
+        max(v.priority for v in victims),
+        sum(v.gpus for v in victims),
+        len(victims),
+        value or "",
+    )
+
+
+def _always(*_: Any) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class VictimRule:
+    """Who may be evicted, in which order, and when enough are: by default the rules of the
+    module docstring (strictly lower priority, inside the domain). Reclaim
+    (`crdkit.scheduling.queues.reclaim`) gives its own: borrowers of any priority, least loss
+    first, anywhere in the cohort, until the preemptor's quota holds it too."""
+
+    eligible: Callable[[RunningGang], bool] | None = None
+    """None: strictly lower priority than the preemptor."""
+    order: Callable[[RunningGang], Any] = _victim_order
+    admits: Callable[[RunningGang, Sequence[RunningGang]], bool] = field(default=_always)
+    """Whether a candidate may join the victims chosen so far."""
+    enough: Callable[[Sequence[RunningGang]], bool] = field(default=_always)
+    """Besides room: whether these victims gone, the preemptor may run (its quota)."""
+    cost: Callable[[str | None, Sequence[RunningGang]], Any] = _priority_cost
+    """Of a domain's victims: the lowest wins."""
+    anywhere: bool = False
+    """Victims may be outside the domain (they free quota, not room)."""
+
+
+_BY_PRIORITY = VictimRule()
+
+
 def _removed(victims: Sequence[RunningGang], nodes: frozenset[str]) -> dict[str, list[Any]]:
     removed: dict[str, list[Any]] = {}
     for victim in victims:
@@ -110,24 +154,32 @@ def _in_domain(
     gang: _placer.Gang,
     nodes: frozenset[str],
     candidates: Sequence[RunningGang],
+    rule: VictimRule,
 ) -> tuple[RunningGang, ...] | None:
     """The fewest victims, by the order of the rules, that let ``gang`` fit on ``nodes``."""
     here = sorted(
-        (c for c in candidates if any(p.node in nodes for p in c.pods)), key=_victim_order
+        (c for c in candidates if rule.anywhere or any(p.node in nodes for p in c.pods)),
+        key=rule.order,
     )
+
+    def done(victims: Sequence[RunningGang]) -> bool:
+        return fits_without(mirror, nodes, gang, _removed(victims, nodes)) and rule.enough(victims)
+
     chosen: list[RunningGang] = []
     for candidate in here:
+        if not rule.admits(candidate, chosen):
+            continue
         chosen.append(candidate)
-        if fits_without(mirror, nodes, gang, _removed(chosen, nodes)):
+        if done(chosen):
             break
     else:
         return None
     # Put back any victim the others make unnecessary, the most costly first.
-    for candidate in sorted(chosen, key=_victim_order, reverse=True):
+    for candidate in sorted(chosen, key=rule.order, reverse=True):
         rest = [c for c in chosen if c is not candidate]
-        if fits_without(mirror, nodes, gang, _removed(rest, nodes)):
+        if done(rest):
             chosen = rest
-    return tuple(sorted(chosen, key=_victim_order))
+    return tuple(sorted(chosen, key=rule.order))
 
 
 def choose_victims(
@@ -137,11 +189,14 @@ def choose_victims(
     running: Sequence[RunningGang],
     *,
     protected: frozenset[str] = frozenset(),
+    rule: VictimRule = _BY_PRIORITY,
 ) -> Preemption | None:
     """Where ``gang`` (of ``priority``, not fitting now) goes by preempting, and whom; None
-    when no domain frees enough by evicting gangs of lower priority. Nodes in ``protected``
-    (held for gangs it may not overtake) rule their domain out."""
-    candidates = [g for g in running if g.priority < priority]
+    when no domain frees enough by evicting gangs of lower priority (or those ``rule``
+    allows). Nodes in ``protected`` (held for gangs it may not overtake) rule their domain
+    out."""
+    eligible = rule.eligible or (lambda g: g.priority < priority)
+    candidates = [g for g in running if eligible(g)]
     if not candidates:
         return None
     gang = mirror.cluster.compile(gang)  # once, for every set of victims tried
@@ -157,21 +212,17 @@ def choose_victims(
     open_domains = {
         value: frozenset(names) for value, names in domains.items() if not names & protected
     }
-    if any(fits_without(mirror, nodes, gang, {}) for nodes in open_domains.values()):
+    if rule.enough(()) and any(
+        fits_without(mirror, nodes, gang, {}) for nodes in open_domains.values()
+    ):
         # It fits now (room freed since it was placed): placing it is the next pass's work.
         return None
-    best: tuple[tuple[int, int, int, int, str], Preemption] | None = None
+    best: tuple[Any, Preemption] | None = None
     for value, nodes in open_domains.items():
-        victims = _in_domain(mirror, gang, nodes, candidates)
+        victims = _in_domain(mirror, gang, nodes, candidates, rule)
         if not victims:
             continue  # nothing to evict here (or it fits already: not a preemption)
-        cost = (
-            sum(v.breaks_budget for v in victims),
-            max(v.priority for v in victims),
-            sum(v.gpus for v in victims),
-            len(victims),
-            value or "",
-        )
+        cost = rule.cost(value, victims)
         if level is None:
             # Without a level the room is the whole cluster: hold only what the victims free.
             nodes = frozenset(pod.node for v in victims for pod in v.pods) - protected
@@ -205,12 +256,33 @@ class Preemptor:
         """Per gang with pods in the cache: what its pods were when last decoded, and the
         victim it made (None: nothing of it runs)."""
 
+        self.scope: Callable[[GroupRef], Callable[[RunningGang], bool] | bool | None] | None = None
+        """Whom a preemptor may evict at all, by its gang (queues keep preemption inside a
+        queue, `crdkit.scheduling.queues.reclaim`): a test on each candidate, or None for
+        no one; unset, any gang of lower priority."""
+
     def new_pass(self) -> None:
         """The running gangs are read again (once) by the next preemptor that asks."""
         self._running = None
 
     def forget(self, ref: GroupRef) -> None:
         self._preempting.pop(ref, None)
+
+    def running(self) -> list[RunningGang]:
+        """This pass's running gangs (deleting ones left out), read once a pass."""
+        if self._running is None:
+            self._running = self._read_running_gangs()
+        return self._running
+
+    def awaiting(self, ref: GroupRef) -> bool:
+        """Whether the gang evicted victims that are not all gone yet."""
+        waiting_for = self._preempting.get(ref)
+        if waiting_for is None:
+            return False
+        if any(key in self._pods for key in waiting_for):
+            return True
+        del self._preempting[ref]
+        return False
 
     def preempt(
         self,
@@ -222,30 +294,47 @@ class Preemptor:
         ref = group.ref
         if any(p.spec.preemption_policy == "Never" for p in group.pending):
             return None
-        waiting_for = self._preempting.get(ref)
-        if waiting_for is not None:
-            if any(key in self._pods for key in waiting_for):
-                return None  # its victims are still going
-            del self._preempting[ref]
+        if self.awaiting(ref):
+            return None  # its victims are still going
         if not self._reservations.first_in_line(ref, priority):
             return None
         protected = self._reservations.protected_from(ref, priority)
         running = self._running_gangs(ref)
+        inside = True if self.scope is None else self.scope(ref)
+        if inside is None:
+            return None
+        if not isinstance(inside, bool):
+            running = [victim for victim in running if inside(victim)]
         if not any(victim.priority < priority for victim in running):
             return None  # only strictly lower priorities are victims
         choice = choose_victims(self._mirror, gang(), priority, running, protected=protected)
-        if choice is None:
+        return None if choice is None else self._take(ref, priority, choice, "")
+
+    def reclaim(
+        self, group: PendingGroup, priority: int, gang: _placer.Gang, rule: VictimRule, why: str
+    ) -> tuple[DomainReservation, Evict] | None:
+        """As `preempt`, by ``rule`` (whatever the victims' priority, and whether or not the
+        gang is first in its priority's line); ``why`` is said on each victim."""
+        ref = group.ref
+        if self.awaiting(ref):
             return None
+        protected = self._reservations.protected_from(ref, priority)
+        choice = choose_victims(
+            self._mirror, gang, priority, self._running_gangs(ref), protected=protected, rule=rule
+        )
+        return None if choice is None else self._take(ref, priority, choice, why)
+
+    def _take(
+        self, ref: GroupRef, priority: int, choice: Preemption, why: str
+    ) -> tuple[DomainReservation, Evict]:
         self._preempting[ref] = {pod.key for victim in choice.victims for pod in victim.pods}
         reservation = self._reservations.hold_freed(ref, priority, choice)
-        return reservation, Evict(ref, priority, choice.victims, reservation.where())
+        return reservation, Evict(ref, priority, choice.victims, reservation.where(), why)
 
     def _running_gangs(self, exclude: GroupRef) -> list[RunningGang]:
         """This scheduler's gangs with pods bound (deleting ones excluded), as victims: read
         from the pod cache once a pass, however many gangs look for victims in it."""
-        if self._running is None:
-            self._running = self._read_running_gangs()
-        return [gang for gang in self._running if gang.ref != str(exclude)]
+        return [gang for gang in self.running() if gang.ref != str(exclude)]
 
     def _read_running_gangs(self) -> list[RunningGang]:
         """Each gang is decoded again only when one of its pods changed (its resourceVersion

@@ -63,7 +63,6 @@ from crdkit.runtime.events import EventRecorder
 from crdkit.runtime.runnable import Runnable
 from crdkit.scheduling.binder import Binder
 from crdkit.scheduling.cycle import Cycle
-from crdkit.scheduling.decisions import Bind, Evict
 from crdkit.scheduling.dispatcher import BindRefused, Bound, Dispatcher, Outcome, Settled
 from crdkit.scheduling.gang_events import GangEvents
 from crdkit.scheduling.groups import (
@@ -75,13 +74,14 @@ from crdkit.scheduling.groups import (
     group_api,
 )
 from crdkit.scheduling.groups.discovery import watch_for_pod_group_apis
-from crdkit.scheduling.metrics import SchedulerMetrics, scheduler_metrics
+from crdkit.scheduling.metrics import SchedulerMetrics, count_decisions, scheduler_metrics
 from crdkit.scheduling.mirror import ClusterMirror
 from crdkit.scheduling.options import SchedulerOptions
-from crdkit.scheduling.pending import GROUP_INDEX, NEVER, GroupReader, GroupRef, arrival, finished
+from crdkit.scheduling.pending import GROUP_INDEX, GroupReader, GroupRef, finished
 from crdkit.scheduling.pod_reads import PodReads
 from crdkit.scheduling.preemption import Preemptor
 from crdkit.scheduling.queue import GangQueue
+from crdkit.scheduling.queues.step import attach_queues
 from crdkit.scheduling.rank_rules import RankRuleIndex
 from crdkit.scheduling.reporting import Reporter
 from crdkit.scheduling.reservations import DomainReservation, Reservations
@@ -95,7 +95,6 @@ if TYPE_CHECKING:
     from crdkit.runtime.informer import Informer
     from crdkit.runtime.manager import Manager
     from crdkit.runtime.reconciler import RbacRule
-    from crdkit.scheduling.decisions import Decision
     from crdkit.scheduling.start_plan import StartPlan
 
 __all__ = ["GangScheduler"]
@@ -244,6 +243,12 @@ class GangScheduler(Runnable):
             lambda api: manager.informers.informer(_companion(api)).store,
         )
         preemptor = Preemptor(self.mirror, self._reservations, reader, pods.store, budgets.store)
+        plugins = (self._queue, self._reservations, self._reporter)
+        quotas = (
+            attach_queues(manager, self.options, self.mirror, preemptor, reader, plugins)
+            if self.options.queues
+            else None
+        )
         self._cycle = Cycle(
             self.levels,
             self.options,
@@ -255,6 +260,7 @@ class GangScheduler(Runnable):
             clock=self._clock,
             wall_clock=self._wall_clock,
             pod_end=self._pod_end,
+            quotas=quotas,
         )
         binder = Binder(
             manager.client,
@@ -381,27 +387,13 @@ class GangScheduler(Runnable):
             self.passes += 1
             self.mirror.expire_assumed()
             decisions = await self._cycle.run_pass(self._queue.take())
-            self._count(decisions)
+            count_decisions(self.metrics, self.name, decisions, self._wall_clock())
+            if self.metrics is not None:
+                self._queue.show(self.metrics, self.name, self._reservations.held.values())
             self._dispatcher.apply(decisions)
         finally:
             self._in_pass = False
             self.last_pass_seconds = time.perf_counter() - started
-
-    def _count(self, decisions: Sequence[Decision]) -> None:
-        """The metrics of what a pass decided."""
-        if self.metrics is None:
-            return
-        for decision in decisions:
-            if isinstance(decision, Bind):
-                group = decision.group
-                arrived = arrival(group)[0]
-                if arrived != NEVER:
-                    waited = max(self._wall_clock() - arrived.timestamp(), 0.0)
-                    priority = max((p.spec.priority or 0 for p in group.pending), default=0)
-                    self.metrics.gang_wait.labels(self.name, str(priority)).observe(waited)
-            elif isinstance(decision, Evict):
-                self.metrics.preemptions.labels(self.name).inc(len(decision.victims))
-        self._queue.show(self.metrics, self.name, self._reservations.held.values())
 
     @property
     def start_plan(self) -> StartPlan | None:

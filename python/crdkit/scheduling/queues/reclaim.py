@@ -1,0 +1,118 @@
+"""Reclaim: a queue under its nominal quota takes back what its cohort lent.
+
+When a gang waits only because its queue's quota is lent out, and it would fit within what
+its queue is guaranteed, the gangs that borrowed are evicted for it, whole, through the
+scheduler's preemption (grace periods, Events naming the preemptor, the room held until the
+victims are gone). The rule (`reclaim_rule`):
+
+- victims are gangs of other queues of the same cohort tree that borrow now (use more than
+  their own quota) in the flavor the gang needs, whatever their priority;
+- a borrower's gangs are taken only while its queue still borrows: once the victims taken
+  from it bring it to its nominal quota, no more of its gangs are taken, so no gang running
+  within its own queue's nominal quota is evicted by a reclaim;
+- the least loss first: the fewest GPUs, then the youngest; any victim the others make
+  unnecessary is put back;
+- enough are taken when, with them gone, the gang fits on the nodes and its queue's quota
+  holds it.
+
+Preemption by priority stays inside a queue (`within_queue_scope`): a gang may evict gangs of
+lower priority of its own queue only, and none when its queue says ``Never``; gangs in no queue
+evict only gangs in no queue.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from crdkit.scheduling.preemption import VictimRule
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from crdkit.scheduling.pending import GroupRef
+    from crdkit.scheduling.preemption import RunningGang
+    from crdkit.scheduling.queues.admission import Ask
+    from crdkit.scheduling.queues.gate import QueueGate
+    from crdkit.scheduling.queues.tree import Fr
+
+__all__ = ["reclaim_rule", "within_queue_scope"]
+
+_OLDEST = datetime.min.replace(tzinfo=UTC)
+
+
+def _least_loss(gang: RunningGang) -> tuple[int, float, str]:
+    created = gang.created or _OLDEST
+    return (gang.gpus, -created.timestamp(), gang.ref)
+
+
+def _loss(value: str | None, victims: Sequence[RunningGang]) -> tuple[int, int, str]:
+    return (sum(v.gpus for v in victims), len(victims), value or "")
+
+
+def reclaim_rule(gate: QueueGate, ask: Ask, flavor: str) -> VictimRule:
+    """The victims ``ask`` may reclaim its quota from in ``flavor`` (see the module
+    docstring)."""
+    tree, usage, holdings = gate.tree, gate.usage, gate.holdings
+    needed: list[Fr] = [
+        (flavor, resource)
+        for resource, milli in ask.requests.items()
+        if milli and tree.limits(ask.queue, (flavor, resource)) is not None
+    ]
+    root = tree.root(ask.queue)
+
+    def borrows(queue: str, taken: dict[Fr, int]) -> bool:
+        return any(
+            tree.usage_of(queue, fr, usage) - taken.get(fr, 0) > tree.subtree_quota(queue, fr)
+            for fr in needed
+        )
+
+    def eligible(gang: RunningGang) -> bool:
+        held = holdings.get(gang.ref)
+        if held is None or held[0] == ask.queue or tree.root(held[0]) != root:
+            return False
+        return any(held[1].get(fr) for fr in needed) and borrows(held[0], {})
+
+    def admits(candidate: RunningGang, chosen: Sequence[RunningGang]) -> bool:
+        queue = holdings[candidate.ref][0]
+        taken: dict[Fr, int] = {}
+        for victim in chosen:
+            victim_queue, held = holdings[victim.ref]
+            if victim_queue == queue:
+                for fr, milli in held.items():
+                    taken[fr] = taken.get(fr, 0) + milli
+        return borrows(queue, taken)
+
+    def enough(victims: Sequence[RunningGang]) -> bool:
+        after = {queue: dict(frs) for queue, frs in usage.items()}
+        for victim in victims:
+            queue, held = holdings[victim.ref]
+            for fr, milli in held.items():
+                after[queue][fr] = after[queue].get(fr, 0) - milli
+        return all(ask.requests[fr[1]] <= tree.available(ask.queue, fr, after) for fr in needed)
+
+    return VictimRule(
+        eligible=eligible,
+        order=_least_loss,
+        admits=admits,
+        enough=enough,
+        cost=_loss,
+        anywhere=True,
+    )
+
+
+def within_queue_scope(
+    gate: QueueGate,
+) -> Callable[[GroupRef], Callable[[RunningGang], bool] | bool | None]:
+    """Whom a gang may preempt by priority once queues exist (see the module docstring)."""
+
+    def scope(ref: GroupRef) -> Callable[[RunningGang], bool] | bool | None:
+        if not gate.engaged:
+            return True
+        queue = gate.waiting.get(ref)
+        found = gate.tree.queues.get(queue) if queue is not None else None
+        if found is not None and found.within_queue == "Never":
+            return None
+        return lambda victim: gate.running_queue(victim.ref) == queue
+
+    return scope

@@ -1,0 +1,167 @@
+"""The cycle's quota step: admission before placement, quota given back by gangs that were not
+placed, a second chance in the same pass for the gangs that refused quota made wait, and for
+those still refused, the reason and reclaim.
+
+A gang refused by quota is not in line for room: it holds no reservation (a reservation is
+only made for a gang its queue admits), unless it is reclaiming and the room its victims free
+is held for it. Without any queue the step lets every gang through unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from crdkit.resources.queues import Queue
+from crdkit.scheduling.pending import GroupRef, line_place
+from crdkit.scheduling.queues.book import StoreBook
+from crdkit.scheduling.queues.gate import QueueGate
+from crdkit.scheduling.queues.reclaim import reclaim_rule, within_queue_scope
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from crdkit.resources import Pod
+    from crdkit.runtime import Manager
+    from crdkit.scheduling.decisions import Decision
+    from crdkit.scheduling.gangs import GangRequest
+    from crdkit.scheduling.mirror import ClusterMirror
+    from crdkit.scheduling.options import SchedulerOptions
+    from crdkit.scheduling.pending import GroupReader, PendingGroup
+    from crdkit.scheduling.preemption import Preemptor
+    from crdkit.scheduling.queue import GangQueue
+    from crdkit.scheduling.queues.admission import Refusal
+    from crdkit.scheduling.reporting import Reporter
+    from crdkit.scheduling.reservations import DomainReservation, Reservations
+
+__all__ = ["QuotaStep", "attach_queues"]
+
+_Ready = list[tuple["PendingGroup", "GangRequest"]]
+
+
+class QuotaStep:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        gate: QueueGate,
+        preemptor: Preemptor,
+        reservations: Reservations,
+        reporter: Reporter,
+        queue: GangQueue,
+        size_credit: float,
+    ) -> None:
+        self.gate = gate
+        self._preemptor = preemptor
+        self._reservations = reservations
+        self._reporter = reporter
+        self._queue = queue
+        self._size_credit = size_credit
+        self._refused: dict[GroupRef, tuple[PendingGroup, GangRequest, Refusal]] = {}
+        preemptor.scope = within_queue_scope(gate)
+
+    def _place(self, group: PendingGroup) -> tuple[datetime, str, str]:
+        return line_place(group, self._size_credit)
+
+    def new_pass(self) -> None:
+        self.gate.new_pass()
+        self._refused = {}
+
+    def admit(self, ready: _Ready) -> _Ready:
+        """The gangs to place, in order: those their queues admit (all of them without
+        queues)."""
+        if not self.gate.engaged:
+            return ready
+        return self._admit(ready)
+
+    def _admit(self, ready: _Ready) -> _Ready:
+        admitted, refused = self.gate.admit(ready, self._place)
+        requests = {group.ref: request for group, request in ready}
+        self._refused = {group.ref: (group, requests[group.ref], why) for group, why in refused}
+        return admitted
+
+    def unplaced(self, ref: GroupRef, holds_room: bool) -> None:
+        """An admitted gang did not fit: its quota is free for this pass's others, unless the
+        room held for it keeps it (the head of a line keeps its quota as it keeps its room)."""
+        if not holds_room:
+            self.gate.give_back(ref)
+
+    def again(self) -> _Ready:
+        """The refused gangs that quota given back now admits, in order, to place after the
+        first batch; the others stay refused."""
+        if not self._refused:
+            return []
+        return self._admit([(group, request) for group, request, _ in self._refused.values()])
+
+    def report(self, out: list[Decision], made: list[DomainReservation]) -> None:
+        """Say why each refused gang waits, and let those under their nominal quota reclaim."""
+        for group, request, why in self._refused.values():
+            ref = group.ref
+            self._queue.dequeue(ref)  # not in line for room: quota holds it
+            note = ""
+            if why.reclaims is not None:
+                note = self._reclaim(group, request, why.reclaims, made, out)
+            if not self._preemptor.awaiting(ref):
+                self._reservations.drop(ref)
+            queue = self.gate.waiting.get(ref, "")
+            self._reporter.wait(
+                group, "Unschedulable", why.reason + note, out, topic=f"quota of queue {queue}"
+            )
+
+    def _reclaim(
+        self,
+        group: PendingGroup,
+        request: GangRequest,
+        flavor: str,
+        made: list[DomainReservation],
+        out: list[Decision],
+    ) -> str:
+        ask = self.gate.ask(group, request)
+        record = None if ask is None else self.gate.flavor_record(request, ask.queue, flavor)
+        if ask is None or record is None:
+            return ""
+        if self._preemptor.awaiting(group.ref):
+            return "; it waits for the gangs it reclaimed from to go"
+        taken = self._preemptor.reclaim(
+            group,
+            request.record.priority,
+            record,
+            reclaim_rule(self.gate, ask, flavor),
+            f"reclaiming the quota of queue {ask.queue}",
+        )
+        if taken is None:
+            return ""
+        reservation, evict = taken
+        made.append(reservation)
+        out.append(evict)
+        return f"; reclaiming it from {len(evict.victims)} borrowing gang(s)"
+
+
+def attach_queues(
+    manager: Manager,
+    options: SchedulerOptions,
+    mirror: ClusterMirror,
+    preemptor: Preemptor,
+    reader: GroupReader,
+    plugins: tuple[GangQueue, Reservations, Reporter],
+) -> QuotaStep:
+    """The quota step of a scheduler watching `Queue` objects: a change to any queue sends
+    every waiting gang to the next pass (its quota, its cohort or its order may have
+    changed)."""
+    queue, reservations, reporter = plugins
+    informer = manager.informers.informer(Queue)
+
+    def group_of(text: str) -> tuple[Any, list[Pod]]:
+        group = reader.read(GroupRef.parse(text))
+        if group is None:
+            return None, []
+        return group.podgroup, [*group.bound, *group.pending]
+
+    def changed(*_: Any) -> None:
+        queue.mark_all(reporter.waiting)
+        queue.wake()
+
+    informer.add_event_handler(changed, changed, changed, reads_old=False)
+    gate = QueueGate(
+        StoreBook(informer.store), mirror, preemptor.running, group_of, options.default_queue
+    )
+    return QuotaStep(gate, preemptor, reservations, reporter, queue, options.size_credit)
