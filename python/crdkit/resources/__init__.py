@@ -13,6 +13,7 @@ carries a ``ResourceInfo`` (``resource_info(Pod).path(namespace="ns")``) for cli
       ├── Deployment, StatefulSet, DaemonSet, ReplicaSet    (apps/v1, imported on first use)
       ├── Job, CronJob (batch/v1), PodDisruptionBudget (policy/v1), imported on first use
       ├── PodGroup, Workload (scheduling.k8s.io/v1beta1, gated), imported on first use
+      ├── Queue (scheduling.crdkit.io/v1alpha1, crdkit's own CRD), imported on first use
       ├── Event (events.k8s.io/v1), Lease (coordination.k8s.io/v1)
       └── PartialObjectMetadata (meta.k8s.io/v1, metadata only)
     ObjectList[T] ── apiVersion, kind, metadata: ListMeta, items: list[T]
@@ -125,6 +126,16 @@ if TYPE_CHECKING:
     from crdkit.resources.policy import PodDisruptionBudget as PodDisruptionBudget
     from crdkit.resources.policy import PodDisruptionBudgetSpec as PodDisruptionBudgetSpec
     from crdkit.resources.policy import PodDisruptionBudgetStatus as PodDisruptionBudgetStatus
+    from crdkit.resources.queues import Queue as Queue
+    from crdkit.resources.queues import QueueCondition as QueueCondition
+    from crdkit.resources.queues import QueueFlavor as QueueFlavor
+    from crdkit.resources.queues import QueueFlavorUsage as QueueFlavorUsage
+    from crdkit.resources.queues import QueuePreemption as QueuePreemption
+    from crdkit.resources.queues import QueueQuota as QueueQuota
+    from crdkit.resources.queues import QueueResource as QueueResource
+    from crdkit.resources.queues import QueueResourceUsage as QueueResourceUsage
+    from crdkit.resources.queues import QueueSpec as QueueSpec
+    from crdkit.resources.queues import QueueStatus as QueueStatus
     from crdkit.resources.services import LocalObjectReference as LocalObjectReference
     from crdkit.resources.services import Service as Service
     from crdkit.resources.services import ServiceAccount as ServiceAccount
