@@ -509,6 +509,13 @@ class _Coster:
             if name == "string" and kinds[0] == "bytes":
                 sz = size_of(args[0])
                 return radd(rfactor(sz, TRAVERSAL), summed), (sz[0] // 4, sz[1])
+            if name == "string" and kinds[0] in ("string", "dyn"):
+                # Of a string, the string itself; of an int-or-string (dyn), that or an
+                # integer's digits (20 at most): no longer than the value. The apiserver bounds
+                # it so too: it accepts quantity(string(x)) on a bounded int-or-string in a list
+                # of 256, which a result of unknown size would price over its budget.
+                low, high = size_of(args[0])
+                return nominal()[0], (min(low, 1), max(high, 20))
             return nominal()
         if target is None and name == "type" and len(args) == 1:
             result("type")

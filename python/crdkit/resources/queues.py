@@ -161,16 +161,6 @@ def _lends_at_most_nominal(resource: "QueueResource") -> bool:
     return _milli(resource.lending_limit) <= _milli(resource.nominal)
 
 
-def _as_quantity(path: str) -> str:
-    """CEL for the quantity at ``path``, an int-or-string: ``quantity()`` takes a string only.
-
-    Dispatching on the type, not ``quantity(string(x))``: crdkit's offline cost estimate
-    prices ``string()`` of a dynamic value as unbounded and refuses the CRD, although the
-    apiserver (which bounds it by ``maxLength``) accepts both spellings.
-    """
-    return f"(type({path}) == string ? quantity({path}) : quantity(string(int({path}))))"
-
-
 @dataclass(frozen=True)
 class QueueQuota:
     """One resource of one flavor of a queue, in integer milli-units."""
@@ -199,8 +189,10 @@ class QueueResource(
     ApiModel,
     validations=[
         _Rule(
-            f"!has(self.lendingLimit) || {_as_quantity('self.lendingLimit')}"
-            f".compareTo({_as_quantity('self.nominal')}) <= 0",
+            # quantity() takes a string, and an int-or-string may hold an int: string() reads
+            # both. A malformed quantity is refused by the pattern before rules run.
+            "!has(self.lendingLimit) || quantity(string(self.lendingLimit))"
+            ".compareTo(quantity(string(self.nominal))) <= 0",
             message="lendingLimit must not exceed nominal",
             field_path=".lendingLimit",
             check=_lends_at_most_nominal,

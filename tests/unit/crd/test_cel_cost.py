@@ -125,6 +125,25 @@ def test_dynamic_values_allowed_where_the_overload_does_not_matter() -> None:
     assert estimate_rule("self.when < timestamp('2030-01-01T00:00:00Z')", obj()).cost == 4
 
 
+def test_string_of_a_string_or_an_int_or_string_is_no_longer_than_the_value() -> None:
+    # quantity(string(x)) is how a rule reads an int-or-string quantity (the Queue CRD's
+    # lendingLimit rule); kube-apiserver 1.37 accepts it on 256 quotas of at most 64 characters
+    # (tests/integration/scheduling/test_queue_crd_live.py), which an unknown size would not.
+    direct = estimate_rule("quantity(self.a) == quantity('1')", obj(64)).cost
+    assert estimate_rule("quantity(string(self.a)) == quantity('1')", obj(64)).cost == direct + 1
+    quotas = decl_type({
+        "type": "object",
+        "properties": {"q": {"x-kubernetes-int-or-string": True, "maxLength": 64},
+                       "n": {"x-kubernetes-int-or-string": True, "maxLength": 64}},
+    })  # fmt: skip
+    assert quotas is not None
+    rule = "quantity(string(self.q)).compareTo(quantity(string(self.n))) <= 0"
+    assert estimate_rule(rule, quotas).cost == 60
+    # without maxLength the value may be as long as a request, and so may its text
+    unbounded = estimate_rule("quantity(string(self.any)) == quantity('1')", obj()).cost
+    assert unbounded == estimate_rule("quantity(self.a) == quantity('1')", obj()).cost + 1
+
+
 def test_an_optional_old_self_is_unwrapped_by_its_methods() -> None:
     rule = "!oldSelf.hasValue() || self.n >= oldSelf.value().n"
     assert estimate_rule(rule, obj(), optional_old_self=True).cost == 9
