@@ -7,6 +7,7 @@ import contextlib
 import time
 from typing import TYPE_CHECKING, Any
 
+from crdkit.resources.queues import Queue
 from crdkit.resources import Node, Pod, resource_info
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.groups import GROUP_APIS, PodGroupApi
@@ -84,7 +85,10 @@ async def scheduling(
 ) -> AsyncIterator[tuple[GangScheduler, Client]]:
     """The scheduler running and a client; without ``pod_groups`` every pod is a gang of one.
     ``options``: more of `GangScheduler`'s keyword arguments."""
-    cluster = FakeCluster(kinds=[kind for api in pod_groups for kind in pod_group_kinds(api)])
+    kinds = [kind for api in pod_groups for kind in pod_group_kinds(api)]
+    if options.get("queues"):
+        kinds.append(FakeKind.of_crd(Queue, status_subresource=True))
+    cluster = FakeCluster(kinds=kinds)
     scheduler = GangScheduler(SCHEDULER, levels, pod_groups=pod_groups, clock=clock, **options)
     async with cluster.client() as client, running_manager(client, scheduler, stop_timeout=30):
         yield scheduler, client

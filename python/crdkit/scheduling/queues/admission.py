@@ -54,6 +54,8 @@ class Refusal:
     reclaims: str | None = None
     """The flavor in which it would fit within its queue's own nominal quota, were the
     borrowers of its cohort gone: it may reclaim there."""
+    flavor: str | None = None
+    """The first flavor its pods may use: where it may preempt inside its queue."""
 
 
 @dataclass
@@ -137,8 +139,9 @@ def _refusal(tree: QuotaTree, ask: Ask, flavors: Sequence[FlavorDef], usage: Usa
     for resource, milli in sorted(ask.requests.items()):
         fr = (flavor.name, resource)
         if milli and resource in flavor.limits and milli > tree.available(ask.queue, fr, usage):
-            return Refusal(quota_text(tree, ask.queue, fr, usage, milli), reclaims)
-    return Refusal(f"queue {ask.queue}: no quota holds the gang", reclaims)
+            text = quota_text(tree, ask.queue, fr, usage, milli)
+            return Refusal(text, reclaims, flavor.name)
+    return Refusal(f"queue {ask.queue}: no quota holds the gang", reclaims, flavor.name)
 
 
 def _not_queueable(tree: QuotaTree, queue: str) -> str | None:

@@ -50,9 +50,10 @@ def _loss(value: str | None, victims: Sequence[RunningGang]) -> tuple[int, int, 
     return (sum(v.gpus for v in victims), len(victims), value or "")
 
 
-def reclaim_rule(gate: QueueGate, ask: Ask, flavor: str) -> VictimRule:
+def reclaim_rule(gate: QueueGate, ask: Ask, flavor: str, *, own: bool = False) -> VictimRule:
     """The victims ``ask`` may reclaim its quota from in ``flavor`` (see the module
-    docstring)."""
+    docstring); with ``own``, the gangs of lower priority of its own queue instead, when its
+    queue's quota is what keeps it out (preemption inside a queue, by priority)."""
     tree, usage, holdings = gate.tree, gate.usage, gate.holdings
     needed: list[Fr] = [
         (flavor, resource)
@@ -69,6 +70,8 @@ def reclaim_rule(gate: QueueGate, ask: Ask, flavor: str) -> VictimRule:
 
     def eligible(gang: RunningGang) -> bool:
         held = holdings.get(gang.ref)
+        if own:
+            return held is not None and held[0] == ask.queue and gang.priority < ask.priority
         if held is None or held[0] == ask.queue or tree.root(held[0]) != root:
             return False
         return any(held[1].get(fr) for fr in needed) and borrows(held[0], {})
@@ -91,6 +94,8 @@ def reclaim_rule(gate: QueueGate, ask: Ask, flavor: str) -> VictimRule:
                 after[queue][fr] = after[queue].get(fr, 0) - milli
         return all(ask.requests[fr[1]] <= tree.available(ask.queue, fr, after) for fr in needed)
 
+    if own:
+        return VictimRule(eligible=eligible, enough=enough, anywhere=True)
     return VictimRule(
         eligible=eligible,
         order=_least_loss,

@@ -57,6 +57,8 @@ class QuotaStep:
         self._queue = queue
         self._size_credit = size_credit
         self._refused: dict[GroupRef, tuple[PendingGroup, GangRequest, Refusal]] = {}
+        self.reclaimed = 0
+        """Gangs evicted by reclaims (for the metrics)."""
         preemptor.scope = within_queue_scope(gate)
 
     def _place(self, group: PendingGroup) -> tuple[datetime, str, str]:
@@ -100,6 +102,8 @@ class QuotaStep:
             note = ""
             if why.reclaims is not None:
                 note = self._reclaim(group, request, why.reclaims, made, out)
+            elif why.flavor is not None and self._may_preempt_own(group):
+                note = self._reclaim(group, request, why.flavor, made, out, own=True)
             if not self._preemptor.awaiting(ref):
                 self._reservations.drop(ref)
             queue = self.gate.waiting.get(ref, "")
@@ -114,6 +118,8 @@ class QuotaStep:
         flavor: str,
         made: list[DomainReservation],
         out: list[Decision],
+        *,
+        own: bool = False,
     ) -> str:
         ask = self.gate.ask(group, request)
         record = None if ask is None else self.gate.flavor_record(request, ask.queue, flavor)
@@ -125,15 +131,26 @@ class QuotaStep:
             group,
             request.record.priority,
             record,
-            reclaim_rule(self.gate, ask, flavor),
-            f"reclaiming the quota of queue {ask.queue}",
+            reclaim_rule(self.gate, ask, flavor, own=own),
+            f"priority {ask.priority}, in queue {ask.queue}"
+            if own
+            else f"reclaiming the quota of queue {ask.queue}",
         )
         if taken is None:
             return ""
         reservation, evict = taken
         made.append(reservation)
         out.append(evict)
+        if own:
+            return f"; preempting {len(evict.victims)} gang(s) of lower priority in its queue"
+        self.reclaimed += len(evict.victims)
         return f"; reclaiming it from {len(evict.victims)} borrowing gang(s)"
+
+    def _may_preempt_own(self, group: PendingGroup) -> bool:
+        queue = self.gate.tree.queues.get(self.gate.waiting.get(group.ref, ""))
+        if queue is None or queue.within_queue == "Never":
+            return False
+        return not any(p.spec.preemption_policy == "Never" for p in group.pending)
 
 
 def attach_queues(

@@ -1,0 +1,174 @@
+"""``GangScheduler`` with queues on the fake cluster: borrowing what a cohort leaves idle,
+the reason a gang waits for quota, reclaim of lent quota (whole borrower gangs, the least loss
+first, the owner's gang bound), the default queue, a missing queue, and preemption kept inside
+a queue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from _fake_scheduling import NAMESPACE, SCHEDULER, add_node, scheduling
+
+from crdkit.client import Client, NotFound
+from crdkit.resources import Event, Pod
+from crdkit.resources.queues import Queue
+from crdkit.scheduling.queues.gate import QUEUE_LABEL
+from crdkit.testing import eventually
+from factories import coscheduling_podgroup, pod
+
+GPU = "nvidia.com/gpu"
+
+
+def queue(name: str, parent: str | None = None, gpus: int = 0, **quota: Any) -> Queue:
+    return Queue.model_validate(
+        {
+            "metadata": {"name": name},
+            "spec": {
+                **({"parent": parent} if parent else {}),
+                "flavors": [
+                    {"name": "any", "resources": [{"name": GPU, "nominal": gpus, **quota}]}
+                ],
+                **({"preemption": {"withinQueue": "Never"}} if name.endswith("-never") else {}),
+            },
+        }
+    )
+
+
+async def nodes(client: Client, count: int) -> None:
+    for index in range(count):
+        await add_node(client, f"n{index}")
+
+
+async def gang(
+    client: Client, name: str, pods: int, queue_name: str | None, priority: int = 0
+) -> list[str]:
+    labels = {QUEUE_LABEL: queue_name} if queue_name else {}
+    await client.create(coscheduling_podgroup(name, pods))
+    names = [f"{name}-{i}" for i in range(pods)]
+    for pod_name in names:
+        await client.create(
+            pod(
+                pod_name,
+                gpus=8,
+                scheduler=SCHEDULER,
+                priority=priority,
+                labels=labels,
+                pod_group=("coscheduling", name),
+            )
+        )
+    return names
+
+
+async def bound(client: Client, names: list[str]) -> bool:
+    try:
+        pods = [await client.get(Pod, n, namespace=NAMESPACE) for n in names]
+    except NotFound:
+        return False
+    return all(p.spec.node_name for p in pods)
+
+
+async def exists(client: Client, name: str) -> bool:
+    try:
+        await client.get(Pod, name, namespace=NAMESPACE)
+    except NotFound:
+        return False
+    return True
+
+
+async def message(client: Client, name: str) -> str:
+    """Every FailedScheduling note on the pod."""
+    events = (await client.list(Event, namespace=NAMESPACE)).items
+    return " | ".join(
+        e.note or ""
+        for e in events
+        if e.reason == "FailedScheduling" and e.regarding and e.regarding.name == name
+    )
+
+
+async def test_a_queue_borrows_what_its_cohort_leaves_idle() -> None:
+    async with scheduling(pod_groups=("coscheduling",), queues=True) as (_, client):
+        await nodes(client, 4)
+        for made in (queue("org"), queue("team-a", "org", 16), queue("team-b", "org", 16)):
+            await client.create(made)
+        three = await gang(client, "a-big", 3, "team-a")  # 24 GPUs: 8 borrowed from team-b
+        await eventually(lambda: bound(client, three), what="team-a's gang bound, borrowing")
+
+
+async def test_a_gang_over_its_quota_waits_and_says_which_queue_holds_it() -> None:
+    async with scheduling(pod_groups=("coscheduling",), queues=True) as (_, client):
+        await nodes(client, 4)
+        for made in (queue("org"), queue("team-a", "org", 16, borrowingLimit=0)):
+            await client.create(made)
+        three = await gang(client, "a-big", 3, "team-a")
+
+        async def said() -> bool:
+            return "queue team-a: 0 of 16 nvidia.com/gpu in use; the gang needs 24" in (
+                await message(client, three[0])
+            )
+
+        await eventually(said, what="the quota reason on the pod")
+        assert not await bound(client, three)
+
+
+async def test_an_owner_under_its_quota_reclaims_whole_borrower_gangs_least_loss_first() -> None:
+    async with scheduling(pod_groups=("coscheduling",), queues=True) as (_, client):
+        await nodes(client, 4)
+        for made in (queue("org"), queue("team-a", "org", 16), queue("team-b", "org", 16)):
+            await client.create(made)
+        # team-a fills the cluster: 16 GPUs of its own, 16 borrowed from idle team-b.
+        first = await gang(client, "a-first", 2, "team-a")
+        await eventually(lambda: bound(client, first), what="a-first bound")
+        second = await gang(client, "a-second", 1, "team-a")
+        third = await gang(client, "a-third", 1, "team-a")
+        await eventually(lambda: bound(client, second + third), what="the borrowers bound")
+        owner = await gang(client, "b-own", 2, "team-b")  # 16 GPUs: team-b's own quota
+
+        async def evicted() -> bool:
+            pods = [await client.get(Pod, n, namespace=NAMESPACE) for n in second + third]
+            return all(p.metadata.deletion_timestamp is not None for p in pods)
+
+        await eventually(evicted, what="the two one-pod borrower gangs evicted")
+        for name in second + third:  # their kubelet confirms the end
+            await client.delete(Pod, name, namespace=NAMESPACE, grace_period_seconds=0)
+        await eventually(lambda: bound(client, owner), what="team-b's gang bound")
+        # The gang team-a runs within its own quota is never a reclaim's victim.
+        assert all([await exists(client, n) for n in first])
+
+
+async def test_a_gang_naming_no_queue_goes_to_the_default_one_and_a_missing_queue_holds() -> None:
+    async with scheduling(pod_groups=("coscheduling",), queues=True) as (_, client):
+        await nodes(client, 2)
+        await client.create(queue("default", None, 8))
+        plain = await gang(client, "plain", 1, None)
+        await eventually(lambda: bound(client, plain), what="a gang in the default queue bound")
+        over = await gang(client, "over", 1, None)  # the default queue has 8 GPUs, all used
+        lost = await gang(client, "lost", 1, "nope")
+
+        async def said() -> bool:
+            return "queue nope does not exist" in await message(
+                client, lost[0]
+            ) and "queue default: 8 of 8" in await message(client, over[0])
+
+        await eventually(said, what="both reasons said")
+        assert not await bound(client, over + lost)
+
+
+async def test_priority_preemption_stays_inside_a_queue() -> None:
+    async with scheduling(pod_groups=("coscheduling",), queues=True) as (_, client):
+        await nodes(client, 2)
+        for made in (queue("org"), queue("team-a", "org", 8), queue("team-b", "org", 8)):
+            await client.create(made)
+        low_a = await gang(client, "low-a", 1, "team-a")
+        low_b = await gang(client, "low-b", 1, "team-b")
+        await eventually(lambda: bound(client, low_a + low_b), what="both low gangs bound")
+        high_a = await gang(client, "high-a", 1, "team-a", priority=100)
+
+        async def low_a_evicted() -> bool:
+            got = await client.get(Pod, low_a[0], namespace=NAMESPACE)
+            return got.metadata.deletion_timestamp is not None
+
+        await eventually(low_a_evicted, what="team-a's own low gang evicted")
+        low_b_pod = await client.get(Pod, low_b[0], namespace=NAMESPACE)
+        assert low_b_pod.metadata.deletion_timestamp is None
+        await client.delete(Pod, low_a[0], namespace=NAMESPACE, grace_period_seconds=0)
+        await eventually(lambda: bound(client, high_a), what="the high gang bound")
