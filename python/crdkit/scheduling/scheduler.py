@@ -95,6 +95,7 @@ if TYPE_CHECKING:
     from crdkit.runtime.informer import Informer
     from crdkit.runtime.manager import Manager
     from crdkit.runtime.reconciler import RbacRule
+    from crdkit.scheduling.queues.gate import QueueGate
     from crdkit.scheduling.start_plan import StartPlan
 
 __all__ = ["GangScheduler"]
@@ -199,6 +200,8 @@ class GangScheduler(Runnable):
         self.bound_gangs = 0
         """Gangs this scheduler bound (for metrics and tests)."""
         self.passes = 0
+        self.quota_gate: QueueGate | None = None
+        """The queues as the last pass saw them (with `SchedulerOptions.queues`)."""
 
     @property
     def node_selector(self) -> str | None:
@@ -249,6 +252,7 @@ class GangScheduler(Runnable):
             if self.options.queues
             else None
         )
+        self.quota_gate = None if quotas is None else quotas.gate
         self._cycle = Cycle(
             self.levels,
             self.options,
