@@ -139,9 +139,9 @@ def scheduler_options(command: Any) -> Any:
 @click.option(
     "--install-crds",
     is_flag=True,
-    help="Create the upstream PodGroup CRDs (those --pod-groups names, else both) that the "
-    "cluster lacks before starting; existing ones are left as they are (kubernetes is built "
-    "in and has none).",
+    help="Create the upstream PodGroup CRDs (those --pod-groups names, else both), and with "
+    "--queues crdkit's Queue CRD, that the cluster lacks before starting; existing ones are "
+    "left as they are (kubernetes is built in and has none).",
 )
 @click.option(
     "--print-crds",
@@ -227,7 +227,12 @@ def scheduler_command(
             from crdkit.scheduling.groups.crds import install_pod_group_crds
 
             created = await install_pod_group_crds(client, wanted or list(POD_GROUP_APIS))
-            log.info("PodGroup CRDs installed", extra={"fields": {"created": created}})
+            if scheduling.queues:
+                from crdkit.scheduling.groups.crds import install_crds as install
+                from crdkit.scheduling.groups.crds import queue_crd
+
+                created += await install(client, [queue_crd()])
+            log.info("CRDs installed", extra={"fields": {"created": created}})
         apis = await _pod_group_apis(client, wanted)
         # Without --pod-groups, an API whose CRD comes later is watched from then on.
         later = [api for api in POD_GROUP_APIS if api not in apis] if wanted is None else []

@@ -133,6 +133,7 @@ class GangScheduler(Runnable):
         ("", "nodes", ("get", "list", "watch")),
         ("events.k8s.io", "events", ("create", "patch")),
         ("policy", "poddisruptionbudgets", ("get", "list", "watch")),
+        ("scheduling.crdkit.io", "queues", ("get", "list", "watch")),  # with --queues
         *(rule for api in GROUP_APIS.values() for rule in api.rbac),
     )
 

@@ -23,12 +23,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "POD_GROUP_CRD_FILES",
+    "QUEUE_CRD_FILE",
+    "install_crds",
     "install_pod_group_crds",
     "pod_group_crd_text",
     "pod_group_crds",
+    "queue_crd",
     "with_crds",
 ]
 
+QUEUE_CRD_FILE = "scheduling.crdkit.io_queues.yaml"
 POD_GROUP_CRD_FILES: dict[str, str] = {
     name: api.crd_file for name, api in GROUP_APIS.items() if api.crd_file is not None
 }
@@ -63,9 +67,22 @@ async def install_pod_group_crds(
 ) -> list[str]:
     """Create the CRDs of ``apis`` the cluster lacks and wait until it serves them; the names
     of those created (an existing CRD is left alone, a built-in API has none)."""
+    return await install_crds(client, pod_group_crds(apis), wait=wait)
+
+
+def queue_crd() -> dict[str, Any]:
+    """crdkit's own `Queue` CRD (``crdkit gen-crd crdkit.resources.queues``)."""
+    text = (files("crdkit.scheduling") / "queues" / "crds" / QUEUE_CRD_FILE).read_text()
+    return next(d for d in load_yaml_documents(text) if d)
+
+
+async def install_crds(
+    client: Client, crds: list[dict[str, Any]], *, wait: float = 60.0
+) -> list[str]:
+    """Create the CRDs the cluster lacks and wait until it serves them; the names of those
+    created (an existing CRD is left alone)."""
     from crdkit.client import AlreadyExists, GroupVersionKind, NotFound
 
-    crds = pod_group_crds(apis)  # once: ``apis`` may be an iterator
     created = []
     for crd in crds:
         try:
