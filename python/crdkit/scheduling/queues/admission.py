@@ -51,6 +51,9 @@ class Ask:
 @dataclass(frozen=True)
 class Refusal:
     reason: str
+    topic: str = ""
+    """What the reason is about, for Events: a new topic is a new Event; a new figure of the
+    same quota only rewrites the status (default: the reason itself)."""
     reclaims: str | None = None
     """The flavor in which it would fit within its queue's own nominal quota, were the
     borrowers of its cohort gone: it may reclaim there."""
@@ -131,17 +134,17 @@ def quota_text(tree: QuotaTree, queue: str, fr: Fr, usage: Usage, need: int) -> 
 def _refusal(tree: QuotaTree, ask: Ask, flavors: Sequence[FlavorDef], usage: Usage) -> Refusal:
     if not flavors:
         names = ", ".join(f.name for f in tree.queues[ask.queue].flavors) or "none"
-        return Refusal(
-            f"queue {ask.queue}: none of its flavors ({names}) has nodes its pods may use"
-        )
+        why = f"queue {ask.queue}: none of its flavors ({names}) has nodes its pods may use"
+        return Refusal(why, why)
     reclaims = next((f.name for f in flavors if within_nominal(tree, ask, f, usage)), None)
     flavor = flavors[0]
     for resource, milli in sorted(ask.requests.items()):
         fr = (flavor.name, resource)
         if milli and resource in flavor.limits and milli > tree.available(ask.queue, fr, usage):
             text = quota_text(tree, ask.queue, fr, usage, milli)
-            return Refusal(text, reclaims, flavor.name)
-    return Refusal(f"queue {ask.queue}: no quota holds the gang", reclaims, flavor.name)
+            return Refusal(text, f"quota of queue {ask.queue}", reclaims, flavor.name)
+    why = f"queue {ask.queue}: no quota holds the gang"
+    return Refusal(why, why, reclaims, flavor.name)
 
 
 def _not_queueable(tree: QuotaTree, queue: str) -> str | None:
@@ -169,7 +172,7 @@ def admit_in_order(
     for ask in asks:
         why = _not_queueable(tree, ask.queue)
         if why is not None:
-            verdict.refused[ask.key] = Refusal(why)
+            verdict.refused[ask.key] = Refusal(why, why)
         else:
             lines.setdefault(ask.queue, []).append(ask)
     for line in lines.values():

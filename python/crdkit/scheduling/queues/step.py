@@ -106,9 +106,8 @@ class QuotaStep:
                 note = self._reclaim(group, request, why.flavor, made, out, own=True)
             if not self._preemptor.awaiting(ref):
                 self._reservations.drop(ref)
-            queue = self.gate.waiting.get(ref, "")
             self._reporter.wait(
-                group, "Unschedulable", why.reason + note, out, topic=f"quota of queue {queue}"
+                group, "Unschedulable", why.reason + note, out, topic=why.topic or why.reason
             )
 
     def _reclaim(
