@@ -133,7 +133,9 @@ class GangScheduler(Runnable):
         ("", "nodes", ("get", "list", "watch")),
         ("events.k8s.io", "events", ("create", "patch")),
         ("policy", "poddisruptionbudgets", ("get", "list", "watch")),
-        ("scheduling.crdkit.io", "queues", ("get", "list", "watch")),  # with --queues
+        # With --queues: the queues' quota, and their status.
+        ("scheduling.crdkit.io", "queues", ("get", "list", "watch")),
+        ("scheduling.crdkit.io", "queues/status", ("get", "update", "patch")),
         *(rule for api in GROUP_APIS.values() for rule in api.rbac),
     )
 
@@ -249,7 +251,7 @@ class GangScheduler(Runnable):
         preemptor = Preemptor(self.mirror, self._reservations, reader, pods.store, budgets.store)
         plugins = (self._queue, self._reservations, self._reporter)
         quotas = (
-            attach_queues(manager, self.options, self.mirror, preemptor, reader, plugins)
+            attach_queues(self.name, manager, self.options, self.mirror, preemptor, reader, plugins)
             if self.options.queues
             else None
         )

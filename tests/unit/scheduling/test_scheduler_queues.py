@@ -172,3 +172,38 @@ async def test_priority_preemption_stays_inside_a_queue() -> None:
         assert low_b_pod.metadata.deletion_timestamp is None
         await client.delete(Pod, low_a[0], namespace=NAMESPACE, grace_period_seconds=0)
         await eventually(lambda: bound(client, high_a), what="the high gang bound")
+
+
+async def test_a_queues_status_shows_its_use_borrowing_gangs_and_whether_it_admits() -> None:
+    async with scheduling(pod_groups=("coscheduling",), queues=True) as (_, client):
+        await nodes(client, 4)
+        for made in (queue("org"), queue("team-a", "org", 16), queue("team-b", "org", 16)):
+            await client.create(made)
+        await client.create(queue("team-x", "team-y", 8))  # its parent does not exist
+        three = await gang(client, "a-big", 3, "team-a")
+        await eventually(lambda: bound(client, three), what="team-a's gang bound")
+        waiting = await gang(client, "a-more", 2, "team-a")  # 40 of the cohort's 32: waits
+
+        async def shown() -> bool:
+            a = await client.get(Queue, "team-a")
+            b = await client.get(Queue, "team-b")
+            x = await client.get(Queue, "team-x")
+            if a.status is None or b.status is None or x.status is None:
+                return False
+            used = a.status.flavors[0].resources[0] if a.status.flavors else None
+            lent = b.status.flavors[0].resources[0] if b.status.flavors else None
+            return (
+                used is not None
+                and (used.used, used.borrowed) == ("24", "8")
+                and lent is not None
+                and lent.lent == "8"
+                and (a.status.admitted_gangs, a.status.pending_gangs) == (1, 1)
+                and a.status.weighted_share == 0.25
+                and [(c.type, c.status) for c in x.status.conditions] == [("Ready", "False")]
+            )
+
+        await eventually(shown, what="the queues' status", within=30)
+        assert not await bound(client, waiting)
+        x = await client.get(Queue, "team-x")
+        assert x.status is not None
+        assert "its parent queue team-y does not exist" in x.status.conditions[0].message

@@ -12,10 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from crdkit.resources.queues import Queue
+from crdkit.scheduling.metrics import scheduler_metrics
 from crdkit.scheduling.pending import GroupRef, line_place
 from crdkit.scheduling.queues.book import StoreBook
 from crdkit.scheduling.queues.gate import QueueGate
 from crdkit.scheduling.queues.reclaim import reclaim_rule, within_queue_scope
+from crdkit.scheduling.queues.status import QueueStatusReconciler
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from crdkit.runtime import Manager
     from crdkit.scheduling.decisions import Decision
     from crdkit.scheduling.gangs import GangRequest
+    from crdkit.scheduling.metrics import SchedulerMetrics
     from crdkit.scheduling.mirror import ClusterMirror
     from crdkit.scheduling.options import SchedulerOptions
     from crdkit.scheduling.pending import GroupReader, PendingGroup
@@ -57,8 +60,9 @@ class QuotaStep:
         self._queue = queue
         self._size_credit = size_credit
         self._refused: dict[GroupRef, tuple[PendingGroup, GangRequest, Refusal]] = {}
-        self.reclaimed = 0
-        """Gangs evicted by reclaims (for the metrics)."""
+        self.metrics: SchedulerMetrics | None = None
+        """Where the queues' figures are shown after each pass, once set."""
+        self.scheduler = ""
         preemptor.scope = within_queue_scope(gate)
 
     def _place(self, group: PendingGroup) -> tuple[datetime, str, str]:
@@ -95,7 +99,21 @@ class QuotaStep:
         return self._admit([(group, request) for group, request, _ in self._refused.values()])
 
     def report(self, out: list[Decision], made: list[DomainReservation]) -> None:
-        """Say why each refused gang waits, and let those under their nominal quota reclaim."""
+        """Say why each refused gang waits, and let those under their nominal quota reclaim;
+        then the queues' metrics."""
+        self._report(out, made)
+        if self.metrics is not None:
+            self._show(self.metrics)
+
+    def _show(self, metrics: SchedulerMetrics) -> None:
+        gate, name = self.gate, self.scheduler
+        pending = gate.pending()
+        for queue in gate.tree.queues:
+            metrics.queue_share.labels(name, queue).set(gate.tree.share(queue, gate.usage))
+            metrics.queue_pending.labels(name, queue).set(pending.get(queue, 0))
+            metrics.queue_admitted.labels(name, queue).set(gate.admitted.get(queue, 0))
+
+    def _report(self, out: list[Decision], made: list[DomainReservation]) -> None:
         for group, request, why in self._refused.values():
             ref = group.ref
             self._queue.dequeue(ref)  # not in line for room: quota holds it
@@ -142,7 +160,11 @@ class QuotaStep:
         out.append(evict)
         if own:
             return f"; preempting {len(evict.victims)} gang(s) of lower priority in its queue"
-        self.reclaimed += len(evict.victims)
+        if self.metrics is not None:
+            counter = self.metrics.queue_reclaimed.labels(
+                self.scheduler, ask.queue, "InCohortReclamation"
+            )
+            counter.inc(len(evict.victims))
         return f"; reclaiming it from {len(evict.victims)} borrowing gang(s)"
 
     def _may_preempt_own(self, group: PendingGroup) -> bool:
@@ -153,6 +175,7 @@ class QuotaStep:
 
 
 def attach_queues(
+    name: str,
     manager: Manager,
     options: SchedulerOptions,
     mirror: ClusterMirror,
@@ -160,9 +183,9 @@ def attach_queues(
     reader: GroupReader,
     plugins: tuple[GangQueue, Reservations, Reporter],
 ) -> QuotaStep:
-    """The quota step of a scheduler watching `Queue` objects: a change to any queue sends
-    every waiting gang to the next pass (its quota, its cohort or its order may have
-    changed)."""
+    """The quota step of the scheduler ``name`` watching `Queue` objects: a change to any
+    queue sends every waiting gang to the next pass (its quota, its cohort or its order may
+    have changed); the queues' status is reconciled beside it (`QueueStatusReconciler`)."""
     queue, reservations, reporter = plugins
     informer = manager.informers.informer(Queue)
 
@@ -177,7 +200,9 @@ def attach_queues(
         queue.wake()
 
     informer.add_event_handler(changed, changed, changed, reads_old=False)
-    gate = QueueGate(
-        StoreBook(informer.store), mirror, preemptor.running, group_of, options.default_queue
-    )
-    return QuotaStep(gate, preemptor, reservations, reporter, queue, options.size_credit)
+    book = StoreBook(informer.store)
+    gate = QueueGate(book, mirror, preemptor.running, group_of, options.default_queue)
+    step = QuotaStep(gate, preemptor, reservations, reporter, queue, options.size_credit)
+    step.metrics, step.scheduler = scheduler_metrics(manager.registry), name
+    manager.add(QueueStatusReconciler(lambda: gate))
+    return step
