@@ -46,8 +46,11 @@ def _least_loss(gang: RunningGang) -> tuple[int, float, str]:
     return (gang.gpus, -created.timestamp(), gang.ref)
 
 
-def _loss(value: str | None, victims: Sequence[RunningGang]) -> tuple[int, int, str]:
-    return (sum(v.gpus for v in victims), len(victims), value or "")
+def _loss(value: str | None, victims: Sequence[RunningGang]) -> tuple[int, int, float, str]:
+    """Of the victims a domain needs: the fewest GPUs, then the fewest gangs, then the
+    youngest (the set whose oldest victim started last), then the domain's name."""
+    oldest = min((v.created or _OLDEST) for v in victims)
+    return (sum(v.gpus for v in victims), len(victims), -oldest.timestamp(), value or "")
 
 
 def reclaim_rule(gate: QueueGate, ask: Ask, flavor: str, *, own: bool = False) -> VictimRule:
