@@ -1,7 +1,11 @@
-"""Kueue's live run of the queues benchmark's stream (`_queue_stream`): JSON on stdout.
+"""Kueue's live run of the queues benchmark's stream (`_queue_stream`), judged by its figures.
 
     python benches/queues_kueue.py --nodes 32 --seeds 7
-    python benches/queues_kueue.py --nodes 256 --seeds 7,8,9 --load 1.0
+    python benches/queues_kueue.py --nodes 256 --seeds 7,8,9 --load 2.0 --json
+
+Without ``--json`` it prints one line of figures per seed; with it, one JSON object (the
+figures of every seed under ``runs``). ``--workdir DIR`` keeps each seed's Kueue and
+kube-scheduler logs in ``DIR/seed<N>`` (default: a folder under /tmp, named in the JSON).
 
 `benches/queues_bench.py` calls `run_kueue` for its Kueue contestant; this ``main`` runs it
 alone and judges it with `_queue_stream`'s figures.
@@ -11,7 +15,8 @@ What runs: a fresh local control plane (kube-apiserver and etcd from `tools/envt
 their kubelets played by `crdkit.testing.SimulatedKubelet`; Kueue v0.17.0 built unmodified
 from the Go module proxy (`tools/kueue-controller/build.sh`), started as
 `tests/integration/recipes/test_kueue.py` starts it (its pod webhook called by the local
-apiserver over a self-signed certificate, the recipe's configuration plus fair sharing); and
+apiserver over a self-signed certificate; the recipe's configuration with fair sharing on and
+the client rate limits and controller concurrency of Kueue's own install manifests); and
 kube-scheduler (`tools/kube-scheduler/build.sh`, the same one `scheduler_compare.py` runs)
 binding the pods Kueue ungates. Nothing of crdkit's schedules here.
 
@@ -42,8 +47,11 @@ the user's). So this bench plays both missing parts: the kubelet, which reports 
 running pod ``Failed``, and the job's owner, which creates the group's pods again under new
 names (``<job>-r<attempt>-<i>``) with the same group label once the old ones are Failed or
 gone. They are Kueue's replacement pods for the same Workload, which Kueue re-queued when it
-evicted it. The job's ``all_bound`` and ``ended`` are those of the attempt that ran whole; the
-GPU-seconds the evicted attempts held are ``evicted_gpu_s``, and each eviction is counted.
+evicted it. Pods Kueue left (it does not delete a group's pods that are still gated) stay and
+are not replaced: the group never has more pods than its count, which Kueue would trim. The
+job's ``all_bound`` and ``ended`` are those of the attempt that ran whole (its ``arrived``
+stays its first submit); the GPU-seconds the evicted attempts held are ``evicted_gpu_s``, and
+each eviction is counted with the reason Kueue wrote on the pod.
 
 Figures per seed (see `_queue_stream`): ``shares`` (each team's share of the GPU-seconds held
 by whole jobs in the saturated window, from team-c's submit to the first time a team has no
@@ -52,8 +60,16 @@ job left waiting) beside ``fair_shares``, and ``share_error_pts`` (the largest g
 ``reclaim_s`` (team-c's gangs that arrived under its nominal quota: arrival to all pods bound,
 p50 and max, seconds); ``admitted_not_placeable`` (attempts Kueue admitted, every gate
 removed, whose pods then stayed unbound more than `STUCK_S` seconds or were reported
-unschedulable by kube-scheduler); ``evictions`` and ``evicted_gpu_s`` per team;
-``jobs_done``, ``makespan_s``, ``window_s``; ``versions`` and ``errors``.
+unschedulable by kube-scheduler); ``evictions`` and ``evicted_gpu_s`` per team,
+``eviction_reasons`` (``WorkloadEvictedDueToPreempted`` for Kueue's preemptions) and
+``attempts`` (pod groups created, first ones and replacements); ``jobs_done``,
+``makespan_s`` (the start to the last job's end), ``window_s`` (the saturated window, from the
+start); ``versions`` (Kueue's module version as linked, kube-scheduler's), ``errors`` and the
+warnings each peer logged.
+
+The saturated window ends when the first team has nothing left waiting, so at a low ``--load``
+it is short and mostly the reclaim transient; ``--load 2.0`` gives a longer stretch of all three
+teams competing.
 
 ``--no-tas`` is the fallback if Kueue's topology-aware scheduling does not work on a control
 plane: the flavor gets no topology, the pods no topology annotation, and kube-scheduler places
@@ -577,15 +593,17 @@ async def _live(run: KueueRun, peers: Peers, workdir: Path, timeout_s: float) ->
                 and not pods[n].spec.node_name
             }
 
-            async def old_ones_over() -> bool:
+            def over(name: str) -> bool:
                 # No longer an active pod of the group: gone, Failed, or deleted unbound.
-                return all(
-                    n not in pods
-                    or (pods[n].status is not None and pods[n].status.phase == "Failed")
-                    or (pods[n].metadata.deletion_timestamp and not pods[n].spec.node_name)
-                    for i, n in enumerate(attempt.pods)
-                    if i not in kept
-                )
+                pod = pods.get(name)
+                if pod is None:
+                    return True
+                if pod.status is not None and pod.status.phase == "Failed":
+                    return True
+                return pod.metadata.deletion_timestamp is not None and not pod.spec.node_name
+
+            async def old_ones_over() -> bool:
+                return all(over(n) for i, n in enumerate(attempt.pods) if i not in kept)
 
             try:
                 await _until(old_ones_over, REPLACE_WAIT_S, f"{job.name}'s evicted pods ended")
