@@ -26,9 +26,10 @@ from crdkit.scheduling.queues.admission import Ask, Refusal, admit_in_order
 from crdkit.scheduling.queues.tree import QuotaTree
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Hashable, Mapping, Sequence
 
     from crdkit import _placer
+    from crdkit.resources import Pod
     from crdkit.scheduling.gangs import GangRequest
     from crdkit.scheduling.mirror import ClusterMirror
     from crdkit.scheduling.pending import GroupRef, PendingGroup
@@ -111,8 +112,8 @@ class QueueGate:
         self,
         book: QueueBook,
         mirror: ClusterMirror,
-        running: Any,
-        group_of: Any,
+        running: Callable[[], Sequence[RunningGang]],
+        group_of: Callable[[str], tuple[Any, Sequence[Pod]]],
         default_queue: str = DEFAULT_QUEUE,
     ) -> None:
         self._book = book
@@ -126,7 +127,9 @@ class QueueGate:
         """Per leaf queue, what its gangs hold (running, and admitted this pass)."""
         self._asked: dict[GroupRef, tuple[str, dict[Fr, int]]] = {}
         """This pass's admitted gangs: their queue and what they were counted for."""
-        self._queue_of_running: dict[str, tuple[RunningGang, str | None]] = {}
+        self._read: dict[str, tuple[RunningGang, QuotaTree, str | None, dict[Fr, int]]] = {}
+        """Per running gang: the gang as the preemptor last decoded it, the tree it was read
+        against, its queue and what it holds (read again only when either changed)."""
         self.holdings: dict[str, tuple[str, dict[Fr, int]]] = {}
         """Per running gang (by its text) in a queue: the queue, and what it holds of it."""
         self.waiting: dict[GroupRef, str] = {}
@@ -151,41 +154,44 @@ class QueueGate:
         self.admitted = {}
         self.holdings = {}
         if not self.engaged:
-            self._queue_of_running = {}
+            self._read = {}
             return
-        seen: dict[str, tuple[RunningGang, str | None]] = {}
+        read: dict[str, tuple[RunningGang, QuotaTree, str | None, dict[Fr, int]]] = {}
         for gang in self._running():
-            queue = self._running_queue(gang)
-            seen[gang.ref] = (gang, queue)
+            known = self._read.get(gang.ref)
+            if known is None or known[0] is not gang or known[1] is not self.tree:
+                # The preemptor decodes a gang again only when its pods changed.
+                queue = self._resolve(_named_by(*self._group_of(gang.ref)))
+                known = (gang, self.tree, queue, self._held(queue, gang))
+            read[gang.ref] = known
+            queue, held = known[2], known[3]
             if queue is None or queue not in self.tree.queues:
                 continue
             self.admitted[queue] = self.admitted.get(queue, 0) + 1
             mine = self.usage.setdefault(queue, {})
-            held: dict[Fr, int] = {}
-            for fr, milli in self._held(queue, gang):
+            for fr, milli in held.items():
                 mine[fr] = mine.get(fr, 0) + milli
-                held[fr] = held.get(fr, 0) + milli
             self.holdings[gang.ref] = (queue, held)
-        self._queue_of_running = seen
+        self._read = read
 
-    def _running_queue(self, gang: RunningGang) -> str | None:
-        known = self._queue_of_running.get(gang.ref)
-        if known is not None and known[0] is gang:
-            return known[1]  # the preemptor decodes a gang again only when it changed
-        podgroup, pods = self._group_of(gang.ref)
-        return self._resolve(_named_by(podgroup, pods))
-
-    def _held(self, queue: str, gang: RunningGang) -> Iterable[tuple[Fr, int]]:
+    def _held(self, queue: str | None, gang: RunningGang) -> dict[Fr, int]:
+        """What the gang holds of its queue's quota: each pod in the first flavor of the queue
+        whose labels its node has (none: no quota of it is used)."""
+        held: dict[Fr, int] = {}
+        if queue is None or queue not in self.tree.queues:
+            return held
         flavors = self.tree.queues[queue].flavors
         for pod in gang.pods:
             entry = self._mirror.node(pod.node)
             labels = entry["labels"] if entry is not None else {}
             flavor = next((f for f in flavors if f.holds(labels)), None)
             if flavor is None:
-                continue  # on nodes of none of its queue's flavors: no quota of it is used
+                continue
             for resource, milli in pod.milli.items():
                 if resource in flavor.limits:
-                    yield (flavor.name, resource), milli
+                    fr = (flavor.name, resource)
+                    held[fr] = held.get(fr, 0) + milli
+        return held
 
     def _resolve(self, named: str | None) -> str | None:
         if named:
@@ -199,7 +205,9 @@ class QueueGate:
     # -- admission -------------------------------------------------------------------------
 
     def admit(
-        self, ready: Sequence[tuple[PendingGroup, GangRequest]], place: Any
+        self,
+        ready: Sequence[tuple[PendingGroup, GangRequest]],
+        place: Callable[[PendingGroup], Any],
     ) -> tuple[list[tuple[PendingGroup, GangRequest]], list[tuple[PendingGroup, Refusal]]]:
         """The gangs admitted, in the order to place them, each kept to its flavor's nodes,
         and those refused; ``place`` gives a gang's place in its priority's line. Gangs in no
@@ -253,8 +261,8 @@ class QueueGate:
 
     def running_queue(self, text: str) -> str | None:
         """The queue of a running gang (by its text), as this pass read it."""
-        known = self._queue_of_running.get(text)
-        return None if known is None else known[1]
+        known = self._read.get(text)
+        return None if known is None else known[2]
 
     def flavor_record(
         self, request: GangRequest, queue: str, flavor_name: str
@@ -285,7 +293,7 @@ class QueueGate:
 def _merge(
     admitted: list[tuple[PendingGroup, GangRequest]],
     free: list[tuple[PendingGroup, GangRequest]],
-    place: Any,
+    place: Callable[[PendingGroup], Any],
 ) -> list[tuple[PendingGroup, GangRequest]]:
     """The admitted gangs in their order, with the gangs in no queue (in their own line's
     order) each put before the first admitted gang it is ahead of by priority and place."""
