@@ -177,6 +177,8 @@ async def run(nodes: int, jobs: list[TeamJob], variant: str) -> dict[str, Any]:
         manager.add_runnable(scheduler)
         done = asyncio.Event()
         ended = 0
+        succeeded: dict[str, set[str]] = {}
+        """Per gang attempt, its pods that ended."""
 
         def group_of(pod: Pod) -> str:
             return (pod.metadata.labels or {})[COSCHEDULING_POD_GROUP_LABEL]
@@ -222,11 +224,8 @@ async def run(nodes: int, jobs: list[TeamJob], variant: str) -> dict[str, Any]:
             job = by_group[group]
             if pod.status is None or pod.status.phase != "Succeeded" or job.ended is not None:
                 return
-            finished = {
-                p.metadata.name
-                for p in informer.store.list()
-                if group_of(p) == group and p.status and p.status.phase == "Succeeded"
-            }
+            finished = succeeded.setdefault(group, set())
+            finished.add(pod.metadata.name or "")
             if len(finished) < job.pods or job.all_bound is None:
                 return
             job.ended = loop.time()
