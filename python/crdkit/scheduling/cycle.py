@@ -76,15 +76,17 @@ def _rank_pods_by_node(request: GangRequest, placement: _placer.Outcome) -> _Pod
     return by_node
 
 
-def _declared_bound(group: PendingGroup) -> float | None:
+def _declared_bound(group: PendingGroup, fallback: float | None) -> float | None:
     """How long the gang runs at most once started: None unless every pending pod declares a
-    run-time bound."""
+    run-time bound or ``fallback`` (its queue's maximum run time) stands in for it."""
     bounds = []
     for pod in group.pending:
         try:
             bound = pod_runtime_bound(pod)
         except ValueError:
             return None  # the gang waits with that reason; it is not placed
+        if bound is None:
+            bound = fallback
         if bound is None:
             return None
         bounds.append(bound)
@@ -269,8 +271,9 @@ class Cycle:
         """Each gang's declared end into ``ends`` and the held nodes it may use into its
         record (in place); the start plan's line."""
         line: list[tuple[PlanEntry, int]] = []
+        quotas = self._quotas
         for index, (group, request) in enumerate(ready):
-            bound = _declared_bound(group)
+            bound = _declared_bound(group, quotas.gate.max_run(group) if quotas else None)
             ends[group.ref] = end = None if bound is None else wall + bound
             allowed = self._reservations.tolerations(group.ref, _priority(request), end)
             if allowed:

@@ -78,11 +78,14 @@ def pod_runtime_bound(pod: Pod) -> float | None:
     return None
 
 
-def pod_end(pod: Pod, now: float) -> float | None:
+def pod_end(pod: Pod, now: float, fallback: float | None = None) -> float | None:
     """When the pod will have ended at the latest (epoch seconds), from its start (``now`` if
     it has not started; the shown start plus `START_TIME_PRECISION` if it has) and its run-time
-    bound; None if it declares none."""
+    bound (``fallback`` when it declares none: its queue's maximum run time); None without
+    either."""
     bound = pod_runtime_bound(pod)
+    if bound is None:
+        bound = fallback
     if bound is None:
         return None
     started = pod.status.start_time if pod.status is not None else None

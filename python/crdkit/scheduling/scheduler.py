@@ -297,12 +297,14 @@ class GangScheduler(Runnable):
         return self._reads
 
     def _pod_end(self, key: str) -> float | None:
-        """The declared end of counted pod ``key`` (epoch seconds), if it declares one."""
+        """The declared end of pod ``key`` (epoch seconds), if it or its queue declares one."""
         pod = self._pod_reads().get(key)
         if pod is None:
             return None
+        gate, ref = self.quota_gate, self.group_of(pod)
+        queue_bound = gate.max_run(str(ref)) if gate is not None and ref is not None else None
         try:
-            return pod_end(pod, self._wall_clock())
+            return pod_end(pod, self._wall_clock(), queue_bound)
         except ValueError:
             return None
 

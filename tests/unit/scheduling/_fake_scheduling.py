@@ -7,8 +7,8 @@ import contextlib
 import time
 from typing import TYPE_CHECKING, Any
 
-from crdkit.resources.queues import Queue
 from crdkit.resources import Node, Pod, resource_info
+from crdkit.resources.queues import Queue
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.groups import GROUP_APIS, PodGroupApi
 from crdkit.testing import FakeCluster, FakeKind, running_manager

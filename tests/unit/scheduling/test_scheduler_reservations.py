@@ -10,10 +10,11 @@ from typing import Any
 from _fake_scheduling import NAMESPACE, SCHEDULER, add_node, gpu_pod, scheduling
 
 from crdkit.client import Client
-from crdkit.resources import Event, Pod
+from crdkit.resources import Event, Pod, Queue
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.gangs import KUEUE_REQUIRED
 from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
+from crdkit.scheduling.queues.gate import QUEUE_LABEL
 from crdkit.testing import eventually
 from factories import coscheduling_podgroup, pod
 
@@ -205,3 +206,52 @@ def test_a_mirror_given_with_no_nodes_yet_is_the_one_used() -> None:
 
     mirror = ClusterMirror([LEAF])  # empty, so falsy: it must still be the scheduler's
     assert GangScheduler("gangs", [LEAF], mirror=mirror).mirror is mirror
+
+
+def run_time_queue(name: str, seconds: int) -> Queue:
+    """A queue of 64 GPUs whose gangs run at most ``seconds``."""
+    return Queue.model_validate(
+        {
+            "metadata": {"name": name},
+            "spec": {
+                "maxRunSeconds": seconds,
+                "flavors": [
+                    {"name": "any", "resources": [{"name": "nvidia.com/gpu", "nominal": 64}]}
+                ],
+            },
+        }
+    )
+
+
+async def test_a_queues_max_run_time_stands_in_for_pods_that_declare_none() -> None:
+    async with scheduling(pod_groups=("coscheduling",), levels=[LEAF], queues=True) as (
+        scheduler,
+        client,
+    ):
+        for name, seconds in (("default", 3600), ("quick", 60), ("slow", 7200)):
+            await client.create(run_time_queue(name, seconds))
+        await two_leaves(client)
+        # No pod declares a run time: their queue's maximum is the estimate.
+        await bound(client, "long-1", nodeSelector={HOST: "a1"})
+        await bound(client, "long-2", nodeSelector={HOST: "b1"})
+        await whole_leaf_gang(client, "big")
+        leaf = await reserved_leaf(scheduler)
+        (reservation,) = scheduler.reservations.values()
+        assert reservation.ready_by is not None  # the long pods end within their queue's hour
+        await bound(client, "fill")  # the free node outside the hold
+        assert await leaf_of(client, "fill") != leaf
+
+        slow = gpu_pod("slow-pod")
+        slow.metadata.labels = {QUEUE_LABEL: "slow"}
+        await client.create(slow)
+        await told_to_wait(client, "slow-pod")
+        assert await node_of(client, "slow-pod") is None  # its queue's 2 h end after the hold
+        quick = gpu_pod("quick-pod")
+        quick.metadata.labels = {QUEUE_LABEL: "quick"}
+        await client.create(quick)
+
+        async def placed() -> bool:
+            return await node_of(client, "quick-pod") is not None
+
+        await eventually(placed, what="the quick queue's pod backfilled")
+        assert await leaf_of(client, "quick-pod") == leaf

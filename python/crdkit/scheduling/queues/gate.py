@@ -198,6 +198,13 @@ class QueueGate:
             return named
         return self.default_queue if self.default_queue in self.tree.queues else None
 
+    def max_run(self, group: PendingGroup | str) -> float | None:
+        """The maximum run time of the gang's queue (a waiting gang, or a running one by its
+        text), the run-time estimate of its pods that declare none; None without one."""
+        queue = self.queue_of(group) if not isinstance(group, str) else self.running_queue(group)
+        found = self.tree.queues.get(queue) if queue is not None else None
+        return None if found is None or found.max_run_seconds is None else found.max_run_seconds
+
     def queue_of(self, group: PendingGroup) -> str | None:
         """The gang's queue (see the module docstring); None: it is in none."""
         return self._resolve(_named_by(group.podgroup, [*group.pending, *group.bound]))
