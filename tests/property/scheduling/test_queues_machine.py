@@ -12,7 +12,8 @@ are gone:
   step), or one of lower priority of the evictor's own queue: no gang running within its
   queue's nominal quota is evicted by another queue;
 
-and at the end, finishing whatever is bound until nothing more binds, every gang was bound or
+with the cohort preempting for fair share or not (drawn), never a pair of queues preempting in
+turn; and at the end, finishing whatever is bound until nothing more binds, every gang was bound or
 waits with a true reason: its queue does not exist, or it wants more than its queue could
 ever have.
 """
@@ -235,6 +236,12 @@ async def set_quota(world: World, team: str, quota: Quota | None) -> None:
     world.quotas[team] = quota
 
 
+async def set_fair_share(world: World, on: bool) -> None:
+    org = await world.client.get(Queue, "org")
+    org.spec.preemption.fair_share = on
+    await world.client.replace(org)
+
+
 async def check(world: World, used_before: dict[str, int], evicted_before: set[str]) -> None:
     pods = await pods_by_gang(world)
     for name, members in pods.items():
@@ -371,6 +378,12 @@ class QueuesMachine(RuleBasedStateMachine):
         waiting = sorted(set(self.world.gangs) - self.world.ever_bound - self.world.removed)
         name = waiting[pick % len(waiting)]
         self.loop.run_until_complete(step(self.world, lambda w: remove(w, name)))
+
+    @rule(on=st.booleans())
+    def fair_share(self, on: bool) -> None:
+        """The cohort preempts for fair share, or stops (no two queues may then preempt in
+        turn: `settle` fails a scheduler that never goes quiet)."""
+        self.loop.run_until_complete(step(self.world, lambda w: set_fair_share(w, on)))
 
     @rule(team=st.sampled_from(TEAMS), quota=st.one_of(st.none(), QUOTAS))
     def edit_quota(self, team: str, quota: Quota | None) -> None:

@@ -207,3 +207,54 @@ async def test_a_queues_status_shows_its_use_borrowing_gangs_and_whether_it_admi
         x = await client.get(Queue, "team-x")
         assert x.status is not None
         assert "its parent queue team-y does not exist" in x.status.conditions[0].message
+
+
+async def test_a_cohort_may_preempt_for_fair_share_but_only_above_the_preemptors_share() -> None:
+    async with scheduling(pod_groups=("coscheduling",), queues=True) as (_, client):
+        await nodes(client, 4)
+        org = queue("org", None, 16)
+        org.spec.preemption.fair_share = True
+        for made in (org, queue("team-a", "org", 8), queue("team-b", "org", 8)):
+            await client.create(made)
+        # team-a takes the whole cluster: its 8, team-b's idle 8 and the cohort's 16.
+        a_gangs = [await gang(client, f"a{i}", 1, "team-a") for i in range(4)]
+        await eventually(
+            lambda: bound(client, [p for g in a_gangs for p in g]), what="team-a's gangs bound"
+        )
+        b_own = await gang(client, "b-own", 1, "team-b")  # within team-b's quota: a reclaim
+        first = await one_evicted(client, a_gangs)
+        await eventually(lambda: bound(client, b_own), what="team-b's own gang bound")
+        # team-b over its quota now: only fair share may evict, and only while team-a's share
+        # is above team-b's with the gang: team-a borrows 16 (0.5), team-b would borrow 8.
+        b_more = await gang(client, "b-more", 1, "team-b")
+        second = await one_evicted(client, [g for g in a_gangs if g != first])
+        await eventually(lambda: bound(client, b_more), what="team-b's second gang bound")
+        # Now team-a borrows 8 and team-b 8 (0.25 each): a third gang of team-b would take
+        # team-b to 0.5, not below team-a's 0.25: no eviction, it waits for quota.
+        b_third = await gang(client, "b-third", 1, "team-b")
+
+        async def said() -> bool:
+            return "queue team-b:" in await message(client, b_third[0])
+
+        await eventually(said, what="team-b's third gang told it waits for quota")
+        for left in (g for g in a_gangs if g not in (first, second)):
+            got = await client.get(Pod, left[0], namespace=NAMESPACE)
+            assert got.metadata.deletion_timestamp is None
+
+
+async def one_evicted(client: Client, gangs: list[list[str]]) -> list[str]:
+    """Until one of the one-pod ``gangs`` is being evicted; it ends, as its kubelet would end
+    it; that gang."""
+    found: list[list[str]] = []
+
+    async def going() -> bool:
+        for members in gangs:
+            got = await client.get(Pod, members[0], namespace=NAMESPACE)
+            if got.metadata.deletion_timestamp is not None:
+                found.append(members)
+                return True
+        return False
+
+    await eventually(going, what="a gang evicted")
+    await client.delete(Pod, found[0][0], namespace=NAMESPACE, grace_period_seconds=0)
+    return found[0]

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from crdkit.scheduling.queues.tree import FlavorDef, Fr, QuotaTree, Usage
 
-__all__ = ["Ask", "Refusal", "Verdict", "admit_in_order", "quota_text"]
+__all__ = ["Ask", "Refusal", "Verdict", "admit_in_order", "quota_text", "with_added"]
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def _amounts(ask: Ask, flavor: str) -> dict[Fr, int]:
     return {(flavor, resource): milli for resource, milli in ask.requests.items()}
 
 
-def _plus(usage: Usage, queue: str, amounts: Mapping[Fr, int]) -> dict[str, dict[Fr, int]]:
+def with_added(usage: Usage, queue: str, amounts: Mapping[Fr, int]) -> dict[str, dict[Fr, int]]:
     """``usage`` with ``amounts`` added to ``queue``'s (a copy of that queue's entry only)."""
     out = dict(usage)
     mine = dict(usage.get(queue, {}))
@@ -206,7 +206,7 @@ def admit_in_order(
         lines[ask.queue].pop()
         if not lines[ask.queue]:
             del lines[ask.queue]
-        verdict.usage = _plus(verdict.usage, ask.queue, _amounts(ask, flavor.name))
+        verdict.usage = with_added(verdict.usage, ask.queue, _amounts(ask, flavor.name))
         verdict.admitted.append((ask, flavor.name))
     return verdict
 
@@ -222,8 +222,8 @@ def _before(
         depth = 0
         while path_a[depth] == path_b[depth]:
             depth += 1  # the same queue never reaches here: one head per queue
-        share_a = tree.share(path_a[depth], _plus(usage, a.queue, _amounts(a, fa.name)))
-        share_b = tree.share(path_b[depth], _plus(usage, b.queue, _amounts(b, fb.name)))
+        share_a = tree.share(path_a[depth], with_added(usage, a.queue, _amounts(a, fa.name)))
+        share_b = tree.share(path_b[depth], with_added(usage, b.queue, _amounts(b, fb.name)))
         if share_a != share_b:
             return share_a < share_b
     return (-a.priority, a.place) < (-b.priority, b.place)

@@ -23,9 +23,10 @@ evict only gangs in no queue.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from crdkit.scheduling.preemption import VictimRule
+from crdkit.scheduling.queues.admission import with_added
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -34,9 +35,9 @@ if TYPE_CHECKING:
     from crdkit.scheduling.preemption import RunningGang
     from crdkit.scheduling.queues.admission import Ask
     from crdkit.scheduling.queues.gate import QueueGate
-    from crdkit.scheduling.queues.tree import Fr
+    from crdkit.scheduling.queues.tree import Fr, Usage
 
-__all__ = ["reclaim_rule", "within_queue_scope"]
+__all__ = ["Mode", "reclaim_rule", "within_queue_scope"]
 
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 
@@ -53,10 +54,21 @@ def _loss(value: str | None, victims: Sequence[RunningGang]) -> tuple[int, int, 
     return (sum(v.gpus for v in victims), len(victims), -oldest.timestamp(), value or "")
 
 
-def reclaim_rule(gate: QueueGate, ask: Ask, flavor: str, *, own: bool = False) -> VictimRule:
-    """The victims ``ask`` may reclaim its quota from in ``flavor`` (see the module
-    docstring); with ``own``, the gangs of lower priority of its own queue instead, when its
-    queue's quota is what keeps it out (preemption inside a queue, by priority)."""
+Mode = Literal["reclaim", "own", "fair"]
+
+
+def reclaim_rule(gate: QueueGate, ask: Ask, flavor: str, mode: Mode = "reclaim") -> VictimRule:
+    """The victims ``ask`` may take its quota from in ``flavor``:
+
+    - ``reclaim``: borrowers of its cohort tree, while it is under its nominal quota (see the
+      module docstring);
+    - ``own``: gangs of lower priority of its own queue (preemption inside a queue);
+    - ``fair``: in a cohort that preempts for fair share, gangs of the other queues under it,
+      each taken only while its queue's share (before losing it) is above the share the
+      preemptor's queue has with the gang admitted: the preemptor never ends above a victim's
+      queue as it was, so that queue cannot take the room back the same way (its share with
+      its gang back would be above the preemptor's), and no two queues preempt in turn.
+    """
     tree, usage, holdings = gate.tree, gate.usage, gate.holdings
     needed: list[Fr] = [
         (flavor, resource)
@@ -64,40 +76,50 @@ def reclaim_rule(gate: QueueGate, ask: Ask, flavor: str, *, own: bool = False) -
         if milli and tree.limits(ask.queue, (flavor, resource)) is not None
     ]
     root = tree.root(ask.queue)
+    cohort = tree.parent(ask.queue)
+    peers = set(tree.leaves_under(cohort)) - {ask.queue} if cohort is not None else set()
+    share_after = 0.0
+    if mode == "fair":
+        added = {fr: ask.requests[fr[1]] for fr in needed}
+        share_after = tree.share(ask.queue, with_added(usage, ask.queue, added))
 
-    def borrows(queue: str, taken: dict[Fr, int]) -> bool:
-        return any(
-            tree.usage_of(queue, fr, usage) - taken.get(fr, 0) > tree.subtree_quota(queue, fr)
-            for fr in needed
-        )
-
-    def eligible(gang: RunningGang) -> bool:
-        held = holdings.get(gang.ref)
-        if own:
-            return held is not None and held[0] == ask.queue and gang.priority < ask.priority
-        if held is None or held[0] == ask.queue or tree.root(held[0]) != root:
-            return False
-        return any(held[1].get(fr) for fr in needed) and borrows(held[0], {})
-
-    def admits(candidate: RunningGang, chosen: Sequence[RunningGang]) -> bool:
-        queue = holdings[candidate.ref][0]
-        taken: dict[Fr, int] = {}
-        for victim in chosen:
-            victim_queue, held = holdings[victim.ref]
-            if victim_queue == queue:
-                for fr, milli in held.items():
-                    taken[fr] = taken.get(fr, 0) + milli
-        return borrows(queue, taken)
-
-    def enough(victims: Sequence[RunningGang]) -> bool:
+    def without(victims: Sequence[RunningGang]) -> dict[str, dict[Fr, int]]:
         after = {queue: dict(frs) for queue, frs in usage.items()}
         for victim in victims:
             queue, held = holdings[victim.ref]
             for fr, milli in held.items():
                 after[queue][fr] = after[queue].get(fr, 0) - milli
+        return after
+
+    def borrows(queue: str, after: Usage) -> bool:
+        return any(tree.usage_of(queue, fr, after) > tree.subtree_quota(queue, fr) for fr in needed)
+
+    def eligible(gang: RunningGang) -> bool:
+        held = holdings.get(gang.ref)
+        if held is None:
+            return False
+        if mode == "own":
+            return held[0] == ask.queue and gang.priority < ask.priority
+        if held[0] == ask.queue or tree.root(held[0]) != root:
+            return False
+        if mode == "fair" and (held[0] not in peers or tree.share(held[0], usage) <= share_after):
+            return False
+        return any(held[1].get(fr) for fr in needed) and borrows(held[0], usage)
+
+    def admits(candidate: RunningGang, chosen: Sequence[RunningGang]) -> bool:
+        queue = holdings[candidate.ref][0]
+        before = without([v for v in chosen if holdings[v.ref][0] == queue])
+        if not borrows(queue, before):
+            return False  # it no longer borrows: the rest of it runs within its own quota
+        # Fair share: taken only while its queue's share, before losing it, is above the
+        # preemptor's with the gang admitted (Kueue's LessThanInitialShare).
+        return mode != "fair" or tree.share(queue, before) > share_after
+
+    def enough(victims: Sequence[RunningGang]) -> bool:
+        after = without(victims)
         return all(ask.requests[fr[1]] <= tree.available(ask.queue, fr, after) for fr in needed)
 
-    if own:
+    if mode == "own":
         return VictimRule(eligible=eligible, enough=enough, anywhere=True)
     return VictimRule(
         eligible=eligible,

@@ -16,7 +16,7 @@ from crdkit.scheduling.metrics import scheduler_metrics
 from crdkit.scheduling.pending import GroupRef, line_place
 from crdkit.scheduling.queues.book import StoreBook
 from crdkit.scheduling.queues.gate import QueueGate
-from crdkit.scheduling.queues.reclaim import reclaim_rule, within_queue_scope
+from crdkit.scheduling.queues.reclaim import Mode, reclaim_rule, within_queue_scope
 from crdkit.scheduling.queues.status import QueueStatusReconciler
 
 if TYPE_CHECKING:
@@ -39,6 +39,13 @@ if TYPE_CHECKING:
 __all__ = ["QuotaStep", "attach_queues"]
 
 _Ready = list[tuple["PendingGroup", "GangRequest"]]
+
+_WHY: dict[Mode, str] = {
+    "reclaim": "reclaiming the quota of queue {queue}",
+    "fair": "fair share of queue {queue}",
+    "own": "priority {priority}, in queue {queue}",
+}
+"""What each victim's Event says the eviction is for."""
 
 
 class QuotaStep:
@@ -119,9 +126,11 @@ class QuotaStep:
             self._queue.dequeue(ref)  # not in line for room: quota holds it
             note = ""
             if why.reclaims is not None:
-                note = self._reclaim(group, request, why.reclaims, made, out)
-            elif why.flavor is not None and self._may_preempt_own(group):
-                note = self._reclaim(group, request, why.flavor, made, out, own=True)
+                note = self._reclaim(group, request, why.reclaims, made, out, "reclaim")
+            elif why.flavor is not None and self._fair_share_cohort(group):
+                note = self._reclaim(group, request, why.flavor, made, out, "fair")
+            if not note and why.flavor is not None and self._may_preempt_own(group):
+                note = self._reclaim(group, request, why.flavor, made, out, "own")
             if not self._preemptor.awaiting(ref):
                 self._reservations.drop(ref)
             self._reporter.wait(
@@ -135,8 +144,7 @@ class QuotaStep:
         flavor: str,
         made: list[DomainReservation],
         out: list[Decision],
-        *,
-        own: bool = False,
+        mode: Mode,
     ) -> str:
         ask = self.gate.ask(group, request)
         record = None if ask is None else self.gate.flavor_record(request, ask.queue, flavor)
@@ -148,24 +156,29 @@ class QuotaStep:
             group,
             request.record.priority,
             record,
-            reclaim_rule(self.gate, ask, flavor, own=own),
-            f"priority {ask.priority}, in queue {ask.queue}"
-            if own
-            else f"reclaiming the quota of queue {ask.queue}",
+            reclaim_rule(self.gate, ask, flavor, mode),
+            _WHY[mode].format(priority=ask.priority, queue=ask.queue),
         )
         if taken is None:
             return ""
         reservation, evict = taken
         made.append(reservation)
         out.append(evict)
-        if own:
+        if mode == "own":
             return f"; preempting {len(evict.victims)} gang(s) of lower priority in its queue"
         if self.metrics is not None:
-            counter = self.metrics.queue_reclaimed.labels(
-                self.scheduler, ask.queue, "InCohortReclamation"
-            )
+            reason = "InCohortReclamation" if mode == "reclaim" else "InCohortFairSharing"
+            counter = self.metrics.queue_reclaimed.labels(self.scheduler, ask.queue, reason)
             counter.inc(len(evict.victims))
+        if mode == "fair":
+            return f"; preempting {len(evict.victims)} gang(s) of queues over their fair share"
         return f"; reclaiming it from {len(evict.victims)} borrowing gang(s)"
+
+    def _fair_share_cohort(self, group: PendingGroup) -> bool:
+        """Whether the gang's cohort preempts to restore fair share (off by default)."""
+        tree = self.gate.tree
+        cohort = tree.parent(self.gate.waiting.get(group.ref, ""))
+        return cohort is not None and tree.queues[cohort].fair_share_preemption
 
     def _may_preempt_own(self, group: PendingGroup) -> bool:
         queue = self.gate.tree.queues.get(self.gate.waiting.get(group.ref, ""))

@@ -102,3 +102,26 @@ def test_reclaim_takes_a_borrower_only_while_it_still_borrows() -> None:
     assert rule.enough(borrowers[:2])
     youngest_first = sorted(borrowers, key=rule.order)
     assert youngest_first[0].ref == "a5"
+
+
+def test_fair_share_preemption_stops_before_the_victims_queue_falls_below_the_preemptors() -> None:
+    gate = QueueGate(_Book(), None, lambda: [], lambda text: (None, []))  # type: ignore[arg-type]
+    gate.new_pass()
+    borrowers = [gang(f"a{i}", 32, i) for i in range(5)]  # team-a: 160 of its 64
+    gate.usage = {"team-a": {FR: 160_000}, "team-c": {FR: 96_000}}  # team-c: 96 of its 64
+    gate.holdings = {g.ref: ("team-a", {FR: 32_000}) for g in borrowers}
+    ask = Ask("c", "team-c", {GPU: 32_000})
+    rule = reclaim_rule(gate, ask, "gpu", "fair")
+    tree = gate.tree
+    # With the gang, team-c borrows 64 of the tree's 256 at weight 2: a share of 0.125.
+    assert tree.share("team-c", {"team-c": {FR: 128_000}}) == 0.125
+    assert rule.eligible is not None
+    assert all(rule.eligible(g) for g in borrowers)  # team-a: 96 borrowed, a share of 0.375
+    # Each of team-a's gangs taken leaves it 0.125 less; one is taken while team-a's share
+    # before losing it is above team-c's 0.125 with the gang: 0.375, then 0.25, not 0.125.
+    assert rule.admits(borrowers[0], [])
+    assert rule.admits(borrowers[1], borrowers[:1])
+    assert not rule.admits(borrowers[2], borrowers[:2])
+    assert not reclaim_rule(gate, Ask("a", "team-a", {GPU: 32_000}), "gpu", "fair").eligible(
+        gang("c0", 32, 0)
+    )  # team-c has no gang held for it to lose
