@@ -200,10 +200,10 @@ class Cycle:
     async def run_pass(self, refs: Sequence[GroupRef]) -> list[Decision]:
         """The decisions for the gangs ``refs`` (sorted), given the caches as they stand."""
         self._preemptor.new_pass()
-        if self._quotas is not None:
-            self._quotas.new_pass()
         self._shapes = {}
         out: list[Decision] = []
+        if self._quotas is not None:
+            self._quotas.new_pass(out)
         ready: list[tuple[PendingGroup, GangRequest]] = []
         now = self._clock()
         for ref in refs:

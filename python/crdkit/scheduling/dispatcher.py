@@ -232,7 +232,9 @@ class Dispatcher:
                 seen = self._pods.get_by_name(name, namespace)
                 if seen is not None:
                     said = (
-                        f"Preempted by gang {ref} ({decision.why or f'priority {priority}'}) "
+                        f"Evicted: the gang {decision.why}"
+                        if victim.ref == str(ref)  # its own limit, not another gang's room
+                        else f"Preempted by gang {ref} ({decision.why or f'priority {priority}'}) "
                         f"to free {decision.where}"
                     )
                     await self._event(

@@ -249,7 +249,7 @@ class GangScheduler(Runnable):
             lambda api: manager.informers.informer(_companion(api)).store,
         )
         preemptor = Preemptor(self.mirror, self._reservations, reader, pods.store, budgets.store)
-        plugins = (self._queue, self._reservations, self._reporter)
+        plugins = (self._queue, self._reservations, self._reporter, self._wall_clock)
         quotas = (
             attach_queues(self.name, manager, self.options, self.mirror, preemptor, reader, plugins)
             if self.options.queues

@@ -5,6 +5,7 @@ a queue."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from _fake_scheduling import NAMESPACE, SCHEDULER, add_node, scheduling
@@ -258,3 +259,51 @@ async def one_evicted(client: Client, gangs: list[list[str]]) -> list[str]:
     await eventually(going, what="a gang evicted")
     await client.delete(Pod, found[0][0], namespace=NAMESPACE, grace_period_seconds=0)
     return found[0]
+
+
+async def test_a_queue_that_enforces_its_max_run_time_evicts_a_gang_past_it() -> None:
+    now = [1_800_000_000.0]
+    async with scheduling(pod_groups=("coscheduling",), queues=True, wall_clock=lambda: now[0]) as (
+        _,
+        client,
+    ):
+        await nodes(client, 2)
+        limited = queue("limited", None, 16)
+        limited.spec.max_run_seconds = 600
+        limited.spec.enforce_max_run_time = True
+        await client.create(limited)
+        running = await gang(client, "long", 2, "limited")
+        await eventually(lambda: bound(client, running), what="the gang bound")
+        started = datetime.fromtimestamp(now[0], UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        for name in running:  # as its kubelet reports the start
+            await client.patch(
+                Pod, name, {"status": {"phase": "Running", "startTime": started}},
+                namespace=NAMESPACE, subresource="status",
+            )  # fmt: skip
+        now[0] += 599
+        await gang(client, "nudge-1", 1, "nope")  # any change: a pass
+        await eventually(lambda: said_waits(client, "nudge-1-0"), what="the first pass looked")
+        assert not any([await going(client, n) for n in running])
+        now[0] += 2
+        await gang(client, "nudge-2", 1, "nope")
+        await eventually(lambda: all_going(client, running), what="the gang evicted past its 600 s")
+        events = (await client.list(Event, namespace=NAMESPACE)).items
+        notes = [e.note for e in events if e.reason == "Preempted"]
+        assert any(
+            note
+            and "Evicted: the gang ran past 600 s, the maximum run time of queue limited" in note
+            for note in notes
+        )
+
+
+async def said_waits(client: Client, name: str) -> bool:
+    return "queue nope does not exist" in await message(client, name)
+
+
+async def going(client: Client, name: str) -> bool:
+    got = await client.get(Pod, name, namespace=NAMESPACE)
+    return got.metadata.deletion_timestamp is not None
+
+
+async def all_going(client: Client, names: list[str]) -> bool:
+    return all([await going(client, n) for n in names])

@@ -38,6 +38,7 @@ def queue_def(queue: Queue) -> QueueDef:
         spec.preemption.within_queue,
         spec.preemption.fair_share,
         spec.max_run_seconds,
+        spec.enforce_max_run_time,
     )
 
 

@@ -266,6 +266,20 @@ class QueueGate:
         for fr, milli in amounts.items():
             mine[fr] = mine.get(fr, 0) - milli
 
+    def running_gangs(self) -> list[RunningGang]:
+        """The gangs this pass read as running."""
+        return [known[0] for known in self._read.values()]
+
+    def started(self, text: str) -> float | None:
+        """When the running gang ``text`` started (its first pod's start, epoch seconds)."""
+        _, pods = self._group_of(text)
+        starts = [
+            pod.status.start_time.timestamp()
+            for pod in pods
+            if pod.status is not None and pod.status.start_time is not None
+        ]
+        return min(starts) if starts else None
+
     def running_queue(self, text: str) -> str | None:
         """The queue of a running gang (by its text), as this pass read it."""
         known = self._read.get(text)

@@ -9,9 +9,11 @@ is held for it. Without any queue the step lets every gang through unchanged.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from crdkit.resources.queues import Queue
+from crdkit.scheduling.decisions import Evict, Later
 from crdkit.scheduling.metrics import scheduler_metrics
 from crdkit.scheduling.pending import GroupRef, line_place
 from crdkit.scheduling.queues.book import StoreBook
@@ -20,6 +22,7 @@ from crdkit.scheduling.queues.reclaim import Mode, reclaim_rule, within_queue_sc
 from crdkit.scheduling.queues.status import QueueStatusReconciler
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import datetime
 
     from crdkit.resources import Pod
@@ -67,6 +70,8 @@ class QuotaStep:
         self._queue = queue
         self._size_credit = size_credit
         self._refused: dict[GroupRef, tuple[PendingGroup, GangRequest, Refusal]] = {}
+        self.wall_clock: Callable[[], float] = time.time
+        """Epoch seconds, for maximum run times (the scheduler's own clock once attached)."""
         self.metrics: SchedulerMetrics | None = None
         """Where the queues' figures are shown after each pass, once set."""
         self.scheduler = ""
@@ -75,9 +80,13 @@ class QuotaStep:
     def _place(self, group: PendingGroup) -> tuple[datetime, str, str]:
         return line_place(group, self._size_credit)
 
-    def new_pass(self) -> None:
+    def new_pass(self, out: list[Decision]) -> None:
+        """The queues and their usage as this pass starts; gangs past their queue's enforced
+        maximum run time are evicted."""
         self.gate.new_pass()
         self._refused = {}
+        if self.gate.engaged:
+            self._expire(out)
 
     def admit(self, ready: _Ready) -> _Ready:
         """The gangs to place, in order: those their queues admit (all of them without
@@ -111,6 +120,27 @@ class QuotaStep:
         self._report(out, made)
         if self.metrics is not None:
             self._show(self.metrics)
+
+    def _expire(self, out: list[Decision]) -> None:
+        """Evict, whole, each gang of a queue that enforces its maximum run time once it ran
+        past it (from its first pod's start); a pass is asked for at the next such end."""
+        gate = self.gate
+        now = self.wall_clock()
+        for gang in gate.running_gangs():
+            queue = gate.holdings.get(gang.ref, ("", {}))[0]
+            found = gate.tree.queues.get(queue)
+            if found is None or not found.enforce_max_run or found.max_run_seconds is None:
+                continue
+            started = gate.started(gang.ref)
+            if started is None:
+                continue  # not running yet: its clock has not started
+            ref = GroupRef.parse(gang.ref)
+            end = started + found.max_run_seconds
+            if now < end:
+                out.append(Later(ref, end - now))
+                continue
+            why = f"ran past {found.max_run_seconds} s, the maximum run time of queue {queue}"
+            out.append(Evict(ref, 0, (gang,), "its queue's maximum run time", why))
 
     def _show(self, metrics: SchedulerMetrics) -> None:
         gate, name = self.gate, self.scheduler
@@ -194,12 +224,12 @@ def attach_queues(
     mirror: ClusterMirror,
     preemptor: Preemptor,
     reader: GroupReader,
-    plugins: tuple[GangQueue, Reservations, Reporter],
+    plugins: tuple[GangQueue, Reservations, Reporter, Callable[[], float]],
 ) -> QuotaStep:
     """The quota step of the scheduler ``name`` watching `Queue` objects: a change to any
     queue sends every waiting gang to the next pass (its quota, its cohort or its order may
     have changed); the queues' status is reconciled beside it (`QueueStatusReconciler`)."""
-    queue, reservations, reporter = plugins
+    queue, reservations, reporter, wall_clock = plugins
     informer = manager.informers.informer(Queue)
 
     def group_of(text: str) -> tuple[Any, list[Pod]]:
@@ -217,5 +247,6 @@ def attach_queues(
     gate = QueueGate(book, mirror, preemptor.running, group_of, options.default_queue)
     step = QuotaStep(gate, preemptor, reservations, reporter, queue, options.size_credit)
     step.metrics, step.scheduler = scheduler_metrics(manager.registry), name
+    step.wall_clock = wall_clock
     manager.add(QueueStatusReconciler(lambda: gate))
     return step

@@ -69,6 +69,8 @@ class QueueDef:
     within_queue: Literal["LowerPriority", "Never"] = "LowerPriority"
     fair_share_preemption: bool = False
     max_run_seconds: int | None = None
+    enforce_max_run: bool = False
+    """Evict a gang that runs past ``max_run_seconds``."""
 
 
 class QuotaTree:
