@@ -146,8 +146,8 @@ def scheduler_options(command: Any) -> Any:
 @click.option(
     "--print-crds",
     is_flag=True,
-    help="Print the upstream PodGroup CRDs crdkit ships (those --pod-groups names, else both) "
-    "as YAML and exit, e.g. for kubectl apply -f -.",
+    help="Print the upstream PodGroup CRDs crdkit ships (those --pod-groups names, else both), "
+    "and with --queues crdkit's Queue CRD, as YAML and exit, e.g. for kubectl apply -f -.",
 )
 @scheduler_options
 @connection_options
@@ -190,13 +190,17 @@ def scheduler_command(
             except ValueError as error:
                 raise click.UsageError(str(error)) from None
     if print_crds:
-        from crdkit.scheduling.groups.crds import pod_group_crd_text, with_crds
+        from crdkit.scheduling.groups.crds import pod_group_crd_text, queue_crd_text, with_crds
 
+        texts = []
         for api in wanted or with_crds(POD_GROUP_APIS):
             if not with_crds([api]):  # on stderr: stdout stays YAML for kubectl apply -f -
                 click.echo(f"# {api}: no CRD, {group_api(api).unserved_hint}", err=True)
                 continue
-            text = pod_group_crd_text(api)
+            texts.append(pod_group_crd_text(api))
+        if flags.get("queues"):
+            texts.append(queue_crd_text())
+        for text in texts:
             click.echo(
                 text if text.startswith("---") else f"---\n{text}", nl=not text.endswith("\n")
             )

@@ -45,3 +45,15 @@ def test_print_crds_needs_no_scheduler_name_and_running_does() -> None:
     unnamed = CliRunner().invoke(main, ["scheduler", "--levels", "rack"])
     assert unnamed.exit_code == 2
     assert "Missing option '--name'" in unnamed.output
+
+
+def test_print_crds_with_queues_adds_the_queue_crd() -> None:
+    result = CliRunner().invoke(
+        main, ["scheduler", "--print-crds", "--pod-groups", "volcano", "--queues"]
+    )
+    assert result.exit_code == 0, result.output
+    documents = [d for d in yaml.safe_load_all(result.stdout) if d]
+    assert [(d["spec"]["group"], d["spec"]["names"]["kind"]) for d in documents] == [
+        ("scheduling.volcano.sh", "PodGroup"),
+        ("scheduling.crdkit.io", "Queue"),
+    ]

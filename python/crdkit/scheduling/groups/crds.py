@@ -29,6 +29,7 @@ __all__ = [
     "pod_group_crd_text",
     "pod_group_crds",
     "queue_crd",
+    "queue_crd_text",
     "with_crds",
 ]
 
@@ -70,10 +71,14 @@ async def install_pod_group_crds(
     return await install_crds(client, pod_group_crds(apis), wait=wait)
 
 
+def queue_crd_text() -> str:
+    """crdkit's own `Queue` CRD as YAML (``crdkit gen-crd crdkit.resources.queues``)."""
+    return (files("crdkit.scheduling") / "queues" / "crds" / QUEUE_CRD_FILE).read_text()
+
+
 def queue_crd() -> dict[str, Any]:
-    """crdkit's own `Queue` CRD (``crdkit gen-crd crdkit.resources.queues``)."""
-    text = (files("crdkit.scheduling") / "queues" / "crds" / QUEUE_CRD_FILE).read_text()
-    return next(d for d in load_yaml_documents(text) if d)
+    """crdkit's own `Queue` CRD."""
+    return next(d for d in load_yaml_documents(queue_crd_text()) if d)
 
 
 async def install_crds(
