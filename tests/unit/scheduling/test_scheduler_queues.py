@@ -15,7 +15,7 @@ from crdkit.resources import Event, Pod
 from crdkit.resources.queues import Queue
 from crdkit.scheduling.queues.gate import QUEUE_LABEL
 from crdkit.testing import eventually
-from factories import coscheduling_podgroup, pod
+from factories import coscheduling_podgroup, pod, volcano_podgroup
 
 GPU = "nvidia.com/gpu"
 
@@ -307,3 +307,21 @@ async def going(client: Client, name: str) -> bool:
 
 async def all_going(client: Client, names: list[str]) -> bool:
     return all([await going(client, n) for n in names])
+
+
+async def test_a_volcano_podgroup_names_its_queue_in_its_spec() -> None:
+    async with scheduling(pod_groups=("volcano",), queues=True) as (_, client):
+        await nodes(client, 2)
+        await client.create(queue("team-v", None, 8))
+        for name in ("first", "second"):
+            await client.create(volcano_podgroup(name, 1, queue="team-v"))
+            await client.create(
+                pod(f"{name}-0", gpus=8, scheduler=SCHEDULER, pod_group=("volcano", name))
+            )
+        await eventually(lambda: bound(client, ["first-0"]), what="the first bound")
+
+        async def second_held() -> bool:
+            return "queue team-v: 8 of 8 nvidia.com/gpu in use" in await message(client, "second-0")
+
+        await eventually(second_held, what="the second held by team-v's quota")
+        assert not await bound(client, ["second-0"])
