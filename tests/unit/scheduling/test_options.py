@@ -31,6 +31,7 @@ from crdkit.scheduling.options import scheduler_flags
         ("pod_group_discovery", 0.0),
         ("pod_group_discovery", float("inf")),
         ("policy", "worst-fit"),
+        ("default_queue", ""),
     ],
 )
 def test_a_bad_value_is_refused_naming_its_field(field: str, value: Any) -> None:
