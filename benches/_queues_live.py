@@ -39,7 +39,7 @@ from crdkit.testing import ControlPlane, GpuClusterShape, SimulatedKubelet, crea
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _job_stream import NAMESPACE
-from _queue_stream import TEAMS, Span, TeamJob, spans, stream_figures
+from _queue_stream import TEAMS, Span, TeamJob, nominal_gpus, spans, stream_figures
 from scheduler_compare import LogSummary
 
 STUCK_S = 5.0
@@ -92,6 +92,8 @@ class LiveRun:
     errors: list[str] = field(default_factory=list)
     log_warnings: dict[str, int] = field(default_factory=dict)
     log_first_warnings: dict[str, list[str]] = field(default_factory=dict)
+    notes: dict[str, Any] = field(default_factory=dict)
+    """What a contestant adds to explain its run (`LiveStream.after`)."""
 
     @property
     def evictions(self) -> dict[str, int]:
@@ -133,6 +135,24 @@ def held_spans(run: LiveRun) -> list[Span]:
     return held
 
 
+def nominal_reached_s(held: list[Span], team: str, since: float, gpus: int) -> float | None:
+    """Seconds from ``since`` to the first moment ``team``'s whole holds (``held``) add up to
+    ``gpus`` GPUs; None if they never do. Beside `_queue_stream.reclaim_latencies`, which
+    follows the first gangs by submit order, this is reclaim whatever order a contestant
+    admits a queue's own gangs in (crdkit moves big gangs ahead in their queue's line)."""
+    events: dict[float, int] = {}
+    for span in held:
+        if span.team == team:
+            events[span.start] = events.get(span.start, 0) + span.gpus
+            events[span.end] = events.get(span.end, 0) - span.gpus
+    holding = 0
+    for at in sorted(events):
+        holding += events[at]
+        if holding >= gpus:
+            return max(0.0, at - since)
+    return None
+
+
 def eviction_reasons(run: LiveRun) -> dict[str, int]:
     """How many attempts were ended for each reason the contestant gave (`termination_reason`)."""
     reasons: dict[str, int] = {}
@@ -158,17 +178,32 @@ def live_figures(run: LiveRun) -> dict[str, Any]:
     if run.start is None:
         return row
     useful = spans(run.jobs)
+    figures_held = held_spans(run)
     figures = stream_figures(
         run.nodes,
         run.jobs,
-        held_spans(run),
+        figures_held,
         useful,
         run.start,
         evicted=sum(run.evictions.values()),
         admitted_not_placeable=run.admitted_not_placeable,
         victim_grace_s=run.victim_grace_s,
     )
-    return {**row, **figures, "eviction_reasons": eviction_reasons(run)}
+    reclaimer = TEAMS[2]
+    wanted = min(
+        nominal_gpus(run.nodes),
+        sum(job.pods * job.gpus for job in run.jobs if job.team == reclaimer.name),
+    )
+    reached = nominal_reached_s(
+        figures_held, reclaimer.name, run.start + reclaimer.submit_at_s, wanted
+    )
+    return {
+        **row,
+        **figures,
+        "reclaim_nominal_s": None if reached is None else round(reached, 1),
+        "eviction_reasons": eviction_reasons(run),
+        "notes": run.notes,
+    }
 
 
 def termination_reason(pod: Any) -> str:
@@ -261,6 +296,10 @@ class LiveStream:
         """How many attempts the contestant admitted but did not place, the run over at
         ``end``."""
         raise NotImplementedError
+
+    async def after(self) -> None:
+        """Once the stream is over, before the control plane goes: what the contestant reads
+        back from it into ``notes``; nothing by default."""
 
     # -- shared ------------------------------------------------------------------------------
 
@@ -380,6 +419,7 @@ class LiveStream:
                     await informer.wait_for_sync(60)
                     await self.ready()
                     await self._stream()
+                    await self.after()
             finally:
                 run.log_warnings = {name: s.warnings for name, s in self.summaries.items()}
                 run.log_first_warnings = {
