@@ -22,8 +22,9 @@ times the cluster's GPUs, with the team's own seed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from _job_stream import GPUS
+from _job_stream import GPUS, percentile
 from _job_stream import Job as StreamJob
 from _job_stream import stream as job_stream
 
@@ -111,7 +112,7 @@ def saturated_window(jobs: list[TeamJob], t0: float) -> tuple[float, float]:
     """From ``team-c``'s submit (``t0`` is the run's start) to the first time a team has no job
     left waiting: the stretch in which every team wants more than it holds."""
     start = t0 + RECLAIM_AT_S
-    last_start = {}
+    last_start: dict[str, float] = {}
     for job in jobs:
         if job.all_bound is not None:
             last_start[job.team] = max(last_start.get(job.team, start), job.all_bound)
@@ -157,3 +158,43 @@ def reclaim_latencies(jobs: list[TeamJob], nodes: int) -> list[float]:
         if job.arrived is not None and job.all_bound is not None:
             out.append(job.all_bound - job.arrived)
     return out
+
+
+def stream_figures(
+    nodes: int,
+    jobs: list[TeamJob],
+    held: list[Span],
+    useful: list[Span],
+    start: float,
+    *,
+    evicted: int,
+    admitted_not_placeable: int,
+    victim_grace_s: float,
+) -> dict[str, Any]:
+    """One run judged (see benches/queues_bench.py's docstring for each figure): written once,
+    so that the simulated runs and the live contestants are judged alike. ``held`` are every
+    attempt's whole holds (evicted ones too), ``useful`` those of the attempts that ran to
+    their end; times are on the run's clock, ``start`` its t=0."""
+    window = saturated_window(jobs, start)
+    shares = gpu_time_shares(held, window)
+    fair = fair_shares(nodes)
+    latencies = reclaim_latencies(jobs, nodes)
+    ended = [job.ended for job in jobs if job.ended is not None]
+    return {
+        "share_pct": {team: round(100 * value, 1) for team, value in shares.items()},
+        "fair_share_pct": {team: round(100 * value, 1) for team, value in fair.items()},
+        "share_gap_max_pts": round(max(abs(100 * (shares[t] - fair[t])) for t in fair), 1),
+        "window_s": [round(window[0] - start, 1), round(window[1] - start, 1)],
+        "reclaim_s": {
+            "p50": round(percentile(latencies, 0.5), 1),
+            "max": round(max(latencies, default=0.0), 1),
+            "count": len(latencies),
+        },
+        "victim_grace_s": victim_grace_s,
+        "useful_gpu_pct": round(useful_gpu_pct(useful, window, nodes), 1),
+        "held_gpu_pct": round(useful_gpu_pct(held, window, nodes), 1),
+        "evicted_jobs": evicted,
+        "admitted_not_placeable": admitted_not_placeable,
+        # A live run cut short by its timeout has jobs that never ended: no makespan then.
+        "makespan_s": round(max(ended) - start, 1) if len(ended) == len(jobs) else None,
+    }
