@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-from crdkit.client import Client, NotFound
+from crdkit.client import Client, NotFound, PatchType
 from crdkit.resources import Namespace, Pod
 from crdkit.testing import SimulatedKubelet, create_nodes, eventually, simulated_node
 
@@ -118,3 +118,34 @@ async def test_a_started_pod_reports_each_container_ready(crdkit_client: Client)
             ("trainer", "trainer:1", True),
             ("sidecar", "sidecar:1", True),
         ]
+
+
+async def test_its_reports_keep_a_condition_another_component_wrote(
+    crdkit_client: Client,
+) -> None:
+    """A scheduler marks a just-bound pod it is about to preempt (``DisruptionTarget``) before
+    the kubelet reports it running: the report merges conditions by type, as a kubelet's
+    strategic merge patch does, and the mark stays."""
+    client = crdkit_client
+    namespace, node = await setup(client)
+    await client.create(bound_pod("p", namespace, node))
+    mark = {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "PreemptionByScheduler",
+        "message": "Preempted by gang g",
+    }
+    await client.patch(
+        Pod, "p", {"status": {"conditions": [mark]}}, namespace=namespace,
+        subresource="status", patch_type=PatchType.STRATEGIC,
+    )  # fmt: skip
+    async with SimulatedKubelet(client, namespace=namespace):
+
+        async def running() -> bool:
+            return (await phase_of(client, "p", namespace))[1] == "Running"
+
+        await eventually(running, what="the pod reported running")
+        pod = await client.get(Pod, "p", namespace=namespace)
+        assert pod.status is not None
+        kinds = {c.type for c in pod.status.conditions or []}
+        assert {"DisruptionTarget", "Ready"} <= kinds

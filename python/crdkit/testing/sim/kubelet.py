@@ -26,7 +26,14 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from crdkit.client import Conflict, Invalid, KubernetesError, NotFound, Preconditions
+from crdkit.client import (
+    Conflict,
+    Invalid,
+    KubernetesError,
+    NotFound,
+    PatchType,
+    Preconditions,
+)
 from crdkit.resources import Pod
 
 if TYPE_CHECKING:
@@ -247,6 +254,9 @@ class SimulatedKubelet:
                 body,
                 namespace=pod.metadata.namespace,
                 subresource="status",
+                # As a kubelet patches: conditions merge by type, so one another component
+                # wrote (a scheduler's DisruptionTarget) is kept beside Ready and the rest.
+                patch_type=PatchType.STRATEGIC,
             )
 
     async def finish(
