@@ -223,14 +223,13 @@ class QueueGate:
         by_key: dict[GroupRef, tuple[PendingGroup, GangRequest]] = {}
         free: list[tuple[PendingGroup, GangRequest]] = []
         for group, request in ready:
-            queue = self.queue_of(group)
-            if queue is None:
+            ask = self.ask(group, request, place(group))
+            if ask is None:
                 free.append((group, request))
                 continue
             by_key[group.ref] = (group, request)
-            self.waiting[group.ref] = queue
-            priority = request.record.priority
-            asks.append(Ask(group.ref, queue, _asked(request), priority, place(group)))
+            self.waiting[group.ref] = ask.queue
+            asks.append(ask)
 
         def may_use(ask: Ask, flavor: FlavorDef) -> bool:
             record = by_key[ask.key][1].record  # type: ignore[index]
@@ -242,8 +241,8 @@ class QueueGate:
         for ask, flavor_name in verdict.admitted:
             group, request = by_key[ask.key]  # type: ignore[index]
             flavor = self.tree.flavor(ask.queue, flavor_name)
+            record = self.flavor_record(request, ask.queue, flavor_name)
             assert flavor is not None
-            record = with_node_labels(request.record, flavor.node_labels)
             assert record is not None  # may_use said so
             self._asked[group.ref] = (
                 ask.queue,
@@ -292,12 +291,13 @@ class QueueGate:
         flavor = self.tree.flavor(queue, flavor_name)
         return None if flavor is None else with_node_labels(request.record, flavor.node_labels)
 
-    def ask(self, group: PendingGroup, request: GangRequest) -> Ask | None:
-        """What the gang asks of its queue (None: it is in no queue)."""
+    def ask(self, group: PendingGroup, request: GangRequest, place: Any = ()) -> Ask | None:
+        """What the gang asks of its queue, at ``place`` in its line (None: it is in no
+        queue)."""
         queue = self.queue_of(group)
         if queue is None:
             return None
-        return Ask(group.ref, queue, _asked(request), request.record.priority)
+        return Ask(group.ref, queue, _asked(request), request.record.priority, place)
 
     def dequeue(self, ref: GroupRef) -> None:
         """The gang no longer waits (bound, gone, or not placeable now)."""
