@@ -51,12 +51,14 @@ import json
 import random
 import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 from prometheus_client import CollectorRegistry
 
+from crdkit.client import Client
 from crdkit.placer.cluster import Policy
 from crdkit.placer.policies import POLICIES
 from crdkit.resources import Node, Pod
@@ -133,6 +135,46 @@ VARIANTS: dict[str, dict[str, Any]] = {
 """Each variant's arguments to `GangScheduler` beside the shipped defaults."""
 
 
+async def add_leaf_nodes(client: Client, nodes: int) -> dict[str, str]:
+    """``nodes`` Ready 8-GPU nodes in leaves of 16 (`LEAF`); each node's leaf."""
+    node_leaf: dict[str, str] = {}
+    for index in range(nodes):
+        name, leaf = f"n{index:05d}", f"l{index // 16:03d}"
+        node_leaf[name] = leaf
+        node = simulated_node(name, labels={LEAF: leaf})
+        await client.create(node)
+        status = node.model_dump(mode="json", by_alias=True)["status"]
+        await client.patch(Node, name, {"status": status}, subresource="status")
+    return node_leaf
+
+
+def simulated_scheduler(
+    client: Client, wall_clock: Callable[[], float], **options: Any
+) -> tuple[Manager, GangScheduler]:
+    """A Manager with `GangScheduler` added (``options`` beside these), on the running loop's
+    clock: placement on the event loop and no pass pause, so the virtual clock cannot move
+    while a pass computes."""
+    loop = asyncio.get_running_loop()
+    manager = Manager(
+        client, metrics_bind_address="0", health_probe_bind_address="0",
+        registry=CollectorRegistry(),
+    )  # fmt: skip
+    mirror = ClusterMirror([LEAF], clock=loop.time, place_inline=True)
+    mirror.attach(manager)
+    scheduler = GangScheduler(
+        SCHEDULER,
+        [LEAF],
+        pod_groups=("coscheduling",),
+        clock=loop.time,
+        wall_clock=wall_clock,
+        mirror=mirror,
+        pass_pause=0.0,  # a pause of the pass's real duration would move the virtual clock
+        **options,
+    )
+    manager.add_runnable(scheduler)
+    return manager, scheduler
+
+
 async def run(
     nodes: int,
     jobs: list[Job],
@@ -152,33 +194,11 @@ async def run(
     status = GROUP_APIS["coscheduling"].status_subresource
     cluster = FakeCluster(kinds=[FakeKind.of_crd(CoschedulingPodGroup, status_subresource=status)])
     by_pod = {f"{job.name}-{i}": job for job in jobs for i in range(job.pods)}
-    node_leaf: dict[str, str] = {}
     async with cluster.client() as client:
-        for index in range(nodes):
-            name, leaf = f"n{index:05d}", f"l{index // 16:03d}"
-            node_leaf[name] = leaf
-            node = simulated_node(name, labels={LEAF: leaf})
-            await client.create(node)
-            status = node.model_dump(mode="json", by_alias=True)["status"]
-            await client.patch(Node, name, {"status": status}, subresource="status")
-        manager = Manager(
-            client, metrics_bind_address="0", health_probe_bind_address="0",
-            registry=CollectorRegistry(),
-        )  # fmt: skip
-        mirror = ClusterMirror([LEAF], clock=loop.time, place_inline=True)
-        mirror.attach(manager)
-        scheduler = GangScheduler(
-            SCHEDULER,
-            [LEAF],
-            pod_groups=("coscheduling",),
-            clock=loop.time,
-            wall_clock=wall_clock,
-            mirror=mirror,
-            policy=policy,
-            pass_pause=0.0,  # a pause of the pass's real duration would move the virtual clock
-            **VARIANTS[variant],
+        node_leaf = await add_leaf_nodes(client, nodes)
+        manager, scheduler = simulated_scheduler(
+            client, wall_clock, policy=policy, **VARIANTS[variant]
         )
-        manager.add_runnable(scheduler)
         done = asyncio.Event()
         finished: list[float] = []
         held: list[tuple[float, int]] = []  # (time, GPUs of fully bound jobs, +/-)

@@ -87,21 +87,15 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
-from prometheus_client import CollectorRegistry
-
 import crdkit
 from crdkit.client import KubernetesError, NotFound
-from crdkit.resources import Event, Node, Pod
+from crdkit.resources import Event, Pod
 from crdkit.resources.queues import Queue
-from crdkit.runtime import Manager
-from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.gangs import KUEUE_PREFERRED, KUEUE_REQUIRED
 from crdkit.scheduling.groups import GROUP_APIS
 from crdkit.scheduling.groups.coscheduling import COSCHEDULING_POD_GROUP_LABEL, CoschedulingPodGroup
-from crdkit.scheduling.mirror import ClusterMirror
 from crdkit.scheduling.queues.gate import QUEUE_LABEL
 from crdkit.testing import ControlPlane, FakeCluster, FakeKind, SimulatedKubelet
-from crdkit.testing.sim.nodes import simulated_node
 from crdkit.testing.sim.virtual_time import run_on_virtual_clock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -117,11 +111,10 @@ from _queue_stream import (
     stream_figures,
 )
 from _queues_live import Attempt, LiveRun, LiveStream, live_figures, partly_bound, until
+from queue_sim_bench import SCHEDULER, VIRTUAL_EPOCH, add_leaf_nodes, simulated_scheduler
 from queues_kueue import run_kueue
 from scheduler_compare import CRDKIT, LogSummary, contestant_running
 
-SCHEDULER = "gangs"
-VIRTUAL_EPOCH = 1_800_000_000.0
 VARIANTS = ("queues", "no-queues")
 LIVE_POLICY = "best-fit"
 """crdkit's placer policy live: benches/scheduler_compare.py's default for its crdkit."""
@@ -218,32 +211,11 @@ async def run(nodes: int, jobs: list[TeamJob], variant: str) -> dict[str, Any]:
     evicted = 0
     worst_unplaced = 0
     async with cluster.client() as client:
-        for index in range(nodes):
-            name, leaf = f"n{index:05d}", f"l{index // 16:03d}"
-            node = simulated_node(name, labels={LEAF: leaf})
-            await client.create(node)
-            body = node.model_dump(mode="json", by_alias=True)["status"]
-            await client.patch(Node, name, {"status": body}, subresource="status")
+        await add_leaf_nodes(client, nodes)
         if with_queues:
             for made in queues(nodes):
                 await client.create(made)
-        manager = Manager(
-            client, metrics_bind_address="0", health_probe_bind_address="0",
-            registry=CollectorRegistry(),
-        )  # fmt: skip
-        mirror = ClusterMirror([LEAF], clock=loop.time, place_inline=True)
-        mirror.attach(manager)
-        scheduler = GangScheduler(
-            SCHEDULER,
-            [LEAF],
-            pod_groups=("coscheduling",),
-            clock=loop.time,
-            wall_clock=wall_clock,
-            mirror=mirror,
-            pass_pause=0.0,
-            queues=with_queues,
-        )
-        manager.add_runnable(scheduler)
+        manager, scheduler = simulated_scheduler(client, wall_clock, queues=with_queues)
         done = asyncio.Event()
         ended = 0
         succeeded: dict[str, set[str]] = {}
