@@ -80,6 +80,12 @@ class RunningGang:
     """Evicting it would take more pods than a PodDisruptionBudget covering them allows."""
 
     @property
+    def created_s(self) -> float:
+        """Its creation in epoch seconds; unknown, the oldest there can be (youngest first
+        takes it last)."""
+        return (self.created or _OLDEST).timestamp()
+
+    @property
     def gpus(self) -> int:
         """GPUs it holds, in milli-units (every resource whose name ends in ``gpu``)."""
         return sum(
@@ -99,8 +105,7 @@ class Preemption:
 
 
 def _victim_order(gang: RunningGang) -> tuple[bool, int, int, float, str]:
-    created = gang.created or _OLDEST
-    return (gang.breaks_budget, gang.priority, gang.gpus, -created.timestamp(), gang.ref)
+    return (gang.breaks_budget, gang.priority, gang.gpus, -gang.created_s, gang.ref)
 
 
 def _priority_cost(value: str | None, victims: Sequence[RunningGang]) -> tuple[Any, ...]:

@@ -22,7 +22,6 @@ evict only gangs in no queue.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
 from crdkit.scheduling.preemption import VictimRule
@@ -39,19 +38,16 @@ if TYPE_CHECKING:
 
 __all__ = ["Mode", "reclaim_rule", "within_queue_scope"]
 
-_OLDEST = datetime.min.replace(tzinfo=UTC)
-
 
 def _least_loss(gang: RunningGang) -> tuple[int, float, str]:
-    created = gang.created or _OLDEST
-    return (gang.gpus, -created.timestamp(), gang.ref)
+    return (gang.gpus, -gang.created_s, gang.ref)
 
 
 def _loss(value: str | None, victims: Sequence[RunningGang]) -> tuple[int, int, float, str]:
     """Of the victims a domain needs: the fewest GPUs, then the fewest gangs, then the
     youngest (the set whose oldest victim started last), then the domain's name."""
-    oldest = min((v.created or _OLDEST) for v in victims)
-    return (sum(v.gpus for v in victims), len(victims), -oldest.timestamp(), value or "")
+    oldest = min(v.created_s for v in victims)
+    return (sum(v.gpus for v in victims), len(victims), -oldest, value or "")
 
 
 Mode = Literal["reclaim", "own", "fair"]
