@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from crdkit.resources import Pod
 
@@ -78,14 +78,16 @@ def pod_runtime_bound(pod: Pod) -> float | None:
     return None
 
 
-def pod_end(pod: Pod, now: float, fallback: float | None = None) -> float | None:
+def pod_end(
+    pod: Pod, now: float, fallback: Callable[[], float | None] | None = None
+) -> float | None:
     """When the pod will have ended at the latest (epoch seconds), from its start (``now`` if
     it has not started; the shown start plus `START_TIME_PRECISION` if it has) and its run-time
-    bound (``fallback`` when it declares none: its queue's maximum run time); None without
-    either."""
+    bound (``fallback()`` when it declares none: its queue's maximum run time, looked up only
+    then); None without either."""
     bound = pod_runtime_bound(pod)
-    if bound is None:
-        bound = fallback
+    if bound is None and fallback is not None:
+        bound = fallback()
     if bound is None:
         return None
     started = pod.status.start_time if pod.status is not None else None

@@ -301,8 +301,8 @@ class GangScheduler(Runnable):
         pod = self._pod_reads().get(key)
         if pod is None:
             return None
-        gate, ref = self.quota_gate, self.group_of(pod)
-        queue_bound = gate.max_run(str(ref)) if gate is not None and ref is not None else None
+        gate = self.quota_gate  # its queue's maximum, asked only if the pod declares no bound
+        queue_bound = None if gate is None else lambda: gate.max_run(self.group_of(pod))
         try:
             return pod_end(pod, self._wall_clock(), queue_bound)
         except ValueError:

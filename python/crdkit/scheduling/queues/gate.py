@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from crdkit.scheduling.gang_records import evolve_gang, evolve_task
+from crdkit.scheduling.pending import GroupRef
 from crdkit.scheduling.queues.admission import Ask, Refusal, admit_in_order
 from crdkit.scheduling.queues.tree import QuotaTree
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from crdkit.resources import Pod
     from crdkit.scheduling.gangs import GangRequest
     from crdkit.scheduling.mirror import ClusterMirror
-    from crdkit.scheduling.pending import GroupRef, PendingGroup
+    from crdkit.scheduling.pending import PendingGroup
     from crdkit.scheduling.preemption import RunningGang
     from crdkit.scheduling.queues.tree import FlavorDef, Fr, QueueDef
 
@@ -198,10 +199,14 @@ class QueueGate:
             return named
         return self.default_queue if self.default_queue in self.tree.queues else None
 
-    def max_run(self, group: PendingGroup | str) -> float | None:
+    def max_run(self, group: PendingGroup | GroupRef | None) -> float | None:
         """The maximum run time of the gang's queue (a waiting gang, or a running one by its
-        text), the run-time estimate of its pods that declare none; None without one."""
-        queue = self.queue_of(group) if not isinstance(group, str) else self.running_queue(group)
+        name), the run-time estimate of its pods that declare none; None without one."""
+        if group is None:
+            return None
+        queue = (
+            self.running_queue(str(group)) if isinstance(group, GroupRef) else self.queue_of(group)
+        )
         found = self.tree.queues.get(queue) if queue is not None else None
         return None if found is None or found.max_run_seconds is None else found.max_run_seconds
 
