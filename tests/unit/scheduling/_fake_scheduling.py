@@ -7,6 +7,7 @@ import contextlib
 import time
 from typing import TYPE_CHECKING, Any
 
+from crdkit.client import NotFound
 from crdkit.resources import Node, Pod, resource_info
 from crdkit.resources.queues import Queue
 from crdkit.scheduling import GangScheduler
@@ -37,6 +38,15 @@ def gpu_pod(name: str, gpus: int = 8, **spec: Any) -> Pod:
             },
         }
     )
+
+
+async def exists(client: Client, name: str) -> bool:
+    """Whether pod ``name`` is still there."""
+    try:
+        await client.get(Pod, name, namespace=NAMESPACE)
+    except NotFound:
+        return False
+    return True
 
 
 async def add_node(client: Client, name: str, labels: dict[str, str] | None = None) -> None:

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _fake_scheduling import NAMESPACE, SCHEDULER, add_node, gpu_pod, scheduling
+from _fake_scheduling import NAMESPACE, SCHEDULER, add_node, exists, gpu_pod, scheduling
 
-from crdkit.client import Client, NotFound
+from crdkit.client import Client
 from crdkit.resources import Event, Pod, PodDisruptionBudget
 from crdkit.scheduling.gangs import KUEUE_REQUIRED
 from crdkit.testing import eventually
@@ -23,14 +23,6 @@ async def two_leaves(client: Client) -> None:
     for leaf in ("a", "b"):
         for index in (1, 2):
             await add_node(client, f"{leaf}{index}", labels={LEAF: leaf})
-
-
-async def exists(client: Client, name: str) -> bool:
-    try:
-        await client.get(Pod, name, namespace=NAMESPACE)
-    except NotFound:
-        return False
-    return True
 
 
 async def node_of(client: Client, name: str) -> str | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from _fake_scheduling import NAMESPACE, SCHEDULER, add_node, scheduling
+from _fake_scheduling import NAMESPACE, SCHEDULER, add_node, exists, scheduling
 
 from crdkit.client import Client, NotFound
 from crdkit.resources import Event, Pod
@@ -66,14 +66,6 @@ async def bound(client: Client, names: list[str]) -> bool:
     except NotFound:
         return False
     return all(p.spec.node_name for p in pods)
-
-
-async def exists(client: Client, name: str) -> bool:
-    try:
-        await client.get(Pod, name, namespace=NAMESPACE)
-    except NotFound:
-        return False
-    return True
 
 
 async def message(client: Client, name: str) -> str:
