@@ -47,17 +47,11 @@ class StoreBook:
 
     def __init__(self, store: Store[Queue]) -> None:
         self._store = store
-        self._decoded: tuple[Hashable, list[QueueDef]] | None = None
 
     def version(self) -> Hashable:
-        store = self._store
-        return tuple(sorted((key, store.version_of(key)) for key in store.keys()))  # noqa: SIM118  (a Store, not a dict)
+        keys = self._store.keys()
+        return tuple(sorted((key, self._store.version_of(key)) for key in keys))
 
     def queues(self) -> Sequence[QueueDef]:
-        version = self.version()
-        if self._decoded is None or self._decoded[0] != version:
-            found = [
-                queue_def(q) for q in self._store.list() if q.metadata.deletion_timestamp is None
-            ]
-            self._decoded = (version, found)
-        return self._decoded[1]
+        """Every queue not being deleted, decoded (the gate asks once `version` changed)."""
+        return [queue_def(q) for q in self._store.list() if q.metadata.deletion_timestamp is None]
