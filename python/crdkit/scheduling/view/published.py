@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, cast
 
+from crdkit.scheduling.errors import SchedulingError
 from crdkit.scheduling.view.format import FORMAT, PUBLISHED_KEY
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["PublishedError", "WrongFormat", "parse_published", "read_config_map_data"]
 
 
-class PublishedError(ValueError):
+class PublishedError(SchedulingError, ValueError):
     """The published view cannot be read; the message names the field."""
 
 
