@@ -161,8 +161,8 @@ def flex_table(
 ) -> list[str]:
     """A table whose last column takes what ``width`` leaves it: truncated with an ellipsis,
     or with ``wrap`` continued on lines of their own, indented under it. ``rule`` adds a line
-    of dashes under the headers. A row with a cell count unlike the headers' is a
-    ``ValueError`` naming it."""
+    of dashes under the headers, as wide as each column. A row with a cell count unlike the
+    headers' is a ``ValueError`` naming it."""
     for index, row in enumerate(rows):
         if len(row) != len(headers):
             raise ValueError(f"rows[{index}]: {len(row)} cells for {len(headers)} columns")
@@ -178,7 +178,8 @@ def flex_table(
     lines = [line(headers[:-1], truncate(headers[-1], layout.flex))]
     if rule:
         dashes = ["-" * w for w in layout.widths]
-        lines.append(line(dashes, "-" * min(len(headers[-1]), layout.flex)))
+        longest = max([len(headers[-1]), *(len(row[-1]) for row in cleaned)])
+        lines.append(line(dashes, "-" * min(longest, layout.flex)))
     for row in cleaned:
         if not wrap:
             lines.append(line(row[:-1], truncate(row[-1], layout.flex)))
