@@ -160,6 +160,10 @@ class _Choices:
     width: int | None
 
 
+def _stdout_is_a_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
 def _width(choices: _Choices, tty: bool) -> int:
     if choices.width is not None:
         return choices.width
@@ -230,7 +234,9 @@ async def _watch(
         now = time.time()
         width = _width(choices, tty)
         if tty:
-            click.echo("\x1b[H\x1b[2J", nl=False)  # home, then clear the screen
+            # Home, then clear the screen (color=True: click strips escapes it thinks go to no
+            # terminal, and a terminal is what `tty` says this is).
+            click.echo("\x1b[H\x1b[2J", nl=False, color=True)
             head = f"crdkit queue: scheduler {scheduler} in {namespace}, every {WATCH_INTERVAL:g}s"
             if snapshot is not None:
                 stamp = time.strftime("%H:%M:%S", time.localtime(snapshot["time"]))
@@ -364,7 +370,7 @@ def queue_command(
     from crdkit.scheduling.view.published import PublishedError
 
     choices = _Choices(output, queue_name, state, wrap, width)
-    tty = sys.stdout.isatty()
+    tty = _stdout_is_a_terminal()
     connection: dict[str, Any] = {"context": context, "exec_timeout": exec_timeout}
     try:
         where = namespace or default_namespace(kubeconfig, context)

@@ -382,3 +382,35 @@ def test_gen_rbac_without_a_namespace_is_a_cluster_role_of_the_same_rule() -> No
     assert documents[0]["rules"] == [
         {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]}
     ]
+
+
+def test_watch_on_a_terminal_redraws_and_waits_out_a_missing_view(
+    tmp_path: Path, published: _Published, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = NoView("no view published by scheduler crdkit-gang-scheduler in namespace ops", 1)
+    view = parse_published(TEXT)
+    published.answers = [missing, view, view, KeyboardInterrupt()]
+    monkeypatch.setattr(queue_cli, "WATCH_INTERVAL", 0)
+    monkeypatch.setattr(queue_cli, "_stdout_is_a_terminal", lambda: True)
+    monkeypatch.setenv("COLUMNS", "140")
+    result = _run(tmp_path, "-w")
+    assert result.exit_code == 0, result.output
+    screens = result.output.split("\x1b[H\x1b[2J")[1:]
+    assert len(screens) == 3  # each read redrawn, the same view too: its times move
+    assert "no view published" in screens[0]
+    assert screens[1] == screens[2]
+    lines = screens[1].splitlines()
+    assert lines[0].startswith("crdkit queue: scheduler crdkit-gang-scheduler in ops, every")
+    assert lines[2].split()[:2] == ["QUEUE", "PRIORITY"]
+    assert all(len(line) <= 140 for line in lines)
+    assert max(len(line) for line in lines) == 140  # the terminal's width, not a pipe's
+
+
+def test_a_watch_ends_when_the_view_cannot_be_read(
+    tmp_path: Path, published: _Published, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    published.answers = [parse_published(TEXT), WrongFormat("format: the view is in format 2")]
+    monkeypatch.setattr(queue_cli, "WATCH_INTERVAL", 0)
+    result = _run(tmp_path, "-w")
+    assert result.exit_code == 2
+    assert "format 2" in result.stderr
