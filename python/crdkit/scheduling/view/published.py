@@ -10,6 +10,7 @@ the field (``gangs[3].priority: expected an integer, got 'high'``).
 from __future__ import annotations
 
 import json
+import math
 from typing import TYPE_CHECKING, Any, cast
 
 from crdkit.scheduling.errors import SchedulingError
@@ -80,7 +81,7 @@ _START = {"gang": "str", "promised": "number", "actual": "number"}
 
 _WORDS = {
     "int": "an integer",
-    "number": "a number",
+    "number": "a finite number",
     "str": "a string",
     "bool": "true or false",
     "list": "a list",
@@ -94,7 +95,9 @@ def _fits(value: object, kind: str) -> bool:
     if kind == "int":
         return isinstance(value, int) and not isinstance(value, bool)
     if kind == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
+        # Python's JSON reads NaN and Infinity, which no time or duration can be.
+        finite = not isinstance(value, float) or math.isfinite(value)
+        return isinstance(value, int | float) and not isinstance(value, bool) and finite
     if kind == "str":
         return isinstance(value, str)
     if kind == "bool":

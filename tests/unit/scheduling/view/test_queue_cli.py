@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 import yaml
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crdkit.cli import main
 from crdkit.client.errors import Forbidden, NotFound
@@ -25,6 +27,7 @@ from crdkit.scheduling.view.queue_cli import (
     default_namespace,
     read_view,
 )
+from crdkit.scheduling.view.table import queue_table
 
 if TYPE_CHECKING:
     from crdkit.client import Client
@@ -77,9 +80,11 @@ def test_another_format_says_which_it_got_and_which_it_reads() -> None:
         ),
         (
             lambda d: d["gangs"][3].update(expected_start="soon"),
-            r"gangs\[3\]\.expected_start: expected a number or null",
+            r"gangs\[3\]\.expected_start: expected a finite number or null",
         ),
         (lambda d: d.update(gangs={}), r"^gangs: expected a list, got \{\}"),
+        (lambda d: d.update(time=float("nan")), r"^time: expected a finite number, got NaN"),
+        (lambda d: d["gangs"][0].update(since=float("inf")), r"since: expected a finite number"),
         (lambda d: d["gangs"].append(3), r"gangs\[6\]: expected an object, got 3"),
         (
             lambda d: d["queues"][0]["resources"][0].pop("used"),
@@ -414,3 +419,38 @@ def test_a_watch_ends_when_the_view_cannot_be_read(
     result = _run(tmp_path, "-w")
     assert result.exit_code == 2
     assert "format 2" in result.stderr
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_any_one_field_replaced_is_read_or_refused_by_name(data: st.DataObject) -> None:
+    document = _document()
+    gang = data.draw(st.integers(0, len(document["gangs"]) - 1))
+    target = data.draw(st.sampled_from([document, document["gangs"][gang]]))
+    key = data.draw(st.sampled_from(sorted(target)))
+    target[key] = data.draw(_JSON)
+    refused: str | None = None
+    try:
+        snapshot = parse_published(json.dumps(document))
+    except PublishedError as error:
+        refused = str(error)
+    if refused is not None:
+        named = refused.split(":")[0]
+        container = key in ("gangs", "queues", "starts", "levels")  # names its item
+        assert named in (key, f"gangs[{gang}].{key}", "format") or container, refused
+        return
+    # What is read is shown: the table of any readable view is drawn.
+    assert queue_table(snapshot, now=snapshot["time"], width=120, wide=True)
