@@ -224,10 +224,11 @@ async def _watch(
     # A view that cannot be read, or a reader not allowed to, ends the watch as it ends a
     # single read; only a missing view is waited out.
     last: int | None = None
+    missing_said = False
     while True:
         try:
             snapshot: PublishedSnapshot | None = await read_view(client, scheduler, namespace)
-            problem = ""
+            problem, missing_said = "", False
         except NoView as error:
             # A scheduler restarting publishes again in a few seconds: keep looking.
             snapshot, problem = None, str(error)
@@ -239,8 +240,7 @@ async def _watch(
             click.echo("\x1b[H\x1b[2J", nl=False, color=True)
             head = f"crdkit queue: scheduler {scheduler} in {namespace}, every {WATCH_INTERVAL:g}s"
             if snapshot is not None:
-                stamp = time.strftime("%H:%M:%S", time.localtime(snapshot["time"]))
-                head += f"; view of {stamp}"
+                head += f"; view of {_clock(snapshot['time'])}"
             click.echo(truncate(head, width))
             click.echo("")
             if snapshot is None:
@@ -261,10 +261,19 @@ async def _watch(
                 for line in render(snapshot, now, width, choices):
                     click.echo(line)
             last = snapshot["seq"]
-        elif snapshot is None and last is not None:
+        elif snapshot is None and not missing_said:
+            # Said once on stderr (stdout stays views only), again if it goes missing later.
             click.echo(f"crdkit queue: {problem}", err=True)
-            last = None
+            missing_said, last = True, None
         await asyncio.sleep(WATCH_INTERVAL)
+
+
+def _clock(moment: float) -> str:
+    """``HH:MM:SS`` of an epoch time, local; the number itself if no clock shows it."""
+    try:
+        return time.strftime("%H:%M:%S", time.localtime(moment))
+    except (OverflowError, OSError, ValueError):
+        return f"{moment:.0f}"
 
 
 def _selected(snapshot: PublishedSnapshot, choices: _Choices) -> list[GangView]:

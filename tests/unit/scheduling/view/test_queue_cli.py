@@ -454,3 +454,16 @@ def test_any_one_field_replaced_is_read_or_refused_by_name(data: st.DataObject) 
         return
     # What is read is shown: the table of any readable view is drawn.
     assert queue_table(snapshot, now=snapshot["time"], width=120, wide=True)
+
+
+def test_watch_to_a_pipe_says_once_that_the_view_is_missing(
+    tmp_path: Path, published: _Published, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = NoView("no view published by scheduler crdkit-gang-scheduler in namespace ops", 1)
+    published.answers = [missing, missing, parse_published(TEXT), KeyboardInterrupt()]
+    monkeypatch.setattr(queue_cli, "WATCH_INTERVAL", 0)
+    result = _run(tmp_path, "-w", "-o", "json")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count("no view published") == 1
+    assert len(result.stdout.splitlines()) == 1
+    assert json.loads(result.stdout)["scheduler"] == "crdkit-gang-scheduler"
