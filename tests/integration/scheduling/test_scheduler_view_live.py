@@ -18,7 +18,9 @@ from crdkit.client import Client
 from crdkit.resources import ConfigMap, Pod
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.view.format import FORMAT, PUBLISHED_KEY, published_name
+from crdkit.scheduling.view.published import read_config_map_data
 from crdkit.scheduling.view.snapshot import SchedulerView
+from crdkit.scheduling.view.table import queue_table
 from crdkit.testing import ControlPlane, eventually, running_manager
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
@@ -114,6 +116,15 @@ async def test_the_view_shows_jobs_reservations_expected_starts_and_publishes_th
             assert shown is not None
             assert "nodes" not in shown
             assert "timeline" not in shown
+            # What crdkit queue reads of it, and one row per gang, in line order.
+            made = await client.get(ConfigMap, published_name(name), namespace="default")
+            read = read_config_map_data(made.data, f"default/{published_name(name)}")
+            lines = queue_table(read, now=time.time(), width=100)
+            print("\n".join(lines))
+            assert all(len(line) <= 100 for line in lines)
+            rows = [line.split() for line in lines[1:]]
+            mine = [row for row in rows if any(cell.startswith(f"{pool}/") for cell in row)]
+            assert [row[2] for row in mine[:2]] == [f"{pool}/big", f"{pool}/huge"]
 
             # The running gang ends: the view moves without being asked.
             seq = view.seq
