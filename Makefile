@@ -26,7 +26,7 @@ PY_SOURCES := $(shell find python -name '*.py' -o -name '*.pyi' -o -name '*.tmpl
 
 help:
 	@echo "make test   - install everything into .venv, build, lint, type-check and run every test"
-	@echo "make demo   - run the gang-scheduling example on a simulated GPU cluster"
+	@echo "make demo   - run the gang-scheduling example on a simulated GPU cluster (ARGS=--ui: its live page)"
 	@echo "make test-under-load - make test with two CPU-bound processes running beside it"
 	@echo "make dev    - only create .venv with the package (editable) and the dev tools"
 	@echo "make docs   - build the documentation site (mkdocs --strict) into $(DOCS_SITE)"
@@ -118,7 +118,7 @@ test-under-load:
 	bash tools/under-load.sh $(MAKE) test
 
 demo: dev envtest $(VENV)/.stamp-examples
-	$(PY) -m examples.demo
+	$(PY) -m examples.demo $(ARGS)
 
 # The example extras (Pillow for the topology picture), only for `make demo`.
 $(VENV)/.stamp-examples: pyproject.toml | $(PY)

@@ -1,6 +1,7 @@
 """``make demo``: the gang scheduler on a simulated GPU cluster, served by a local control plane.
 
     python -m examples.demo [--out DIR] [--timeout SECONDS] [--tier-label KEY ...] [shape flags]
+                            [--ui [--ui-address HOST:PORT] [--keep-ui SECONDS]]
 
 1. starts kube-apiserver and etcd, installs the Job and PodGroup CRDs, registers the nodes;
 2. runs the operator on crdkit's Manager (the Job controller, which turns each Job into a
@@ -9,6 +10,10 @@
 3. submits the job stream on its schedule and prints every phase change as the API reports it;
 4. once the stream has settled, prints the summary table and draws the topology picture (each
    job's GPUs coloured) from the pods the API holds, then stops everything.
+
+With ``--ui`` the scheduler's live page (`crdkit.scheduling.ui`) is served all through the
+run, its address printed at the start, and kept up ``--keep-ui`` seconds after the stream
+settles (Ctrl-C ends the wait).
 
 Every line it prints comes from the apiserver's answers, never from what was meant to happen.
 """
@@ -24,8 +29,9 @@ from pathlib import Path
 
 from crdkit.client import Client
 from crdkit.resources import Pod
-from crdkit.runtime import Informer
-from crdkit.scheduling import pod_requests
+from crdkit.runtime import Informer, Runnable
+from crdkit.scheduling import SchedulerView, pod_requests
+from crdkit.scheduling.ui.server import ViewServer
 from crdkit.testing import ControlPlane
 from examples.gang_scheduler.cluster_setup import (
     create_simulated_cluster,
@@ -35,6 +41,7 @@ from examples.gang_scheduler.cluster_setup import (
 from examples.gang_scheduler.job_stream import StreamEntry, demo_stream
 from examples.gang_scheduler.kubelet_sim import SimulatedKubelets
 from examples.gang_scheduler.models import Job
+from examples.gang_scheduler.operator import VolcanoJobReconciler
 from examples.gang_scheduler.picture import render
 from examples.gang_scheduler.pods import JOB_NAME_LABEL
 from examples.gang_scheduler.report import JobRow, domain_text, progress_line, summary_table
@@ -109,6 +116,16 @@ class JobWatch:
         return True
 
 
+async def served_at(server: ViewServer, within: float = 30.0) -> str:
+    """The page's address once its server listens (it starts with the manager's runnables)."""
+    async with asyncio.timeout(within):
+        while True:
+            try:
+                return server.url
+            except RuntimeError:  # not listening yet
+                await asyncio.sleep(0.05)
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m examples.demo", description=__doc__.splitlines()[0]
@@ -122,6 +139,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--spines-per-zone", type=int, default=defaults.spines_per_zone)
     parser.add_argument("--leaves-per-spine", type=int, default=defaults.leaves_per_spine)
     parser.add_argument("--nodes-per-leaf", type=int, default=defaults.nodes_per_leaf)
+    parser.add_argument(
+        "--ui", action="store_true", help="serve the scheduler's live page through the run"
+    )
+    parser.add_argument(
+        "--ui-address", default="127.0.0.1:8090", help="where --ui serves (host:port; port 0: any)"
+    )
+    parser.add_argument(
+        "--keep-ui",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="with --ui, keep the page up this long after the stream settles",
+    )
     parser.add_argument(
         "--tier-label",
         action="append",
@@ -213,14 +243,25 @@ async def run(args: argparse.Namespace) -> int:
         )
         watch = JobWatch(client, progress)
         run_for = {entry.name: entry.run_for_s for entry in stream}
+        pages: list[ViewServer] = []
+
+        def page(reconciler: VolcanoJobReconciler) -> list[Runnable]:
+            if not args.ui or reconciler.scheduler is None:
+                return []
+            view = SchedulerView(reconciler.scheduler, publish=False)
+            pages.append(ViewServer(view, args.ui_address))
+            return [view, pages[-1]]
+
         try:
             async with (
-                running_operator(client, topology, namespace=NAMESPACE),
+                running_operator(client, topology, namespace=NAMESPACE, beside=page),
                 SimulatedKubelets(client, NAMESPACE, run_for),
             ):
                 await watch.informer.start()
                 await watch.informer.wait_for_sync()
                 progress.say("gang-scheduler operator and simulated kubelets running")
+                for server in pages:
+                    progress.say(f"the scheduler's live page: {await served_at(server)}")
                 await submit(client, stream, watch, progress)
                 deadline = time.monotonic() + args.timeout
                 settled = True
@@ -234,6 +275,9 @@ async def run(args: argparse.Namespace) -> int:
                     await asyncio.sleep(0.2)
                 path = await summarize(client, stream, watch, shape, topology, args.out)
                 progress.say(f"topology picture: {path.resolve()}")
+                for server in pages:
+                    progress.say(f"the page stays up {args.keep_ui:.0f} s: {server.url}")
+                    await asyncio.sleep(args.keep_ui)
                 progress.say("stopping the operator and the control plane")
         finally:
             await watch.informer.stop()

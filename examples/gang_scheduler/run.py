@@ -23,11 +23,11 @@ import argparse
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from crdkit.client import Client
 from crdkit.resources import ConfigMap
-from crdkit.runtime import Manager
+from crdkit.runtime import Manager, Runnable
 from examples.gang_scheduler.operator import POD_SCHEDULER_NAME, VolcanoJobReconciler
 from examples.gang_scheduler.topology import TopologyConfig
 
@@ -57,12 +57,14 @@ async def running_operator(
     pod_scheduler_name: str = POD_SCHEDULER_NAME,
     run_scheduler: bool = True,
     sync_timeout_s: float = 60.0,
+    beside: Callable[[VolcanoJobReconciler], Sequence[Runnable]] = lambda _: (),
 ) -> AsyncIterator[VolcanoJobReconciler]:
     """A Manager running the operator (no metrics or probe servers) until the block ends; the
     reconciler's ``scheduler`` is the running `GangScheduler`. It places the pods of every
     namespace that name ``pod_scheduler_name``: operators sharing an apiserver (tests) each
     need a name of their own. Without ``run_scheduler`` there is none, and the pods wait for
-    a scheduler of that name running elsewhere."""
+    a scheduler of that name running elsewhere. ``beside(reconciler)`` gives more runnables
+    for the same manager (the demo's page of the scheduler's view)."""
     manager = Manager(
         client, namespace=namespace, metrics_bind_address="0", health_probe_bind_address="0"
     )
@@ -73,6 +75,8 @@ async def running_operator(
         run_scheduler=run_scheduler,
     )
     manager.add(reconciler)
+    for runnable in beside(reconciler):
+        manager.add_runnable(runnable)
     task = asyncio.create_task(manager.run())
     try:
         async with asyncio.timeout(sync_timeout_s):
