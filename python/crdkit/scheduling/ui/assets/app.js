@@ -91,7 +91,8 @@
       while (level < open.length && open[level].key === node.path[level]) level++;
       open = open.slice(0, level);
       for (; level < depth; level++) {
-        const box = el("div", { class: `domain depth-${level}`, "data-level": snapshot.levels[level] });
+        const innermost = level === depth - 1 ? " innermost" : "";
+        const box = el("div", { class: `domain depth-${level}${innermost}`, "data-level": snapshot.levels[level] });
         box.appendChild(el("div", { class: "domain-label" }, node.path[level] || "(none)"));
         const children = el("div", { class: "domain-children" });
         box.appendChild(children);
