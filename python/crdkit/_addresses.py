@@ -6,7 +6,9 @@ runtime and so cannot take it from there.
 
 from __future__ import annotations
 
-__all__ = ["parse_bind_address"]
+import ipaddress
+
+__all__ = ["is_loopback", "parse_bind_address"]
 
 
 def parse_bind_address(address: str, *, field: str = "bind address") -> tuple[str, int] | None:
@@ -23,3 +25,11 @@ def parse_bind_address(address: str, *, field: str = "bind address") -> tuple[st
     if port > 65535:
         raise ValueError(f"{field} port must be at most 65535, got {port}")
     return (host.strip("[]") or "0.0.0.0", port)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or ``localhost``) is reachable only from this machine."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"

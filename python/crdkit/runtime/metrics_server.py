@@ -13,18 +13,19 @@ without one, a self-signed pair made for the server's lifetime, as controller-ru
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import shutil
+import socket
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from crdkit.runtime.http import HttpServer, Response, parse_bind_address
-from crdkit.runtime.secure_serving import is_loopback, secure_server
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from prometheus_client import CollectorRegistry
 
     from crdkit.client.client import Client
@@ -35,6 +36,13 @@ __all__ = ["MetricsServer"]
 # The manager's logger: the warning about plain metrics was always the manager's, and log
 # configurations select it by that name.
 log = logging.getLogger("crdkit.runtime.manager")
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 class MetricsServer:
@@ -64,7 +72,7 @@ class MetricsServer:
     async def start(self) -> None:
         if self.address is None:
             return
-        if not self.options.secure and not is_loopback(self.address[0]):
+        if not self.options.secure and not _is_loopback(self.address[0]):
             log.warning(
                 "serving /metrics over plain HTTP to anyone who can reach %s:%d; "
                 "--metrics-secure serves it over HTTPS to tokens RBAC allows",
@@ -86,13 +94,20 @@ class MetricsServer:
         return HttpServer({"/metrics": self._metrics})
 
     def _secure_server(self) -> HttpServer:
-        server, self._scratch = secure_server(
+        from crdkit.runtime.metrics_auth import MetricsAuthorizer
+        from crdkit.webhook.certs import CertWatcher, write_self_signed
+
+        directory = self.options.cert_dir
+        if directory is None:
+            # A self-signed pair, made where a read-only root still lets the process write.
+            directory = self._scratch = Path(tempfile.mkdtemp(prefix="crdkit-metrics-"))
+            write_self_signed(directory, ("localhost", "127.0.0.1", socket.gethostname()))
+        watcher = CertWatcher(Path(directory))
+        return HttpServer(
             {"/metrics": self._metrics},
-            client=self._client,
-            cert_dir=self.options.cert_dir,
-            scratch_prefix="crdkit-metrics-",
+            ssl_context=watcher.context,
+            authorize=MetricsAuthorizer(self._client),
         )
-        return server
 
     async def _metrics(self) -> Response:
         return Response(200, generate_latest(self._registry), CONTENT_TYPE_LATEST)

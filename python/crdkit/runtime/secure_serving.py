@@ -1,7 +1,7 @@
 """HTTPS to the bearer tokens RBAC allows, for any of the runtime's small servers.
 
-``/metrics`` was the first to serve this way; the scheduler's live page (``crdkit scheduler
---ui``) is the second, so the recipe lives here rather than in the metrics server: the
+``/metrics`` serves this way (`crdkit.runtime.metrics_server`, which has its own copy of the
+recipe); the scheduler's live page (``crdkit scheduler --ui``) does too, from here: the
 certificate pair in a directory (reloaded when renewed) or, without one, a self-signed pair made
 for the server's lifetime, and every request's token checked by
 `crdkit.runtime.metrics_auth.MetricsAuthorizer` for ``get`` on the request's path (a
@@ -10,7 +10,6 @@ non-resource URL, so RBAC grants it with ``nonResourceURLs``).
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import tempfile
 from pathlib import Path
@@ -23,16 +22,7 @@ if TYPE_CHECKING:
 
     from crdkit.client.client import Client
 
-__all__ = ["is_loopback", "secure_server"]
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (an address or ``localhost``) reaches this machine only: plain HTTP
-    there serves nobody else, anywhere else it deserves a warning."""
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
+__all__ = ["secure_server"]
 
 
 def secure_server(

@@ -35,9 +35,10 @@ import logging
 import shutil
 from typing import TYPE_CHECKING, Protocol
 
+from crdkit._addresses import is_loopback
 from crdkit.runtime.http import HttpServer, Response, Route, Stream, parse_bind_address
 from crdkit.runtime.runnable import Runnable
-from crdkit.runtime.secure_serving import is_loopback, secure_server
+from crdkit.runtime.secure_serving import secure_server
 from crdkit.scheduling.ui.delta import delta
 
 if TYPE_CHECKING:
