@@ -477,9 +477,9 @@ async def measure(
     """``alike``: every waiting gang asks the same; otherwise each asks a different amount of
     memory, so no two share an answer."""
     async with saturated(nodes, waiting, refresh=refresh, alike=alike) as state:
-        explained = state.scheduler.explanations
+        explained = state.scheduler.reporter.explanations
         times = await pass_times(state, passes)
-        explained = state.scheduler.explanations - explained
+        explained = state.scheduler.reporter.explanations - explained
     return {
         "nodes": nodes,
         "waiting": waiting,

@@ -906,14 +906,14 @@ async def measure_saturated(
     the measurement."""
     bench = pass_bench()
     async with bench.saturated(nodes, waiting, sizes=sizes) as state:
-        explained = state.scheduler.explanations
+        explained = state.scheduler.reporter.explanations
         started = time.perf_counter()
         with profiling(profile, native), FullCollections().installed() as collections:
             placing: list[float] = []
             times = await bench.pass_times(state, passes, placing)
             events = await bench.bind_latencies(state, binds)
         measure_s = time.perf_counter() - started
-        explained = state.scheduler.explanations - explained
+        explained = state.scheduler.reporter.explanations - explained
         left = len(state.scheduler.queue())
     bound = [event.seconds * 1000 for event in events if event.seconds is not None]
 

@@ -32,7 +32,7 @@ from crdkit.scheduling.pending import line_place
 from crdkit.scheduling.rank_rules import clash
 from crdkit.scheduling.reservations import HELD_AHEAD
 from crdkit.scheduling.runtime_bounds import pod_runtime_bound, stamp
-from crdkit.scheduling.start_plan import PlanEntry, StartPlan
+from crdkit.scheduling.start_plan import PlanEntry
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Sequence
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from crdkit.scheduling.gangs import GangRequest
     from crdkit.scheduling.mirror import ClusterMirror
     from crdkit.scheduling.options import SchedulerOptions
+    from crdkit.scheduling.outlook import Outlook
     from crdkit.scheduling.pending import GroupReader, GroupRef, PendingGroup
     from crdkit.scheduling.preemption import Preemptor
     from crdkit.scheduling.queue import GangQueue
@@ -116,6 +117,27 @@ def _pod_bindings(request: GangRequest, placement: _placer.Outcome) -> list[PodB
     return bindings
 
 
+def _with_holds(
+    ready: list[tuple[PendingGroup, GangRequest]],
+    wall: float,
+    ends: dict[GroupRef, float | None],
+    reservations: Reservations,
+    quotas: QuotaStep | None,
+) -> list[tuple[PlanEntry, int]]:
+    """Each gang's declared end into ``ends`` and the held nodes it may use into its record
+    (in place); the start plan's line."""
+    line: list[tuple[PlanEntry, int]] = []
+    for index, (group, request) in enumerate(ready):
+        bound = _declared_bound(group, quotas.gate.max_run(group) if quotas else None)
+        ends[group.ref] = end = None if bound is None else wall + bound
+        allowed = reservations.tolerations(group.ref, _priority(request), end)
+        if allowed:
+            record = with_tolerations(request.record, allowed)
+            ready[index] = (group, request := replace(request, record=record))
+        line.append((PlanEntry(group.ref, request.record, bound), _priority(request)))
+    return line
+
+
 class _BoundThisPass:
     """The pods of the gangs bound so far in a pass, by node, for the rank rules' check: built
     once each, and only when a gang of the pass has rank rules; and those of them with rules."""
@@ -180,6 +202,7 @@ class Cycle:
         clock: Callable[[], float],
         wall_clock: Callable[[], float],
         pod_end: Callable[[str], float | None],
+        outlook: Outlook,
         quotas: QuotaStep | None = None,
     ) -> None:
         self._options = options
@@ -194,7 +217,8 @@ class Cycle:
         self._pod_end = pod_end
         self._shapes: dict[GroupRef, Hashable] = {}
         """This pass's gangs without their names (`crdkit.scheduling.gang_records.shape`)."""
-        self.plan = StartPlan(mirror, options.policy)  # type: ignore[arg-type]
+        self.outlook = outlook
+        self.plan = outlook.plan
         """The starts promised to waiting gangs once run-time bounds are declared."""
 
     async def run_pass(self, refs: Sequence[GroupRef]) -> list[Decision]:
@@ -206,6 +230,7 @@ class Cycle:
             self._quotas.new_pass(out)
         ready: list[tuple[PendingGroup, GangRequest]] = []
         now = self._clock()
+        self.outlook.new_pass(self._wall_clock())
         for ref in refs:
             if self._busy(ref):
                 continue  # its bind or roll-back marks it again when it ends
@@ -239,10 +264,12 @@ class Cycle:
         bound_now = _BoundThisPass([request for _, request in ready])
         quotas = self._quotas
         if quotas is not None:
-            ready = quotas.admit(ready)
+            asked, ready = ready, quotas.admit(ready)
+            admitted = {group.ref for group, _ in ready}
+            self.outlook.refused(g.ref for g, _ in asked if g.ref not in admitted)
         wall = self._wall_clock()
         ends: dict[GroupRef, float | None] = {}
-        line = self._with_holds(ready, wall, ends)
+        line = _with_holds(ready, wall, ends, self._reservations, quotas)
         made: list[DomainReservation] = []
         if self._options.start_plan and self.plan.engaged(entry for entry, _ in line):
             self._place_planned(ready, line, wall, out)
@@ -252,35 +279,20 @@ class Cycle:
             more = quotas.again() if quotas is not None else []
             if more:
                 # Quota the gangs that did not fit gave back admits others this pass.
-                self._with_holds(more, wall, ends)
+                line += _with_holds(more, wall, ends, self._reservations, quotas)
                 await self._place_batch(more, ends, wall, bound_now, made, waiting, out)
             # Told after this pass's binds are counted: the counts are the ones the next pass
             # starts from, and the gangs explained read one state (explanations of alike gangs
-            # and the nodes' grouping are shared while the state holds).
+            # and the nodes' grouping are shared while the state holds); so is the estimate.
+            waits = {group.ref for group, _, _ in waiting}
+            self.outlook.waiting(item for item in line if item[0].ref in waits)
+            self.outlook.estimate(
+                self._queue.ordered, self._pod_end, wall, self._reservations.tolerations
+            )
             for group, request, placement in waiting:
                 self._unschedulable(group, request, placement, out)
         if quotas is not None:
             quotas.report(out, made)
-
-    def _with_holds(
-        self,
-        ready: list[tuple[PendingGroup, GangRequest]],
-        wall: float,
-        ends: dict[GroupRef, float | None],
-    ) -> list[tuple[PlanEntry, int]]:
-        """Each gang's declared end into ``ends`` and the held nodes it may use into its
-        record (in place); the start plan's line."""
-        line: list[tuple[PlanEntry, int]] = []
-        quotas = self._quotas
-        for index, (group, request) in enumerate(ready):
-            bound = _declared_bound(group, quotas.gate.max_run(group) if quotas else None)
-            ends[group.ref] = end = None if bound is None else wall + bound
-            allowed = self._reservations.tolerations(group.ref, _priority(request), end)
-            if allowed:
-                record = with_tolerations(request.record, allowed)
-                ready[index] = (group, request := replace(request, record=record))
-            line.append((PlanEntry(group.ref, request.record, bound), _priority(request)))
-        return line
 
     async def _place_batch(
         self,
@@ -334,6 +346,8 @@ class Cycle:
         """`_place` once run-time bounds are declared: each gang starts where the start plan
         puts it now, or waits for its planned start (`crdkit.scheduling.start_plan`)."""
         said, replan = self.plan.plan(line, self._pod_end, wall)
+        self.outlook.told(said)
+        self.outlook.waiting(item for item in line if not said[item[0].ref].starts_now(wall))
         out.extend(Later(ref, 0.0) for ref in sorted(replan))
         made: list[DomainReservation] = []
         waiting: list[tuple[PendingGroup, GangRequest, _placer.Outcome]] = []
@@ -427,14 +441,14 @@ class Cycle:
             explanation + note,
             out,
             topic=topic,
-            tail=lambda: self._queue.place_note(ref),
+            tail=lambda: self.outlook.note(ref) + self._queue.place_note(ref),
         )
 
     def _bind(self, group: PendingGroup, request: GangRequest, placement: _placer.Outcome) -> Bind:
         """Assume the gang where it was placed; the dispatcher binds it."""
         bindings = _pod_bindings(request, placement)
         reservation = assume(self._mirror, bindings)  # before any await: the room is taken
-        self.plan.started(group.ref, self._wall_clock())
+        self.outlook.started(group.ref, self._wall_clock())
         self._dequeue(group.ref)  # its reservation, if any, has done its work
         self._reporter.placing(group.ref)
         return Bind(group, reservation, placement)
@@ -452,7 +466,7 @@ class Cycle:
         self._queue.dequeue(ref)
         self._reservations.drop(ref)
         self._preemptor.forget(ref)
-        self.plan.drop(ref)
+        self.outlook.drop(ref)
         if self._quotas is not None:
             self._quotas.gate.dequeue(ref)
 
@@ -461,4 +475,4 @@ class Cycle:
         self._dequeue(ref)
         self._queue.forget(ref)
         self._reporter.forget(ref)
-        self.plan.forget(ref)
+        self.outlook.forget(ref)

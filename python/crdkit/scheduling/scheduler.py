@@ -77,6 +77,7 @@ from crdkit.scheduling.groups.discovery import watch_for_pod_group_apis
 from crdkit.scheduling.metrics import SchedulerMetrics, count_decisions, scheduler_metrics
 from crdkit.scheduling.mirror import ClusterMirror
 from crdkit.scheduling.options import SchedulerOptions
+from crdkit.scheduling.outlook import Outlook
 from crdkit.scheduling.pending import GROUP_INDEX, GroupReader, GroupRef, finished
 from crdkit.scheduling.pod_reads import PodReads
 from crdkit.scheduling.preemption import Preemptor
@@ -184,11 +185,14 @@ class GangScheduler(Runnable):
         self._reservations = Reservations(
             self.mirror, self._queue, options.reservations_per_priority, options.max_reservations
         )
-        self._reporter = Reporter(
+        self.reporter = Reporter(
             self.mirror, clock, options.report_backoff, options.explain_refresh
         )
+        """Why each gang waits, as last said (read it; the passes change it)."""
+        self.outlook = Outlook(self.mirror, options.policy, acting=options.start_plan)
+        """Each waiting gang's expected start (`crdkit.scheduling.outlook`)."""
         self._events = GangEvents(
-            name, self.mirror, self._queue, self._reporter, self.settling, clock
+            name, self.mirror, self._queue, self.reporter, self.settling, clock
         )
         self._reads: PodReads | None = None
         """The shared Pod informer's store, read through a decode-once cache (from setup)."""
@@ -223,11 +227,6 @@ class GangScheduler(Runnable):
         """The reservations held now, by holder (read them; the scheduler changes them)."""
         return self._reservations.held
 
-    @property
-    def explanations(self) -> int:
-        """Explanations computed (not reused), for the bench and tests."""
-        return self._reporter.explanations
-
     # -- wiring ----------------------------------------------------------------------------
 
     def setup(self, manager: Manager) -> None:
@@ -249,7 +248,7 @@ class GangScheduler(Runnable):
             lambda api: manager.informers.informer(_companion(api)).store,
         )
         preemptor = Preemptor(self.mirror, self._reservations, reader, pods.store, budgets.store)
-        plugins = (self._queue, self._reservations, self._reporter, self._wall_clock)
+        plugins = (self._queue, self._reservations, self.reporter, self._wall_clock)
         quotas = (
             attach_queues(self.name, manager, self.options, self.mirror, preemptor, reader, plugins)
             if self.options.queues
@@ -262,11 +261,12 @@ class GangScheduler(Runnable):
             self.mirror,
             reader,
             rank_rules,
-            (self._queue, self._reservations, preemptor, self._reporter),
+            (self._queue, self._reservations, preemptor, self.reporter),
             busy=lambda ref: self._dispatcher is not None and self._dispatcher.busy(ref),
             clock=self._clock,
             wall_clock=self._wall_clock,
             pod_end=self._pod_end,
+            outlook=self.outlook,
             quotas=quotas,
         )
         binder = Binder(
@@ -286,7 +286,7 @@ class GangScheduler(Runnable):
             recorder,
             self.mirror,
             pods.store,
-            self._reporter,
+            self.reporter,
             later=self._queue.later,
             outcome=self._outcome,
             shutdown_grace=self.options.shutdown_grace,
@@ -330,7 +330,7 @@ class GangScheduler(Runnable):
                 if self.metrics is not None:
                     self.metrics.gangs_bound.labels(self.name).inc()
                 self._queue.bound(ref)
-                self._reporter.bound(ref)
+                self.reporter.bound(ref)
 
     # -- running ---------------------------------------------------------------------------
 
@@ -405,10 +405,9 @@ class GangScheduler(Runnable):
             self.last_pass_seconds = time.perf_counter() - started
 
     @property
-    def start_plan(self) -> StartPlan | None:
-        """The starts promised to waiting gangs once run-time bounds are declared
-        (`crdkit.scheduling.start_plan`); None until the scheduler is set up."""
-        return None if self._cycle is None else self._cycle.plan
+    def start_plan(self) -> StartPlan:
+        """The starts promised to waiting gangs (`crdkit.scheduling.start_plan`)."""
+        return self.outlook.plan
 
     def queue(self) -> list[tuple[str, int]]:
         """The gangs waiting for room, in the order they are served: ``(gang, priority)``,

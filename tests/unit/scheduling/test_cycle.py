@@ -27,6 +27,7 @@ from crdkit.scheduling.decisions import (
 from crdkit.scheduling.gangs import KUEUE_REQUIRED, KUEUE_SLICE_REQUIRED, KUEUE_SLICE_SIZE
 from crdkit.scheduling.groups import BARE_POD, pod_group_of
 from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
+from crdkit.scheduling.outlook import Outlook
 from crdkit.scheduling.pending import GROUP_INDEX, GroupReader, finished
 from crdkit.scheduling.pod_reads import PodReads
 from crdkit.scheduling.preemption import Preemptor
@@ -69,9 +70,10 @@ class View:
         preemptor = Preemptor(self.mirror, self.reservations, reader, self.pods, budgets)
         rank_rules = RankRuleIndex(self.pods, reads.get, lambda p: p.spec.node_name, finished)
         self.busy: set[GroupRef] = set()
+        self.options = SchedulerOptions(**options)
         self.cycle = Cycle(
             [LEAF],
-            SchedulerOptions(**options),
+            self.options,
             self.mirror,
             reader,
             rank_rules,
@@ -80,6 +82,7 @@ class View:
             clock=lambda: self.now,
             wall_clock=lambda: WALL,
             pod_end=lambda key: self.ends.get(key),
+            outlook=Outlook(self.mirror, self.options.policy, acting=self.options.start_plan),
         )
         self.ends: dict[str, float] = {}
         """Declared ends of running pods, by key."""
@@ -365,4 +368,7 @@ async def test_by_default_declared_run_times_only_serve_reservations() -> None:
     decisions = await view.run(big)
     (reserve,) = only(decisions, Reserve)
     assert reserve.reservation.ready_by == WALL + 30
-    assert view.cycle.plan.promised == {}
+    # The plan is made beside the pass, as an estimate: told, and kept to be compared.
+    assert view.cycle.plan.promised == {big: WALL + 30}
+    (wait,) = only(decisions, Wait)
+    assert "; expected to start by 2027-01-15T08:00:30Z [in line: 1 of 1" in wait.message

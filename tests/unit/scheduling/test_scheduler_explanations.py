@@ -21,11 +21,11 @@ async def explained_again_once_old(
 ) -> None:
     """With one explanation made, moves the manual clock past ``explain_refresh`` (10 s) and
     wakes the scheduler with a capacity event (node ``node``): one new explanation follows."""
-    assert scheduler.explanations == 1
+    assert scheduler.reporter.explanations == 1
     now[0] = 11.0
 
     async def explained_again() -> bool:
-        return scheduler.explanations == 2
+        return scheduler.reporter.explanations == 2
 
     await add_node(client, node)
     await eventually(explained_again, what="explained again once old")
@@ -38,7 +38,7 @@ async def test_a_waiting_gang_is_explained_again_only_when_it_can_have_changed()
         await client.create(gpu_pod("huge", 16))  # more than any node: never fits
 
         async def explained_once() -> bool:
-            return scheduler.explanations == 1
+            return scheduler.reporter.explanations == 1
 
         await eventually(explained_once, what="the huge pod explained")
         passes = scheduler.passes

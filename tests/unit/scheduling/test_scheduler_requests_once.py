@@ -37,7 +37,9 @@ async def test_a_waiting_pods_requests_are_parsed_once_by_the_mirror(
     async with scheduling() as (scheduler, client):
         await add_node(client, "n1")
         await client.create(gpu_pod("huge", 16))  # more than any node: waits for ever
-        await eventually(lambda: scheduler.explanations == 1, what="the huge pod explained")
+        await eventually(
+            lambda: scheduler.reporter.explanations == 1, what="the huge pod explained"
+        )
         passes = scheduler.passes
         for index in range(2, 6):  # each new node wakes the waiting gang again
             await add_node(client, f"n{index}")
