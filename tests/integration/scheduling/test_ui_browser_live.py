@@ -15,15 +15,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _browser import GRID, check_grid, chromium
 from _cluster import LEVELS, POOL, all_bound, create_job, pods_of, pool_with_nodes
+from crdkit.scheduling.view.snapshot import SchedulerView
 
 import factories
+from _browser import GRID, check_grid, chromium
 from crdkit.client import Client
 from crdkit.resources import Pod
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.ui.server import ViewServer
-from crdkit.scheduling.view.snapshot import SchedulerView
 from crdkit.testing import ControlPlane, eventually, running_manager
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(240)]
@@ -31,9 +31,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(240
 HOST = "kubernetes.io/hostname"
 
 # The grid and the state it was drawn from, read in one script so that no update falls between.
-GRID_AND_STATE = GRID.replace(
-    "return out;", "out.state = window.crdkitUi.state(); return out;"
-)
+GRID_AND_STATE = GRID.replace("return out;", "out.state = window.crdkitUi.state(); return out;")
 
 
 def small_pod(name: str, namespace: str, scheduler: str, node: str) -> Pod:
@@ -126,9 +124,7 @@ async def test_the_page_shows_the_scheduler_live(scheduling_plane: ControlPlane)
             # A pod of the bound gang goes: its node's GPUs turn grey, in place.
             seq = grid["seq"]
             gone = sorted(train_nodes)[0]
-            (pod,) = [
-                p for p in await pods_of(client, pool, "train") if p.spec.node_name == gone
-            ]
+            (pod,) = [p for p in await pods_of(client, pool, "train") if p.spec.node_name == gone]
             await client.delete(
                 Pod, pod.metadata.name or "", namespace=pool, grace_period_seconds=0
             )

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import random
 import time
+import zlib
 from typing import TYPE_CHECKING
 
 from crdkit.scheduling.view.format import FORMAT
@@ -77,7 +78,7 @@ def synthetic_snapshot(nodes: int = 1024, *, seed: int = 0, now: float | None = 
             name = f"team-{job % 7}/job-{job}"
             for view in views[start : start + size]:
                 view["jobs"] = [{"job": name, "amount": GPUS}]
-    return _with_gangs(snapshot, rng)
+    return _with_gangs(snapshot)
 
 
 def step(snapshot: Snapshot, *, seed: int, fraction: float = 0.05) -> Snapshot:
@@ -99,7 +100,7 @@ def step(snapshot: Snapshot, *, seed: int, fraction: float = 0.05) -> Snapshot:
             node["jobs"] = [share]
         else:
             node["held"] = None if node["held"] else "team-0/waiting-0"
-    moved = _with_gangs({**snapshot, "seq": snapshot["seq"] + 1, "time": now, "nodes": nodes}, rng)
+    moved = _with_gangs({**snapshot, "seq": snapshot["seq"] + 1, "time": now, "nodes": nodes})
     if rng.random() < 0.3:
         record: StartRecord = {
             "gang": new_job,
@@ -110,9 +111,12 @@ def step(snapshot: Snapshot, *, seed: int, fraction: float = 0.05) -> Snapshot:
     return moved
 
 
-def _with_gangs(snapshot: Snapshot, rng: random.Random) -> Snapshot:
-    """The gangs, queue-less line and a new timeline point that go with the nodes."""
+def _with_gangs(snapshot: Snapshot) -> Snapshot:
+    """The gangs, queue-less line and a new timeline point that go with the nodes. A gang's
+    times stay put from one snapshot to the next, as a real one's do (it was created, bound or
+    promised once), so that a delta carries what moved and not the clock."""
     now = snapshot["time"]
+    origin = now - snapshot["seq"]  # the made-up cluster's first second
     held_by: dict[str, int] = {}
     running: dict[str, tuple[int, int]] = {}
     for node in snapshot["nodes"]:
@@ -136,10 +140,10 @@ def _with_gangs(snapshot: Snapshot, rng: random.Random) -> Snapshot:
                 "position": position,
                 "pods": 16,
                 "gpus": 16 * GPUS,
-                "since": now - 60.0 * position,
-                "expected_start": now + 90.0 * position if known else None,
+                "since": origin - 60.0 * position,
+                "expected_start": origin + 90.0 * position if known else None,
                 "expected_note": "" if known else "the gangs it waits for declare no bound",
-                "promised": now + 80.0 * position if known else None,
+                "promised": origin + 80.0 * position if known else None,
                 "reserved": f"{held} nodes" if held else None,
                 "reason": "not now: 16 of 16 pods fit no leaf with room; leaves with room "
                 "for 8 pods at most",
@@ -157,7 +161,7 @@ def _with_gangs(snapshot: Snapshot, rng: random.Random) -> Snapshot:
                 "position": None,
                 "pods": pods,
                 "gpus": gpus,
-                "since": now - rng.uniform(0, 3600),
+                "since": origin - zlib.crc32(name.encode()) % 3600,
                 "expected_start": None,
                 "expected_note": "",
                 "promised": None,

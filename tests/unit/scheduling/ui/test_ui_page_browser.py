@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from _browser import GRID, check_grid, chromium
 
+from _browser import GRID, check_grid, chromium
 from crdkit.scheduling.ui.preview import PreviewView
 from crdkit.scheduling.ui.server import ViewServer
 from crdkit.testing import eventually
@@ -41,7 +41,9 @@ async def test_a_1024_node_page_follows_the_stream_in_place() -> None:
             check_grid(grid, dict(view.snapshot()))
             assert any(node["held"] for node in view.snapshot()["nodes"])
             # The line and the charts are drawn from the same state.
-            rows = await page.js("return document.querySelectorAll('#waiting tr[data-gang]').length")
+            rows = await page.js(
+                "return document.querySelectorAll('#waiting tr[data-gang]').length"
+            )
             assert rows == sum(g["state"] == "waiting" for g in view.snapshot()["gangs"])
             points = await page.js("return +document.querySelector('#timeline svg').dataset.points")
             assert points == len(view.snapshot()["timeline"])
@@ -55,7 +57,9 @@ async def test_a_1024_node_page_follows_the_stream_in_place() -> None:
                 "return [...document.querySelectorAll('.node.lit')].map((c) => c.dataset.node)"
             )
             assert sorted(lit) == sorted(
-                n["name"] for n in view.snapshot()["nodes"] if any(s["job"] == gang for s in n["jobs"])
+                n["name"]
+                for n in view.snapshot()["nodes"]
+                if any(s["job"] == gang for s in n["jobs"])
             )
             assert await page.console_errors() == []
     finally:

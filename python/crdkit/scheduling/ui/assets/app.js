@@ -24,7 +24,10 @@
         h ^= job.charCodeAt(i);
         h = Math.imul(h, 0x01000193) >>> 0;
       }
-      c = `hsl(${h % 360}, ${55 + (h >>> 9) % 25}%, ${42 + (h >>> 17) % 16}%)`;
+      // Hue from the low bits; three lightness and two saturation bands from others, so that
+      // two jobs of near hues still differ at a glance.
+      const light = [36, 50, 64][(h >>> 9) % 3], saturation = [62, 82][(h >>> 13) % 2];
+      c = `hsl(${h % 360}, ${saturation}%, ${light}%)`;
       colours.set(job, c);
     }
     return c;
