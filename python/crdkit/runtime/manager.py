@@ -733,6 +733,13 @@ class Manager:
         log.info("caches synced", extra={"fields": {"informers": len(self.informers.informers)}})
         return True
 
+    @property
+    def home_namespace(self) -> str:
+        """The namespace this operator keeps its own objects in (its Lease, a scheduler's
+        published view): the leader election's, else the one it watches, else the one its
+        pod runs in, else ``default``."""
+        return self._lease_namespace()
+
     def _lease_namespace(self) -> str:
         namespace = self.options.leader_election.namespace or self.namespace
         if namespace is None and _SERVICE_ACCOUNT_NAMESPACE.is_file():

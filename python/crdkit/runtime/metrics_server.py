@@ -13,7 +13,6 @@ without one, a self-signed pair made for the server's lifetime, as controller-ru
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import shutil
 import socket
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from crdkit._addresses import is_loopback
 from crdkit.runtime.http import HttpServer, Response, parse_bind_address
 
 if TYPE_CHECKING:
@@ -36,13 +36,6 @@ __all__ = ["MetricsServer"]
 # The manager's logger: the warning about plain metrics was always the manager's, and log
 # configurations select it by that name.
 log = logging.getLogger("crdkit.runtime.manager")
-
-
-def _is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
 
 
 class MetricsServer:
@@ -72,7 +65,7 @@ class MetricsServer:
     async def start(self) -> None:
         if self.address is None:
             return
-        if not self.options.secure and not _is_loopback(self.address[0]):
+        if not self.options.secure and not is_loopback(self.address[0]):
             log.warning(
                 "serving /metrics over plain HTTP to anyone who can reach %s:%d; "
                 "--metrics-secure serves it over HTTPS to tokens RBAC allows",

@@ -66,7 +66,10 @@ class Reporter:
         self._explained: dict[GroupRef, tuple[Hashable, str | None, float, str]] = {}
         """Per waiting gang: its shape and the placer reason it was explained for, when, and the
         message."""
-        self._shape_explained: dict[tuple[Hashable, str | None], str] = {}
+        self._shape_explained: dict[tuple[Hashable, str | None], tuple[str, bool]] = {}
+        self.never_fits: set[GroupRef] = set()
+        """Waiting gangs last explained as never fitting the cluster, even with every node
+        empty (the view shows them with no place in line)."""
         self._shape_explained_at: tuple[int, int] = (-1, -1)
         self.explanations = 0
         """Explanations computed (not reused), for the bench and tests."""
@@ -138,16 +141,20 @@ class Reporter:
             and now - last[2] < self.explain_refresh
         ):
             return last[3]
+        self.never_fits.discard(ref)
         state = (self._mirror.nodes_version, self._mirror.usage_version)
         if state != self._shape_explained_at:
             self._shape_explained.clear()
             self._shape_explained_at = state
         key = (shape, placement.reason)
-        message = self._shape_explained.get(key)
-        if message is None:
-            message = explain(self._mirror, gang(), placement).message
+        found = self._shape_explained.get(key)
+        if found is None:
+            explained = explain(self._mirror, gang(), placement)
             self.explanations += 1
-            self._shape_explained[key] = message
+            found = self._shape_explained[key] = (explained.message, explained.never_fits)
+        message, never = found
+        if never:
+            self.never_fits.add(ref)
         self._explained[ref] = (shape, placement.reason, now, message)
         return message
 
@@ -178,6 +185,7 @@ class Reporter:
         """The gang is being bound: it no longer waits."""
         self.waiting.discard(ref)
         self._explained.pop(ref, None)
+        self.never_fits.discard(ref)
 
     def bound(self, ref: GroupRef) -> None:
         """The gang was bound: a later wait is a new story."""
@@ -191,3 +199,4 @@ class Reporter:
         self.waiting.discard(ref)
         self._status.pop(ref, None)
         self._explained.pop(ref, None)
+        self.never_fits.discard(ref)

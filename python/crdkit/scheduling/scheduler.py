@@ -292,13 +292,13 @@ class GangScheduler(Runnable):
             shutdown_grace=self.options.shutdown_grace,
         )
 
-    def _pod_reads(self) -> PodReads:
+    def pod_reads(self) -> PodReads:
         assert self._reads is not None, "the scheduler reads pods once it is set up"
         return self._reads
 
     def _pod_end(self, key: str) -> float | None:
         """The declared end of pod ``key`` (epoch seconds), if it or its queue declares one."""
-        pod = self._pod_reads().get(key)
+        pod = self.pod_reads().get(key)
         if pod is None:
             return None
         gate = self.quota_gate  # its queue's maximum, asked only if the pod declares no bound
