@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         GangView,
         JobShare,
         NodeView,
+        QueueView,
         Snapshot,
         StartRecord,
         TimelinePoint,
@@ -36,11 +37,35 @@ LEVELS = ["topology.kubernetes.io/zone", "example.com/spine", "example.com/leaf"
 GPUS = 8
 _WINDOW = 300  # timeline points kept, as the scheduler keeps a bounded window
 _STARTS = 50
+_TEAMS = 7  # a job's namespace, and its queue when there are queues
 
 
-def synthetic_snapshot(nodes: int = 1024, *, seed: int = 0, now: float | None = None) -> Snapshot:
+def _queue(name: str, used: int, nominal: int) -> QueueView:
+    return {
+        "name": name,
+        "parent": "research",
+        "weight": 1.0,
+        "share": round(100.0 * used / nominal, 1) if nominal else None,
+        "pending": 0,
+        "admitted": 0,
+        "resources": [
+            {
+                "flavor": "default",
+                "resource": "nvidia.com/gpu",
+                "nominal": nominal,
+                "used": used,
+                "borrowed": max(0, used - nominal),
+            }
+        ],
+    }
+
+
+def synthetic_snapshot(
+    nodes: int = 1024, *, seed: int = 0, now: float | None = None, queues: bool = False
+) -> Snapshot:
     """``nodes`` nodes of `GPUS` GPUs, 16 to a leaf, 4 leaves to a spine, 4 spines to a zone,
-    about two thirds of them busy; seq 1."""
+    about two thirds of them busy; seq 1. ``queues``: one queue per team, as with --queues
+    (the snapshots `step` makes from it keep them)."""
     rng = random.Random(seed)
     now = time.time() if now is None else now
     views: list[NodeView] = []
@@ -65,7 +90,9 @@ def synthetic_snapshot(nodes: int = 1024, *, seed: int = 0, now: float | None = 
         "resource": "nvidia.com/gpu",
         "nodes": views,
         "gangs": [],
-        "queues": [],
+        "queues": [_queue(f"team-{team}", 0, nodes * GPUS // _TEAMS) for team in range(_TEAMS)]
+        if queues
+        else [],
         "timeline": [],
         "starts": [],
         "omitted": 0,
@@ -75,7 +102,7 @@ def synthetic_snapshot(nodes: int = 1024, *, seed: int = 0, now: float | None = 
         if rng.random() < 0.66:
             job += 1
             size = rng.choice((1, 2, 4))
-            name = f"team-{job % 7}/job-{job}"
+            name = f"team-{job % _TEAMS}/job-{job}"
             for view in views[start : start + size]:
                 view["jobs"] = [{"job": name, "amount": GPUS}]
     return _with_gangs(snapshot)
@@ -89,7 +116,7 @@ def step(snapshot: Snapshot, *, seed: int, fraction: float = 0.05) -> Snapshot:
     now = snapshot["time"] + 1.0
     nodes = [node.copy() for node in snapshot["nodes"]]
     touched = rng.sample(range(len(nodes)), max(1, int(len(nodes) * fraction)))
-    new_job = f"team-{rng.randrange(7)}/job-s{snapshot['seq']}"
+    new_job = f"team-{rng.randrange(_TEAMS)}/job-s{snapshot['seq']}"
     for index in touched:
         node = nodes[index]
         roll = rng.random()
@@ -99,7 +126,7 @@ def step(snapshot: Snapshot, *, seed: int, fraction: float = 0.05) -> Snapshot:
             share: JobShare = {"job": new_job, "amount": rng.choice((GPUS, GPUS // 2))}
             node["jobs"] = [share]
         else:
-            node["held"] = None if node["held"] else "team-0/waiting-0"
+            node["held"] = None if node["held"] else "team-1/waiting-0"
     moved = _with_gangs({**snapshot, "seq": snapshot["seq"] + 1, "time": now, "nodes": nodes})
     if rng.random() < 0.3:
         record: StartRecord = {
@@ -177,15 +204,42 @@ def _with_gangs(snapshot: Snapshot) -> Snapshot:
         "bound": sum(gpus for _, gpus in running.values()),
         "total": total,
     }
-    return {**snapshot, "gangs": gangs, "timeline": [*snapshot["timeline"], point][-_WINDOW:]}
+    queues = snapshot["queues"]
+    if queues:
+        for gang in gangs:
+            gang["queue"] = gang["gang"].split("/", 1)[0]
+        used: dict[str, int] = {}
+        for name, (_, gpus) in running.items():
+            team = name.split("/", 1)[0]
+            used[team] = used.get(team, 0) + gpus
+        queues = []
+        for queue in snapshot["queues"]:
+            row = _queue(
+                queue["name"], used.get(queue["name"], 0), queue["resources"][0]["nominal"]
+            )
+            row["admitted"] = sum(
+                g["state"] == "running" and g["queue"] == row["name"] for g in gangs
+            )
+            row["pending"] = sum(
+                g["state"] == "waiting" and g["queue"] == row["name"] for g in gangs
+            )
+            queues.append(row)
+    return {
+        **snapshot,
+        "gangs": gangs,
+        "queues": queues,
+        "timeline": [*snapshot["timeline"], point][-_WINDOW:],
+    }
 
 
 class PreviewView:
     """The scheduler's view of a made-up cluster that moves every ``interval`` seconds while
     `run` runs; the same three members as ``SchedulerView``."""
 
-    def __init__(self, nodes: int = 1024, *, interval: float = 1.0, seed: int = 0) -> None:
-        self._snapshot = synthetic_snapshot(nodes, seed=seed)
+    def __init__(
+        self, nodes: int = 1024, *, interval: float = 1.0, seed: int = 0, queues: bool = False
+    ) -> None:
+        self._snapshot = synthetic_snapshot(nodes, seed=seed, queues=queues)
         self._interval = interval
         self._changed = asyncio.Condition()
 
@@ -214,10 +268,10 @@ class PreviewView:
             await self.advance()
 
 
-async def _serve(nodes: int, bind: str, interval: float) -> None:
+async def _serve(nodes: int, bind: str, interval: float, queues: bool) -> None:
     from crdkit.scheduling.ui.server import ViewServer
 
-    view = PreviewView(nodes, interval=interval)
+    view = PreviewView(nodes, interval=interval, queues=queues)
     server = ViewServer(view, bind)
     await server.start()
     print(f"the page of a made-up {nodes}-node cluster: {server.url}", flush=True)
@@ -234,9 +288,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--nodes", type=int, default=1024)
     parser.add_argument("--bind", default="127.0.0.1:8090")
     parser.add_argument("--interval", type=float, default=1.0)
+    parser.add_argument("--queues", action="store_true", help="one queue per team")
     args = parser.parse_args(argv)
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how one stops looking
-        asyncio.run(_serve(args.nodes, args.bind, args.interval))
+        asyncio.run(_serve(args.nodes, args.bind, args.interval, args.queues))
 
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ def test_apply_leaves_the_old_snapshot_alone() -> None:
 def test_applying_each_delta_to_the_first_snapshot_gives_every_later_one(
     seed: int, fractions: list[float], window: int
 ) -> None:
-    snapshots = [synthetic_snapshot(48, seed=seed, now=1000.0)]
+    snapshots = [synthetic_snapshot(48, seed=seed, now=1000.0, queues=seed % 2 == 0)]
     for index, fraction in enumerate(fractions):
         moved = step(snapshots[-1], seed=seed + index, fraction=fraction)
         # A short window so that points fall off the front, as the scheduler's do.

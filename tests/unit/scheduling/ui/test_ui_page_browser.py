@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 
 async def test_a_1024_node_page_follows_the_stream_in_place() -> None:
-    view = PreviewView(1024)
+    view = PreviewView(1024, queues=True)
     server = ViewServer(view, "127.0.0.1:0")
     await server.start()
     try:
@@ -48,6 +48,18 @@ async def test_a_1024_node_page_follows_the_stream_in_place() -> None:
             points = await page.js("return +document.querySelector('#timeline svg').dataset.points")
             assert points == len(view.snapshot()["timeline"])
             await page.screenshot("ui-preview-1024")
+            # One quota row per queue, its bar as long as its use of its nominal quota.
+            bars = await page.js(
+                "return [...document.querySelectorAll('.quota')].map((q) => [q.dataset.queue,"
+                " q.querySelector('.bar .used').style.width])"
+            )
+            queues = view.snapshot()["queues"]
+            assert [name for name, _ in bars] == [q["name"] for q in queues]
+            for (_, width), queue in zip(bars, queues, strict=True):
+                quota = queue["resources"][0]
+                whole = max(quota["nominal"], quota["used"], 1)
+                expected = 100 * min(quota["used"], quota["nominal"]) / whole
+                assert float(width.removesuffix("%")) == pytest.approx(expected, abs=0.01)
             # Clicking a gang lights its nodes and only those.
             gang = next(g["gang"] for g in view.snapshot()["gangs"] if g["state"] == "running")
             await page.js(
