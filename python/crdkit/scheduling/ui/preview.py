@@ -257,7 +257,13 @@ class PreviewView:
 
     async def advance(self) -> None:
         """One step now."""
-        self._snapshot = step(self._snapshot, seed=self.seq)
+        await self.show(step(self._snapshot, seed=self.seq))
+
+    async def show(self, snapshot: Snapshot) -> None:
+        """Make ``snapshot`` (numbered above the current one) the latest, and wake readers."""
+        if snapshot["seq"] <= self.seq:
+            raise ValueError(f"seq: {snapshot['seq']} is not above the current {self.seq}")
+        self._snapshot = snapshot
         async with self._changed:
             self._changed.notify_all()
 

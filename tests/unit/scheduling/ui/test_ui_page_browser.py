@@ -74,5 +74,20 @@ async def test_a_1024_node_page_follows_the_stream_in_place() -> None:
                 if any(s["job"] == gang for s in n["jobs"])
             )
             assert await page.console_errors() == []
+
+            # The server goes and comes back on the same port: the page reconnects by itself
+            # and catches up from the snapshot whole, still without a reload.
+            port = server.port
+            await server.close()
+            await view.advance()
+            server = ViewServer(view, f"127.0.0.1:{port}")
+            await server.start()
+            await eventually(lambda: showing(view.seq), what="the page caught up after a restart")
+            grid = await page.js(GRID)
+            assert grid["loaded"], "the page reloaded"
+            check_grid(grid, dict(view.snapshot()))
+            # Chromium logs the refused reconnection as an error; nothing else may be one.
+            errors = await page.console_errors()
+            assert all("/ui/events" in e["message"] for e in errors), errors
     finally:
         await server.close()

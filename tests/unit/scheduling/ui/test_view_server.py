@@ -162,3 +162,28 @@ async def test_as_a_runnable_it_serves_until_cancelled() -> None:
         await running
     with pytest.raises(ConnectionRefusedError):
         await _get(port, "/ui/")
+
+
+async def test_a_changed_node_set_is_sent_whole() -> None:
+    view = PreviewView(16)
+    server = ViewServer(view, "127.0.0.1:0")
+    await server.start()
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"GET /ui/events HTTP/1.1\r\n\r\n")
+        await reader.readuntil(b"\r\n\r\n")
+        assert (await _event(reader))["event"] == "full"
+        # A node joins: no delta can say where it goes in the grid.
+        await view.advance()
+        grown = {**view.snapshot(), "seq": view.seq + 1}
+        grown["nodes"] = [*grown["nodes"], {**grown["nodes"][0], "name": "gpu-new"}]
+        await view.show(grown)
+        event = await _event(reader)
+        while event["event"] == "delta":  # the advance's own delta may come first
+            event = await _event(reader)
+        assert event["event"] == "full"
+        assert json.loads(event["data"]) == grown
+        writer.close()
+        await writer.wait_closed()
+    finally:
+        await server.close()
