@@ -17,7 +17,7 @@ HTTPS to bearer tokens RBAC allows ``get`` on the path, as ``--metrics-secure`` 
 review is `crdkit.runtime.metrics_auth.MetricsAuthorizer`'s, by the request's path), so the
 reader's ClusterRole needs::
 
-    - nonResourceURLs: ["/ui", "/ui/*"]
+    - nonResourceURLs: ["/ui", "/ui/*"]   # and "/" to open the bare address
       verbs: ["get"]
 
 A browser's ``EventSource`` cannot send an ``Authorization`` header, so a secure page is for a
