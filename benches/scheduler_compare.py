@@ -121,6 +121,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the examples
 from _job_stream import GPUS, LEAF, NAMESPACE, SIZES, hint_seconds, percentile
 from _job_stream import Job as StreamJob
 from _job_stream import stream as job_stream
+from _view_watch import PageReader, PromiseWatch, cpu_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 CRDKIT = "crdkit-gangs"
@@ -254,6 +255,8 @@ class LogSummary:
 
     warnings: int = 0
     first: list[str] = field(default_factory=list)
+    cpu_s: float | None = None
+    """The contestant's CPU time (user and system), read as it is stopped."""
 
 
 # klog's warning and error lines (kube-scheduler), and crdkit's JSON log records.
@@ -291,6 +294,7 @@ async def process_running(
     try:
         yield
     finally:
+        summary.cpu_s = cpu_seconds(process.pid)
         process.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(30)
@@ -403,8 +407,16 @@ async def run(
     hints: bool = False,
     log_dir: Path | None = None,
     kube_flags: list[str] | None = None,
+    ui_page: bool = False,
 ) -> dict[str, Any]:
     gated = contestant in KUBERNETES_GANGS
+    ours = contestant in ("crdkit", "crdkit-kube")
+    flags = list(flags or [])
+    page: PageReader | None = None
+    if ours and ui_page:  # one page open on the scheduler's --ui all through the run
+        (ui_port,) = free_ports(1)
+        flags += ["--ui", f"--ui-bind-address=127.0.0.1:{ui_port}"]
+        page = PageReader(f"http://127.0.0.1:{ui_port}/events")
     async with (
         ControlPlane(workload_api=gated) as plane,
         Client.from_control_plane(plane) as client,
@@ -482,13 +494,16 @@ async def run(
 
         informer = Informer(client, Pod, namespace=NAMESPACE)
         informer.add_event_handler(seen, lambda _old, new: seen(new))
+        promises = PromiseWatch(client, CRDKIT)
         async with (
             informer,
+            promises.watching(),
             contestant_running(
-                contestant, plane, client, policy, flags or [], summary, log_dir, kube_flags
+                contestant, plane, client, policy, flags, summary, log_dir, kube_flags
             ),
         ):
             await informer.wait_for_sync(60)
+            reading = None if page is None else asyncio.create_task(page.read())
             gate = asyncio.Semaphore(32)
 
             async def create(obj: Any) -> None:
@@ -523,10 +538,18 @@ async def run(
                     break
             for task in list(pending_deletes):
                 task.cancel()
+            if reading is not None:
+                reading.cancel()
+                await asyncio.gather(reading, return_exceptions=True)
     result = figures(contestant, nodes, jobs, leaves, held, submitted, deadlock)
+    if ours:
+        result |= {"promises": promises.figures()}
+    if page is not None:
+        result |= {"page": page.figures()}
     return {
         **result,
         "hints": hints,
+        "cpu_s": summary.cpu_s,
         "log_warnings": summary.warnings,
         "log_first_warnings": summary.first,
     }
@@ -704,6 +727,12 @@ def main(argv: list[str] | None = None) -> int:
         "next 10 s (crdkit scheduler reads it as a run-time bound; kube-scheduler ignores it)",
     )
     parser.add_argument(
+        "--ui-page",
+        action="store_true",
+        help="run crdkit scheduler with --ui and keep one page's update stream open all "
+        "through the run (its sizes are reported; compare cpu_s with a run without)",
+    )
+    parser.add_argument(
         "--log-dir",
         type=Path,
         default=None,
@@ -742,6 +771,7 @@ def main(argv: list[str] | None = None) -> int:
                     hints=args.hints,
                     log_dir=log_dir,
                     kube_flags=args.kube_scheduler_flag,
+                    ui_page=args.ui_page,
                 )
             )
             runs.append({"seed": seed, "nodes": args.nodes, **result})
@@ -757,6 +787,7 @@ def main(argv: list[str] | None = None) -> int:
                 "kube_scheduler_flags": args.kube_scheduler_flag,
                 "time_scale": args.time_scale,
                 "hints": args.hints,
+                "ui_page": args.ui_page,
                 "runs": runs,
                 "seconds": round(time.monotonic() - started),
                 "cpus": os.cpu_count(),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -174,7 +175,8 @@ async def summarize(
             waited = watch.bound[entry.name] - watch.submitted[entry.name]
         rows.append(JobRow(job, gpus, bound, waited))
     print()
-    print(summary_table(rows))
+    # REASON wraps at the terminal's width: a placer's reason is a long sentence.
+    print(summary_table(rows, shutil.get_terminal_size().columns))
     print()
     cells, usage = await read_picture_data(client, shape, topology, namespace=NAMESPACE)
     jobs = [

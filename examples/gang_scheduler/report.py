@@ -6,26 +6,25 @@ pods), so the output shows what happened, not what was meant to happen.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from crdkit.scheduling.view.table import flex_table
 from examples.gang_scheduler.models import Job
 
 
-def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A plain-text table with columns as wide as their widest cell."""
-    for index, row in enumerate(rows):
-        if len(row) != len(headers):
-            raise ValueError(f"rows[{index}]: {len(row)} cells for {len(headers)} columns")
-    widths = [max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(headers)]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(headers, widths, strict=True)).rstrip(),
-        "  ".join("-" * width for width in widths),
-    ]
-    for row in rows:
-        cells = zip(row, widths, strict=True)
-        lines.append("  ".join(cell.ljust(width) for cell, width in cells).rstrip())
-    return "\n".join(lines)
+def format_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    width: int | None = None,
+    *,
+    wrap: bool = False,
+) -> str:
+    """A plain-text table with columns as wide as their widest cell; with ``width``, the last
+    column takes what the others leave of it: cut with an ellipsis, or with ``wrap``
+    continued on lines of their own under it (``crdkit queue``'s table does the same)."""
+    return "\n".join(flex_table(headers, rows, width or sys.maxsize, wrap=wrap, rule=True))
 
 
 def constraint_text(job: Job) -> str:
@@ -81,9 +80,10 @@ class JobRow:
 SUMMARY_HEADERS = ("JOB", "PODS", "GPUS", "TOPOLOGY", "PHASE", "DOMAIN", "WAITED", "REASON")
 
 
-def summary_table(rows: Sequence[JobRow]) -> str:
-    """The closing table, one line per job in the order given."""
-    return format_table(SUMMARY_HEADERS, [row.cells() for row in rows])
+def summary_table(rows: Sequence[JobRow], width: int | None = None, *, wrap: bool = True) -> str:
+    """The closing table, one row per job in the order given; with ``width`` (the
+    terminal's), its REASON column is wrapped to fit (``wrap=False``: cut)."""
+    return format_table(SUMMARY_HEADERS, [row.cells() for row in rows], width, wrap=wrap)
 
 
 def progress_line(elapsed_s: float, message: str) -> str:

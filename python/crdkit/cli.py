@@ -27,6 +27,7 @@ COMMANDS = {
     "gen-rbac": ("crdkit.deploy.cli.rbac", "gen_rbac"),
     "gen-webhooks": ("crdkit.deploy.cli.webhooks", "gen_webhooks"),
     "place": ("crdkit.placer.cli", "place_command"),
+    "queue": ("crdkit.scheduling.view.queue_cli", "queue_command"),
     "run": ("crdkit.runtime.cli", "run"),
     "scheduler": ("crdkit.scheduling.cli", "scheduler_command"),
 }

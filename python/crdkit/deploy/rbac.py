@@ -10,6 +10,9 @@ primary kind           get, list, watch, patch, update (finalizers); ``/status``
 ``rbac`` attribute     whatever it lists (what ``reconcile`` touches beyond the above)
 ``runnables``          the ``rbac`` of each ``Runnable`` class listed (a ``Runnable`` class can
                        also be given on its own, e.g. ``crdkit gen-rbac mod:Binder``)
+``ClientRole``         a class given on its own that is no operator (``crdkit queue``'s
+                       ``QueueReader``): its ``rbac``, and no Lease or Events unless an
+                       operator's class is given with it (``runtime.client_role``)
 ``setup``              for a reconciler given as an instance (``crdkit gen-rbac`` builds one
                        as ``crdkit run`` does): get, list, watch of every informer its
                        ``setup`` creates (a ``ClusterMirror``'s Nodes and Pods), and the
@@ -52,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from crdkit.resources import KubernetesObject, resource_info
 from crdkit.resources.plural import pluralize
+from crdkit.runtime.client_role import ClientRole
 from crdkit.runtime.manager_options import default_leader_election_id
 from crdkit.runtime.reconciler import Reconciler
 from crdkit.runtime.runnable import Runnable
@@ -63,8 +67,8 @@ if TYPE_CHECKING:
 
     from crdkit.runtime.reconciler import RbacRule
 
-RbacSource = type[Reconciler[Any]] | type[Runnable] | Reconciler[Any]
-"""What gen-rbac reads declarations from: a reconciler class or a runnable class, or a
+RbacSource = type[Reconciler[Any]] | type[Runnable] | type[ClientRole] | Reconciler[Any]
+"""What gen-rbac reads declarations from: a reconciler, runnable or client-role class, or a
 reconciler built as ``crdkit run`` builds it, whose ``setup`` is probed as well."""
 
 __all__ = [
@@ -79,7 +83,9 @@ __all__ = [
 ]
 
 
-def source_class(source: RbacSource) -> type[Reconciler[Any]] | type[Runnable]:
+def source_class(
+    source: RbacSource,
+) -> type[Reconciler[Any]] | type[Runnable] | type[ClientRole]:
     """The class of an :data:`RbacSource` (a built reconciler's type)."""
     return type(source) if isinstance(source, Reconciler) else source
 
@@ -142,9 +148,14 @@ def rbac_rules(
             needed[local if namespaced else _CLUSTER][(group, resource)].update(verbs)
 
     count = 0
-    event_namespaces = {local}
+    # Events are recorded by a manager's parts; a ClientRole alone runs none.
+    event_namespaces: set[str] = set()
     for source in reconcilers:
         count += 1
+        if isinstance(source, type) and issubclass(source, ClientRole):
+            extra(source, source.rbac)
+            continue
+        event_namespaces.add(local)
         if isinstance(source, type) and issubclass(source, Runnable):
             extra(source, source.rbac)
             continue
@@ -291,6 +302,8 @@ def rbac_documents(
     """
     classes = list(reconcilers)
     rules = rbac_rules(classes, namespace=namespace)
+    # A ClientRole elects no leader: alone, it needs no Lease.
+    operator = not all(issubclass(source_class(s), ClientRole) for s in classes)
     documents: list[dict[str, Any]] = []
     cluster_rules = rules.pop(_CLUSTER, [])
     if cluster_rules:
@@ -310,7 +323,8 @@ def rbac_documents(
     lease_namespace = leader_election_namespace or namespace or service_account_namespace
     roles = [(name, where, namespaced) for where, namespaced in rules.items()]
     lease_rules = _shard_lease_rules() if sharding else _lease_rules(lease_name)
-    roles.append((f"{name}-leader-election", lease_namespace, lease_rules))
+    if operator:
+        roles.append((f"{name}-leader-election", lease_namespace, lease_rules))
     for role_name, where, role_rules in roles:
         documents.append(role(role_name, where, role_rules))
         if service_account:

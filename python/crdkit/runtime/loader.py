@@ -1,4 +1,4 @@
-"""Finding reconciler (and, for gen-rbac, runnable) classes from the command line:
+"""Finding reconciler (and, for gen-rbac, runnable and client-role) classes from the command line:
 ``package.module:ClassName``.
 
 As ``kopf run`` does, the current directory is importable, so ``crdkit run
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from crdkit.runtime.client_role import ClientRole
 from crdkit.runtime.reconciler import Reconciler
 from crdkit.runtime.runnable import Runnable
 
@@ -24,7 +25,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+RbacClass = type[Reconciler[Any]] | type[Runnable] | type[ClientRole]
+"""A class ``crdkit gen-rbac`` reads declarations from."""
+
 __all__ = [
+    "RbacClass",
     "build_rbac_sources",
     "load_rbac_source",
     "load_rbac_sources",
@@ -86,13 +91,14 @@ def load_reconciler_class(ref: str) -> type[Reconciler[Any]]:
     return target
 
 
-def load_rbac_source(ref: str) -> type[Reconciler[Any]] | type[Runnable]:
-    """A ``Reconciler`` or ``Runnable`` subclass named by ``ref``: what gen-rbac reads."""
+def load_rbac_source(ref: str) -> RbacClass:
+    """A ``Reconciler``, ``Runnable`` or ``ClientRole`` subclass named by ``ref``: what
+    gen-rbac reads."""
     target = _load_attribute(ref, "Class")
-    if isinstance(target, type) and issubclass(target, Runnable):
+    if isinstance(target, type) and issubclass(target, Runnable | ClientRole):
         return target
     if not (isinstance(target, type) and issubclass(target, Reconciler)):
-        raise ValueError(f"{ref} is not a Reconciler or Runnable subclass")
+        raise ValueError(f"{ref} is not a Reconciler, Runnable or ClientRole subclass")
     target.primary_kind()
     return target
 
@@ -103,9 +109,9 @@ def load_reconciler_classes(refs: Sequence[str]) -> list[type[Reconciler[Any]]]:
     return _load_arguments(refs, load_reconciler_class, "RECONCILER")
 
 
-def load_rbac_sources(refs: Sequence[str]) -> list[type[Reconciler[Any]] | type[Runnable]]:
-    """``crdkit gen-rbac``'s arguments: reconciler or runnable classes; a bad one is a usage
-    error (exit 2) that names it."""
+def load_rbac_sources(refs: Sequence[str]) -> list[RbacClass]:
+    """``crdkit gen-rbac``'s arguments: reconciler, runnable or client-role classes; a bad one
+    is a usage error (exit 2) that names it."""
     return _load_arguments(refs, load_rbac_source, "CLASS")
 
 
@@ -122,10 +128,10 @@ def _load_arguments(refs: Sequence[str], load: Callable[[str], T], hint: str) ->
 
 
 def build_rbac_sources(
-    sources: Sequence[type[Reconciler[Any]] | type[Runnable]],
+    sources: Sequence[RbacClass],
     options: Sequence[str] = (),
     config: Path | None = None,
-) -> tuple[list[type[Reconciler[Any]] | type[Runnable] | Reconciler[Any]], list[str]]:
+) -> tuple[list[RbacClass | Reconciler[Any]], list[str]]:
     """Each reconciler class built as ``crdkit run`` builds it (its ``--option`` and
     ``--config`` values), so gen-rbac can read what its ``setup`` attaches; and one note per
     class that could not be built, which then counts by its declarations alone.
@@ -137,7 +143,7 @@ def build_rbac_sources(
     reconcilers = [s for s in sources if issubclass(s, Reconciler)]
     given = reconciler_options(reconcilers, options, config, require_all=False)
     kwargs = dict(zip(reconcilers, given, strict=True))
-    built: list[type[Reconciler[Any]] | type[Runnable] | Reconciler[Any]] = []
+    built: list[RbacClass | Reconciler[Any]] = []
     notes: list[str] = []
     for source in sources:
         if not issubclass(source, Reconciler):

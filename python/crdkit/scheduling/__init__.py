@@ -73,5 +73,6 @@ if TYPE_CHECKING:
     from crdkit.scheduling.requests import pod_requests as pod_requests
     from crdkit.scheduling.requests import requests_as_quantities as requests_as_quantities
     from crdkit.scheduling.scheduler import GangScheduler as GangScheduler
+    from crdkit.scheduling.view.snapshot import SchedulerView as SchedulerView
 
 __getattr__, __dir__ = lazy_namespace(__name__, globals())

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from crdkit._addresses import is_loopback, parse_bind_address
 from crdkit.client.errors import ConfigError
 from crdkit.placer.models import HOSTNAME_LEVEL
 from crdkit.runtime.cli_common import (
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
 __all__ = ["DISCOVERY_INTERVAL", "parse_topology", "parse_topology_rule", "scheduler_command"]
 
 DISCOVERY_INTERVAL = 30.0
+
+DEFAULT_UI_ADDRESS = "127.0.0.1:8090"
+"""Where ``--ui`` serves unless told: loopback only, as plain metrics are."""
 """Seconds between ``crdkit scheduler``'s looks for a PodGroup CRD installed after it started
 (when ``--pod-groups`` does not fix the APIs): at most this long before its gangs are seen."""
 
@@ -144,6 +148,28 @@ def scheduler_options(command: Any) -> Any:
     "left as they are (kubernetes is built in and has none).",
 )
 @click.option(
+    "--ui",
+    is_flag=True,
+    help="Serve a live web page of the cluster as the scheduler sees it (the topology with "
+    "each job's GPUs and the held nodes, the queue with expected starts, the quotas, a "
+    "timeline) at --ui-bind-address.",
+)
+@click.option(
+    "--ui-bind-address",
+    default=DEFAULT_UI_ADDRESS,
+    show_default=True,
+    help="Where --ui serves. On loopback, plain HTTP; any other address is served over "
+    "HTTPS to bearer tokens RBAC allows get on the page's paths, as --metrics-secure serves "
+    "/metrics (its certificate from --metrics-cert-dir, else self-signed).",
+)
+@click.option(
+    "--publish-queue/--no-publish-queue",
+    default=True,
+    help="Publish the queue (waiting and running gangs, expected starts, reasons) in the "
+    "ConfigMap NAME-queue of the scheduler's namespace when it changes, at most every 2 s, "
+    "for crdkit queue.",
+)
+@click.option(
     "--print-crds",
     is_flag=True,
     help="Print the upstream PodGroup CRDs crdkit ships (those --pod-groups names, else both), "
@@ -166,6 +192,9 @@ def scheduler_command(
     log_format: str,
     install_crds: bool,
     print_crds: bool,
+    ui: bool,
+    ui_bind_address: str,
+    publish_queue: bool,
     **flags: Any,
 ) -> None:
     """Run a secondary gang scheduler for pods whose spec.schedulerName is NAME.
@@ -217,6 +246,10 @@ def scheduler_command(
         raise click.UsageError(str(error)) from None
     if name is None:
         raise click.UsageError("Missing option '--name': the schedulerName pods give")
+    try:
+        ui_address = parse_bind_address(ui_bind_address, field="--ui-bind-address")
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
     options = ManagerOptions.from_flags(flags, controllers=False)
     if options.leader_election.id is None:
         # The scheduler's Lease is named by the scheduler, not by controllers it has none of.
@@ -252,6 +285,20 @@ def scheduler_command(
         manager = Manager(client, options)
         scheduler = GangScheduler(name, level_list, watched)
         manager.add_runnable(scheduler)
+        if ui or publish_queue:
+            from crdkit.scheduling.view.snapshot import SchedulerView
+
+            view = SchedulerView(scheduler, publish=publish_queue)
+            manager.add_runnable(view)
+            if ui:
+                from crdkit.scheduling.ui.server import ViewServer
+
+                # Open to the network, the page is served as secure metrics are.
+                secure = ui_address is not None and not is_loopback(ui_address[0])
+                server = ViewServer(
+                    view, ui_bind_address, secure=secure, cert_dir=options.metrics.cert_dir
+                )
+                manager.add_runnable(server)
         return manager
 
     connection = {"context": context, "exec_timeout": exec_timeout}

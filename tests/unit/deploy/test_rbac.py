@@ -15,6 +15,7 @@ from crdkit.deploy.rbac import (
     role_binding,
 )
 from crdkit.resources import ConfigMap, CustomResource, Lease, Node, Pod
+from crdkit.runtime.client_role import ClientRole
 from crdkit.runtime.manager_options import default_leader_election_id
 
 
@@ -123,6 +124,29 @@ def test_cluster_wide_documents() -> None:
         "apiGroup": "rbac.authorization.k8s.io",
         "kind": "Role",
         "name": "op-leader-election",
+    }
+
+
+class Reader(ClientRole):
+    rbac = (("", "configmaps", ("get", "list", "watch")),)
+
+
+def test_a_client_role_alone_gets_its_rules_and_no_lease_or_events() -> None:
+    docs = rbac_documents([Reader], name="reader", namespace="apps")
+    assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [("Role", "reader")]
+    assert by_resource(docs[0]["rules"]) == {("", "configmaps"): ["get", "list", "watch"]}
+
+
+def test_a_client_role_with_an_operator_adds_its_rules_to_the_operators() -> None:
+    docs = rbac_documents([JobReconciler, Reader], name="op", namespace="apps")
+    assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [
+        ("ClusterRole", "op"),
+        ("Role", "op"),
+        ("Role", "op-leader-election"),
+    ]
+    assert by_resource(docs[1]["rules"]) == {
+        **JOB_RULES,
+        ("", "configmaps"): ["get", "list", "watch"],
     }
 
 

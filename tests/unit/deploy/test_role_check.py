@@ -163,7 +163,7 @@ def test_gen_rbac_takes_a_runnable_alone_and_refuses_other_classes(operator: Pat
     assert "crdkit-leader" in out  # no controller names the Lease: the fallback does
     code, _, err = gen_rbac(f"{operator}:Watch")
     assert code == 2
-    assert "is not a Reconciler or Runnable subclass" in err
+    assert "is not a Reconciler, Runnable or ClientRole subclass" in err
 
 
 def write(path: Path, documents: list[dict[str, Any]]) -> Path:

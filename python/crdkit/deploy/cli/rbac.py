@@ -127,8 +127,9 @@ def gen_rbac(
     """Write the least-privilege roles (and bindings) the reconcilers need.
 
     MODULE:CLASS names a Reconciler subclass (its kinds, watches, rbac and runnables, and what
-    its setup() attaches once built with the --option values) or a Runnable subclass (its
-    rbac).
+    its setup() attaches once built with the --option values), a Runnable subclass (its rbac),
+    or a ClientRole subclass (its rbac only: no Lease or Events, e.g. crdkit queue's
+    QueueReader).
     """
     try:
         sources, notes = build_rbac_sources(

@@ -135,7 +135,11 @@ class TimelinePoint(TypedDict):
 class StartRecord(TypedDict):
     gang: str
     promised: float
+    """The first start the gang was promised."""
     actual: float
+    """When the scheduler placed it."""
+    kept: bool
+    """It started in the first pass at or after its promise, or earlier."""
 
 
 class Snapshot(TypedDict):

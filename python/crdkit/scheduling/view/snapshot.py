@@ -153,7 +153,12 @@ class SchedulerView(Runnable):
         running = {row["gang"]: row["gpus"] for row in gangs if row["state"] == "running"}
         self._timeline.append(timeline_point(now, nodes, running))
         starts: list[StartRecord] = [
-            {"gang": _text(record.gang), "promised": record.promised, "actual": record.actual}
+            {
+                "gang": _text(record.gang),
+                "promised": record.promised,
+                "actual": record.actual,
+                "kept": record.kept,
+            }
             for record in list(scheduler.outlook.starts)[-STARTS_SHOWN:]
         ]
         snapshot: Snapshot = {

@@ -87,3 +87,31 @@ def test_summary_row_shows_the_reason_only_while_pending() -> None:
 
 def test_progress_line_is_stamped() -> None:
     assert progress_line(3.14159, "hello") == "[   3.1s] hello"
+
+
+def test_the_reason_fits_the_terminal_width() -> None:
+    headers = ("JOB", "REASON")
+    reason = "required leaf: the best leaf fits 16 of 32 pods; " * 6  # ~300 characters
+    cut = format_table(headers, [["llama", reason]], 40, wrap=False).splitlines()
+    assert all(len(line) <= 40 for line in cut)
+    assert len(cut) == 3
+    assert cut[2].endswith("…")
+    wrapped = format_table(headers, [["llama", reason]], 40, wrap=True).splitlines()
+    assert all(len(line) <= 40 for line in wrapped)
+    # The continuation lines sit under REASON, and together they keep the whole reason.
+    offset = wrapped[0].index("REASON")
+    assert "".join(line[offset:] for line in wrapped[2:]) == reason
+
+
+def test_the_summary_wraps_its_reason_at_the_width() -> None:
+    condition = {
+        "type": "Scheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "required leaf: the best leaf fits 16 of 32 pods " * 5,
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+    pending = JobRow(_job({"state": {"phase": "Pending"}, "conditions": [condition]}), 0, 0, None)
+    lines = summary_table([pending], 100).splitlines()
+    assert len(lines) > 3
+    assert all(len(line) <= 100 for line in lines)
