@@ -129,10 +129,12 @@ def step(snapshot: Snapshot, *, seed: int, fraction: float = 0.05) -> Snapshot:
             node["held"] = None if node["held"] else "team-1/waiting-0"
     moved = _with_gangs({**snapshot, "seq": snapshot["seq"] + 1, "time": now, "nodes": nodes})
     if rng.random() < 0.3:
+        promised = now - rng.uniform(-60, 120)
         record: StartRecord = {
             "gang": new_job,
-            "promised": now - rng.uniform(-60, 120),
+            "promised": promised,
             "actual": now,
+            "kept": now <= promised + 1.0,  # placed in the first pass at or after the promise
         }
         moved["starts"] = [*snapshot["starts"], record][-_STARTS:]
     return moved

@@ -1,7 +1,8 @@
 """The live page's server: ``crdkit scheduler --ui``.
 
-Routes, all under ``/ui/`` so that one RBAC rule covers them when serving securely (``/`` is the
-page too, for a browser pointed at the bare address):
+Routes, all under ``/ui/`` so that one RBAC rule covers them when serving securely; the same
+routes answer at the root too (``/``, ``/app.js``, ``/app.css``, ``/view.json``, ``/events``),
+for a browser pointed at the bare address and for tools that read the stream there:
 
 - ``/ui/`` (and ``/``): the page; ``/ui/app.js``, ``/ui/app.css``: its script and style;
 - ``/ui/view.json``: the latest snapshot whole;
@@ -17,7 +18,7 @@ HTTPS to bearer tokens RBAC allows ``get`` on the path, as ``--metrics-secure`` 
 review is `crdkit.runtime.metrics_auth.MetricsAuthorizer`'s, by the request's path), so the
 reader's ClusterRole needs::
 
-    - nonResourceURLs: ["/ui", "/ui/*"]   # and "/" to open the bare address
+    - nonResourceURLs: ["/ui", "/ui/*"]   # and "/", "/events"... for the root's
       verbs: ["get"]
 
 A browser's ``EventSource`` cannot send an ``Authorization`` header, so a secure page is for a
@@ -145,7 +146,6 @@ class ViewServer(Runnable):
         """Bind and serve; ``client`` checks callers' tokens when ``secure``."""
         host, port = self.address
         routes: dict[str, Route] = {
-            "/": self._page,
             "/ui": self._page,
             "/ui/": self._page,
             "/ui/index.html": self._page,
@@ -154,6 +154,7 @@ class ViewServer(Runnable):
             "/ui/view.json": self._json,
             "/ui/events": self._events,
         }
+        routes.update({path.removeprefix("/ui") or "/": route for path, route in routes.items()})
         if self.secure:
             if client is None:
                 raise ValueError("ui: serving securely needs a client to review tokens with")

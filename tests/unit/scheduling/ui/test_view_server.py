@@ -52,7 +52,12 @@ async def test_the_page_its_assets_and_the_snapshot() -> None:
         assert server.url == f"http://127.0.0.1:{server.port}/ui/"
         page = _body(await _get(server.port, "/ui/"))
         assert b'<script src="/ui/app.js">' in page
+        # The root answers the same routes.
         assert _body(await _get(server.port, "/")) == page
+        assert _body(await _get(server.port, "/app.js")) == _body(
+            await _get(server.port, "/ui/app.js")
+        )
+        assert json.loads(_body(await _get(server.port, "/view.json")))["seq"] == view.seq
         assert b"EventSource" in _body(await _get(server.port, "/ui/app.js"))
         assert b".node" in _body(await _get(server.port, "/ui/app.css"))
         answer = await _get(server.port, "/ui/view.json")
@@ -71,7 +76,8 @@ async def test_the_stream_sends_the_snapshot_whole_then_what_changed() -> None:
     await server.start()
     try:
         reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
-        writer.write(b"GET /ui/events HTTP/1.1\r\n\r\n")
+        # /events is /ui/events at the root.
+        writer.write(b"GET /events HTTP/1.1\r\n\r\n")
         head = await reader.readuntil(b"\r\n\r\n")
         assert b"Content-Type: text/event-stream" in head
         assert b"Cache-Control: no-cache" in head

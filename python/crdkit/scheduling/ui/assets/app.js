@@ -275,8 +275,12 @@
         svg("text", { x: 2, y: H - 3 }, `−${span(worst)}`));
       for (const s of starts) {
         const late = s.actual - s.promised;
-        const dot = svg("circle", { class: late > 0 ? "late" : "early", cx: x(s.actual).toFixed(1), cy: y(late).toFixed(1), r: 3 });
-        dot.appendChild(svg("title", {}, `${s.gang}: ${late > 0 ? "late by " + span(late) : "early by " + span(-late)}`));
+        // "kept" is the scheduler's word (placed in the first pass at or after the promise);
+        // the height is how far off it was.
+        const kept = s.kept === undefined ? late <= 0 : s.kept;
+        const dot = svg("circle", { class: kept ? "kept" : "late", cx: x(s.actual).toFixed(1), cy: y(late).toFixed(1), r: 3 });
+        const off = late > 0 ? `late by ${span(late)}` : `early by ${span(-late)}`;
+        dot.appendChild(svg("title", {}, `${s.gang}: ${off}${kept ? ", promise kept" : ""}`));
         chart.appendChild(dot);
       }
     } else {
