@@ -19,10 +19,11 @@ export PYO3_PYTHON := $(abspath $(PY))
 export HYPOTHESIS_PROFILE ?= $(if $(CI),ci,dev)
 
 RUST_SOURCES := Cargo.toml $(wildcard Cargo.lock) rust/placer/Cargo.toml $(shell find rust -name '*.rs' 2>/dev/null)
-# Python sources and the package data that ships beside them (crdkit init's templates).
-PY_SOURCES := $(shell find python -name '*.py' -o -name '*.pyi' -o -name '*.tmpl' 2>/dev/null)
+# Python sources and the package data that ships beside them (crdkit init's templates, the
+# scheduler page's assets).
+PY_SOURCES := $(shell find python -name '*.py' -o -name '*.pyi' -o -name '*.tmpl' -o -name '*.html' -o -name '*.js' -o -name '*.css' 2>/dev/null)
 
-.PHONY: help dev ext envtest lint typecheck rust-check pytest wheel-check docs test test-under-load demo wheels clean
+.PHONY: help dev ext envtest browser lint typecheck rust-check pytest wheel-check docs test test-under-load demo wheels clean
 
 help:
 	@echo "make test   - install everything into .venv, build, lint, type-check and run every test"
@@ -53,6 +54,22 @@ ext: $(VENV)/.stamp-ext
 envtest:
 	bash tools/envtest/build.sh
 
+# The scheduler page's browser tests drive the distribution's headless Chromium. As root with
+# apt-get it is installed when missing; otherwise one line says what is missing, and those
+# tests skip with the same line (tests/_browser.py).
+BROWSER_MISSING = $(strip $(if $(shell command -v chromium),,chromium) $(if $(shell command -v chromedriver),,chromium-driver))
+browser:
+	@missing="$(BROWSER_MISSING)"; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  (apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null)) || true; \
+	  missing="$$(command -v chromium >/dev/null || echo chromium) $$(command -v chromedriver >/dev/null || echo chromium-driver)"; \
+	  missing="$$(echo $$missing)"; \
+	fi; \
+	if [ -n "$$missing" ]; then \
+	  echo "browser tests skip: $$(echo $$missing | sed 's/ / and /') missing (as root: apt-get install -y chromium chromium-driver)"; \
+	fi
+
 lint: dev
 	$(BIN)/ruff check python tests benches examples tools
 
@@ -74,7 +91,7 @@ $(VENV)/.stamp-wheel: pyproject.toml $(RUST_SOURCES) $(PY_SOURCES) | $(PY)
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	$(PYTHON) -m venv "$$tmp/venv" && \
 	"$$tmp/venv/bin/pip" install -q $(WHEEL_CHECK_DIR)/crdkit-*.whl && \
-	(cd "$$tmp" && "$$tmp/venv/bin/python" -c 'import crdkit, crdkit._placer; from crdkit.scheduling.groups.crds import pod_group_crds; assert len(pod_group_crds()) == 2, "the PodGroup CRDs are not in the wheel"; from crdkit.deploy.scaffold.templates import project_files; from crdkit.deploy.scaffold.names import project_names; assert project_files(project_names("probe")), "crdkit init has no templates"; print("wheel imports:", crdkit.__version__)')
+	(cd "$$tmp" && "$$tmp/venv/bin/python" -c 'import crdkit, crdkit._placer; from crdkit.scheduling.groups.crds import pod_group_crds; assert len(pod_group_crds()) == 2, "the PodGroup CRDs are not in the wheel"; from crdkit.deploy.scaffold.templates import project_files; from crdkit.deploy.scaffold.names import project_names; assert project_files(project_names("probe")), "crdkit init has no templates"; import importlib.resources as r; assert all(r.files("crdkit.scheduling.ui").joinpath("assets", f).is_file() for f in ("index.html", "app.js", "app.css")), "the scheduler page is not in the wheel"; print("wheel imports:", crdkit.__version__)')
 	touch $@
 
 wheel-check: $(VENV)/.stamp-wheel
@@ -102,7 +119,7 @@ wheels: dev
 	"$$tmp/venv/bin/pip" install -q crdkit && \
 	(cd "$$tmp" && "$$tmp/venv/bin/python" -c 'import crdkit._placer, crdkit.placer; print("wheel imports:", crdkit.__version__, crdkit._placer.__file__)')
 
-pytest: dev envtest wheel-check
+pytest: dev envtest browser wheel-check
 	CRDKIT_WHEEL_DIR=$(abspath $(WHEEL_CHECK_DIR)) $(BIN)/pytest
 
 # The documentation site (docs/, mkdocs.yml); --strict fails on any warning, a broken link or

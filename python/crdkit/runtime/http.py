@@ -3,6 +3,11 @@
 These endpoints answer a scraper or a kubelet probe a few times a minute with a small body, so
 plain ``asyncio.start_server`` is enough and the runtime needs no web framework. Requests other
 than ``GET``/``HEAD`` of a known path get 405/404; every connection is closed after one answer.
+
+A route may also answer a `Stream`: a body of unknown length written chunk by chunk as its
+iterator yields them, for server-sent events (the scheduler's live page). It ends when the
+iterator does, when the client goes (the next write fails), or when the server closes, which
+cancels every open stream rather than waiting for clients that may never leave.
 """
 
 from __future__ import annotations
@@ -11,13 +16,13 @@ import asyncio
 import contextlib
 import logging
 import ssl
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 
 # Shared with the webhook room (below the runtime); still importable from here.
 from crdkit._addresses import parse_bind_address
 
-__all__ = ["HttpServer", "Response", "parse_bind_address"]
+__all__ = ["HttpServer", "Response", "Stream", "parse_bind_address"]
 
 log = logging.getLogger("crdkit.runtime.http")
 
@@ -41,7 +46,19 @@ class Response:
     content_type: str = "text/plain; charset=utf-8"
 
 
-Route = Callable[[], Awaitable[Response]]
+@dataclass(frozen=True, slots=True)
+class Stream:
+    """A streamed answer: ``chunks`` are written (and flushed) as they come, with no
+    ``Content-Length``; the connection's close ends the body, as HTTP/1.1 allows."""
+
+    chunks: AsyncIterator[bytes]
+    content_type: str = "text/event-stream; charset=utf-8"
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """More response headers (``Cache-Control: no-cache`` for server-sent events)."""
+
+
+Route = Callable[[], Awaitable[Response | Stream]]
 Authorize = Callable[[Mapping[str, str], str], Awaitable[Response | None]]
 """Given a request's headers (lower-case names) and path: ``None`` to serve it, or the refusal."""
 
@@ -61,6 +78,7 @@ class HttpServer:
         self._ssl = ssl_context
         self._authorize = authorize
         self._server: asyncio.Server | None = None
+        self._streaming: set[asyncio.Task[None]] = set()  # connections a Stream holds open
 
     async def start(self, host: str, port: int) -> None:
         """Bind and start serving (``port`` 0 picks a free one; see :attr:`port`)."""
@@ -77,6 +95,10 @@ class HttpServer:
         """Stop listening and wait for open connections to end."""
         if self._server is not None:
             self._server.close()
+            # A stream ends only when its client goes; without this, wait_closed would wait
+            # for every open page (up to its timeout) before the server could stop.
+            for task in list(self._streaming):
+                task.cancel()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 5)
             self._server = None
@@ -90,15 +112,25 @@ class HttpServer:
                     name, _, value = line.decode("latin-1").partition(":")
                     headers[name.strip().lower()] = value.strip()
                 response, head_only = await self._respond(request_line, headers)
-                writer.write(
-                    f"HTTP/1.1 {response.status} {_REASONS.get(response.status, 'Unknown')}\r\n"
-                    f"Content-Type: {response.content_type}\r\n"
-                    f"Content-Length: {len(response.body)}\r\n"
-                    "Connection: close\r\n\r\n".encode("latin-1")
-                )
-                if not head_only:
-                    writer.write(response.body)
+                if isinstance(response, Response):
+                    writer.write(
+                        _head(
+                            response.status,
+                            response.content_type,
+                            {"Content-Length": str(len(response.body))},
+                        )
+                    )
+                    if not head_only:
+                        writer.write(response.body)
+                    await writer.drain()
+                    return
+                writer.write(_head(response.status, response.content_type, response.headers))
                 await writer.drain()
+            # Out of the timeout: a stream lasts as long as its client stays.
+            if head_only:
+                await _close(response.chunks)
+            else:
+                await self._stream(response, writer)
         except (TimeoutError, ConnectionError, ssl.SSLError):
             pass
         finally:
@@ -106,9 +138,26 @@ class HttpServer:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
+    async def _stream(self, response: Stream, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None  # a connection's handler always runs in a task
+        self._streaming.add(task)  # close() cancels it
+        try:
+            async for chunk in response.chunks:
+                writer.write(chunk)
+                await writer.drain()  # raises ConnectionError once the client is gone
+        except (ConnectionError, ssl.SSLError):
+            raise
+        except Exception:
+            # The headers are gone already: all that is left is to end the body and say why.
+            log.exception("HTTP stream failed")
+        finally:
+            self._streaming.discard(task)
+            await _close(response.chunks)
+
     async def _respond(
         self, request_line: bytes, headers: Mapping[str, str]
-    ) -> tuple[Response, bool]:
+    ) -> tuple[Response | Stream, bool]:
         parts = request_line.decode("latin-1").split()
         if len(parts) < 2:
             return Response(405, b"bad request line\n"), False
@@ -127,3 +176,21 @@ class HttpServer:
         except Exception:
             log.exception("HTTP route %s failed", target)
             return Response(500, b"internal error\n"), False
+
+
+async def _close(chunks: AsyncIterator[bytes]) -> None:
+    """Run an async generator's ``finally`` now rather than when it is collected."""
+    aclose = getattr(chunks, "aclose", None)
+    if aclose is not None:
+        with contextlib.suppress(Exception):
+            await aclose()
+
+
+def _head(status: int, content_type: str, extra: Mapping[str, str]) -> bytes:
+    lines = [
+        f"HTTP/1.1 {status} {_REASONS.get(status, 'Unknown')}",
+        f"Content-Type: {content_type}",
+        *(f"{name}: {value}" for name, value in extra.items()),
+        "Connection: close",
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")

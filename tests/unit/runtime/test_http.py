@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import pytest
 
-from crdkit.runtime.http import HttpServer, Response, parse_bind_address
+from crdkit.runtime.http import HttpServer, Response, Stream, parse_bind_address
 
 
 async def fetch(port: int, request: bytes) -> bytes:
@@ -56,5 +57,98 @@ async def test_routes_status_codes_and_head() -> None:
         assert (await fetch(server.port, b"GET /broken HTTP/1.1\r\n\r\n")).startswith(
             b"HTTP/1.1 500"
         )
+    finally:
+        await server.close()
+
+
+async def test_a_stream_is_written_as_it_comes_and_ends_with_its_iterator() -> None:
+    more = asyncio.Event()
+    closed: list[bool] = []
+
+    async def chunks() -> AsyncIterator[bytes]:
+        try:
+            yield b"first\n"
+            await more.wait()
+            yield b"second\n"
+        finally:
+            closed.append(True)
+
+    async def stream() -> Stream:
+        return Stream(chunks(), headers={"Cache-Control": "no-cache"})
+
+    server = HttpServer({"/events": stream})
+    await server.start("127.0.0.1", 0)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"GET /events HTTP/1.1\r\n\r\n")
+        head = await reader.readuntil(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200 OK\r\n")
+        assert b"Content-Type: text/event-stream" in head
+        assert b"Cache-Control: no-cache\r\n" in head
+        assert b"Content-Length" not in head
+        # The first chunk arrives while the iterator still waits for the second.
+        assert await asyncio.wait_for(reader.readline(), 5) == b"first\n"
+        more.set()
+        assert await asyncio.wait_for(reader.read(), 5) == b"second\n"
+        assert closed == [True]
+        writer.close()
+        await writer.wait_closed()
+        # HEAD answers the headers only and closes the iterator unstarted.
+        head_only = await fetch(server.port, b"HEAD /events HTTP/1.1\r\n\r\n")
+        assert head_only.endswith(b"\r\n\r\n")
+    finally:
+        await server.close()
+
+
+async def test_closing_the_server_ends_open_streams() -> None:
+    closed = asyncio.Event()
+
+    async def forever() -> AsyncIterator[bytes]:
+        try:
+            yield b"hello\n"
+            await asyncio.Event().wait()
+            yield b"never\n"  # pragma: no cover - the wait never ends
+        finally:
+            closed.set()
+
+    async def stream() -> Stream:
+        return Stream(forever())
+
+    server = HttpServer({"/events": stream})
+    await server.start("127.0.0.1", 0)
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(b"GET /events HTTP/1.1\r\n\r\n")
+    await reader.readuntil(b"hello\n")
+    started = asyncio.get_running_loop().time()
+    await server.close()
+    assert asyncio.get_running_loop().time() - started < 2  # not the 5 s wait for clients
+    await asyncio.wait_for(closed.wait(), 2)
+    assert await asyncio.wait_for(reader.read(), 2) == b""  # the body ended with the close
+    writer.close()
+
+
+async def test_a_stream_ends_when_its_client_goes() -> None:
+    closed = asyncio.Event()
+
+    async def ticks() -> AsyncIterator[bytes]:
+        try:
+            while True:
+                yield b"tick\n"
+                await asyncio.sleep(0.01)
+        finally:
+            closed.set()
+
+    async def stream() -> Stream:
+        return Stream(ticks())
+
+    server = HttpServer({"/events": stream})
+    await server.start("127.0.0.1", 0)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"GET /events HTTP/1.1\r\n\r\n")
+        await reader.readuntil(b"tick\n")
+        writer.close()
+        await writer.wait_closed()
+        await asyncio.wait_for(closed.wait(), 5)
     finally:
         await server.close()
