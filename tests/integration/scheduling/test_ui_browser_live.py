@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from _cluster import LEVELS, POOL, all_bound, create_job, pods_of, pool_with_nodes
-from crdkit.scheduling.view.snapshot import SchedulerView
 
 import factories
 from _browser import GRID, check_grid, chromium
@@ -24,6 +23,7 @@ from crdkit.client import Client
 from crdkit.resources import Pod
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.ui.server import ViewServer
+from crdkit.scheduling.view.snapshot import SchedulerView
 from crdkit.testing import ControlPlane, eventually, running_manager
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(240)]
