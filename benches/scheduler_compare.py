@@ -408,13 +408,14 @@ async def run(
     log_dir: Path | None = None,
     kube_flags: list[str] | None = None,
     ui_page: bool = False,
+    ui_port: int | None = None,
 ) -> dict[str, Any]:
     gated = contestant in KUBERNETES_GANGS
     ours = contestant in ("crdkit", "crdkit-kube")
     flags = list(flags or [])
     page: PageReader | None = None
     if ours and ui_page:  # one page open on the scheduler's --ui all through the run
-        (ui_port,) = free_ports(1)
+        ui_port = ui_port or free_ports(1)[0]
         flags += ["--ui", f"--ui-bind-address=127.0.0.1:{ui_port}"]
         page = PageReader(f"http://127.0.0.1:{ui_port}/events")
     async with (
@@ -733,6 +734,13 @@ def main(argv: list[str] | None = None) -> int:
         "through the run (its sizes are reported; compare cpu_s with a run without)",
     )
     parser.add_argument(
+        "--ui-port",
+        type=int,
+        default=None,
+        help="with --ui-page, serve the page on this port (to open it in a browser during the "
+        "run; default: any free port)",
+    )
+    parser.add_argument(
         "--log-dir",
         type=Path,
         default=None,
@@ -772,6 +780,7 @@ def main(argv: list[str] | None = None) -> int:
                     log_dir=log_dir,
                     kube_flags=args.kube_scheduler_flag,
                     ui_page=args.ui_page,
+                    ui_port=args.ui_port,
                 )
             )
             runs.append({"seed": seed, "nodes": args.nodes, **result})

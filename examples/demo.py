@@ -30,8 +30,7 @@ from pathlib import Path
 from crdkit.client import Client
 from crdkit.resources import Pod
 from crdkit.runtime import Informer, Runnable
-from crdkit.scheduling import SchedulerView, pod_requests
-from crdkit.scheduling.ui.server import ViewServer
+from crdkit.scheduling import SchedulerView, ViewServer, pod_requests
 from crdkit.testing import ControlPlane
 from examples.gang_scheduler.cluster_setup import (
     create_simulated_cluster,

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from crdkit.scheduling.view.table import flex_table
+from crdkit.scheduling import flex_table
 from examples.gang_scheduler.models import Job
 
 

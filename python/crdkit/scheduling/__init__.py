@@ -73,6 +73,8 @@ if TYPE_CHECKING:
     from crdkit.scheduling.requests import pod_requests as pod_requests
     from crdkit.scheduling.requests import requests_as_quantities as requests_as_quantities
     from crdkit.scheduling.scheduler import GangScheduler as GangScheduler
+    from crdkit.scheduling.ui.server import ViewServer as ViewServer
     from crdkit.scheduling.view.snapshot import SchedulerView as SchedulerView
+    from crdkit.scheduling.view.table import flex_table as flex_table
 
 __getattr__, __dir__ = lazy_namespace(__name__, globals())

@@ -82,6 +82,8 @@ class Slot:
     """``math.inf`` for a gang that declares no bound."""
     priority: int
     pods: SlotPods
+    placement: _placer.Outcome | None = None
+    """Where the gang goes when its start comes (the placer's outcome that made the slot)."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,8 @@ class _Future:
         records = mirror.placer_records(nodes, _honoured)
         self.cluster = Cluster(mirror.levels)
         self.cluster.add_nodes(records)
+        self._mirror = mirror
+        self._allocatable = {record.name: record.allocatable for record in records}
         self.free: dict[str, int] = {}
         """Free room summed over the nodes, by resource: a moment that cannot hold a gang's
         total is skipped without asking the placer."""
@@ -164,6 +168,28 @@ class _Future:
         if pods:
             self.cluster.remove_pods_many(pods)
             self._count(pods, 1)
+
+    def room_now(self, slot: Slot) -> bool:
+        """Whether the slot's pods fit on its nodes as they are now (no hold on them): what
+        was kept for a gang whose start has come, unless a pod ran past its declared end."""
+        asked: dict[str, dict[str, int]] = {}
+        for node, milli, count in slot.pods:
+            want = asked.setdefault(node, {"pods": 0})
+            want["pods"] += 1000 * count
+            for resource, amount in milli.items():
+                want[resource] = want.get(resource, 0) + amount * count
+        for node, want in asked.items():
+            hold = self._mirror.holder(node)
+            allocatable = self._allocatable.get(node)
+            if allocatable is None or (hold is not None and _honoured(hold)):
+                return False
+            used = self.cluster.node_used(node) or {}
+            for resource, amount in want.items():
+                if resource not in allocatable and resource == "pods":
+                    continue  # a node that names no pod limit has none
+                if used.get(resource, 0) + amount > allocatable.get(resource, 0):
+                    return False
+        return True
 
     def _may_hold(self, total: Mapping[str, int]) -> bool:
         return all(self.free.get(resource, 0) >= amount for resource, amount in total.items())
@@ -304,8 +330,16 @@ class StartPlan:
             kind = (shape(entry.gang), entry.bound)
             own = self.slots.get(ref)
             if own is not None and own.start <= now:
-                # Its slot's time has come and it did not start (a pod ran past its declared
-                # end, a node went): planned again as if new, its first promise kept to count.
+                if own.placement is not None and future.room_now(own):
+                    # Its start has come and the room kept for it is free: it starts there.
+                    # (Planned again as if new, the slots of gangs behind it, planned around
+                    # this one, could push it later.)
+                    said[ref] = Planned(now, own.placement, own.placement)
+                    starting.add(ref)
+                    continue
+                # Its slot's time has come and it cannot start there (a pod ran past its
+                # declared end, a node went): planned again as if new, its first promise kept
+                # to count.
                 del self.slots[ref]
                 own = None
                 changes += 1
@@ -344,7 +378,11 @@ class StartPlan:
                 last_start[kind] = planned.start
             end = math.inf if entry.bound is None else planned.start + entry.bound
             self.slots[ref] = Slot(
-                planned.start, end, priority, _pods_of(entry.gang, planned.placement)
+                planned.start,
+                end,
+                priority,
+                _pods_of(entry.gang, planned.placement),
+                planned.placement,
             )
             if planned.starts_now(now):
                 starting.add(ref)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import factories
@@ -309,8 +309,26 @@ def fits_a_leaf(job: Job) -> bool:
     return job.pods * job.gpus <= 4 * 8
 
 
+# Found by this test: the pass at a gang's start planned it again as new, around the slot of a
+# gang behind it that overlapped its run, and it started a second late; it now starts in the
+# room kept for it.
+_STARTS_IN_ITS_OWN_SLOT = [
+    Job(1, 4, 1.0, False, 0.0),
+    Job(1, 4, 1.0, False, 0.0),
+    Job(1, 4, 1.0, False, 0.0),
+    Job(1, 8, 2.0, False, 0.0),
+    Job(3, 4, 3.0, False, 0.0),
+    Job(3, 4, 3.0, False, 0.0),
+    Job(3, 8, 4.0, False, 0.0),
+    Job(1, 4, 1.0, False, 0.0),
+    Job(2, 4, 4.0, False, 0.0),
+    Job(3, 4, 3.0, False, 0.0),
+]
+
+
 @settings(max_examples=12, deadline=None)
 @given(JOBS.filter(lambda jobs: all(fits_a_leaf(job) for job in jobs)))
+@example(_STARTS_IN_ITS_OWN_SLOT)
 def test_with_declared_run_times_no_gang_starts_after_its_first_promise(jobs: list[Job]) -> None:
     seen = run_on_virtual_clock(simulate(jobs, hints=True, start_plan=True))
     assert len(seen["bound"]) == len(jobs)

@@ -18,6 +18,7 @@ import time
 import zlib
 from typing import TYPE_CHECKING
 
+from crdkit.scheduling.groups import POD_GROUP_APIS
 from crdkit.scheduling.view.format import FORMAT
 
 if TYPE_CHECKING:
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
 __all__ = ["LEVELS", "PreviewView", "step", "synthetic_snapshot"]
 
 LEVELS = ["topology.kubernetes.io/zone", "example.com/spine", "example.com/leaf"]
+
+PREVIEW_API = POD_GROUP_APIS[0]
+"""The group API the made-up gangs say they are of (any will do: the page only shows it)."""
 GPUS = 8
 _WINDOW = 300  # timeline points kept, as the scheduler keeps a bounded window
 _STARTS = 50
@@ -162,7 +166,7 @@ def _with_gangs(snapshot: Snapshot) -> Snapshot:
         gangs.append(
             {
                 "gang": name,
-                "api": "volcano",
+                "api": PREVIEW_API,
                 "state": "waiting",
                 "queue": None,
                 "priority": 10 if position == 1 else 0,
@@ -183,7 +187,7 @@ def _with_gangs(snapshot: Snapshot) -> Snapshot:
         gangs.append(
             {
                 "gang": name,
-                "api": "volcano",
+                "api": PREVIEW_API,
                 "state": "running",
                 "queue": None,
                 "priority": 0,
