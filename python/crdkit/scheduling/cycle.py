@@ -424,13 +424,17 @@ class Cycle:
             out.append(RollBack(group))
             return
         ref = group.ref
-        note, topic = self._reservations.note(ref)
         explanation = self._reporter.explanation(
             ref,
             self._shape_of(ref, request),
             placement,
             lambda: request.record,
         )
+        if ref in self._reporter.never_fits:
+            # Waiting does not help it: only why, no place in line, start or held nodes.
+            self._reporter.wait(group, "Unschedulable", explanation, out)
+            return
+        note, topic = self._reservations.note(ref)
         if topic == HELD_AHEAD:
             # How many nodes are held ahead of it changes with every new head of the line:
             # that rewrites the status, but is no new reason for an Event on every pod.

@@ -372,3 +372,17 @@ async def test_by_default_declared_run_times_only_serve_reservations() -> None:
     assert view.cycle.plan.promised == {big: WALL + 30}
     (wait,) = only(decisions, Wait)
     assert "; expected to start by 2027-01-15T08:00:30Z [in line: 1 of 1" in wait.message
+
+
+async def test_a_gang_that_never_fits_is_told_only_why() -> None:
+    view = View()  # leaves of two 8-GPU nodes: three whole-node pods never fit one
+    view.gang("left", 2, node="l0", bound=30)
+    huge = view.gang("huge", 3)
+    decisions = await view.run(huge)
+    assert not only(decisions, Reserve)
+    (wait,) = only(decisions, Wait)
+    assert wait.message.startswith("never fits this cluster")
+    # No place in line, no expected start, no held nodes: waiting does not help it.
+    assert "[in line" not in wait.message
+    assert "expected" not in wait.message
+    assert "reserved" not in wait.message
