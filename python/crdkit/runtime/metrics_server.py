@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import logging
 import shutil
-import socket
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -26,6 +23,8 @@ from crdkit._addresses import is_loopback
 from crdkit.runtime.http import HttpServer, Response, parse_bind_address
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from prometheus_client import CollectorRegistry
 
     from crdkit.client.client import Client
@@ -87,20 +86,15 @@ class MetricsServer:
         return HttpServer({"/metrics": self._metrics})
 
     def _secure_server(self) -> HttpServer:
-        from crdkit.runtime.metrics_auth import MetricsAuthorizer
-        from crdkit.webhook.certs import CertWatcher, write_self_signed
+        from crdkit.runtime.secure_serving import secure_server
 
-        directory = self.options.cert_dir
-        if directory is None:
-            # A self-signed pair, made where a read-only root still lets the process write.
-            directory = self._scratch = Path(tempfile.mkdtemp(prefix="crdkit-metrics-"))
-            write_self_signed(directory, ("localhost", "127.0.0.1", socket.gethostname()))
-        watcher = CertWatcher(Path(directory))
-        return HttpServer(
+        server, self._scratch = secure_server(
             {"/metrics": self._metrics},
-            ssl_context=watcher.context,
-            authorize=MetricsAuthorizer(self._client),
+            client=self._client,
+            cert_dir=self.options.cert_dir,
+            scratch_prefix="crdkit-metrics-",
         )
+        return server
 
     async def _metrics(self) -> Response:
         return Response(200, generate_latest(self._registry), CONTENT_TYPE_LATEST)

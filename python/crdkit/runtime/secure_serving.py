@@ -1,9 +1,9 @@
 """HTTPS to the bearer tokens RBAC allows, for any of the runtime's small servers.
 
-``/metrics`` serves this way (`crdkit.runtime.metrics_server`, which has its own copy of the
-recipe); the scheduler's live page (``crdkit scheduler --ui``) does too, from here: the
-certificate pair in a directory (reloaded when renewed) or, without one, a self-signed pair made
-for the server's lifetime, and every request's token checked by
+``/metrics`` serves this way (`crdkit.runtime.metrics_server`), and so does the scheduler's live
+page (``crdkit scheduler --ui``): the certificate pair in a directory (reloaded when renewed)
+or, without one, a self-signed pair made for the server's lifetime, and every request's token
+checked by
 `crdkit.runtime.metrics_auth.MetricsAuthorizer` for ``get`` on the request's path (a
 non-resource URL, so RBAC grants it with ``nonResourceURLs``).
 """
