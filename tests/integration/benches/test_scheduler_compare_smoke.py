@@ -17,7 +17,9 @@ BENCH = Path(__file__).resolve().parents[3] / "benches" / "scheduler_compare.py"
 
 
 @pytest.mark.parametrize(
-    ("contestant", "flags"), [("crdkit", []), ("crdkit-kube", ["--hints"])], ids=["crdkit", "kube"]
+    ("contestant", "flags"),
+    [("crdkit", ["--ui-page"]), ("crdkit-kube", ["--hints"])],
+    ids=["crdkit", "kube"],
 )
 def test_a_tiny_live_run_reports_every_figure(
     contestant: str, flags: list[str], capsys: pytest.CaptureFixture[str]
@@ -45,3 +47,15 @@ def test_a_tiny_live_run_reports_every_figure(
     assert run["timeline"][0][0] == 0.0
     assert run["timeline"][-1][3] == 0  # every job bound by the end
     assert 0 <= run["half_idle_while_waiting_max_s"] <= run["makespan_s"]
+    assert run["cpu_s"] > 0
+    promises = run["promises"]
+    if "--hints" in flags:  # declared run times: waiting gangs are promised starts
+        assert promises["promised_starts"] > 0
+        assert 0 <= promises["kept_pct"] <= 100
+    else:  # none: every start is unknown, and none was promised
+        assert promises["promised_starts"] == 0
+    if "--ui-page" in flags:  # one page open: its first event is the whole view
+        page = run["page"]
+        assert page["page_events"] >= 1
+        assert page["page_first_bytes"] > 0
+        assert page["page_errors"] == 0

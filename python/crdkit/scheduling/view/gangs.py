@@ -89,7 +89,7 @@ def gang_views(sources: GangSources, resource: str, now: float) -> list[GangView
         if GroupRef.parse(text) not in reporter.never_fits:
             position += 1
             positions[text] = position
-    waiting: list[GangView] = []
+    waiting: list[tuple[int, GangView]] = []  # with its index in the line (last if not in it)
     running: list[GangView] = []
     for text in sources.pods.index_values(GROUP_INDEX):
         pods = [
@@ -122,27 +122,27 @@ def gang_views(sources: GangSources, resource: str, now: float) -> list[GangView
         said = reporter.said.get(ref)
         reservation = None if never else sources.reservations.get(ref)
         created = [at for pod in pods if (at := _created(pod)) is not None]
-        waiting.append(
-            _row(
-                ref,
-                pods,
-                state="waiting",
-                gpus=gpus,
-                priority=priority,
-                since=min(created, default=now),
-                queue=None if gate is None else gate.waiting.get(ref),
-                position=None if never else positions.get(text),
-                expected_start=None if never else expected.start,
-                expected_note="it never fits this cluster" if never else expected.note,
-                promised=expected.promised,
-                reserved=None if reservation is None else _domain(reservation),
-                reason="" if said is None else short_reason(said[1]),
-                never_fits=never,
-            )
+        row = _row(
+            ref,
+            pods,
+            state="waiting",
+            gpus=gpus,
+            priority=priority,
+            since=min(created, default=now),
+            queue=None if gate is None else gate.waiting.get(ref),
+            position=None if never else positions.get(text),
+            expected_start=None if never else expected.start,
+            expected_note="it never fits this cluster" if never else expected.note,
+            promised=expected.promised,
+            reserved=None if reservation is None else _domain(reservation),
+            reason="" if said is None else short_reason(said[1]),
+            never_fits=never,
         )
-    waiting.sort(key=lambda row: (order.get(row["gang"], len(order)), row["gang"]))
+        waiting.append((order.get(text, len(order)), row))
+    # The line keys gangs by their ref's text (API and all), the rows by namespace/name.
+    waiting.sort(key=lambda item: (item[0], item[1]["gang"]))
     running.sort(key=lambda row: row["gang"])
-    return [*waiting, *running]
+    return [*(row for _, row in waiting), *running]
 
 
 def _placed(pod: Pod, node_of: Callable[[str], str | None]) -> bool:
