@@ -79,6 +79,7 @@ class HttpServer:
         self._authorize = authorize
         self._server: asyncio.Server | None = None
         self._streaming: set[asyncio.Task[None]] = set()  # connections a Stream holds open
+        self._closing = False
 
     async def start(self, host: str, port: int) -> None:
         """Bind and start serving (``port`` 0 picks a free one; see :attr:`port`)."""
@@ -95,6 +96,7 @@ class HttpServer:
         """Stop listening and wait for open connections to end."""
         if self._server is not None:
             self._server.close()
+            self._closing = True
             # A stream ends only when its client goes; without this, wait_closed would wait
             # for every open page (up to its timeout) before the server could stop.
             for task in list(self._streaming):
@@ -133,6 +135,15 @@ class HttpServer:
                 await self._stream(response, writer)
         except (TimeoutError, ConnectionError, ssl.SSLError):
             pass
+        except asyncio.CancelledError:
+            if not self._closing:
+                raise
+            # Cancelled by close(): the stream's end, not an error. asyncio's server asks a
+            # handler task for its exception when it ends, and a cancelled one would raise
+            # there and be logged as "Exception in callback".
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
         finally:
             writer.close()
             with contextlib.suppress(Exception):
