@@ -49,6 +49,7 @@ from examples.gang_scheduler.simulated_cluster import GPU_RESOURCE, ClusterShape
 from examples.gang_scheduler.topology import TopologyConfig
 
 NAMESPACE = "training"
+NOT_A_TERMINAL_WIDTH = 160
 QUIET_SECONDS = 2.0
 
 
@@ -204,8 +205,12 @@ async def summarize(
             waited = watch.bound[entry.name] - watch.submitted[entry.name]
         rows.append(JobRow(job, gpus, bound, waited))
     print()
-    # REASON wraps at the terminal's width: a placer's reason is a long sentence.
-    print(summary_table(rows, shutil.get_terminal_size().columns))
+    # A placer's reason is a long sentence: on a terminal REASON wraps at its width; into a
+    # file or a pipe (no width to keep to) each row stays one line, cut at 160 columns.
+    if sys.stdout.isatty():
+        print(summary_table(rows, shutil.get_terminal_size().columns))
+    else:
+        print(summary_table(rows, NOT_A_TERMINAL_WIDTH, wrap=False))
     print()
     cells, usage = await read_picture_data(client, shape, topology, namespace=NAMESPACE)
     jobs = [
