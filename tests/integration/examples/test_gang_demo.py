@@ -17,7 +17,10 @@ ROOT = Path(__file__).parents[3]
 
 def test_demo_runs_the_stream_and_draws_the_picture(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "examples.demo", "--out", str(tmp_path), "--timeout", "120"],
+        [
+            *(sys.executable, "-m", "examples.demo", "--out", str(tmp_path), "--timeout", "120"),
+            *("--ui", "--ui-address", "127.0.0.1:0", "--keep-ui", "1"),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -40,7 +43,15 @@ def test_demo_runs_the_stream_and_draws_the_picture(tmp_path: Path) -> None:
     table = out[out.index("JOB ") :]
     never = next(line for line in table.splitlines() if line.startswith("gpt-neox-20b"))
     assert "Pending" in never
-    assert "required topology.crdkit.io/leaf: the best leaf fits" in never
+    # Into a pipe, each row is one line cut at 160 columns; the reason says only why.
+    assert "never fits this cluster, even with every node empty" in never
+    assert all(len(line) <= 160 for line in table.splitlines()[:20])
+    # The page's address, at the start and again while it stays up after the stream.
+    page = next(line for line in out.splitlines() if "the scheduler's live page: " in line)
+    url = page.rsplit(" ", 1)[1]
+    assert url.startswith("http://127.0.0.1:")
+    assert url.endswith("/ui/")
+    assert f"the page stays up 1 s: {url}" in out
     picture = tmp_path / "topology.png"
     assert f"topology picture: {picture.resolve()}" in out
     with Image.open(picture) as image:
