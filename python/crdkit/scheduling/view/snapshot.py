@@ -18,6 +18,7 @@ Add it beside the scheduler (``crdkit scheduler`` does, and publishes unless
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from typing import TYPE_CHECKING, ClassVar
@@ -122,18 +123,26 @@ class SchedulerView(Runnable):
     async def run(self, manager: Manager) -> None:
         idle = 0
         last_publish = -self.publish_every
-        while True:
-            moved = self._state()
-            if moved != self._moved or idle >= IDLE_EVERY or self._snapshot is None:
-                self._moved, idle = moved, 0
-                self.refresh()
-            else:
-                idle += 1
-            now = time.monotonic()
-            if self.publisher is not None and now - last_publish >= self.publish_every:
-                last_publish = now
-                await self.publisher.publish(self.snapshot())
-            await asyncio.sleep(self.interval)
+        try:
+            while True:
+                moved = self._state()
+                if moved != self._moved or idle >= IDLE_EVERY or self._snapshot is None:
+                    self._moved, idle = moved, 0
+                    self.refresh()
+                else:
+                    idle += 1
+                now = time.monotonic()
+                if self.publisher is not None and now - last_publish >= self.publish_every:
+                    last_publish = now
+                    await self.publisher.publish(self.snapshot())
+                await asyncio.sleep(self.interval)
+        finally:
+            if self.publisher is not None:
+                # The last word on stopping: the starts made since the last write, and the
+                # line as the scheduler leaves it (a moment at most; stopping goes on after).
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    async with asyncio.timeout(2.0):
+                        await self.publisher.publish(self.refresh())
 
     def _state(self) -> Hashable:
         scheduler = self.scheduler
