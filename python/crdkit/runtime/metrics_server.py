@@ -14,13 +14,13 @@ without one, a self-signed pair made for the server's lifetime, as controller-ru
 from __future__ import annotations
 
 import logging
-import shutil
 from typing import TYPE_CHECKING
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from crdkit._addresses import is_loopback
 from crdkit.runtime.http import HttpServer, Response, parse_bind_address
+from crdkit.runtime.secure_serving import close_served, secure_server
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -75,19 +75,13 @@ class MetricsServer:
         self._server = server
 
     async def close(self) -> None:
-        if self._server is not None:
-            await self._server.close()
-            self._server = None
-        if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
-            self._scratch = None
+        server, scratch, self._server, self._scratch = self._server, self._scratch, None, None
+        await close_served(server, scratch)
 
     def _plain_server(self) -> HttpServer:
         return HttpServer({"/metrics": self._metrics})
 
     def _secure_server(self) -> HttpServer:
-        from crdkit.runtime.secure_serving import secure_server
-
         server, self._scratch = secure_server(
             {"/metrics": self._metrics},
             client=self._client,

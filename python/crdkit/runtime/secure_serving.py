@@ -10,6 +10,7 @@ non-resource URL, so RBAC grants it with ``nonResourceURLs``).
 
 from __future__ import annotations
 
+import shutil
 import socket
 import tempfile
 from pathlib import Path
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
     from crdkit.client.client import Client
 
-__all__ = ["secure_server"]
+__all__ = ["close_served", "secure_server"]
 
 
 def secure_server(
@@ -43,3 +44,12 @@ def secure_server(
     watcher = CertWatcher(Path(directory))
     server = HttpServer(routes, ssl_context=watcher.context, authorize=MetricsAuthorizer(client))
     return server, scratch
+
+
+async def close_served(server: HttpServer | None, scratch: Path | None) -> None:
+    """Stop ``server`` (if it runs) and delete the scratch directory of its self-signed pair
+    (if one was made): what a server of `secure_server`, or a plain one, leaves to close."""
+    if server is not None:
+        await server.close()
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)

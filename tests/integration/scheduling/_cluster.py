@@ -105,6 +105,20 @@ def pytorchjob_pods(
     return pods
 
 
+def small_pod(name: str, namespace: str, scheduler: str, **spec: Any) -> Pod:
+    """A pod of one whole 8-GPU node in no group (a gang of one), made valid for the apiserver
+    (an image, GPU limits); ``spec``: more of its spec (camelCase: ``nodeSelector``)."""
+    return factories.pod(
+        name,
+        namespace=namespace,
+        scheduler=scheduler,
+        image="registry.k8s.io/pause:3.10",
+        gpus=8,
+        limits={"nvidia.com/gpu": "8"},
+        **spec,
+    )
+
+
 def volcano_podgroup(
     name: str, namespace: str, min_member: int, *, tier: int | None = None, **spec: Any
 ) -> VolcanoPodGroup:

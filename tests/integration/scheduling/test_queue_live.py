@@ -18,9 +18,9 @@ from _cluster import (
     pods_of,
     pool_with_nodes,
     running_scheduler,
+    small_pod,
 )
 
-import factories
 from crdkit.client import Client
 from crdkit.resources import Event, Pod
 from crdkit.testing import ControlPlane, eventually
@@ -29,18 +29,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
 HOST = "kubernetes.io/hostname"
 KUEUE_GATE = "kueue.x-k8s.io/admission"
-
-
-def small_pod(name: str, namespace: str, scheduler: str, **spec: object) -> Pod:
-    return factories.pod(
-        name,
-        namespace=namespace,
-        scheduler=scheduler,
-        image="registry.k8s.io/pause:3.10",
-        gpus=8,
-        limits={"nvidia.com/gpu": "8"},
-        **spec,
-    )
 
 
 async def node_of(client: Client, namespace: str, name: str) -> str | None:

@@ -11,9 +11,8 @@ import json
 import time
 
 import pytest
-from _cluster import LEVELS, POOL, create_job, has_event, pool_with_nodes
+from _cluster import LEVELS, POOL, create_job, has_event, pool_with_nodes, small_pod
 
-import factories
 from crdkit.client import Client
 from crdkit.resources import ConfigMap, Pod
 from crdkit.scheduling import GangScheduler
@@ -48,15 +47,7 @@ async def test_the_view_shows_jobs_reservations_expected_starts_and_publishes_th
                 client, pool, "run", 1, scheduler=name, activeDeadlineSeconds=RUN_SECONDS
             )
             await eventually(lambda: (_gang(view, "run") or {}).get("state") == "running")
-            small = factories.pod(
-                "small",
-                namespace=pool,
-                scheduler=name,
-                image="registry.k8s.io/pause:3.10",
-                gpus=8,
-                limits={"nvidia.com/gpu": "8"},
-                nodeSelector={HOST: nodes[3]},
-            )
+            small = small_pod("small", pool, name, nodeSelector={HOST: nodes[3]})
             await client.create(small)
             # A gang that needs a whole rack waits for the first to end; one that needs more
             # than a rack never fits.

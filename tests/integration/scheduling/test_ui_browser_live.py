@@ -15,9 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _cluster import LEVELS, POOL, all_bound, create_job, pods_of, pool_with_nodes
+from _cluster import LEVELS, POOL, all_bound, create_job, pods_of, pool_with_nodes, small_pod
 
-import factories
 from _browser import GRID, check_grid, chromium
 from crdkit.client import Client
 from crdkit.resources import Pod
@@ -32,18 +31,6 @@ HOST = "kubernetes.io/hostname"
 
 # The grid and the state it was drawn from, read in one script so that no update falls between.
 GRID_AND_STATE = GRID.replace("return out;", "out.state = window.crdkitUi.state(); return out;")
-
-
-def small_pod(name: str, namespace: str, scheduler: str, node: str) -> Pod:
-    return factories.pod(
-        name,
-        namespace=namespace,
-        scheduler=scheduler,
-        image="registry.k8s.io/pause:3.10",
-        gpus=8,
-        limits={"nvidia.com/gpu": "8"},
-        nodeSelector={HOST: node},
-    )
 
 
 async def test_the_page_shows_the_scheduler_live(scheduling_plane: ControlPlane) -> None:
@@ -62,7 +49,7 @@ async def test_the_page_shows_the_scheduler_live(scheduling_plane: ControlPlane)
             # One small pod in each other rack: no rack is free for the next whole-rack gang.
             others = [n for n in nodes if not n.startswith(f"{train_rack}-")]
             for index, node in enumerate(others[::2]):
-                await client.create(small_pod(f"s{index}", pool, name, node))
+                await client.create(small_pod(f"s{index}", pool, name, nodeSelector={HOST: node}))
             await eventually(lambda: all_bound(client, pool, "s"), what="the small pods bound")
             await create_job(client, pool, "big", 1, scheduler=name)
 

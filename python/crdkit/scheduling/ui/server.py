@@ -33,13 +33,12 @@ import asyncio
 import importlib.resources
 import json
 import logging
-import shutil
 from typing import TYPE_CHECKING, Protocol
 
 from crdkit._addresses import is_loopback
 from crdkit.runtime.http import HttpServer, Response, Route, Stream, parse_bind_address
 from crdkit.runtime.runnable import Runnable
-from crdkit.runtime.secure_serving import secure_server
+from crdkit.runtime.secure_serving import close_served, secure_server
 from crdkit.scheduling.ui.delta import delta
 
 if TYPE_CHECKING:
@@ -175,12 +174,8 @@ class ViewServer(Runnable):
         log.info("the scheduler's page is at %s", self.url)
 
     async def close(self) -> None:
-        if self._server is not None:
-            await self._server.close()
-            self._server = None
-        if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
-            self._scratch = None
+        server, scratch, self._server, self._scratch = self._server, self._scratch, None, None
+        await close_served(server, scratch)
 
     async def _page(self) -> Response:
         return Response(200, self._assets["index.html"], _ASSETS["index.html"])

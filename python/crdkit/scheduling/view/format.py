@@ -32,6 +32,7 @@ __all__ = [
     "GangView",
     "JobShare",
     "NodeView",
+    "PublishedSnapshot",
     "QueueResourceView",
     "QueueView",
     "Snapshot",
@@ -142,16 +143,22 @@ class StartRecord(TypedDict):
     """It started in the first pass at or after its promise, or earlier."""
 
 
-class Snapshot(TypedDict):
+class PublishedSnapshot(TypedDict):
+    """What the scheduler publishes (`PUBLISHED_KEY`): a `Snapshot` without ``nodes`` and
+    ``timeline``. A whole `Snapshot` is one too (it has these keys and more)."""
+
     format: int
     seq: int
     scheduler: str
     time: float
     levels: list[str]
     resource: str
-    nodes: list[NodeView]
     gangs: list[GangView]
     queues: list[QueueView]
-    timeline: list[TimelinePoint]
     starts: list[StartRecord]
     omitted: int
+
+
+class Snapshot(PublishedSnapshot):
+    nodes: list[NodeView]
+    timeline: list[TimelinePoint]

@@ -17,7 +17,7 @@ from crdkit.scheduling.errors import SchedulingError
 from crdkit.scheduling.view.format import FORMAT, PUBLISHED_KEY
 
 if TYPE_CHECKING:
-    from crdkit.scheduling.view.table import PublishedSnapshot
+    from crdkit.scheduling.view.format import PublishedSnapshot
 
 __all__ = ["PublishedError", "WrongFormat", "parse_published", "read_config_map_data"]
 

@@ -36,8 +36,7 @@ if TYPE_CHECKING:
 
     from crdkit.client import Client
     from crdkit.runtime.reconciler import RbacRule
-    from crdkit.scheduling.view.format import GangView
-    from crdkit.scheduling.view.table import PublishedSnapshot
+    from crdkit.scheduling.view.format import GangView, PublishedSnapshot
 
 __all__ = [
     "DEFAULT_SCHEDULER",

@@ -14,18 +14,17 @@ own ASCII sentences, so a double-width character is not worth a dependency on wc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypedDict
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from crdkit.scheduling.view.format import GangView, QueueView, StartRecord
+    from crdkit.scheduling.view.format import GangView, PublishedSnapshot
 
 __all__ = [
     "ELLIPSIS",
     "MIN_FLEX",
     "SEPARATOR",
-    "PublishedSnapshot",
     "duration_text",
     "flex_table",
     "queue_table",
@@ -40,22 +39,6 @@ SEPARATOR = "  "
 MIN_FLEX = 10
 """The narrowest the flexible last column gets, however wide the others are: a reason cut to
 fewer characters says nothing."""
-
-
-class PublishedSnapshot(TypedDict):
-    """What the scheduler publishes (`format.PUBLISHED_KEY`): a `format.Snapshot` without
-    ``nodes`` and ``timeline``. A whole `Snapshot` is one too (it has these keys and more)."""
-
-    format: int
-    seq: int
-    scheduler: str
-    time: float
-    levels: list[str]
-    resource: str
-    gangs: list[GangView]
-    queues: list[QueueView]
-    starts: list[StartRecord]
-    omitted: int
 
 
 def truncate(text: str, width: int) -> str:

@@ -31,7 +31,7 @@ from crdkit.scheduling.view.table import queue_table
 
 if TYPE_CHECKING:
     from crdkit.client import Client
-    from crdkit.scheduling.view.table import PublishedSnapshot
+    from crdkit.scheduling.view.format import PublishedSnapshot
 
 DATA = Path(__file__).resolve().parents[3] / "data" / "scheduling" / "published_queue.json"
 TEXT = DATA.read_text()

@@ -10,12 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crdkit.scheduling.view.format import GangView
+from crdkit.scheduling.view.format import GangView, PublishedSnapshot
 from crdkit.scheduling.view.published import parse_published
 from crdkit.scheduling.view.table import (
     ELLIPSIS,
     MIN_FLEX,
-    PublishedSnapshot,
     duration_text,
     flex_table,
     queue_table,
