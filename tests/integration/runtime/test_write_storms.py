@@ -20,13 +20,16 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 WRITES = ["POST", "PUT", "PATCH", "DELETE"]
 NAMES = [f"h{i}" for i in range(6)]
 
-BACKOFF_CAP = 2.0
-"""The longest an object waits between two tries, in seconds. With about half the writes
-failing, an unlucky object fails a dozen reconciles in a row now and then; client-go's default
-backoff doubles on each (5 ms .. 1000 s), so its next try could come 20, 40, 80 s later, and which
-object was unlucky depended on how the requests of all six interleaved, that is on machine
-speed. Capped, a failing object is tried at least every 2 s: some 45 tries per 90 s window,
-all of which would have to fail."""
+BACKOFF_CAP = 0.5
+"""The longest an object waits between two tries, in seconds. About three reconciles in four
+fail here (each writes twice, and half the writes fail), so an object fails ten or more in a
+row now and then. client-go's default backoff doubles on each failure (5 ms .. 1000 s): after
+thirteen its next try comes 20 s later, after fifteen 80 s, past the window; and which object
+draws the unlucky run depends on how the requests of all six interleave, that is on machine
+speed. Capped, a failing object is tried at least every 0.5 s plus the time a try takes, so
+some 100 tries or more per 90 s window, all of which would have to fail (0.75**100 ~ 3e-13).
+With a 2 s cap, 5 of 15 runs here took over 30 s instead of 10: one object retried every
+2 s for some 17 s."""
 
 
 class RecordingBackoff(ItemExponentialRateLimiter):
