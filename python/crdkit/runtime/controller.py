@@ -47,6 +47,7 @@ from crdkit.runtime.queue import (
     QueueShutDown,
     WorkQueue,
 )
+from crdkit.runtime.ratelimit import require_rate_limiter
 from crdkit.runtime.result import Request, Result, TerminalError
 
 if TYPE_CHECKING:
@@ -79,6 +80,24 @@ def _key_of(obj: Any) -> str:
     name = getattr(metadata, "name", None) or "?"
     namespace = getattr(metadata, "namespace", None)
     return f"{namespace}/{name}" if namespace else str(name)
+
+
+def _own_rate_limiter(reconciler: Reconciler[Any]) -> RateLimiter[Request] | None:
+    """The limiter ``reconciler.rate_limiter()`` gives (``None``: the default), checked."""
+    field = f"{type(reconciler).__qualname__}.rate_limiter"
+    method = reconciler.rate_limiter
+    if not callable(method) or hasattr(method, "when"):
+        # A limiter set as a class attribute would be one instance for every controller built
+        # from the class, sharing the failure history of objects that have the same key.
+        raise TypeError(
+            f"{field} must be a method returning the controller's limiter "
+            "(def rate_limiter(self) -> RateLimiter[Request]), so that each controller gets "
+            f"its own; got {method!r}"
+        )
+    limiter = method()
+    if limiter is None:
+        return None
+    return require_rate_limiter(limiter, f"{field}()")
 
 
 class Controller(Generic[T]):
@@ -125,7 +144,9 @@ class Controller(Generic[T]):
         )
         if self.workers < 1:
             raise ValueError(f"{self.name}: max_concurrent_reconciles must be at least 1")
-        own_limiter = reconciler.rate_limiter()
+        own_limiter = _own_rate_limiter(reconciler)
+        if rate_limiter is not None:
+            rate_limiter = require_rate_limiter(rate_limiter, "rate_limiter")
         self.queue: WorkQueue[Request] = WorkQueue(
             self.name,
             rate_limiter=own_limiter if own_limiter is not None else rate_limiter,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Hashable
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 __all__ = [
     "Clock",
@@ -29,6 +29,7 @@ __all__ = [
     "RateLimiter",
     "TokenBucketRateLimiter",
     "default_controller_rate_limiter",
+    "require_rate_limiter",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -52,6 +53,30 @@ class RateLimiter(Protocol[K_contra]):
     def num_requeues(self, key: K_contra) -> int:
         """How many failures of ``key`` are on record."""
         ...
+
+
+_METHODS = ("when", "forget", "num_requeues")
+
+
+def require_rate_limiter(value: object, field: str) -> RateLimiter[Any]:
+    """``value`` if it is a rate limiter instance, else a ``TypeError`` naming ``field``.
+
+    Checked when a controller is built, so that a wrong value fails ``Manager.add`` rather than
+    the first failed reconcile, long after start-up. A class is refused as well as a value
+    without the methods: its ``when`` would be an unbound function, which fails only when
+    called.
+    """
+    missing = [name for name in _METHODS if not callable(getattr(value, name, None))]
+    if isinstance(value, type) or missing:
+        if isinstance(value, type):
+            what = f"the class {value.__qualname__}"
+        else:
+            what = f"{value!r}, which has no {', '.join(missing)}"
+        raise TypeError(
+            f"{field} must be a rate limiter instance (with when, forget and num_requeues, "
+            f"such as ItemExponentialRateLimiter(0.005, 30.0)), got {what}"
+        )
+    return cast("RateLimiter[Any]", value)
 
 
 def _require_positive(name: str, value: float) -> None:

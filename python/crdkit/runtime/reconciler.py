@@ -154,7 +154,9 @@ class Reconciler(Generic[T]):
         up to 1000 s for each object, at most 10 retries a second overall. Return your own
         limiter (for instance ``MaxOfRateLimiter(ItemExponentialRateLimiter(0.005, 30.0),
         TokenBucketRateLimiter(10.0, 100))``) when a flaky dependency should not push an
-        object's retries out for minutes."""
+        object's retries out for minutes. Return a new limiter each call: it keeps each
+        object's failures. :meth:`Manager.add` refuses a value that is no limiter (or a
+        limiter set as a class attribute) with a ``TypeError`` naming this method."""
         return None
 
     def setup(self, manager: Manager) -> None:
