@@ -19,6 +19,8 @@ primary kind           get, list, watch, patch, update (finalizers); ``/status``
                        ``rbac`` of every Runnable it adds (``runtime.setup_probe``)
 leader election        ``coordination.k8s.io`` leases: create, and get and update of the one
                        Lease by name: exactly what the elector calls (``runtime/leader.py``)
+``home_rbac``          a Runnable's rules in the operator's own namespace (the Lease's), in
+                       the Lease's Role: a scheduler's published queue
 sharding               leases: create, get, update, list, watch, by no name (each shard
                        creates its own Lease, and the sharder watches the ring's)
 events                 ``events.k8s.io`` events: create, patch (the recorder: a new Event, then
@@ -219,6 +221,25 @@ def _lease_rules(lease_name: str) -> list[dict[str, Any]]:
     ]
 
 
+def _home_rules(sources: Sequence[RbacSource]) -> list[dict[str, Any]]:
+    """The ``home_rbac`` of the runnables given, or listed by the reconcilers given: granted
+    in the operator's own namespace, beside its Lease."""
+    runnables: list[type[Runnable]] = []
+    for source in map(source_class, sources):
+        if issubclass(source, Runnable):
+            runnables.append(source)
+        elif issubclass(source, Reconciler):
+            runnables.extend(r for r in source.runnables if issubclass(r, Runnable))
+    merged: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for runnable in runnables:
+        for group, resource, verbs in runnable.home_rbac:
+            merged[(group, resource)].update(verbs)
+    return [
+        {"apiGroups": [group], "resources": [resource], "verbs": _sorted_verbs(verbs)}
+        for (group, resource), verbs in sorted(merged.items())
+    ]
+
+
 def _shard_lease_rules() -> list[dict[str, Any]]:
     # A shard's Lease is named by its id, known only when it runs: no resourceNames.
     return [
@@ -323,6 +344,7 @@ def rbac_documents(
     lease_namespace = leader_election_namespace or namespace or service_account_namespace
     roles = [(name, where, namespaced) for where, namespaced in rules.items()]
     lease_rules = _shard_lease_rules() if sharding else _lease_rules(lease_name)
+    lease_rules += _home_rules(classes)
     if operator:
         roles.append((f"{name}-leader-election", lease_namespace, lease_rules))
     for role_name, where, role_rules in roles:

@@ -43,6 +43,10 @@ class Runnable:
     rbac: ClassVar[Sequence[RbacRule]] = ()
     """What it touches, for ``crdkit gen-rbac``: ``(api_group, resource, verbs)``; a resource
     may be a subresource, like ``"pods/binding"``."""
+    home_rbac: ClassVar[Sequence[RbacRule]] = ()
+    """What it touches in the operator's own namespace (where its Lease is: the manager's
+    ``home_namespace``), granted by ``crdkit gen-rbac`` in the Lease's Role rather than
+    everywhere: a scheduler's published queue, a status ConfigMap."""
 
     def setup(self, manager: Manager) -> None:
         """Called by :meth:`Manager.add_runnable`: register informers and handlers here, so

@@ -88,6 +88,7 @@ from crdkit.scheduling.reporting import Reporter
 from crdkit.scheduling.reservations import DomainReservation, Reservations
 from crdkit.scheduling.runtime_bounds import pod_end
 from crdkit.scheduling.settling import Settling
+from crdkit.scheduling.view.format import PUBLISHING_RBAC
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -139,6 +140,7 @@ class GangScheduler(Runnable):
         ("scheduling.crdkit.io", "queues/status", ("get", "update", "patch")),
         *(rule for api in GROUP_APIS.values() for rule in api.rbac),
     )
+    home_rbac: ClassVar[Sequence[RbacRule]] = PUBLISHING_RBAC  # its queue, for crdkit queue
 
     def __init__(
         self,

@@ -17,6 +17,7 @@ from crdkit.deploy.rbac import (
 from crdkit.resources import ConfigMap, CustomResource, Lease, Node, Pod
 from crdkit.runtime.client_role import ClientRole
 from crdkit.runtime.manager_options import default_leader_election_id
+from crdkit.runtime.runnable import Runnable
 
 
 class Job(CustomResource, group="batch.example.com", version="v1", kind="Job"):
@@ -198,3 +199,26 @@ def test_bad_input() -> None:
         rbac_rules([StringVerbs])
     with pytest.raises(ValueError, match="at least one reconciler"):
         rbac_rules([])
+
+
+class Publisher(Runnable):
+    """Writes a status ConfigMap in the operator's own namespace."""
+
+    rbac = (("", "pods", ("get", "list", "watch")),)
+    home_rbac = (("", "configmaps", ("get", "create", "patch")),)
+
+
+class Publishing(Reconciler[Job]):
+    runnables = (Publisher,)
+
+
+@pytest.mark.parametrize("source", [Publisher, Publishing], ids=["runnable", "listed"])
+def test_home_rules_are_granted_beside_the_lease_not_everywhere(source: type[Any]) -> None:
+    docs = rbac_documents([source], leader_election_id="lock", leader_election_namespace="ops")
+    lease_role = docs[-1]
+    assert lease_role["kind"] == "Role"
+    assert lease_role["metadata"]["namespace"] == "ops"
+    home = [r for r in lease_role["rules"] if r["resources"] == ["configmaps"]]
+    assert [(r["apiGroups"], set(r["verbs"])) for r in home] == [([""], {"get", "create", "patch"})]
+    everywhere = [d for d in docs if d["kind"] == "ClusterRole"]
+    assert all(r["resources"] != ["configmaps"] for d in everywhere for r in d["rules"])

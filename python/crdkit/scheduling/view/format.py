@@ -29,6 +29,7 @@ from typing import Literal, TypedDict
 __all__ = [
     "FORMAT",
     "PUBLISHED_KEY",
+    "PUBLISHING_RBAC",
     "GangView",
     "JobShare",
     "NodeView",
@@ -46,6 +47,10 @@ FORMAT = 1
 
 PUBLISHED_KEY = "queue.json"
 """The key of the published ConfigMap's ``data`` that holds the snapshot."""
+
+
+PUBLISHING_RBAC = (("", "configmaps", ("get", "create", "patch")),)
+"""What publishing the queue takes in the scheduler's home namespace (a ``home_rbac``)."""
 
 
 def published_name(scheduler: str) -> str:

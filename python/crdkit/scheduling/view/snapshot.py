@@ -27,7 +27,7 @@ from crdkit.resources import Pod
 from crdkit.runtime.runnable import Runnable
 from crdkit.scheduling.mirror import pod_key
 from crdkit.scheduling.pending import GroupRef
-from crdkit.scheduling.view.format import FORMAT
+from crdkit.scheduling.view.format import FORMAT, PUBLISHING_RBAC
 from crdkit.scheduling.view.gangs import GangSources, gang_views
 from crdkit.scheduling.view.nodes import node_views, timeline_point
 from crdkit.scheduling.view.publish import QueuePublisher
@@ -64,7 +64,8 @@ class SchedulerView(Runnable):
     ``clock``: epoch seconds, for the snapshots' times."""
 
     needs_leader: ClassVar[bool] = True  # the scheduler's state exists where it runs
-    rbac: ClassVar[Sequence[RbacRule]] = (("", "configmaps", ("get", "create", "patch")),)
+    # The published ConfigMap lives in the manager's home namespace, beside its Lease.
+    home_rbac: ClassVar[Sequence[RbacRule]] = PUBLISHING_RBAC
 
     def __init__(
         self,
