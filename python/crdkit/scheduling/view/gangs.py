@@ -25,10 +25,18 @@ if TYPE_CHECKING:
     from crdkit.scheduling.reservations import DomainReservation
     from crdkit.scheduling.view.format import GangView
 
-__all__ = ["REASON_CHARS", "GangSources", "gang_views", "short_reason"]
+__all__ = ["REASON_CHARS", "GangSources", "gang_key", "gang_views", "short_reason"]
 
 REASON_CHARS = 200
 """The longest reason a row carries; the full one is in the PodGroup's status and Events."""
+
+
+def gang_key(ref: GroupRef | str) -> str:
+    """How the view names a gang (a `GroupRef` or its text): ``namespace/name``, the same in
+    its row, on the nodes its pods hold, on the nodes held for it and in its starts, so the
+    page can match them."""
+    parsed = GroupRef.parse(ref) if isinstance(ref, str) else ref
+    return f"{parsed.namespace}/{parsed.name}"
 
 
 def short_reason(message: str) -> str:
@@ -169,7 +177,7 @@ def _row(
     never_fits: bool = False,
 ) -> GangView:
     return {
-        "gang": f"{ref.namespace}/{ref.name}",
+        "gang": gang_key(ref),
         "api": ref.api,
         "state": state,
         "queue": queue,

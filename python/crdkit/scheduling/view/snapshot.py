@@ -26,9 +26,8 @@ from typing import TYPE_CHECKING, ClassVar
 from crdkit.resources import Pod
 from crdkit.runtime.runnable import Runnable
 from crdkit.scheduling.mirror import pod_key
-from crdkit.scheduling.pending import GroupRef
 from crdkit.scheduling.view.format import FORMAT, PUBLISHING_RBAC
-from crdkit.scheduling.view.gangs import GangSources, gang_views
+from crdkit.scheduling.view.gangs import GangSources, gang_key, gang_views
 from crdkit.scheduling.view.nodes import node_views, timeline_point
 from crdkit.scheduling.view.publish import QueuePublisher
 from crdkit.scheduling.view.queues import queue_views
@@ -51,11 +50,6 @@ IDLE_EVERY = 5
 
 STARTS_SHOWN = 256
 """The most recent starts with a promise a snapshot carries."""
-
-
-def _text(ref: GroupRef | str) -> str:
-    parsed = GroupRef.parse(ref) if isinstance(ref, str) else ref
-    return f"{parsed.namespace}/{parsed.name}"
 
 
 class SchedulerView(Runnable):
@@ -156,7 +150,7 @@ class SchedulerView(Runnable):
         scheduler = self.scheduler
         now = self._clock()
         gangs = gang_views(self._sources(), self.resource, now)
-        held_for = {r.id: _text(r.holder) for r in scheduler.reservations.values()}
+        held_for = {r.id: gang_key(r.holder) for r in scheduler.reservations.values()}
         nodes = node_views(
             scheduler.mirror, scheduler.levels, self.resource, self._job_of, held_for
         )
@@ -164,7 +158,7 @@ class SchedulerView(Runnable):
         self._timeline.append(timeline_point(now, nodes, running))
         starts: list[StartRecord] = [
             {
-                "gang": _text(record.gang),
+                "gang": gang_key(record.gang),
                 "promised": record.promised,
                 "actual": record.actual,
                 "kept": record.kept,
@@ -213,7 +207,7 @@ class SchedulerView(Runnable):
             return key
         ref = self.scheduler.group_of(pod)
         if ref is not None:
-            return _text(ref)
+            return gang_key(ref)
         owners = pod.metadata.owner_references or ()
         namespace = pod.metadata.namespace or "default"
         return f"{namespace}/{owners[0].name}" if owners else pod_key(namespace, pod.metadata.name)
