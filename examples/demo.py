@@ -116,16 +116,6 @@ class JobWatch:
         return True
 
 
-async def served_at(server: ViewServer, within: float = 30.0) -> str:
-    """The page's address once its server listens (it starts with the manager's runnables)."""
-    async with asyncio.timeout(within):
-        while True:
-            try:
-                return server.url
-            except RuntimeError:  # not listening yet
-                await asyncio.sleep(0.05)
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m examples.demo", description=__doc__.splitlines()[0]
@@ -265,7 +255,9 @@ async def run(args: argparse.Namespace) -> int:
                 await watch.informer.wait_for_sync()
                 progress.say("gang-scheduler operator and simulated kubelets running")
                 for server in pages:
-                    progress.say(f"the scheduler's live page: {await served_at(server)}")
+                    async with asyncio.timeout(30):  # it starts with the manager's runnables
+                        url = await server.listening()
+                    progress.say(f"the scheduler's live page: {url}")
                 await submit(client, stream, watch, progress)
                 deadline = time.monotonic() + args.timeout
                 settled = True

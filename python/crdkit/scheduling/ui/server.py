@@ -112,6 +112,7 @@ class ViewServer(Runnable):
         self.secure = secure
         self.cert_dir = cert_dir
         self._server: HttpServer | None = None
+        self._listening = asyncio.Event()
         self._scratch: Path | None = None  # the self-signed pair's directory, deleted on close
         self._assets = {
             name: (importlib.resources.files(__package__).joinpath("assets", name).read_bytes())
@@ -133,6 +134,12 @@ class ViewServer(Runnable):
         if ":" in shown:
             shown = f"[{shown}]"
         return f"{'https' if self.secure else 'http'}://{shown}:{self.port}/ui/"
+
+    async def listening(self) -> str:
+        """The page's address, once the server listens (as a runnable it starts with the
+        manager's others: wait for it here rather than poll `url`)."""
+        await self._listening.wait()
+        return self.url
 
     async def run(self, manager: Manager) -> None:
         await self.start(manager.client)
@@ -171,9 +178,11 @@ class ViewServer(Runnable):
             server = HttpServer(routes)
         await server.start(host, port)
         self._server = server
+        self._listening.set()
         log.info("the scheduler's page is at %s", self.url)
 
     async def close(self) -> None:
+        self._listening.clear()
         server, scratch, self._server, self._scratch = self._server, self._scratch, None, None
         await close_served(server, scratch)
 

@@ -15,7 +15,6 @@ from crdkit.scheduling.ui import server as server_module
 from crdkit.scheduling.ui.delta import apply
 from crdkit.scheduling.ui.preview import PreviewView
 from crdkit.scheduling.ui.server import ViewServer
-from crdkit.testing import eventually
 
 
 async def _get(port: int, path: str, context: ssl.SSLContext | None = None) -> bytes:
@@ -156,12 +155,10 @@ async def test_as_a_runnable_it_serves_until_cancelled() -> None:
     server = ViewServer(PreviewView(8), "127.0.0.1:0")
     assert server.needs_leader is False
     running = asyncio.create_task(server.run(SimpleNamespace(client=None)))  # type: ignore[arg-type]
-
-    async def started() -> bool:
-        return server._server is not None
-
-    await eventually(started, what="the server started")
+    async with asyncio.timeout(30):
+        url = await server.listening()
     port = server.port
+    assert url == f"http://127.0.0.1:{port}/ui/"
     assert _body(await _get(port, "/ui/view.json"))
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
