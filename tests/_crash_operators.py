@@ -111,6 +111,7 @@ class CacheTrusting(Reconciler[Parent]):
     async def reconcile(self, ctx: Context, obj: Parent) -> Result | None:
         if not await _children(ctx, obj):
             await ctx.client.create(_child(obj))
+        if obj.status is None or not obj.status.done:
             await _mark_done(ctx, obj)
         return None
 
@@ -125,6 +126,7 @@ class CorrectCacheTrusting(Reconciler[Parent]):
     async def reconcile(self, ctx: Context, obj: Parent) -> Result | None:
         if not await _children(ctx, obj):
             await ctx.apply(_child(obj, name=f"{obj.metadata.name}-child"))
+        if obj.status is None or not obj.status.done:
             await _mark_done(ctx, obj)
         return None
 

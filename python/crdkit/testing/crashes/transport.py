@@ -98,7 +98,7 @@ class CrashTransport:
         """The resourceVersion the faulted write's answer carried."""
         self.cut_events = 0
         self._unobserved: list[_Unobserved] = []
-        self._stale_served: set[str] = set()
+        self._stale_served: set[tuple[str, str]] = set()
 
     # -- ApiTransport ----------------------------------------------------------------------
 
@@ -132,7 +132,7 @@ class CrashTransport:
             return await self.inner.request(
                 method,
                 path,
-                params=self._maybe_stale(method, path, params),
+                params=self._maybe_stale(method, path, params, accept),
                 body=body,
                 content_type=content_type,
                 accept=accept,
@@ -190,8 +190,11 @@ class CrashTransport:
         self.dead = True
         self.on_death(write)
 
-    def _maybe_stale(self, method: str, path: str, params: Params | None) -> Params | None:
-        """The first list of each collection at ``stale_version``: a cache that starts behind."""
+    def _maybe_stale(
+        self, method: str, path: str, params: Params | None, accept: str
+    ) -> Params | None:
+        """The first list of each collection (in each shape: full or metadata-only, as
+        separate informers list) at ``stale_version``: a cache that starts behind."""
         if self.stale_version is None or method.upper() != "GET":
             return params
         target = parse_path(path)
@@ -199,9 +202,9 @@ class CrashTransport:
             return params
         given = list(params.items()) if isinstance(params, dict) else list(params or [])
         names = {name for name, _ in given}
-        if "watch" in names or "continue" in names or path in self._stale_served:
+        if "watch" in names or "continue" in names or (path, accept) in self._stale_served:
             return params
-        self._stale_served.add(path)
+        self._stale_served.add((path, accept))
         kept = [(k, v) for k, v in given if k not in ("resourceVersion", "resourceVersionMatch")]
         return [*kept, ("resourceVersion", self.stale_version), ("resourceVersionMatch", "Exact")]
 
