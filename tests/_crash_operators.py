@@ -16,6 +16,7 @@ children; ``make_operator(reconciler)`` is a scenario's operator factory for one
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -176,10 +177,8 @@ class CorrectUnfinalizing(Reconciler[Parent]):
         finalizers = list(obj.metadata.finalizers or [])
         if obj.metadata.deletion_timestamp is not None:
             if FINALIZER in finalizers:
-                try:
+                with contextlib.suppress(NotFound):
                     await ctx.client.delete(ConfigMap, name, namespace=obj.metadata.namespace)
-                except NotFound:
-                    pass
                 await _set_finalizers(ctx, obj, [f for f in finalizers if f != FINALIZER])
             return
         if FINALIZER not in finalizers:

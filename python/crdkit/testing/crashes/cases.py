@@ -53,7 +53,7 @@ class CrashCase:
             raise ValueError(f"a crash case is kind:write, like kill-after:7, got {text!r}")
         if kind not in FAULT_KINDS:
             raise ValueError(f"no fault kind {kind!r}: one of {', '.join(FAULT_KINDS)}")
-        return cls(kind, int(index))  # type: ignore[arg-type]  # checked just above
+        return cls(kind, int(index))
 
     @property
     def kills(self) -> bool:

@@ -22,9 +22,9 @@ import inspect
 import os
 import random
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from crdkit.client import Client
 from crdkit.runtime.manager import Manager
@@ -53,7 +53,7 @@ CASE_ENVIRONMENT = "CRDKIT_CRASH_CASE"
 """Set by ``pytest --crash-case=kind:k``: explorers run only that case."""
 
 OperatorFactory = Callable[[Client, str], Manager | Awaitable[Manager]]
-Workload = Callable[[Client, str], Awaitable[None]]
+Workload = Callable[[Client, str], Coroutine[Any, Any, None]]
 QuietCheck = Callable[[Client, str], Awaitable[bool]]
 
 # Writes a crash at is rarely telling, and that a fresh operator makes anyway.
@@ -264,9 +264,7 @@ class CrashExplorer:
     # -- one run ---------------------------------------------------------------------------
 
     async def _run(self, case: CrashCase | None, write: Write | None) -> RunRecord:
-        if self.target.virtual_time and not isinstance(
-            asyncio.get_running_loop(), VirtualTimeLoop
-        ):
+        if self.target.virtual_time and not isinstance(asyncio.get_running_loop(), VirtualTimeLoop):
             raise RuntimeError(
                 "FakeCluster runs wait on the loop's clock: run the explorer on a virtual "
                 "clock, e.g. run_on_virtual_clock(explorer.check())"
@@ -392,9 +390,7 @@ class CrashExplorer:
         recent_writes = [str(w) for w in log.writes[-5:]]
         if recent_writes:
             parts.append(f"  the operator's last writes: {'; '.join(recent_writes)}")
-        recent = [
-            f"{e.type} {e.kind} {e.key[2]}" for e in recorder.history.events[-5:]
-        ]
+        recent = [f"{e.type} {e.kind} {e.key[2]}" for e in recorder.history.events[-5:]]
         if recent:
             parts.append(f"  the last changes: {'; '.join(recent)}")
         if self.scenario.quiet is not None:
@@ -440,11 +436,12 @@ class _Operator:
         self.task = asyncio.create_task(self.manager.run(), name="crash-operator")
 
     async def ready_or(self, died: asyncio.Future[Write] | None) -> bool:
-        assert self.manager is not None and self.task is not None
+        assert self.manager is not None
+        assert self.task is not None
         ready = asyncio.ensure_future(self.manager.wait_ready())
-        waits: set[asyncio.Future[object]] = {ready}
+        waits: set[asyncio.Future[Any]] = {ready}
         if died is not None:
-            waits.add(died)  # type: ignore[arg-type]  # only awaited, never read here
+            waits.add(died)
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         if not ready.done():
             ready.cancel()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +16,8 @@ from crdkit.client.errors import KubernetesError
 from crdkit.resources import KubernetesObject, resource_info
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     from crdkit.client import Client
 
 __all__ = ["History", "HistoryEvent", "HistoryRecorder"]

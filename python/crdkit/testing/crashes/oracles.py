@@ -20,17 +20,18 @@ from typing import Any
 from crdkit.testing.crashes.history import History
 from crdkit.testing.crashes.normalise import (
     generated_names,
-    normalise,
     normalise_state,
 )
 
 __all__ = [
     "Invariant",
     "check_run",
+    "duplicates",
     "end_state_differences",
     "orphans",
     "peak_children",
     "recreations",
+    "user_invariants",
 ]
 
 Invariant = Callable[[History], Iterable[str] | None]
@@ -91,8 +92,7 @@ def recreations(expected: History, actual: History) -> list[str]:
     others knew of it)."""
     want, got = _recreated_counts(expected), _recreated_counts(actual)
     return [
-        f"{key} was deleted and created again {count} time(s) "
-        f"(the fault-free run: {want[key]})"
+        f"{key} was deleted and created again {count} time(s) (the fault-free run: {want[key]})"
         for key, count in sorted(got.items())
         if count > want[key]
     ]
@@ -171,8 +171,7 @@ def duplicates(expected: History, actual: History) -> list[str]:
     """More live children of one owner (kind, normalised name) than the fault-free run had."""
     want, got = peak_children(expected), peak_children(actual)
     return [
-        f"duplicate children: {count} live at once of {group} (the fault-free run: "
-        f"{want[group]})"
+        f"duplicate children: {count} live at once of {group} (the fault-free run: {want[group]})"
         for group, count in sorted(got.items())
         if count > max(want[group], 1)
     ]
@@ -195,7 +194,3 @@ def check_run(expected: History, actual: History, invariants: Sequence[Invariant
         *duplicates(expected, actual),
         *user_invariants(actual, invariants),
     ]
-
-
-# Re-exported for users who write invariants over normalised objects.
-normalise_object = normalise

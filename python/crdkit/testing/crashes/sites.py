@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from crdkit.client import Client
 from crdkit.testing.fake.cluster import FakeCluster
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from crdkit.resources import KubernetesObject
     from crdkit.testing.envtest.control_plane import ControlPlane
     from crdkit.testing.fake.kinds import FakeKind

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,8 @@ from crdkit.client.http1 import ConnectionBroken
 from crdkit.testing.crashes.writes import MUTATING_METHODS, Write, WriteLog, parse_path
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
+
     from crdkit.client.config import Timeouts
     from crdkit.client.transport import ApiTransport, ChunkStream, Params
     from crdkit.testing.crashes.cases import CrashCase

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from _crash_operators import (
     CacheTrusting,
     CorrectCacheTrusting,
@@ -19,7 +20,6 @@ from _crash_operators import (
     create_then_delete,
     make_operator,
 )
-
 from crdkit.runtime import Reconciler
 from crdkit.testing import run_on_virtual_clock
 from crdkit.testing.crashes import (

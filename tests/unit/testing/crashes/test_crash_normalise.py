@@ -16,7 +16,9 @@ _names = st.text(alphabet="abcdefgh-", min_size=1, max_size=8)
 _leaf = st.one_of(st.none(), st.booleans(), st.integers(), _names)
 _json = st.recursive(
     _leaf,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_names, inner, max_size=3)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(_names, inner, max_size=3)
+    ),
     max_leaves=12,
 )
 
@@ -44,7 +46,8 @@ def objects(draw: st.DrawFn) -> dict[str, Any]:
 def test_normalising_is_idempotent(obj: dict[str, Any]) -> None:
     once = normalise(obj, namespace="ns")
     assert normalise(once, namespace="ns") == once
-    assert "uid" not in once["metadata"] and "resourceVersion" not in once["metadata"]
+    assert "uid" not in once["metadata"]
+    assert "resourceVersion" not in once["metadata"]
 
 
 @given(objects(), st.text(alphabet="xyz0123", min_size=1, max_size=6), _names, _names)
@@ -80,7 +83,9 @@ def _number(calls: list[tuple[str, str, str | None, str | None]], suffixes: list
     return [write.identity for write in log.writes]
 
 
-@given(_calls, st.lists(_names, min_size=12, max_size=12), st.lists(_names, min_size=12, max_size=12))
+@given(
+    _calls, st.lists(_names, min_size=12, max_size=12), st.lists(_names, min_size=12, max_size=12)
+)
 def test_the_numbering_of_writes_is_stable_between_identical_runs(
     calls: list[tuple[str, str, str | None, str | None]], first: list[str], second: list[str]
 ) -> None:
