@@ -31,6 +31,7 @@ from crdkit.runtime.manager import Manager
 from crdkit.testing.crashes.cases import FAULT_KINDS, CrashCase, FaultKind
 from crdkit.testing.crashes.history import History, HistoryRecorder
 from crdkit.testing.crashes.oracles import Invariant, check_run, user_invariants
+from crdkit.testing.crashes.rest import behind, busy
 from crdkit.testing.crashes.transport import CrashTransport
 from crdkit.testing.crashes.writes import Write, WriteLog
 from crdkit.testing.sim.virtual_time import VirtualTimeLoop
@@ -281,7 +282,7 @@ class CrashExplorer:
         loop = asyncio.get_running_loop()
         started = loop.time()
         scenario = self.scenario
-        log = WriteLog()
+        log = WriteLog(home=site.namespace)
         died: asyncio.Future[Write] = loop.create_future()
 
         def on_death(killed: Write) -> None:
@@ -309,7 +310,7 @@ class CrashExplorer:
                     problems += operator.failure("the operator did not start")
                 workload = asyncio.create_task(scenario.workload(observer, site.namespace))
                 if case is not None and case.kills:
-                    await self._quiet(observer, site, log, recorder, workload, died)
+                    await self._quiet(observer, site, log, recorder, workload, died, operator)
                 if died.done():
                     await operator.kill()
                     stale = None
@@ -324,7 +325,7 @@ class CrashExplorer:
                     if not await operator.ready_or(None):
                         problems += operator.failure("the restarted operator did not start")
                 if not problems:
-                    await self._quiet(observer, site, log, recorder, workload, None)
+                    await self._quiet(observer, site, log, recorder, workload, None, operator)
             except _NotQuiet as moving:
                 problems.append(str(moving))
             finally:
@@ -355,9 +356,14 @@ class CrashExplorer:
         recorder: HistoryRecorder,
         workload: asyncio.Task[None],
         died: asyncio.Future[Write] | None,
+        operator: _Operator,
     ) -> None:
         """Wait until the run is quiet (or, with ``died``, until the operator died, if first);
-        :class:`_NotQuiet` past the scenario's timeout, naming what still moved."""
+        :class:`_NotQuiet` past the scenario's timeout, naming what still moved.
+
+        The settling time counts only while the operator is at rest (`rest`: idle, and its
+        caches caught up with the recorded changes), so a loaded machine's slow watch or long
+        reconcile is waited for rather than judged half done."""
         scenario = self.scenario
         loop = asyncio.get_running_loop()
         started = loop.time()
@@ -369,7 +375,9 @@ class CrashExplorer:
                 return
             now = loop.time()
             counts = (len(log.writes), len(recorder.history.events))
-            if counts != seen:
+            if counts != seen or operator.unrest(
+                recorder.history, caught_up=operator.transport.cut_events == 0
+            ):
                 seen, changed = counts, now
             if (
                 workload.done()
@@ -378,15 +386,21 @@ class CrashExplorer:
             ):
                 return
             if now - started > scenario.timeout:
-                raise _NotQuiet(self._still_moving(log, recorder, workload, changed))
+                raise _NotQuiet(self._still_moving(log, recorder, workload, operator))
             await asyncio.sleep(tick)
 
     def _still_moving(
-        self, log: WriteLog, recorder: HistoryRecorder, workload: asyncio.Task[None], since: float
+        self,
+        log: WriteLog,
+        recorder: HistoryRecorder,
+        workload: asyncio.Task[None],
+        operator: _Operator,
     ) -> str:
         parts = [f"did not come to rest within {self.scenario.timeout:g}s:"]
         if not workload.done():
             parts.append("  the workload had not returned")
+        caught_up = operator.transport.cut_events == 0
+        parts += [f"  {why}" for why in operator.unrest(recorder.history, caught_up=caught_up)]
         recent_writes = [str(w) for w in log.writes[-5:]]
         if recent_writes:
             parts.append(f"  the operator's last writes: {'; '.join(recent_writes)}")
@@ -416,6 +430,7 @@ class _Operator:
     def __init__(self, scenario: Scenario, site: CrashSite, transport: CrashTransport) -> None:
         self.scenario = scenario
         self.site = site
+        self.transport = transport
         self.client = Client(site.client().config, transport=transport)
         self.manager: Manager | None = None
         self.task: asyncio.Task[None] | None = None
@@ -430,6 +445,18 @@ class _Operator:
             raise TypeError(f"the scenario's operator factory must make a Manager, got {manager!r}")
         self.manager = manager
         return manager
+
+    def unrest(self, history: History, *, caught_up: bool) -> list[str]:
+        """Why the operator is not at rest (`crdkit.testing.crashes.rest`); ``caught_up``:
+        also ask that its caches saw the last change (not where a fault cut events from its
+        watches: it never sees those)."""
+        manager = self.manager
+        if manager is None or self.task is None or self.task.done():
+            return []
+        found = [f"{name} controller at work" for name in busy(manager)]
+        if caught_up:
+            found += behind(manager, history)
+        return found
 
     def start(self) -> None:
         assert self.manager is not None

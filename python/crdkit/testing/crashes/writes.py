@@ -13,7 +13,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MUTATING_METHODS", "Write", "WriteLog", "WriteTarget", "parse_path"]
+__all__ = ["HOME", "MUTATING_METHODS", "Write", "WriteLog", "WriteTarget", "parse_path"]
+
+HOME = "<run's namespace>"
+"""How a write's identity names the namespace of its run."""
 
 MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -78,11 +81,16 @@ class Write:
     occurrence: int
     stage: int = 0
     """0 for the operator as first started, 1 for the one started after a crash."""
+    home: str | None = field(default=None, compare=False)
+    """The run's own namespace: on a real apiserver each run has a new one."""
 
     @property
     def identity(self) -> tuple[str, str, str | None, str, int]:
-        """What names this write across runs (its index may differ between them)."""
-        return (self.verb, self.resource, self.namespace, self.name, self.occurrence)
+        """What names this write across runs (its index may differ between them; the run's
+        own namespace, new in each run, is named alike in all of them)."""
+        home = self.home is not None and self.namespace == self.home
+        namespace = HOME if home else self.namespace
+        return (self.verb, self.resource, namespace, self.name, self.occurrence)
 
     @property
     def key(self) -> str:
@@ -95,8 +103,10 @@ class Write:
 
 @dataclass
 class WriteLog:
-    """The writes of one run, in order, with what the server answered to each."""
+    """The writes of one run, in order, with what the server answered to each. ``home``:
+    the run's own namespace."""
 
+    home: str | None = None
     writes: list[Write] = field(default_factory=list)
     answers: dict[int, dict[str, Any] | None] = field(default_factory=dict)
     """Index → the answered object (``None``: the write failed or its answer was lost)."""
@@ -122,7 +132,9 @@ class WriteLog:
         identity = (verb, resource, namespace, name)
         occurrence = self._seen.get(identity, 0) + 1
         self._seen[identity] = occurrence
-        write = Write(len(self.writes) + 1, verb, resource, namespace, name, occurrence, stage)
+        write = Write(
+            len(self.writes) + 1, verb, resource, namespace, name, occurrence, stage, self.home
+        )
         self.writes.append(write)
         return write
 
