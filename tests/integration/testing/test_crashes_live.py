@@ -84,5 +84,5 @@ async def test_the_correct_operators_pass_every_fault_on_the_real_apiserver(
     control_plane: ControlPlane, reconciler: Any, workload: Any
 ) -> None:
     report = await explore(control_plane, reconciler, workload, FAULT_KINDS)
-    assert not report.failures, report.summary()
+    assert not report.failures, _told(report)
     assert report.by_kind(), "no case ran"

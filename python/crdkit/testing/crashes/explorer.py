@@ -314,8 +314,8 @@ class CrashExplorer:
                 if died.done():
                     await operator.kill()
                     stale = None
-                    if case is not None and case.kind == "stale" and first.answer_version:
-                        stale = str(int(first.answer_version) - 1)
+                    if case is not None and case.kind == "stale":
+                        stale = first.before_version
                     second = CrashTransport(
                         site.client().transport, log, stage=1, stale_version=stale
                     )

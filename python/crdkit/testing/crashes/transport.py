@@ -95,8 +95,10 @@ class CrashTransport:
         self.dead = False
         self.injected: Write | None = None
         """The write the fault hit, once it did."""
-        self.answer_version: str | None = None
-        """The resourceVersion the faulted write's answer carried."""
+        self.before_version: str | None = None
+        """For ``stale``: the server's resourceVersion just before the faulted write was sent
+        (read then, not reckoned from the answer's: the answer to an update that removes a
+        deleting object's last finalizer carries an older version than the deletion)."""
         self.cut_events = 0
         self._unobserved: list[_Unobserved] = []
         self._stale_served: set[tuple[str, str]] = set()
@@ -147,6 +149,8 @@ class CrashTransport:
         if fault == "kill-before":
             self._die(write)
             raise self._killed(method, path)
+        if fault == "stale":
+            self.before_version = await self._current_version(path)
         watching: _Unobserved | None = None
         if fault == "unobserved":
             target = parse_path(path)
@@ -173,9 +177,6 @@ class CrashTransport:
             raise
         self.log.answered(write, answer)
         answered = self.log.answers.get(write.index)
-        if fault is not None and answered is not None:
-            version = (answered.get("metadata") or {}).get("resourceVersion")
-            self.answer_version = str(version) if version else None
         if watching is not None:
             watching.answered.set_result(answered)
         if fault in ("kill-after", "stale"):
@@ -186,6 +187,23 @@ class CrashTransport:
             broken = ConnectionBroken("the answer broke off: connection reset by peer (crash test)")
             raise TransportError(f"{method} {path}: {broken}") from broken
         return answer
+
+    async def _current_version(self, path: str) -> str | None:
+        """The server's resourceVersion now, from a one-item list of the collection ``path``
+        writes to (one the operator may list: it writes there)."""
+        if parse_path(path) is None:
+            return None
+        parts = [part for part in path.split("?")[0].split("/") if part]
+        cut = 2 if parts[0] == "api" else 3  # /api/v1 or /apis/<group>/<version>
+        if parts[cut] == "namespaces" and len(parts) > cut + 2:
+            cut += 2
+        collection = "/" + "/".join(parts[: cut + 1])
+        answer = await self.inner.request("GET", collection, params=[("limit", "1")])
+        try:
+            version = (json.loads(answer).get("metadata") or {}).get("resourceVersion")
+        except (ValueError, AttributeError):
+            return None
+        return str(version) if version else None
 
     def _die(self, write: Write) -> None:
         self.dead = True
