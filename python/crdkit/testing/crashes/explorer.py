@@ -34,6 +34,7 @@ from crdkit.testing.crashes.oracles import Invariant, check_run, user_invariants
 from crdkit.testing.crashes.rest import behind, busy
 from crdkit.testing.crashes.transport import CrashTransport
 from crdkit.testing.crashes.writes import Write, WriteLog
+from crdkit.testing.errors import KitError
 from crdkit.testing.sim.virtual_time import VirtualTimeLoop
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ QuietCheck = Callable[[Client, str], Awaitable[bool]]
 DEFAULT_IGNORED = frozenset({"events", "events.events.k8s.io", "leases.coordination.k8s.io"})
 
 
-class CrashConsistencyError(AssertionError):
+class CrashConsistencyError(KitError, AssertionError):
     """A scenario failed under a fault (or without one); the message says how to rerun it."""
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from crdkit.client.errors import TransportError
 from crdkit.client.http1 import ConnectionBroken
 from crdkit.testing.crashes.writes import MUTATING_METHODS, Write, WriteLog, parse_path
+from crdkit.testing.errors import KitError
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -39,7 +40,7 @@ __all__ = ["CrashTransport", "OperatorKilled"]
 _JSON = "application/json"
 
 
-class OperatorKilled(TransportError):
+class OperatorKilled(TransportError, KitError):
     """What a killed operator's calls raise: nothing reaches the server any more."""
 
 
