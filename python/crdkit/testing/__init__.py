@@ -4,6 +4,7 @@
 
     envtest/   ControlPlane: a real etcd + kube-apiserver (``make envtest`` builds them)
     fake/      FakeCluster: an in-memory apiserver behind a real Client, for unit tests
+    crashes/   CrashExplorer: an operator killed between writes, answers lost, caches behind
     faults/    TcpFaultProxy, HttpFaultProxy: network faults between a client and the apiserver
     sim/       simulated Nodes, GPU clusters and kubelets, and a virtual clock
     operator   OperatorRunner: reconcilers in a real Manager for the length of a test
@@ -29,6 +30,13 @@ from typing import TYPE_CHECKING
 from crdkit._lazy import lazy_namespace
 
 if TYPE_CHECKING:
+    from crdkit.testing.crashes.cases import CrashCase as CrashCase
+    from crdkit.testing.crashes.explorer import CrashConsistencyError as CrashConsistencyError
+    from crdkit.testing.crashes.explorer import CrashExplorer as CrashExplorer
+    from crdkit.testing.crashes.explorer import CrashReport as CrashReport
+    from crdkit.testing.crashes.explorer import Scenario as Scenario
+    from crdkit.testing.crashes.sites import ControlPlaneSite as ControlPlaneSite
+    from crdkit.testing.crashes.sites import FakeClusterSite as FakeClusterSite
     from crdkit.testing.envtest.binaries import Binaries as Binaries
     from crdkit.testing.envtest.binaries import candidate_folders as candidate_folders
     from crdkit.testing.envtest.binaries import find_binaries as find_binaries

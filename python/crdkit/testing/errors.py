@@ -5,6 +5,8 @@ KitError                     the root: raised by crdkit.testing
  |    +-- BinariesNotFoundError   no folder holds both kube-apiserver and etcd
  +-- UnknownKind             the fake cluster does not serve that kind (also a LookupError)
  +-- PatchError              a patch the fake cluster cannot apply (also a ValueError)
+ +-- CrashConsistencyError   a crash scenario failed under a fault (also an AssertionError)
+ +-- OperatorKilled          a crash-killed operator's call (also the client's TransportError)
 """
 
 from __future__ import annotations

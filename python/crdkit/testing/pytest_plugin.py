@@ -8,6 +8,10 @@ Fixtures:
     operator         an :class:`~crdkit.testing.operator.OperatorRunner` on that client:
                      reconcilers in a real Manager for the length of a test
 
+Options:
+    --crash-case=kind:k  run only that case in every ``CrashExplorer`` (the rerun line a
+                     crash-consistency failure prints, e.g. ``--crash-case=kill-after:7``)
+
 The fixtures are async and need pytest-asyncio (0.24 or newer). The plugin loads in every
 pytest run of an environment where crdkit is installed, so it must not break pytest where
 pytest-asyncio is absent: then the fixtures exist but fail with a clear message.
@@ -21,6 +25,7 @@ crdkit's fixtures is marked here, so the examples in docs/guides/testing.md work
 from __future__ import annotations
 
 import inspect
+import os
 import re
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, NoReturn
@@ -64,6 +69,27 @@ else:  # pragma: no cover - exercised only without pytest-asyncio
     @pytest.fixture
     def operator() -> NoReturn:
         _needs_pytest_asyncio()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--crash-case",
+        action="store",
+        default=None,
+        metavar="KIND:K",
+        help="crdkit: run only this crash case (e.g. kill-after:7) in every CrashExplorer",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    case = config.getoption("--crash-case", default=None)
+    if case:
+        # The explorer reads it from the environment, which also reaches a test's subprocess.
+        from crdkit.testing.crashes.cases import CrashCase
+        from crdkit.testing.crashes.explorer import CASE_ENVIRONMENT
+
+        CrashCase.parse(case)  # a typo fails the run now, not deep in a test
+        os.environ[CASE_ENVIRONMENT] = case
 
 
 # The function-scoped fixtures of crdkit's plugins, which a wider fixture cannot request.

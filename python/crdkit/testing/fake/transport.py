@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import copy
 import json
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -259,6 +260,9 @@ class FakeTransport:
         selection = Selection(kind, query.get("labelSelector"), query.get("fieldSelector"))
         items = self._server.list_objects(kind, namespace, selection)
         revision = str(self._server.revision)
+        if query.get("resourceVersionMatch") == "Exact" and query.get("resourceVersion"):
+            revision = query["resourceVersion"]
+            items = self._list_at(kind, namespace, selection, revision)
         start = 0
         token = query.get("continue")
         if token:
@@ -293,6 +297,33 @@ class FakeTransport:
             "metadata": metadata,
             "items": page,
         }
+
+    def _list_at(
+        self, kind: FakeKind, namespace: str | None, selection: Selection, version: str
+    ) -> list[Obj]:
+        """The objects as they were at ``version`` (``resourceVersionMatch=Exact``): today's,
+        with the writes since undone, newest first; 410 Gone past the history."""
+        try:
+            since = int(version)
+        except ValueError:
+            raise status_error(400, "BadRequest", f"invalid resourceVersion {version!r}") from None
+        objects = {
+            _list_key(obj): obj
+            for obj in self._server.list_objects(kind, namespace, Selection(kind, None, None))
+        }
+        for record in reversed(self._server.events_since(since)):
+            if record.kind.info != kind.info:
+                continue
+            key = _list_key(record.obj)
+            if namespace is not None and key[0] != namespace:
+                continue
+            if record.type == "ADDED":
+                objects.pop(key, None)
+            elif record.type == "MODIFIED" and record.previous is not None:
+                objects[key] = copy.deepcopy(record.previous)
+            elif record.type == "DELETED":
+                objects[key] = copy.deepcopy(record.obj)
+        return [objects[key] for key in sorted(objects) if selection.matches(objects[key])]
 
     def _patch(
         self, route: Route, query: dict[str, str], data: Any, content_type: str | None
