@@ -86,12 +86,7 @@ def _recreated_counts(history: History) -> Counter[str]:
         # Made again for an owner already gone (a reconcile that read its owner just before
         # the owner's deletion): garbage the collector removes, carrying nothing to lose.
         dangling = owner is not None and str(owner.get("uid")) in gone
-        if (
-            previous is not None
-            and previous != event.uid
-            and event.key in deleted
-            and not dangling
-        ):
+        if previous is not None and previous != event.uid and event.key in deleted and not dangling:
             counts[_normal_key(event.obj, names)] += 1
         uids[event.key] = event.uid
     return counts
