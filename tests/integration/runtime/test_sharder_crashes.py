@@ -295,6 +295,7 @@ def test_sharded_hellos_survive_kills_lost_answers_and_stale_restarts() -> None:
     print(report.summary())
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
     reason=(
