@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import Field
 
 from crdkit import Context, Reconciler
-from crdkit.client import NotFound
+from crdkit.client import NotFound, Preconditions
 from crdkit.resources import (
     ApiModel,
     Container,
@@ -149,12 +149,17 @@ class TrainingJobReconciler(Reconciler[TrainingJob]):
             task["nodeSelector"] = {**task.get("nodeSelector", {}), level: rack}
         placement = self.mirror.place(gang)
         if placement.status == "unschedulable":
-            # The rest no longer fits that rack: undo the half gang; once its pods are gone
-            # the job is placed whole again.
+            # The rest no longer fits that rack: undo the half gang as the Binder undoes a
+            # failed one (grace 0: nothing of it ran as a gang); once its pods are gone the
+            # job is placed whole again.
             for pod in made:
                 with contextlib.suppress(NotFound):
                     await ctx.client.delete(
-                        Pod, pod.metadata.name or "", namespace=job.metadata.namespace
+                        Pod,
+                        pod.metadata.name or "",
+                        namespace=job.metadata.namespace,
+                        grace_period_seconds=0,
+                        preconditions=Preconditions(uid=pod.metadata.uid),
                     )
             return None
         reservation = self.gangs.binder.reserve(bindings_for(placement, missing))

@@ -28,11 +28,12 @@ from examples.training_job.operator import (
 )
 from prometheus_client import CollectorRegistry
 
+import factories
 from _crash_operators import wait_until
 from crdkit.client import Client, NotFound
 from crdkit.resources import ObjectMeta, Pod
 from crdkit.runtime import Manager
-from crdkit.testing import run_on_virtual_clock
+from crdkit.testing import FakeCluster, run_on_virtual_clock, running_manager
 from crdkit.testing.crashes import (
     FAULT_KINDS,
     CrashExplorer,
@@ -220,3 +221,37 @@ def test_training_job_regressions(case: str) -> None:
     )
     report = run_on_virtual_clock(explorer.check())
     assert [r.outcome for r in report.results] == ["passed"], report.summary()
+
+
+def test_a_half_gang_whose_rack_filled_up_is_rolled_back_and_placed_whole() -> None:
+    """The other branch of finishing a half-made gang: its rack no longer has room for the
+    rest (others' pods took it while the operator was down), so its pods are deleted and the
+    job is placed whole where it fits."""
+
+    async def main() -> tuple[list[tuple[str, str | None]], str | None]:
+        job = _job("ns", "first", 2)
+        job.metadata.uid = "job-uid"
+        master = TrainingJobReconciler(levels=["rack"])._pod(job, "master", 0)
+        master.spec.node_name = "ra-n0"
+        fillers = [
+            factories.pod(f"other-{i}", gpus=GPUS, namespace="ns", node=f"ra-n{i}") for i in (1, 2)
+        ]
+        cluster = FakeCluster([*nodes("ns"), job, master, *fillers], kinds=[TrainingJob])
+        async with cluster.client() as client:
+            async with running_manager(
+                client, namespace="ns", reconcilers=[TrainingJobReconciler(levels=["rack"])]
+            ):
+
+                async def placed() -> bool:
+                    return await _phase(client, "ns", "first") == "Placed"
+
+                await wait_until(placed, 120, "first placed whole")
+            pods = await client.list(Pod, namespace="ns", label_selector=f"{JOB_LABEL}=first")
+            status = (await client.get(TrainingJob, "first", namespace="ns")).status
+        names = sorted((p.metadata.name or "", p.spec.node_name) for p in pods.items)
+        return names, status.rack if status is not None else None
+
+    pods, rack = run_on_virtual_clock(main())
+    assert rack == "rb"
+    assert [name for name, _ in pods] == ["first-master-0", "first-worker-0", "first-worker-1"]
+    assert all(node is not None and node.startswith("rb-") for _, node in pods), pods
