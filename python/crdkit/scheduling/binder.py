@@ -24,7 +24,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from crdkit.client import NotFound, Preconditions
+from crdkit.client import NotFound, Preconditions, TransportError
 from crdkit.resources import Pod
 from crdkit.scheduling.assumptions import PodBinding, Reservation, assume
 from crdkit.scheduling.errors import SchedulingError
@@ -138,6 +138,15 @@ class Binder:
                     return  # the attempt has failed already: no more calls
                 try:
                     await call(binding)
+                except TransportError as error:
+                    # No answer: the call may have been applied all the same (the connection
+                    # broke after the server took it). Rolled back as failed, that pod stayed:
+                    # the gang was left partly made (found by crash tests, lost-response on a
+                    # create). Ask the server what happened instead.
+                    if await self._applied(binding):
+                        made.append(binding)
+                    else:
+                        failures[binding.key] = error
                 except Exception as error:
                     failures[binding.key] = error
                 else:
@@ -162,6 +171,16 @@ class Binder:
         reservation.done = True
         for binding in reservation.bindings:
             self.mirror.binding_finished(binding.key)
+
+    async def _applied(self, binding: PodBinding) -> bool:
+        """Whether ``binding``'s pod is on its node (its uid, if the binding names one)."""
+        try:
+            pod = await self.client.get(Pod, binding.name, namespace=binding.namespace)
+        except Exception:
+            return False  # not there, or no more answer than before: failed, as it seemed
+        if binding.uid and pod.metadata.uid != binding.uid:
+            return False
+        return pod.spec.node_name == binding.node
 
     async def _undo(
         self, reservation: Reservation, made: Sequence[PodBinding]

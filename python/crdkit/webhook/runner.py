@@ -19,6 +19,7 @@ manager without webhooks never loads them.
 
 from __future__ import annotations
 
+import functools
 import logging
 import shutil
 import tempfile
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from crdkit._addresses import parse_bind_address
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Awaitable, Callable, Sequence
 
     from crdkit.client import Client
     from crdkit.webhook.admission import Webhook
@@ -39,6 +40,29 @@ if TYPE_CHECKING:
 __all__ = ["FIELD_MANAGER", "RunnerOptions", "WebhookRunner", "serving_address"]
 
 log = logging.getLogger("crdkit.webhook")
+
+_INSTALL_ATTEMPTS = 5
+
+
+async def _resent_on_lost_answers(write: Callable[[], Awaitable[object]]) -> None:
+    """Make an idempotent write (an apply, a merge patch of fixed content), sending it again
+    when the connection fails without an answer. One reset connection used to fail the
+    manager's start, so the operator crash-looped on a network blip (crash tests: a lost
+    answer of a webhook configuration's apply); sent again, the write changes nothing more."""
+    import asyncio
+
+    from crdkit.client import TransportError
+
+    for attempt in range(_INSTALL_ATTEMPTS):
+        try:
+            await write()
+            return
+        except TransportError as error:
+            if attempt == _INSTALL_ATTEMPTS - 1:
+                raise
+            log.warning("webhook install: %s; sending it again", error)
+            await asyncio.sleep(0.2 * 2**attempt)
+
 
 FIELD_MANAGER = "crdkit-webhooks"
 
@@ -151,7 +175,11 @@ class WebhookRunner:
                 url=self.advertised_url(),
                 ca_bundle=self.ca_bundle,
             ):
-                await client.apply(configuration, field_manager=FIELD_MANAGER, force=True)
+                await _resent_on_lost_answers(
+                    functools.partial(
+                        client.apply, configuration, field_manager=FIELD_MANAGER, force=True
+                    )
+                )
                 log.info("applied %s %s", configuration["kind"], name)
         for conversion in self.conversions:
             await self._point_crd(client, conversion)
@@ -180,11 +208,13 @@ class WebhookRunner:
                 }
             }
         }
-        await client.patch(
-            GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
-            f"{info.plural}.{info.group}",
-            patch,
-            patch_type=PatchType.MERGE,
+        await _resent_on_lost_answers(
+            lambda: client.patch(
+                GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+                f"{info.plural}.{info.group}",
+                patch,
+                patch_type=PatchType.MERGE,
+            )
         )
         log.info("pointed the CRD of %s at %s", info.kind, client_config["url"])
 

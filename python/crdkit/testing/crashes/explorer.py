@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from crdkit.client import Client
+from crdkit.resources import resource_info
 from crdkit.runtime.manager import Manager
 from crdkit.testing.crashes.cases import FAULT_KINDS, CrashCase, FaultKind
 from crdkit.testing.crashes.history import History, HistoryRecorder
@@ -89,6 +90,10 @@ class Scenario:
     invariants: Sequence[Invariant] = ()
     ignored: frozenset[str] = DEFAULT_IGNORED
     """Resources (``plural[.group]``) whose writes get no faults."""
+    history_only: Sequence[type[KubernetesObject]] = ()
+    """Kinds watched into the history for the invariants (a leader's Lease, say) but left out
+    of the end state the oracles compare: what they hold differs between runs by design (a
+    restarted operator's new identity)."""
 
 
 @dataclass
@@ -255,13 +260,23 @@ class CrashExplorer:
             )
         write = baseline.writes[case.index - 1]
         run = await self._run(case, write)
-        problems = run.problems + check_run(baseline.history, run.history, self.scenario.invariants)
+        problems = run.problems + check_run(
+            self._compared(baseline.history), self._compared(run.history), self.scenario.invariants
+        )
         outcome: Outcome = "failed" if problems else "passed"
         if not problems and (
             run.injected is None or (case.kind == "unobserved" and run.cut_events == 0)
         ):
             outcome = "not reached"
         return CaseResult(case, write, outcome, problems, run)
+
+    def _compared(self, history: History) -> History:
+        """``history`` with the end state of the scenario's ``history_only`` kinds left out."""
+        if not self.scenario.history_only:
+            return history
+        left_out = {resource_info(kind).kind for kind in self.scenario.history_only}
+        kept = [obj for obj in history.end_state if obj.get("kind") not in left_out]
+        return History(history.namespace, history.events, kept)
 
     # -- one run ---------------------------------------------------------------------------
 
@@ -300,7 +315,7 @@ class CrashExplorer:
         async with site.client() as observer:
             operator = _Operator(scenario, site, first)
             manager = await operator.build()
-            kinds = list(scenario.kinds) or _manager_kinds(manager)
+            kinds = [*(scenario.kinds or _manager_kinds(manager)), *scenario.history_only]
             recorder = HistoryRecorder(observer, kinds, site.namespace)
             await recorder.start()
             problems: list[str] = []

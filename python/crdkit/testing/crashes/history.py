@@ -32,6 +32,9 @@ class HistoryEvent:
     type: str
     kind: str
     obj: dict[str, Any]
+    at: float = 0.0
+    """When the recorder saw it, on the event loop's clock (virtual or not): for invariants
+    bounded in time (how long an object went unowned, say)."""
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -142,7 +145,8 @@ class HistoryRecorder:
             return (obj.get("metadata") or {}).get("resourceVersion")
         obj.setdefault("kind", kind)
         events = self.history.events
-        events.append(HistoryEvent(len(events) + 1, event["type"], kind, obj))
+        at = asyncio.get_running_loop().time()
+        events.append(HistoryEvent(len(events) + 1, event["type"], kind, obj, at))
         self._on_event()
         return str((obj.get("metadata") or {}).get("resourceVersion"))
 

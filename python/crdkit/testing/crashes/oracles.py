@@ -74,13 +74,19 @@ def _recreated_counts(history: History) -> Counter[str]:
     names = generated_names(event.obj for event in history.events)
     uids: dict[tuple[str, str | None, str], str] = {}
     deleted: set[tuple[str, str | None, str]] = set()
+    gone: set[str] = set()  # the uids of the objects deleted so far
     counts: Counter[str] = Counter()
     for event in history.events:
         if event.type == "DELETED":
             deleted.add(event.key)
+            gone.add(event.uid)
             continue
         previous = uids.get(event.key)
-        if previous is not None and previous != event.uid and event.key in deleted:
+        owner = _controller(event.obj)
+        # Made again for an owner already gone (a reconcile that read its owner just before
+        # the owner's deletion): garbage the collector removes, carrying nothing to lose.
+        dangling = owner is not None and str(owner.get("uid")) in gone
+        if previous is not None and previous != event.uid and event.key in deleted and not dangling:
             counts[_normal_key(event.obj, names)] += 1
         uids[event.key] = event.uid
     return counts

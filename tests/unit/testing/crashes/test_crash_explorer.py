@@ -136,3 +136,21 @@ def test_explorer_on_a_fake_cluster_needs_the_virtual_clock() -> None:
     scenario = Scenario(operator=make_operator(CorrectDuplicating), workload=create_parents)
     with pytest.raises(RuntimeError, match="virtual clock"):
         asyncio.run(CrashExplorer(scenario, FakeClusterSite([Parent])).record())
+
+
+def test_history_events_carry_the_loop_time_they_were_seen_at() -> None:
+    scenario = Scenario(operator=make_operator(CorrectDuplicating), workload=create_parents)
+    explorer = CrashExplorer(scenario, FakeClusterSite([Parent]), cases=[])
+
+    async def main() -> tuple[float, list[float]]:
+        asyncio = __import__("asyncio")
+        await asyncio.sleep(100)  # so that a time of 0 would stand out
+        started = asyncio.get_running_loop().time()
+        run = await explorer.record()
+        return started, [event.at for event in run.history.events]
+
+    started, times = run_on_virtual_clock(main())
+    assert times  # the Parent, its child, its status
+    assert times == sorted(times)
+    assert started >= 100
+    assert all(started <= at <= started + 60 for at in times)

@@ -8,8 +8,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from crdkit.testing.crashes import History, HistoryEvent
 from crdkit.testing.crashes.cases import FAULT_KINDS, CrashCase
 from crdkit.testing.crashes.normalise import normalise, normalise_state
+from crdkit.testing.crashes.oracles import recreations
 from crdkit.testing.crashes.writes import WriteLog
 
 _names = st.text(alphabet="abcdefgh-", min_size=1, max_size=8)
@@ -97,3 +99,27 @@ def test_the_numbering_of_writes_is_stable_between_identical_runs(
 def test_a_case_reads_back_from_its_name(kind: Any, index: int) -> None:
     case = CrashCase(kind, index)
     assert CrashCase.parse(str(case)) == case
+
+
+def test_a_child_made_again_for_an_owner_already_gone_is_no_recreation() -> None:
+    def event(seq: int, type_: str, kind: str, name: str, uid: str, owner: str = "") -> Any:
+        metadata: dict[str, Any] = {"name": name, "namespace": "ns", "uid": uid}
+        if owner:
+            metadata["ownerReferences"] = [
+                {"kind": "Parent", "name": "p", "uid": owner, "controller": True}
+            ]
+        return HistoryEvent(seq, type_, kind, {"kind": kind, "metadata": metadata})
+
+    base = [
+        event(1, "ADDED", "Parent", "p", "p1"),
+        event(2, "ADDED", "ConfigMap", "c", "c1", "p1"),
+    ]
+    # The owner lives: a child deleted and made again is a recreation.
+    again = [*base, event(3, "DELETED", "ConfigMap", "c", "c1", "p1")]
+    again.append(event(4, "ADDED", "ConfigMap", "c", "c2", "p1"))
+    assert len(recreations(History("ns", base), History("ns", again))) == 1
+    # The owner is gone: the child made again for it is garbage, not a recreation.
+    late = [*base, event(3, "DELETED", "Parent", "p", "p1")]
+    late += [event(4, "DELETED", "ConfigMap", "c", "c1", "p1")]
+    late += [event(5, "ADDED", "ConfigMap", "c", "c2", "p1")]
+    assert recreations(History("ns", base), History("ns", late)) == []

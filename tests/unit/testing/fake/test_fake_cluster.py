@@ -328,6 +328,25 @@ async def test_garbage_collection_follows_owner_references() -> None:
     assert hellos == []  # the foreground owner went once its dependent was gone
 
 
+async def test_a_dependent_written_after_its_owner_went_is_collected() -> None:
+    # Regression (crash tests of the hello example): a reconcile that read its owner just
+    # before the owner was deleted applies the child after the collector ran; the real
+    # collector finds the owner missing and deletes the child, the fake kept it for good.
+    cluster = FakeCluster([hello("o"), hello("kept")])
+    async with cluster.client() as client:
+        owner = await client.get(Hello, "o", namespace=NS)
+        await client.delete(Hello, "o", namespace=NS)
+        await client.create(owned("late", owner))
+        # An owner this cluster never had is not judged (nor can the real collector resolve it).
+        stranger = hello("stranger")
+        stranger.metadata.uid = "never-seen"
+        await client.create(owned("unknown-owner", stranger))
+        kept = await client.get(Hello, "kept", namespace=NS)
+        await client.create(owned("live-owner", kept))
+        left = sorted(cm.metadata.name or "" for cm in (await client.list(ConfigMap)).items)
+    assert left == ["live-owner", "unknown-owner"]
+
+
 async def test_dependents_go_when_the_owners_last_finalizer_goes() -> None:
     # Regression: the collector ran after deletes only, not after the update that removes
     # the last finalizer of an owner being deleted, so its dependents stayed.
