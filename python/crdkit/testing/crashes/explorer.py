@@ -281,7 +281,7 @@ class CrashExplorer:
         loop = asyncio.get_running_loop()
         started = loop.time()
         scenario = self.scenario
-        log = WriteLog()
+        log = WriteLog(namespace=site.namespace)
         died: asyncio.Future[Write] = loop.create_future()
 
         def on_death(killed: Write) -> None:

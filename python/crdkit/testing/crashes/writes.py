@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from crdkit.testing.crashes.normalise import NAMESPACE_PLACEHOLDER
+
 __all__ = ["MUTATING_METHODS", "Write", "WriteLog", "WriteTarget", "parse_path"]
 
 MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -78,11 +80,17 @@ class Write:
     occurrence: int
     stage: int = 0
     """0 for the operator as first started, 1 for the one started after a crash."""
+    run_namespace: str | None = field(default=None, compare=False)
+    """The run's own namespace (a real apiserver gives every run another one): named
+    ``<namespace>`` in the identity, so that the write is named alike in every run."""
 
     @property
     def identity(self) -> tuple[str, str, str | None, str, int]:
         """What names this write across runs (its index may differ between them)."""
-        return (self.verb, self.resource, self.namespace, self.name, self.occurrence)
+        namespace = self.namespace
+        if namespace is not None and namespace == self.run_namespace:
+            namespace = NAMESPACE_PLACEHOLDER
+        return (self.verb, self.resource, namespace, self.name, self.occurrence)
 
     @property
     def key(self) -> str:
@@ -101,6 +109,8 @@ class WriteLog:
     answers: dict[int, dict[str, Any] | None] = field(default_factory=dict)
     """Index → the answered object (``None``: the write failed or its answer was lost)."""
     _seen: dict[tuple[str, str, str | None, str], int] = field(default_factory=dict)
+    namespace: str | None = None
+    """The run's own namespace (see `Write.run_namespace`)."""
 
     def number(self, method: str, path: str, body: bytes | None, *, stage: int = 0) -> Write:
         """Name the write ``method path`` is about to make, and log it."""
@@ -122,7 +132,16 @@ class WriteLog:
         identity = (verb, resource, namespace, name)
         occurrence = self._seen.get(identity, 0) + 1
         self._seen[identity] = occurrence
-        write = Write(len(self.writes) + 1, verb, resource, namespace, name, occurrence, stage)
+        write = Write(
+            len(self.writes) + 1,
+            verb,
+            resource,
+            namespace,
+            name,
+            occurrence,
+            stage,
+            run_namespace=self.namespace,
+        )
         self.writes.append(write)
         return write
 
