@@ -87,6 +87,9 @@ class Scenario:
     invariants: Sequence[Invariant] = ()
     ignored: frozenset[str] = DEFAULT_IGNORED
     """Resources (``plural[.group]``) whose writes get no faults."""
+    recreatable: frozenset[str] = frozenset()
+    """Kinds whose objects the operator may delete for their owner to make again under the
+    same name (a gang's pods rolled back): the recreation oracle does not judge them."""
 
 
 @dataclass
@@ -253,7 +256,12 @@ class CrashExplorer:
             )
         write = baseline.writes[case.index - 1]
         run = await self._run(case, write)
-        problems = run.problems + check_run(baseline.history, run.history, self.scenario.invariants)
+        problems = run.problems + check_run(
+            baseline.history,
+            run.history,
+            self.scenario.invariants,
+            recreatable=self.scenario.recreatable,
+        )
         outcome: Outcome = "failed" if problems else "passed"
         if not problems and (
             run.injected is None or (case.kind == "unobserved" and run.cut_events == 0)
