@@ -30,7 +30,7 @@ from crdkit.client import Client
 from crdkit.runtime.manager import Manager
 from crdkit.testing.crashes.cases import FAULT_KINDS, CrashCase, FaultKind
 from crdkit.testing.crashes.history import History, HistoryRecorder
-from crdkit.testing.crashes.oracles import Invariant, check_run, user_invariants
+from crdkit.testing.crashes.oracles import EndView, Invariant, check_run, user_invariants
 from crdkit.testing.crashes.transport import CrashTransport
 from crdkit.testing.crashes.writes import Write, WriteLog
 from crdkit.testing.sim.virtual_time import VirtualTimeLoop
@@ -87,6 +87,10 @@ class Scenario:
     invariants: Sequence[Invariant] = ()
     ignored: frozenset[str] = DEFAULT_IGNORED
     """Resources (``plural[.group]``) whose writes get no faults."""
+    end_view: EndView | None = None
+    """What of each end-state object is compared with the fault-free run's (default: all of
+    it, normalised): a scenario whose placements may legitimately differ between runs (which
+    node a pod lands on) keeps only that a pod is bound, say."""
     recreatable: frozenset[str] = frozenset()
     """Kinds whose objects the operator may delete for their owner to make again under the
     same name (a gang's pods rolled back): the recreation oracle does not judge them."""
@@ -261,6 +265,7 @@ class CrashExplorer:
             run.history,
             self.scenario.invariants,
             recreatable=self.scenario.recreatable,
+            end_view=self.scenario.end_view,
         )
         outcome: Outcome = "failed" if problems else "passed"
         if not problems and (
