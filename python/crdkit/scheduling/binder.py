@@ -11,10 +11,12 @@ between:
    order, so one gang's calls never queue behind another's and it is not left partly bound
    while others bind.
 
-If any call of step 2 fails, every pod bound or created in that attempt is deleted (grace 0: its
-containers have not started in any meaningful way, and its owner makes it again), every
-assumption is released, and `BindError` says what failed and what could not be undone. A gang
-is never left partly bound by this module.
+A call whose answer was lost (the connection broke after it was sent) is judged by reading
+the pod back: bound to its node, it counts as made. If any call of step 2 fails, every pod
+bound or created in that attempt is deleted (grace 0: its containers have not started in any
+meaningful way, and its owner makes it again), every assumption is released, and `BindError`
+says what failed and what could not be undone. A gang is never left partly bound by this
+module.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from crdkit.client import NotFound, Preconditions
+from crdkit.client.errors import TransportError
 from crdkit.resources import Pod
 from crdkit.scheduling.assumptions import PodBinding, Reservation, assume
 from crdkit.scheduling.errors import SchedulingError
@@ -139,7 +142,14 @@ class Binder:
                 try:
                     await call(binding)
                 except Exception as error:
-                    failures[binding.key] = error
+                    # A call whose answer was lost (the connection broke after it was sent)
+                    # may have been applied: read the pod back before calling it failed. Else a
+                    # gang whose every bind landed was rolled back but for that pod, left bound
+                    # alone (crash case lost-response on a bind).
+                    if isinstance(error, TransportError) and await self._landed(binding):
+                        made.append(binding)
+                    else:
+                        failures[binding.key] = error
                 else:
                     made.append(binding)
 
@@ -162,6 +172,16 @@ class Binder:
         reservation.done = True
         for binding in reservation.bindings:
             self.mirror.binding_finished(binding.key)
+
+    async def _landed(self, binding: PodBinding) -> bool:
+        """Whether ``binding``'s pod is there, bound to its node (the call was applied)."""
+        try:
+            pod = await self.client.get(Pod, binding.name, namespace=binding.namespace)
+        except Exception:  # unknown still: the call counts as failed
+            return False
+        if binding.uid is not None and pod.metadata.uid != binding.uid:
+            return False
+        return pod.spec.node_name == binding.node
 
     async def _undo(
         self, reservation: Reservation, made: Sequence[PodBinding]
