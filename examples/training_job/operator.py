@@ -68,11 +68,9 @@ class TrainingJobReconciler(Reconciler[TrainingJob]):
 
     async def reconcile(self, ctx: Context, obj: TrainingJob) -> None:
         name = obj.metadata.name or ""
-        made = await ctx.cache.list(
-            Pod, namespace=obj.metadata.namespace, label_selector=f"{JOB_LABEL}={name}"
-        )
-        if made.items:
-            return  # the gang was created whole once; its pods run their course
+        # No look at the cache first: place_and_create leaves a gang whose pods exist alone,
+        # and rolls back one an operator killed between its creates left partly made; a job
+        # that returned here on any pod of it found would keep that part for ever.
         roles = [("master", [0]), ("worker", list(range(obj.spec.workers)))]
         pods = {role: [self._pod(obj, role, i) for i in indexes] for role, indexes in roles}
         outcome = await self.gangs.place_and_create(  # gang: all pods bound, or none
@@ -81,10 +79,18 @@ class TrainingJobReconciler(Reconciler[TrainingJob]):
             {role: members for role, members in pods.items() if members},
             topology={"mode": "required", "level": obj.spec.rack_level},
         )
-        if outcome.placement is None:
-            return  # placed by an earlier reconcile the cache does not show yet
         status = TrainingJobStatus()
-        if outcome.explanation is not None:
+        if outcome.placement is None:  # made already, being made, or rolled back
+            # Made whole by an operator that may have died before it wrote the status: say so.
+            made = await ctx.cache.list(
+                Pod, namespace=obj.metadata.namespace, label_selector=f"{JOB_LABEL}={name}"
+            )
+            if len(made.items) < 1 + obj.spec.workers:
+                return
+            node = self.mirror.node(made.items[0].spec.node_name or "") or {}
+            status.phase = "Placed"
+            status.rack = (node.get("labels") or {}).get(obj.spec.rack_level)
+        elif outcome.explanation is not None:
             status.phase = "NeverFits" if outcome.explanation.never_fits else "Waiting"
             status.message = outcome.explanation.message
         else:
