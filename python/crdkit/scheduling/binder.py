@@ -11,10 +11,12 @@ between:
    order, so one gang's calls never queue behind another's and it is not left partly bound
    while others bind.
 
-If any call of step 2 fails, every pod bound or created in that attempt is deleted (grace 0: its
-containers have not started in any meaningful way, and its owner makes it again), every
-assumption is released, and `BindError` says what failed and what could not be undone. A gang
-is never left partly bound by this module.
+A call whose answer was lost (the connection broke after it was sent) is judged by reading
+the pod back: bound to its node, it counts as made. If any call of step 2 fails, every pod
+bound or created in that attempt is deleted (grace 0: its containers have not started in any
+meaningful way, and its owner makes it again), every assumption is released, and `BindError`
+says what failed and what could not be undone. A gang is never left partly bound by this
+module.
 """
 
 from __future__ import annotations
@@ -141,8 +143,9 @@ class Binder:
                 except TransportError as error:
                     # No answer: the call may have been applied all the same (the connection
                     # broke after the server took it). Rolled back as failed, that pod stayed:
-                    # the gang was left partly made (found by crash tests, lost-response on a
-                    # create). Ask the server what happened instead.
+                    # the gang was left partly made (crash tests: lost-response on a create,
+                    # and on the last bind of a gang, which left one pod bound alone). Ask the
+                    # server what happened instead.
                     if await self._applied(binding):
                         made.append(binding)
                     else:

@@ -31,16 +31,21 @@ decision of this process hands out the same room), then creates the pods. A requ
 not placed is remembered; when the mirror says capacity may have grown (a node added, a pod
 gone or finished), every remembered request is queued once (the work queue merges repeats),
 and forgotten until its reconcile waits again. A gang some of whose pods this process placed
-already is left alone (the cache may lag behind the creates); the reconcile should still look
-in its cache for the job's pods first, since finished pods no longer hold room.
+already is left alone (the cache may lag behind the creates), and so is a gang whose pods
+exist (running or finished: the informer's cache keeps them all); a gang only part of whose
+pods exist, none finished, is what an operator killed between two creates leaves, and is
+rolled back (its pods deleted) to be placed whole again.
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from crdkit.client import Conflict, NotFound, Preconditions
 from crdkit.placer.policies import DEFAULT_POLICY
+from crdkit.resources import Pod
 from crdkit.scheduling.assumptions import PodBinding
 from crdkit.scheduling.binder import Binder
 from crdkit.scheduling.explanation import Explanation, explain
@@ -53,7 +58,6 @@ if TYPE_CHECKING:
 
     from crdkit.placer import Placement
     from crdkit.placer.cluster import Policy
-    from crdkit.resources import Pod
     from crdkit.runtime import Manager, Reconciler, Request
     from crdkit.runtime.controller import Controller
     from crdkit.scheduling.mirror import ClusterMirror
@@ -216,6 +220,7 @@ class OwnGangs:
         self.mirror = mirror
         self.binder = binder or Binder(manager.client, mirror, field_manager=controller.name)
         self.waiting = WaitingForCapacity(mirror, controller)
+        self._pods = manager.informers.informer(Pod)  # the mirror's: every pod, any phase
 
     async def place_and_create(
         self,
@@ -232,11 +237,39 @@ class OwnGangs:
         not fit, create nothing, remember ``request`` for when room frees, and say why.
 
         A failed create rolls every pod of the gang back and raises ``BindError``. A gang any
-        of whose pods this process already placed (the cache may not show them yet) is left
-        alone: ``placement`` is ``None`` and nothing is created."""
+        of whose pods this process already placed (the cache may not show them yet), or whose
+        pods exist, is left alone: ``placement`` is ``None`` and nothing is created. But a gang
+        only some of whose pods exist, none finished, fewer than it needs, that this process
+        is not creating (an operator killed between its creates left them) is rolled back: its
+        pods are deleted, and their deletion brings the owner back to place it whole."""
         keys = [pod_key(p.metadata.namespace, p.metadata.name) for m in pods.values() for p in m]
-        if any(self.mirror.is_counted(key) for key in keys):  # assumed or seen bound
+        if any(self.mirror.is_assumed(key) for key in keys):  # this process is making them
             self.waiting.forget(request)
+            return GangOutcome(None, {})
+        made = {
+            task: [
+                seen
+                for p in members
+                if (
+                    seen := self._pods.store.get_by_name(
+                        p.metadata.name or "", p.metadata.namespace
+                    )
+                )
+                is not None
+            ]
+            for task, members in pods.items()
+        }
+        if any(made.values()) or any(self.mirror.is_counted(key) for key in keys):
+            self.waiting.forget(request)
+            if _partial(pods, made, min_available):
+                # Some of the gang's pods exist, fewer than it needs, none finished, and this
+                # process is not making them: an operator that died between the creates of
+                # `create_bound` left them (crash case kill-after on a create). Left alone they
+                # would hold their nodes for ever, for a gang that never runs: roll them back,
+                # and the deletes' events bring the owner back to place the gang whole. The
+                # cache may be behind (a restart on a lagging list: the gang whole and running
+                # by now), so only what the apiserver says now is judged and deleted.
+                await self._roll_back(pods, min_available)
             return GangOutcome(None, {})
         gang = gang_of(
             name,
@@ -261,3 +294,56 @@ class OwnGangs:
             for task, members in pods.items()
         }
         return GangOutcome(placement, created)
+
+    async def _roll_back(
+        self, pods: Mapping[str, Sequence[Pod]], min_available: Mapping[str, int] | None
+    ) -> None:
+        """Delete the gang's pods if the apiserver, read now, shows the gang partial."""
+        client = self.binder.client
+        live: dict[str, list[Pod]] = {}
+        for task, members in pods.items():
+            live[task] = []
+            for pod in members:
+                with contextlib.suppress(NotFound):
+                    live[task].append(
+                        await client.get(
+                            Pod, pod.metadata.name or "", namespace=pod.metadata.namespace
+                        )
+                    )
+        if not _partial(pods, live, min_available):
+            return  # the cache was behind: the gang is whole (or gone)
+        for members in live.values():
+            for pod in members:
+                # Only the pod as read: changed since (it started, another pod took its name),
+                # it is judged again on the next reconcile.
+                with contextlib.suppress(NotFound, Conflict):
+                    await client.delete(
+                        Pod,
+                        pod.metadata.name or "",
+                        namespace=pod.metadata.namespace,
+                        grace_period_seconds=0,
+                        preconditions=Preconditions(
+                            uid=pod.metadata.uid, resource_version=pod.metadata.resource_version
+                        ),
+                    )
+
+
+def _partial(
+    pods: Mapping[str, Sequence[Pod]],
+    made: Mapping[str, Sequence[Pod]],
+    min_available: Mapping[str, int] | None,
+) -> bool:
+    """Whether the gang's pods that exist (``made``, by task) are some, but fewer than a task
+    needs, and none has finished: a gang whose pods ran is not what a crash left."""
+    if not any(made.values()):
+        return False
+    if any(
+        pod.status is not None and pod.status.phase in ("Succeeded", "Failed")
+        for members in made.values()
+        for pod in members
+    ):
+        return False
+    return any(
+        len(made.get(task, ())) < (min_available or {}).get(task, len(members))
+        for task, members in pods.items()
+    )

@@ -183,6 +183,9 @@ def training_scenario() -> Scenario:
         workload=training_workload,
         kinds=[TrainingJob, Pod],
         invariants=[no_node_overcommitted, gangs_whole],
+        # A gang a crash left half made is rolled back by place_and_create and made again
+        # whole, its pods under the same names: a recreation by design, not a lost object.
+        recreatable=frozenset({"Pod"}),
     )
 
 
@@ -203,7 +206,9 @@ def test_training_job_survives_a_crash_at_every_write() -> None:
     "case",
     [
         # The operator died between the creates of a gang (or before its status): the restarted
-        # one saw the job's pods and returned, leaving the gang half made and never Placed.
+        # one saw the job's pods and returned, leaving the gang half made and never Placed
+        # (place_and_create now rolls such a gang back, and the job writes Placed for a gang
+        # made whole before the crash).
         "kill-after:1",
         "kill-before:4",
         # A restart whose caches start behind: the pods' events reached the job's queue before
@@ -224,14 +229,13 @@ def test_training_job_regressions(case: str) -> None:
 
 
 def test_a_half_gang_whose_rack_filled_up_is_rolled_back_and_placed_whole() -> None:
-    """The other branch of finishing a half-made gang: its rack no longer has room for the
-    rest (others' pods took it while the operator was down), so its pods are deleted and the
-    job is placed whole where it fits."""
+    """A half-made gang whose rack no longer has room for the rest (others' pods took it while
+    the operator was down): its pods are deleted and the job is placed whole where it fits."""
 
     async def main() -> tuple[list[tuple[str, str | None]], str | None]:
         job = _job("ns", "first", 2)
         job.metadata.uid = "job-uid"
-        master = TrainingJobReconciler(levels=["rack"])._pod(job, "master", 0)
+        master = TrainingJobReconciler(levels=["rack"]).member_pod(job, "master", 0)
         master.spec.node_name = "ra-n0"
         fillers = [
             factories.pod(f"other-{i}", gpus=GPUS, namespace="ns", node=f"ra-n{i}") for i in (1, 2)

@@ -31,7 +31,7 @@ from crdkit.resources import resource_info
 from crdkit.runtime.manager import Manager
 from crdkit.testing.crashes.cases import FAULT_KINDS, CrashCase, FaultKind
 from crdkit.testing.crashes.history import History, HistoryRecorder
-from crdkit.testing.crashes.oracles import Invariant, check_run, user_invariants
+from crdkit.testing.crashes.oracles import EndView, Invariant, check_run, user_invariants
 from crdkit.testing.crashes.rest import behind, busy
 from crdkit.testing.crashes.transport import CrashTransport
 from crdkit.testing.crashes.writes import Write, WriteLog
@@ -94,6 +94,13 @@ class Scenario:
     """Kinds watched into the history for the invariants (a leader's Lease, say) but left out
     of the end state the oracles compare: what they hold differs between runs by design (a
     restarted operator's new identity)."""
+    end_view: EndView | None = None
+    """What of each end-state object is compared with the fault-free run's (default: all of
+    it, normalised): a scenario whose placements may legitimately differ between runs (which
+    node a pod lands on) keeps only that a pod is bound, say."""
+    recreatable: frozenset[str] = frozenset()
+    """Kinds whose objects the operator may delete for their owner to make again under the
+    same name (a gang's pods rolled back): the recreation oracle does not judge them."""
 
 
 @dataclass
@@ -261,7 +268,11 @@ class CrashExplorer:
         write = baseline.writes[case.index - 1]
         run = await self._run(case, write)
         problems = run.problems + check_run(
-            self._compared(baseline.history), self._compared(run.history), self.scenario.invariants
+            self._compared(baseline.history),
+            self._compared(run.history),
+            self.scenario.invariants,
+            recreatable=self.scenario.recreatable,
+            end_view=self.scenario.end_view,
         )
         outcome: Outcome = "failed" if problems else "passed"
         if not problems and (
@@ -298,7 +309,7 @@ class CrashExplorer:
         loop = asyncio.get_running_loop()
         started = loop.time()
         scenario = self.scenario
-        log = WriteLog(home=site.namespace)
+        log = WriteLog(namespace=site.namespace)
         died: asyncio.Future[Write] = loop.create_future()
 
         def on_death(killed: Write) -> None:

@@ -13,10 +13,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["HOME", "MUTATING_METHODS", "Write", "WriteLog", "WriteTarget", "parse_path"]
+from crdkit.testing.crashes.normalise import NAMESPACE_PLACEHOLDER
 
-HOME = "<run's namespace>"
-"""How a write's identity names the namespace of its run."""
+__all__ = ["MUTATING_METHODS", "Write", "WriteLog", "WriteTarget", "parse_path"]
 
 MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -81,15 +80,16 @@ class Write:
     occurrence: int
     stage: int = 0
     """0 for the operator as first started, 1 for the one started after a crash."""
-    home: str | None = field(default=None, compare=False)
-    """The run's own namespace: on a real apiserver each run has a new one."""
+    run_namespace: str | None = field(default=None, compare=False)
+    """The run's own namespace (a real apiserver gives every run another one): named
+    ``<namespace>`` in the identity, so that the write is named alike in every run."""
 
     @property
     def identity(self) -> tuple[str, str, str | None, str, int]:
-        """What names this write across runs (its index may differ between them; the run's
-        own namespace, new in each run, is named alike in all of them)."""
-        home = self.home is not None and self.namespace == self.home
-        namespace = HOME if home else self.namespace
+        """What names this write across runs (its index may differ between them)."""
+        namespace = self.namespace
+        if namespace is not None and namespace == self.run_namespace:
+            namespace = NAMESPACE_PLACEHOLDER
         return (self.verb, self.resource, namespace, self.name, self.occurrence)
 
     @property
@@ -103,14 +103,14 @@ class Write:
 
 @dataclass
 class WriteLog:
-    """The writes of one run, in order, with what the server answered to each. ``home``:
-    the run's own namespace."""
+    """The writes of one run, in order, with what the server answered to each."""
 
-    home: str | None = None
     writes: list[Write] = field(default_factory=list)
     answers: dict[int, dict[str, Any] | None] = field(default_factory=dict)
     """Index → the answered object (``None``: the write failed or its answer was lost)."""
     _seen: dict[tuple[str, str, str | None, str], int] = field(default_factory=dict)
+    namespace: str | None = None
+    """The run's own namespace (see `Write.run_namespace`)."""
 
     def number(self, method: str, path: str, body: bytes | None, *, stage: int = 0) -> Write:
         """Name the write ``method path`` is about to make, and log it."""
@@ -133,7 +133,14 @@ class WriteLog:
         occurrence = self._seen.get(identity, 0) + 1
         self._seen[identity] = occurrence
         write = Write(
-            len(self.writes) + 1, verb, resource, namespace, name, occurrence, stage, self.home
+            len(self.writes) + 1,
+            verb,
+            resource,
+            namespace,
+            name,
+            occurrence,
+            stage,
+            run_namespace=self.namespace,
         )
         self.writes.append(write)
         return write

@@ -95,6 +95,20 @@ def test_the_numbering_of_writes_is_stable_between_identical_runs(
     assert _number(calls, first) == _number(calls, second)
 
 
+def test_writes_in_each_runs_own_namespace_are_named_alike() -> None:
+    # On a real apiserver every run has a namespace of its own (ControlPlaneSite): a fault
+    # planned on the fault-free run's write must find the same write in the faulted run.
+    def named(namespace: str) -> list[Any]:
+        log = WriteLog(namespace=namespace)
+        log.number("POST", f"/api/v1/namespaces/{namespace}/pods/p/binding", b"{}")
+        log.number("PATCH", "/api/v1/namespaces/other/pods/p", b"{}")
+        return [write.identity for write in log.writes]
+
+    assert named("crash-1a2b") == named("crash-3c4d")
+    assert named("crash-1a2b")[0][2] == "<namespace>"
+    assert named("crash-1a2b")[1][2] == "other"  # another namespace keeps its name
+
+
 @given(st.sampled_from(FAULT_KINDS), st.integers(1, 10_000))
 def test_a_case_reads_back_from_its_name(kind: Any, index: int) -> None:
     case = CrashCase(kind, index)
