@@ -46,7 +46,8 @@ One JSON object on stdout:
   an incarnation's warm-up is ``--restart-warmup`` seconds), ``fds`` and ``tasks`` (first after
   warm-up, last, max; an operator's of its last incarnation), ``queue_depth_max`` and
   ``pending_gangs_max`` (``null`` where the process has no such metric),
-  ``reconcile_errors`` (summed over incarnations), ``incarnations``;
+  ``reconcile_errors`` (summed over incarnations), ``incarnations``, and ``timeline``: about
+  one sample a minute, ``[t_s, incarnation, RSS MB, fds, of which sockets, tasks]``;
 - ``errors_by_kind``: warnings and errors the processes logged, by process, level, logger and
   message (digits folded), most frequent first;
 - ``faults``: how many of each kind were injected, and ``fault_log`` (when, what);
@@ -142,6 +143,7 @@ class Sample:
     queue_depth: float | None
     reconcile_errors: float | None
     pending_gangs: float | None  # the scheduler's queue: its gangs waiting in line
+    sockets: int = 0  # of the fds: which kind grows tells where a leak is
 
 
 @dataclass
@@ -211,7 +213,8 @@ def children(kubeconfig: Path, logs: Path) -> tuple[Child, Child]:
     common = [
         f"--kubeconfig={kubeconfig}",
         "--log-level=warning",
-        "--event-loop=asyncio",  # the loop whose tasks crdkit_asyncio_tasks counts
+        # asyncio's own loop whether or not uvloop is installed: figures that compare.
+        "--event-loop=asyncio",
     ]
     operator = Child(
         "operator",
@@ -260,11 +263,17 @@ def rss_mb(pid: int) -> float | None:
     return None
 
 
-def open_fds(pid: int) -> int | None:
+def open_fds(pid: int) -> tuple[int, int] | None:
+    """Open file descriptors of ``pid``, and how many of them are sockets."""
     try:
-        return len(os.listdir(f"/proc/{pid}/fd"))
+        names = os.listdir(f"/proc/{pid}/fd")
     except OSError:
         return None
+    sockets = 0
+    for name in names:
+        with contextlib.suppress(OSError):  # closed since the listing
+            sockets += os.readlink(f"/proc/{pid}/fd/{name}").startswith("socket:")
+    return len(names), sockets
 
 
 def metric_sums(text: str) -> dict[str, float]:
@@ -294,11 +303,12 @@ async def sample(child: Child, session: aiohttp.ClientSession) -> None:
             time.monotonic(),
             child.incarnation,
             rss,
-            fds,
+            fds[0],
             sums.get("crdkit_asyncio_tasks"),
             sums.get("workqueue_depth"),
             sums.get("controller_runtime_reconcile_errors_total"),
             sums.get("crdkit_scheduler_pending_gangs"),
+            fds[1],
         )
     )
 
@@ -660,7 +670,24 @@ def process_figures(child: Child, warmup: float, restart_warmup: float) -> dict[
         "queue_depth_max": _max_of([s.queue_depth for s in child.samples]),
         "pending_gangs_max": _max_of([s.pending_gangs for s in child.samples]),
         "reconcile_errors": sum(errors.values()),
+        "timeline": timeline(child.samples),
     }
+
+
+def timeline(samples: list[Sample], step: float = 60.0) -> list[list[float | None]]:
+    """About one sample a ``step``: ``[t_s, incarnation, RSS MB, fds, sockets, tasks]``, to
+    tell a steady climb from a step."""
+    if not samples:
+        return []
+    rows: list[list[float | None]] = []
+    start, due = samples[0].at, samples[0].at
+    for s in samples:
+        if s.at >= due or s is samples[-1]:
+            rows.append(
+                [round(s.at - start), s.incarnation, round(s.rss_mb, 1), s.fds, s.sockets, s.tasks]
+            )
+            due = s.at + step
+    return rows
 
 
 def _max_of(values: list[float | None]) -> float | None:
