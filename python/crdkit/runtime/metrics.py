@@ -56,6 +56,7 @@ class RuntimeMetrics:
     active_workers: Gauge
     leader_election_master_status: Gauge
     informer_decode_errors: Counter
+    asyncio_tasks: Gauge
 
 
 def _create(registry: CollectorRegistry) -> RuntimeMetrics:
@@ -149,6 +150,13 @@ def _create(registry: CollectorRegistry) -> RuntimeMetrics:
             "Stored objects an informer's type refused and kept out of its cache, counted once "
             "per object and resourceVersion",
             ("group", "kind"),
+            registry=registry,
+        ),
+        # Set by the metrics server as it answers a scrape, in the loop it serves from: a
+        # count that keeps growing is a leak of tasks (watch a soak's, benches/soak.py).
+        asyncio_tasks=Gauge(
+            "crdkit_asyncio_tasks",
+            "Tasks of the operator's event loop not yet done, counted at each scrape",
             registry=registry,
         ),
     )

@@ -13,6 +13,7 @@ without one, a self-signed pair made for the server's lifetime, as controller-ru
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from crdkit._addresses import is_loopback
 from crdkit.runtime.http import HttpServer, Response, parse_bind_address
+from crdkit.runtime.metrics import runtime_metrics
 from crdkit.runtime.secure_serving import close_served, secure_server
 
 if TYPE_CHECKING:
@@ -52,6 +54,7 @@ class MetricsServer:
         """Host and port to serve on; ``None``: metrics are off."""
         self._client = client
         self._registry = registry
+        self._tasks = runtime_metrics(registry).asyncio_tasks
         self._server: HttpServer | None = None
         self._scratch: Path | None = None  # the self-signed pair's directory, deleted on close
 
@@ -91,4 +94,6 @@ class MetricsServer:
         return server
 
     async def _metrics(self) -> Response:
+        # Counted here, in the served loop: no other thread may ask a loop for its tasks.
+        self._tasks.set(len(asyncio.all_tasks()))
         return Response(200, generate_latest(self._registry), CONTENT_TYPE_LATEST)

@@ -108,3 +108,28 @@ async def test_secure_metrics_make_a_self_signed_pair_and_remove_it_on_close(
         finally:
             await server.close()
     assert not made.exists()
+
+
+async def test_a_scrape_counts_the_event_loops_tasks() -> None:
+    """``crdkit_asyncio_tasks`` is the served loop's unfinished tasks at the scrape: ten more
+    sleeping tasks show as ten more (the soak, benches/soak.py, reads it for leaks)."""
+    async with Client(ClientConfig("https://metrics.invalid")) as client:
+        server = MetricsServer(
+            MetricsOptions(bind_address="127.0.0.1:0"), client=client, registry=_registry()
+        )
+        await server.start()
+        assert server.port is not None
+        sleepers: list[asyncio.Task[None]] = []
+        try:
+            before = _tasks_in(await _get(server.port))
+            sleepers = [asyncio.create_task(asyncio.sleep(60)) for _ in range(10)]
+            assert _tasks_in(await _get(server.port)) == before + 10
+        finally:
+            for task in sleepers:
+                task.cancel()
+            await server.close()
+
+
+def _tasks_in(answer: bytes) -> int:
+    (line,) = [x for x in answer.splitlines() if x.startswith(b"crdkit_asyncio_tasks ")]
+    return int(float(line.split()[1]))
