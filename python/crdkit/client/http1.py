@@ -28,6 +28,7 @@ import asyncio
 import base64
 import socket
 import ssl
+import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -148,12 +149,13 @@ class _Proxy:
 class _Connection:
     """One connection: what it reads into, its protocol, and whether it served a request."""
 
-    __slots__ = ("protocol", "reader", "reused")
+    __slots__ = ("idle_since", "protocol", "reader", "reused")
 
     def __init__(self, reader: asyncio.StreamReader, protocol: StreamConnection) -> None:
         self.reader = reader
         self.protocol = protocol
         self.reused = False
+        self.idle_since = 0.0
 
     def usable(self) -> bool:
         """Whether an idle connection can carry another request: the server has not closed
@@ -356,6 +358,9 @@ class Http1Pool:
     ``ssl_context`` for ``https://`` (``None``: the system's CAs, made on first use);
     ``server_hostname`` is the name checked against the certificate (default: the host);
     ``proxy`` an ``http://`` proxy URL; ``new_socket`` makes each socket (TCP keepalive).
+    ``idle_timeout``: an idle connection unused this many seconds is closed (as Go's
+    ``http.Transport.IdleConnTimeout``, 90 s), so a burst's connections do not stay open for
+    good; ``clock`` reads the time for it.
     """
 
     def __init__(
@@ -367,8 +372,12 @@ class Http1Pool:
         proxy: str | None = None,
         new_socket: SocketFactory | None = None,
         limit: int = 100,
+        idle_timeout: float = 90.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.origin = Origin.parse(server)
+        self.idle_timeout = idle_timeout
+        self._clock = clock
         self._proxy = _Proxy.parse(proxy) if proxy else None
         self._tls = self.origin.scheme == "https"
         self._ssl_context = ssl_context
@@ -397,6 +406,7 @@ class Http1Pool:
         if self._closed:
             raise HttpError("the client is closed")  # not a failure to retry
         await self._slots.acquire()
+        self._expire_idle()
         while self._idle:
             connection = self._idle.pop()
             if connection.usable():
@@ -416,9 +426,23 @@ class Http1Pool:
         """Hand ``connection`` back: to the idle ones if ``reusable``, else aborted."""
         self._slots.release()
         if reusable and not self._closed and connection.usable():
+            connection.idle_since = self._clock()
             self._idle.append(connection)
+            self._expire_idle()
         else:
             self._discard(connection)
+
+    def _expire_idle(self) -> None:
+        """Close the connections idle past ``idle_timeout``: the oldest are first in line
+        (a connection is taken from the end, the one idle the shortest)."""
+        deadline = self._clock() - self.idle_timeout
+        while self._idle and self._idle[0].idle_since < deadline:
+            self._discard(self._idle.pop(0))
+
+    @property
+    def idle(self) -> int:
+        """How many kept-alive connections wait for a request."""
+        return len(self._idle)
 
     def _discard(self, connection: _Connection) -> None:
         self._open.discard(connection)

@@ -121,6 +121,35 @@ def test_only_http_proxies_are_taken() -> None:
         Http1Pool("https://k8s.example", proxy="socks5://p:1080")
 
 
+async def test_a_connection_idle_past_the_timeout_is_closed_not_reused() -> None:
+    # A burst opens many connections; kept for good, they held sockets open long after (the
+    # soak saw the scheduler's sockets swing 23-44). Idle past the timeout, they are closed.
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            await server.read_head(reader)
+            await gate.wait()
+            writer.write(answer(b"ok"))
+
+    now = [0.0]
+    gate = asyncio.Event()
+    async with (
+        serving(handle) as server,
+        pool_for(f"http://127.0.0.1:{server.port}", idle_timeout=90, clock=lambda: now[0]) as pool,
+    ):
+        burst = [asyncio.create_task(pool.request("GET", f"/{i}")) for i in range(3)]
+        await asyncio.sleep(0)
+        gate.set()
+        await asyncio.gather(*burst)
+        assert (server.connections, pool.idle) == (3, 3)
+        now[0] = 60.0
+        await pool.request("GET", "/within")  # reuses one: none idle 90 s yet
+        assert (server.connections, pool.idle) == (3, 3)
+        now[0] = 120.0  # two idle since 0, one since 60
+        await pool.request("GET", "/after")
+        assert server.connections == 3  # the one idle since 60 is reused
+        assert pool.idle == 1
+
+
 async def test_a_kept_alive_connection_carries_the_next_request() -> None:
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
