@@ -496,6 +496,13 @@ class Gangs:
         await asyncio.gather(*self.ending, return_exceptions=True)
         await asyncio.gather(*self.remaking, return_exceptions=True)
 
+    async def abandon(self) -> None:
+        """Cancel every task of the churn (the soak was stopped)."""
+        tasks = [*self.running, *self.ending, *self.remaking]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
     async def partial(self) -> tuple[list[dict[str, Any]], int]:
         """Gangs with some but not all pods bound, from a fresh list; and how many wait with
         none bound."""
@@ -744,6 +751,11 @@ class Settings:
 
 
 async def soak(settings: Settings) -> dict[str, Any]:
+    # SIGTERM (a kill, a runner's timeout) cancels the soak, so its operator and scheduler
+    # are stopped on the way out: it used to end this process alone, and they ran on orphaned.
+    this = asyncio.current_task()
+    assert this is not None
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, this.cancel)
     rng = random.Random(settings.seed)
     tally = Tally()
     async with ControlPlane() as plane, Client.from_control_plane(plane) as client:
@@ -809,38 +821,59 @@ async def _run(
     )
     gangs = Gangs(client, settings.gangs_in_flight, rng, tally)
     async with gangs.informer, aiohttp.ClientSession() as session:
-        await gangs.informer.wait_for_sync(60)
-        sampling = asyncio.create_task(
-            _sample_forever(processes, session, settings.sample_every, faults.proxy)
-        )
-        churn = [
-            asyncio.create_task(
-                hello_churn(client, settings.hellos, settings.hello_rate, rng, tally)
-            ),
-            asyncio.create_task(gangs.submit_forever()),
-        ]
         try:
-            for at, kind in zip(schedule, itertools.cycle(FAULT_CYCLE), strict=False):
-                await asyncio.sleep(max(0.0, start + at - time.monotonic()))
-                await faults.inject(kind, time.monotonic() - start)
-            await asyncio.sleep(max(0.0, start + quiet_from - time.monotonic()))
-        finally:
-            for task in churn:
-                task.cancel()
-            await asyncio.gather(*churn, return_exceptions=True)
-        await gangs.freeze()
-        await asyncio.sleep(max(0.0, start + duration - time.monotonic()))
-        sampling.cancel()
-        await asyncio.gather(sampling, return_exceptions=True)
-        for child in processes:  # the state at the end, after the quiet period
-            await sample(child, session)
-        partial, waiting = await gangs.partial()
-        return {
-            "unreconciled": await unreconciled(client),
-            "partial_gangs": partial,
-            "gangs_waiting_at_end": waiting,
-            "seconds": round(time.monotonic() - start, 1),
-        }
+            return await _churn_and_check(
+                settings, client, faults, processes, gangs, session, start, schedule
+            )
+        except asyncio.CancelledError:
+            await gangs.abandon()  # stopped: its tasks go before the client they use closes
+            raise
+
+
+async def _churn_and_check(
+    settings: Settings,
+    client: Client,
+    faults: Faults,
+    processes: list[Child],
+    gangs: Gangs,
+    session: aiohttp.ClientSession,
+    start: float,
+    schedule: list[float],
+) -> dict[str, Any]:
+    duration = settings.minutes * 60
+    quiet_from = duration - settings.quiet
+    await gangs.informer.wait_for_sync(60)
+    sampling = asyncio.create_task(
+        _sample_forever(processes, session, settings.sample_every, faults.proxy)
+    )
+    churn = [
+        asyncio.create_task(
+            hello_churn(client, settings.hellos, settings.hello_rate, gangs.rng, gangs.tally)
+        ),
+        asyncio.create_task(gangs.submit_forever()),
+    ]
+    try:
+        for at, kind in zip(schedule, itertools.cycle(FAULT_CYCLE), strict=False):
+            await asyncio.sleep(max(0.0, start + at - time.monotonic()))
+            await faults.inject(kind, time.monotonic() - start)
+        await asyncio.sleep(max(0.0, start + quiet_from - time.monotonic()))
+    finally:
+        for task in churn:
+            task.cancel()
+        await asyncio.gather(*churn, return_exceptions=True)
+    await gangs.freeze()
+    await asyncio.sleep(max(0.0, start + duration - time.monotonic()))
+    sampling.cancel()
+    await asyncio.gather(sampling, return_exceptions=True)
+    for child in processes:  # the state at the end, after the quiet period
+        await sample(child, session)
+    partial, waiting = await gangs.partial()
+    return {
+        "unreconciled": await unreconciled(client),
+        "partial_gangs": partial,
+        "gangs_waiting_at_end": waiting,
+        "seconds": round(time.monotonic() - start, 1),
+    }
 
 
 async def _sample_forever(
@@ -891,7 +924,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--nodes: a positive multiple of 16")
     if settings.minutes * 60 < settings.warmup_s + settings.quiet + 60:
         parser.error("--minutes: too short for the warm-up, a minute of faults and the quiet")
-    print(json.dumps(asyncio.run(soak(settings)), indent=2))
+    try:
+        figures = asyncio.run(soak(settings))
+    except asyncio.CancelledError:
+        print("soak: stopped by SIGTERM; its processes were stopped", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    print(json.dumps(figures, indent=2))
     return 0
 
 
