@@ -468,7 +468,9 @@ class FakeApiServer:
             body = copy.deepcopy(applied)
             _meta(body).setdefault("name", name)
             created = self.create(kind, namespace, body)
-            self._objects[key].applied[owner] = paths
+            made = self._objects.get(key)
+            if made is not None:  # None: collected at once, its owners being gone
+                made.applied[owner] = paths
             return created
         merged = merge_applied(stored.obj, applied)
         for path in stored.applied.get(owner, frozenset()) - paths:

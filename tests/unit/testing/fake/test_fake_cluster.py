@@ -347,6 +347,19 @@ async def test_a_dependent_written_after_its_owner_went_is_collected() -> None:
     assert left == ["live-owner", "unknown-owner"]
 
 
+async def test_a_dependent_applied_after_its_owner_went_is_collected_too() -> None:
+    # Regression (the sharder's crash tests, in CI): server-side apply made the object, the
+    # collector removed it at once, and apply then looked it up to note its field manager: a
+    # KeyError inside every such reconcile, retried with backoff until the run's time ran out.
+    cluster = FakeCluster([hello("o")])
+    async with cluster.client() as client:
+        owner = await client.get(Hello, "o", namespace=NS)
+        await client.delete(Hello, "o", namespace=NS)
+        applied = await client.apply(owned("late", owner), field_manager="hello")
+        assert applied.metadata.name == "late"
+        assert (await client.list(ConfigMap)).items == []
+
+
 async def test_dependents_go_when_the_owners_last_finalizer_goes() -> None:
     # Regression: the collector ran after deletes only, not after the update that removes
     # the last finalizer of an owner being deleted, so its dependents stayed.
