@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from crdkit.client.errors import TransportError
 from crdkit.client.http1 import ConnectionBroken
+from crdkit.client.transport import JSON
 from crdkit.testing.crashes.writes import MUTATING_METHODS, Write, WriteLog, parse_path
 from crdkit.testing.errors import KitError
 
@@ -36,8 +37,6 @@ if TYPE_CHECKING:
     from crdkit.testing.crashes.cases import CrashCase
 
 __all__ = ["CrashTransport", "OperatorKilled"]
-
-_JSON = "application/json"
 
 
 class OperatorKilled(TransportError, KitError):
@@ -127,7 +126,7 @@ class CrashTransport:
         params: Params | None = None,
         body: bytes | None = None,
         content_type: str | None = None,
-        accept: str = _JSON,
+        accept: str = JSON,
         timeouts: Timeouts | None = None,
     ) -> bytes:
         if self.dead:
@@ -235,7 +234,7 @@ class CrashTransport:
         path: str,
         *,
         params: Params | None = None,
-        accept: str = _JSON,
+        accept: str = JSON,
         idle_timeout: float | None = None,
         connect_timeout: float | None = None,
     ) -> AsyncIterator[ChunkStream]:
