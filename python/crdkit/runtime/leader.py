@@ -51,6 +51,11 @@ __all__ = ["LeaderElectionConfig", "LeaderElectionLost", "LeaderElector", "defau
 
 log = logging.getLogger("crdkit.runtime.leader")
 
+_DEADLINE_SLACK = 1e-6
+"""Seconds of renew deadline too few to try once more: the lease counts as lost. A float clock
+reading one ulp short of the deadline would otherwise ask for another attempt with no time to
+make it, and a sleep of no time (which, on a virtual clock, never lets time move)."""
+
 
 def default_identity() -> str:
     """``<hostname>_<uuid>``, controller-runtime's default: unique even for two pods on a node."""
@@ -181,16 +186,17 @@ class LeaderElector:
             await asyncio.sleep(cfg.retry_period * (1 - random.random() * 0.1))
             while True:
                 started = self._clock()
-                remaining = self._last_renew + cfg.renew_deadline - started
+                remaining = self._deadline_left(started)
                 renewed = False
-                if remaining > 0:
+                if remaining > _DEADLINE_SLACK:
                     # Never more than one attempt's share of the deadline: a request that
                     # hangs on a dead connection must leave time for the next ones.
                     renewed = await self._attempt(min(remaining, cfg.effective_attempt_timeout))
                 if renewed:
                     break
                 now = self._clock()
-                if now - self._last_renew >= cfg.renew_deadline:
+                deadline_left = self._deadline_left(now)
+                if deadline_left <= _DEADLINE_SLACK:
                     self._set_leading(False)
                     log.error(
                         "failed to renew lease %s/%s within %.1fs: leadership lost",
@@ -203,8 +209,14 @@ class LeaderElector:
                     )
                 # The next attempt one retry period after this one started (at once if this
                 # one took longer), and never past the deadline.
-                deadline_left = self._last_renew + cfg.renew_deadline - now
-                await asyncio.sleep(max(0.0, min(started + cfg.retry_period - now, deadline_left)))
+                await asyncio.sleep(min(max(0.0, started + cfg.retry_period - now), deadline_left))
+
+    def _deadline_left(self, now: float) -> float:
+        """How long the lease may go unrenewed from ``now``: one expression for both "is there
+        time to try" and "is the lease lost", so no clock reading makes both answers no (a
+        deadline computed as ``renew + deadline - now`` could be 0 while ``now - renew`` was an
+        ulp short of the deadline, and the elector slept 0 s for ever on a virtual clock)."""
+        return self.config.renew_deadline - (now - self._last_renew)
 
     async def release(self) -> bool:
         """Give the lease up now (clean shutdown) so a successor need not wait for it to expire."""

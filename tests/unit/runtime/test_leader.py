@@ -13,9 +13,10 @@ import asyncio
 import random
 from dataclasses import dataclass
 from typing import cast
+from unittest import mock
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
@@ -303,3 +304,31 @@ def test_acquire_attempts_are_bounded_too() -> None:
         assert store.leases["lead"].spec.holder_identity == "a"
 
     run_on_virtual_clock(main())
+
+
+@pytest.mark.timeout(60)
+@given(
+    start=st.floats(min_value=0.0, max_value=1e7, allow_nan=False),
+    jitter=st.floats(min_value=0.0, max_value=1.0, exclude_max=True),
+)
+@example(start=22.961186437535975, jitter=0.0)  # the deadline lands an ulp after "now"
+def test_a_leader_cut_off_gives_up_at_its_renew_deadline_whatever_its_clock_reads(
+    start: float, jitter: float
+) -> None:
+    """The renew deadline is checked one way only: on some clock readings, "no time left to
+    try" and "the deadline has not passed" were both true, and the elector slept 0 s over and
+    over (on a virtual clock, a loop that never idles, so time stood still for good)."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        client = LeaseClient(LeaseStore())
+        leader = new_elector(client, "a")
+        await leader.acquire()
+        acquired = loop.time()
+        client.partitioned = True
+        with pytest.raises(LeaderElectionLost):
+            await leader.hold()
+        assert loop.time() - acquired == pytest.approx(RENEW_DEADLINE, abs=1e-6)
+
+    with mock.patch.object(random, "random", return_value=jitter):
+        run_on_virtual_clock(main(), start=start)
