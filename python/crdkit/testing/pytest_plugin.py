@@ -11,6 +11,8 @@ Fixtures:
 Options:
     --crash-case=kind:k  run only that case in every ``CrashExplorer`` (the rerun line a
                      crash-consistency failure prints, e.g. ``--crash-case=kill-after:7``)
+    --crash-budget=N     every ``CrashExplorer`` samples at most N cases, whatever its
+                     ``max_cases`` (0: explore every case)
 
 The fixtures are async and need pytest-asyncio (0.24 or newer). The plugin loads in every
 pytest run of an environment where crdkit is installed, so it must not break pytest where
@@ -79,6 +81,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="KIND:K",
         help="crdkit: run only this crash case (e.g. kill-after:7) in every CrashExplorer",
     )
+    parser.addoption(
+        "--crash-budget",
+        action="store",
+        default=None,
+        metavar="N",
+        help="crdkit: every CrashExplorer samples at most N cases (0: every case)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -90,6 +99,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
         CrashCase.parse(case)  # a typo fails the run now, not deep in a test
         os.environ[CASE_ENVIRONMENT] = case
+    budget = config.getoption("--crash-budget", default=None)
+    if budget is not None:
+        from crdkit.testing.crashes.explorer import BUDGET_ENVIRONMENT, budget_from_environment
+
+        os.environ[BUDGET_ENVIRONMENT] = budget
+        try:
+            budget_from_environment()  # a typo fails the run now, not deep in a test
+        except ValueError as error:
+            raise pytest.UsageError(f"--crash-budget: {error}") from None
 
 
 # The function-scoped fixtures of crdkit's plugins, which a wider fixture cannot request.

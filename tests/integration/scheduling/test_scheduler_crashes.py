@@ -24,8 +24,8 @@ through:
 Events are not explored (the kit's default ``ignored``): a crash between two Events changes
 nothing a restarted scheduler reads. Every case runs the whole scenario against the apiserver
 (a few seconds each), so exploring every write with every fault kind takes longer than a test
-should: each test explores a seeded sample of at most ``CRDKIT_CRASH_BUDGET`` cases (default
-below), the same sample every time; ``CRDKIT_CRASH_BUDGET=0`` explores them all, and
+should: each test explores a seeded sample of at most `SAMPLE` cases, the same sample every time;
+``--crash-budget=0`` (or ``CRDKIT_CRASH_BUDGET=0``) explores them all, and
 ``--crash-case=kind:k`` reruns one.
 """
 
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -41,10 +40,10 @@ from typing import Any
 
 import pytest
 from _cluster import LEVELS, POOL, RACK, make_nodes, new_pool
-from _crash_pool import PoolTarget
+from _crash_pool import PoolTarget, finish
 
 import factories
-from crdkit.client import AlreadyExists, Client, Conflict, KubernetesError, NotFound, Preconditions
+from crdkit.client import AlreadyExists, Client, Conflict, NotFound, Preconditions
 from crdkit.resources import Pod
 from crdkit.runtime.manager import Manager
 from crdkit.scheduling import GangScheduler
@@ -69,13 +68,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
 
 JOB = "crash.crdkit.io/job"
 MEMBER = "crash.crdkit.io/member"
-DEFAULT_BUDGET = 40
-
-
-def budget() -> int | None:
-    """The most cases a test explores (None: all of them)."""
-    value = int(os.environ.get("CRDKIT_CRASH_BUDGET", DEFAULT_BUDGET))
-    return value or None
+SAMPLE = 40
+"""The most cases a test explores (``--crash-budget`` / ``CRDKIT_CRASH_BUDGET`` override it)."""
 
 
 # -- the workload ----------------------------------------------------------------------------
@@ -180,24 +174,6 @@ def make_workload(api: PodGroupApi, gangs: Sequence[Gang], scheduler: str) -> An
                 await client.delete(Pod, pod.metadata.name or "", namespace=namespace)
 
     return workload
-
-
-async def finish(client: Client, pods: Iterable[Pod]) -> bool:
-    """What the kubelet reports when the gang's containers exit 0; False if a pod is gone."""
-    for pod in pods:
-        if pod.status is not None and pod.status.phase == "Succeeded":
-            continue
-        try:
-            await client.patch(
-                Pod,
-                pod.metadata.name or "",
-                {"metadata": {"uid": pod.metadata.uid}, "status": {"phase": "Succeeded"}},
-                namespace=pod.metadata.namespace,
-                subresource="status",
-            )
-        except (NotFound, KubernetesError):
-            return False
-    return True
 
 
 # -- the invariants --------------------------------------------------------------------------
@@ -416,7 +392,7 @@ async def explore(
     explorer = CrashExplorer(
         scenario(api, pool, named, Schedulers([]), recreatable),
         PoolTarget(plane, pool, [kind]),
-        max_cases=budget(),
+        max_cases=SAMPLE,
         seed=seed,
         cases=cases,
     )

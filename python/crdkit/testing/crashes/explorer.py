@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from crdkit.testing.crashes.sites import CrashSite, CrashTarget
 
 __all__ = [
+    "BUDGET_ENVIRONMENT",
     "CASE_ENVIRONMENT",
     "CaseResult",
     "CrashConsistencyError",
@@ -54,6 +55,29 @@ __all__ = [
 
 CASE_ENVIRONMENT = "CRDKIT_CRASH_CASE"
 """Set by ``pytest --crash-case=kind:k``: explorers run only that case."""
+
+BUDGET_ENVIRONMENT = "CRDKIT_CRASH_BUDGET"
+"""Set by ``pytest --crash-budget=N`` (or by hand): every explorer samples at most N cases,
+whatever its ``max_cases``; ``0`` explores them all. A CI with little time caps the runs, a
+nightly one explores every write, with no change to the tests."""
+
+
+def budget_from_environment() -> int | Literal[False] | None:
+    """The budget `BUDGET_ENVIRONMENT` sets: a number of cases, None (``0``: all of them), or
+    False where it is not set."""
+    text = os.environ.get(BUDGET_ENVIRONMENT, "").strip()
+    if not text:
+        return False
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(
+            f"{BUDGET_ENVIRONMENT}={text!r}: a number of cases (0 or more; 0 explores them all)"
+        )
+    return value or None
+
 
 OperatorFactory = Callable[[Client, str], Manager | Awaitable[Manager]]
 Workload = Callable[[Client, str], Coroutine[Any, Any, None]]
@@ -192,8 +216,9 @@ class CrashExplorer:
     FakeClusterSite` or :class:`~crdkit.testing.crashes.sites.ControlPlaneSite`).
 
     ``faults``: the kinds to inject; ``max_cases``: at most this many cases, sampled with
-    ``seed`` when there are more; ``cases``: exactly these (``"kill-after:7"`` or
-    :class:`CrashCase`), which ``pytest --crash-case`` also sets.
+    ``seed`` when there are more (``pytest --crash-budget`` overrides it for every explorer);
+    ``cases``: exactly these (``"kill-after:7"`` or :class:`CrashCase`), which ``pytest
+    --crash-case`` also sets.
     """
 
     def __init__(
@@ -212,7 +237,10 @@ class CrashExplorer:
         for kind in self.faults:
             if kind not in FAULT_KINDS:
                 raise ValueError(f"no fault kind {kind!r}: one of {', '.join(FAULT_KINDS)}")
-        self.max_cases = max_cases
+        if max_cases is not None and max_cases < 1:
+            raise ValueError(f"max_cases must be 1 or more (None: every case), got {max_cases}")
+        overridden = budget_from_environment()
+        self.max_cases = max_cases if overridden is False else overridden
         self.seed = seed
         chosen = cases
         if chosen is None and os.environ.get(CASE_ENVIRONMENT):

@@ -45,6 +45,7 @@ def explore(
 @pytest.fixture(autouse=True)
 def _no_case_from_the_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CRDKIT_CRASH_CASE", raising=False)
+    monkeypatch.delenv("CRDKIT_CRASH_BUDGET", raising=False)
 
 
 def test_a_child_made_by_generate_name_until_done_is_duplicated_by_a_crash_after_it() -> None:
@@ -118,6 +119,39 @@ def test_cases_are_sampled_down_to_the_budget_with_a_seed() -> None:
 
     assert len(plan(1)) == 4
     assert plan(1) == plan(1)
+
+
+@pytest.mark.parametrize(("budget", "planned"), [("2", 2), ("0", None)])
+def test_the_budget_from_the_environment_overrides_max_cases(
+    monkeypatch: pytest.MonkeyPatch, budget: str, planned: int | None
+) -> None:
+    scenario = Scenario(operator=make_operator(CorrectUnfinalizing), workload=create_then_delete)
+
+    async def main() -> tuple[int, int]:
+        explorer = CrashExplorer(scenario, FakeClusterSite([Parent]), max_cases=4)
+        baseline = await explorer.record()
+        return len(explorer.plan(baseline)), len(baseline.writes) * len(FAULT_KINDS)
+
+    monkeypatch.setenv("CRDKIT_CRASH_BUDGET", budget)
+    cases, every_case = run_on_virtual_clock(main())
+    assert every_case > 4
+    assert cases == (every_case if planned is None else planned)
+
+
+@pytest.mark.parametrize("budget", ["many", "-1", "2.5"])
+def test_a_budget_that_is_not_a_count_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch, budget: str
+) -> None:
+    monkeypatch.setenv("CRDKIT_CRASH_BUDGET", budget)
+    scenario = Scenario(operator=make_operator(CorrectUnfinalizing), workload=create_then_delete)
+    with pytest.raises(ValueError, match=f"CRDKIT_CRASH_BUDGET='{budget}'"):
+        CrashExplorer(scenario, FakeClusterSite([Parent]))
+
+
+def test_max_cases_below_one_is_refused() -> None:
+    scenario = Scenario(operator=make_operator(CorrectUnfinalizing), workload=create_then_delete)
+    with pytest.raises(ValueError, match="max_cases must be 1 or more"):
+        CrashExplorer(scenario, FakeClusterSite([Parent]), max_cases=0)
 
 
 def test_a_fault_free_run_that_never_rests_fails_with_what_still_moved() -> None:
