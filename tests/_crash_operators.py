@@ -20,12 +20,11 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from prometheus_client import CollectorRegistry
-
 from crdkit.client import Client, NotFound
 from crdkit.resources import ApiModel, ConfigMap, CustomResource, ObjectMeta
 from crdkit.runtime import Context, Manager, Reconciler, Result
 from crdkit.runtime.owners import set_controller_reference
+from crdkit.testing.sim.managers import virtual_clock_manager
 
 FINALIZER = "crash.example.com/cleanup"
 
@@ -193,14 +192,7 @@ def make_operator(reconciler: type[Reconciler[Any]]) -> Callable[[Client, str], 
     without servers, on the running loop's clock."""
 
     def build(client: Client, namespace: str) -> Manager:
-        manager = Manager(
-            client,
-            namespace=namespace,
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            registry=CollectorRegistry(),
-            clock=asyncio.get_running_loop().time,
-        )
+        manager = virtual_clock_manager(client, namespace=namespace)
         manager.add(reconciler())
         return manager
 

@@ -4,11 +4,14 @@ ConfigMap. Imported by module name (this folder is on ``sys.path``, through test
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from examples.hello.operator import Hello
 
 from crdkit.client import Client, NotFound
 from crdkit.resources import ConfigMap, KubernetesObject
 from crdkit.runtime import is_condition_true
+from crdkit.testing.crashes import History
 
 
 async def hello_greeted(
@@ -40,3 +43,14 @@ def controller_of(obj: KubernetesObject) -> tuple[str, str, str | None, bool | N
     """The kind, name, uid and controller flag of ``obj``'s one owner reference."""
     [owner] = obj.metadata.owner_references
     return (owner.kind, owner.name, owner.uid, owner.controller)
+
+
+def all_greeted(history: History) -> Iterable[str]:
+    """A crash test's invariant: every Hello of the end state greeted for its generation."""
+    for hello in history.end_state:
+        if hello.get("kind") != "Hello":
+            continue
+        status = hello.get("status") or {}
+        metadata = hello.get("metadata") or {}
+        if status.get("observedGeneration") != metadata.get("generation"):
+            yield f"Hello {metadata.get('name')} not greeted for its generation: {status}"

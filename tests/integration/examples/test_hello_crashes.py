@@ -15,14 +15,12 @@ Rerun one case::
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import Iterable
 from typing import Any
 
 import pytest
 from examples.hello.operator import Hello, HelloReconciler, HelloSpec, HelloStatus
-from prometheus_client import CollectorRegistry
 
 from _crash_operators import wait_until
 from _hello import hello_greeted
@@ -37,6 +35,7 @@ from crdkit.testing.crashes import (
     History,
     Scenario,
 )
+from crdkit.testing.sim.managers import virtual_clock_manager
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
@@ -45,14 +44,7 @@ def hello_operator(
     client: Client, namespace: str, reconciler: type[HelloReconciler] = HelloReconciler
 ) -> Manager:
     """The example as ``crdkit run examples.hello.operator:HelloReconciler`` would run it."""
-    manager = Manager(
-        client,
-        namespace=namespace,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        registry=CollectorRegistry(),
-        clock=asyncio.get_running_loop().time,
-    )
+    manager = virtual_clock_manager(client, namespace=namespace)
     manager.add(reconciler())
     return manager
 

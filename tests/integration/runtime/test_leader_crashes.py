@@ -31,7 +31,7 @@ import pytest
 from examples.hello.operator import Hello, HelloReconciler, HelloSpec
 
 from _crash_operators import wait_until
-from _hello import hello_greeted
+from _hello import all_greeted, hello_greeted
 from crdkit import Context
 from crdkit.client import Client
 from crdkit.resources import ConfigMap, Lease, ObjectMeta
@@ -170,16 +170,6 @@ def hand_over_in_time(history: History) -> Iterable[str]:
             holder, last_seen = now, event.at
         else:
             holder = ""
-
-
-def all_greeted(history: History) -> Iterable[str]:
-    for hello in history.end_state:
-        if hello.get("kind") != "Hello":
-            continue
-        status = hello.get("status") or {}
-        metadata = hello.get("metadata") or {}
-        if status.get("observedGeneration") != metadata.get("generation"):
-            yield f"Hello {metadata.get('name')} not greeted for its generation: {status}"
 
 
 def leader_scenario() -> Scenario:

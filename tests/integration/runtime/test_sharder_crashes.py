@@ -32,7 +32,7 @@ import pytest
 from examples.hello.operator import Hello, HelloReconciler, HelloSpec
 
 from _crash_operators import wait_until
-from _hello import hello_greeted
+from _hello import all_greeted, hello_greeted
 from _shard_managers import shard_manager
 from crdkit import Context
 from crdkit.client import Client
@@ -254,16 +254,6 @@ def dead_shards_objects_taken_over(history: History) -> Iterable[str]:
                 f"Hello {name} of shard {shard} was not taken over within {UNOWNED_BOUND:g}s "
                 f"of its holder {identity}'s end at {died:.1f}s"
             )
-
-
-def all_greeted(history: History) -> Iterable[str]:
-    for hello in history.end_state:
-        if hello.get("kind") != "Hello":
-            continue
-        status = hello.get("status") or {}
-        metadata = hello.get("metadata") or {}
-        if status.get("observedGeneration") != metadata.get("generation"):
-            yield f"Hello {metadata.get('name')} not greeted for its generation: {status}"
 
 
 def sharder_scenario() -> Scenario:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
-from crdkit.client import Client, NotFound
+from crdkit.client import Client, KubernetesError, NotFound
 from crdkit.resources import Pod
 from crdkit.testing import ControlPlane
 from crdkit.testing.crashes.sites import CrashSite
@@ -63,3 +64,22 @@ class PoolTarget:
         namespace = f"{self.pool}-{uuid.uuid4().hex[:6]}"
         await self.plane.create_namespace(namespace)
         return _PoolSite(self.plane, namespace, self.kinds)
+
+
+async def finish(client: Client, pods: Iterable[Pod]) -> bool:
+    """What the kubelet reports when a job's containers exit 0, pod by pod, each patch bound to
+    the pod's uid; False if a pod is gone (or its name holds another pod by now)."""
+    for pod in pods:
+        if pod.status is not None and pod.status.phase == "Succeeded":
+            continue
+        try:
+            await client.patch(
+                Pod,
+                pod.metadata.name or "",
+                {"metadata": {"uid": pod.metadata.uid}, "status": {"phase": "Succeeded"}},
+                namespace=pod.metadata.namespace,
+                subresource="status",
+            )
+        except KubernetesError:
+            return False
+    return True

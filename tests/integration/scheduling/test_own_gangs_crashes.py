@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
 from typing import Any
 
 import pytest
 from _cluster import BLOCK, POOL, RACK, make_nodes, new_pool
-from _crash_pool import PoolTarget
+from _crash_pool import PoolTarget, finish
 from examples.training_job.operator import (
     JOB_LABEL,
     TrainingJob,
@@ -36,7 +35,7 @@ from examples.training_job.operator import (
     TrainingJobSpec,
 )
 
-from crdkit.client import Client, KubernetesError
+from crdkit.client import Client
 from crdkit.crd import build_crd
 from crdkit.resources import ObjectMeta, Pod
 from crdkit.runtime.manager import Manager
@@ -75,24 +74,6 @@ async def workload(client: Client, namespace: str) -> None:
             if all(p.spec.node_name for p in mine) and await finish(client, mine):
                 finished.add(name)
         await asyncio.sleep(0.2)
-
-
-async def finish(client: Client, pods: Iterable[Pod]) -> bool:
-    """What the kubelet reports when the job's containers exit 0; False if a pod is gone."""
-    for pod in pods:
-        if pod.status is not None and pod.status.phase == "Succeeded":
-            continue
-        try:
-            await client.patch(
-                Pod,
-                pod.metadata.name or "",
-                {"metadata": {"uid": pod.metadata.uid}, "status": {"phase": "Succeeded"}},
-                namespace=pod.metadata.namespace,
-                subresource="status",
-            )
-        except KubernetesError:
-            return False
-    return True
 
 
 def placed_somewhere(obj: dict[str, Any]) -> dict[str, Any]:
