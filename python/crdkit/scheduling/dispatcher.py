@@ -21,7 +21,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from crdkit.client import Conflict, KubernetesError, NotFound, PatchType, Preconditions
 from crdkit.resources import Pod
 from crdkit.scheduling.binder import BindError
-from crdkit.scheduling.decisions import Bind, Evict, Later, Reserve, RollBack, Wait, WriteStatus
+from crdkit.scheduling.decisions import (
+    DISRUPTION_TARGET,
+    PREEMPTION_BY_SCHEDULER,
+    Bind,
+    Evict,
+    Later,
+    Reserve,
+    RollBack,
+    Wait,
+    WriteStatus,
+)
 from crdkit.scheduling.groups import GROUP_APIS
 from crdkit.scheduling.groups.api import now_text
 from crdkit.scheduling.mirror import pod_key
@@ -50,11 +60,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("crdkit.scheduling.scheduler")
-
-DISRUPTION_TARGET = "DisruptionTarget"
-"""The pod condition saying the pod is about to be terminated by a disruption."""
-PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
-"""Its reason when a scheduler preempts the pod (kube-scheduler's, for every preemption)."""
 
 
 @dataclass(frozen=True)
@@ -113,10 +118,14 @@ class Dispatcher:
         """Gangs whose bound pods are being deleted: left alone until that ends, so a pass in
         the meantime neither rolls them back again nor places them beside pods on their way
         out."""
+        self._evicting: set[str] = set()
+        """Victim gangs (by text) whose eviction is under way here: their marked pods are this
+        process's own doing, not an eviction a stopped scheduler left to finish."""
 
     def busy(self, ref: GroupRef) -> bool:
-        """A bind or roll-back of the gang is under way (it is marked again when it ends)."""
-        return ref in self._binding or ref in self._rolling_back
+        """A bind, roll-back or eviction of the gang is under way (it is marked again when
+        it ends: its pods' events mark it)."""
+        return ref in self._binding or ref in self._rolling_back or str(ref) in self._evicting
 
     @property
     def in_flight(self) -> bool:
@@ -136,12 +145,13 @@ class Dispatcher:
                     self._spawn(self._report_waiting(group, reason, message))
                 case WriteStatus(group, waiting):
                     self._spawn(self._write_status(group, waiting))
-                case RollBack(group):
+                case RollBack(group, evicting):
                     self._rolling_back.add(group.ref)
-                    self._spawn(self._roll_back(group))
+                    self._spawn(self._roll_back(group, evicting=evicting))
                 case Evict():
                     names = ", ".join(victim.ref for victim in decision.victims)
                     log.info("%s preempts %s in %s", decision.ref, names, decision.where)
+                    self._evicting.update(victim.ref for victim in decision.victims)
                     self._spawn(self._evict(decision))
                 case Reserve(ref, reservation):
                     log.info(
@@ -190,18 +200,23 @@ class Dispatcher:
                 f"Successfully assigned {binding.key} to {binding.node} (gang {ref}, {where})",
             )
 
-    async def _roll_back(self, group: PendingGroup) -> None:
+    async def _roll_back(self, group: PendingGroup, *, evicting: bool = False) -> None:
         try:
-            await self._delete_bound(group)
+            await self._delete_bound(group, evicting=evicting)
         finally:
             self._rolling_back.discard(group.ref)
             self._outcome(Settled(group.ref))
 
-    async def _delete_bound(self, group: PendingGroup) -> None:
+    async def _delete_bound(self, group: PendingGroup, *, evicting: bool = False) -> None:
         message = (
             f"{len(group.bound)} of the gang's pods were bound and the other "
             f"{len(group.pending)} do not fit beside them: deleting the bound pods"
         )
+        if evicting:
+            message = (
+                "the gang was being evicted for a preemption when the scheduler stopped "
+                f"(its pods are marked {DISRUPTION_TARGET}): deleting its other bound pods"
+            )
         log.warning("%s: %s", group.ref, message)
         for pod in group.bound:
             await self._event(pod, "Warning", "GangRolledBack", message)
@@ -211,7 +226,9 @@ class Dispatcher:
                     Pod,
                     pod.metadata.name or "",
                     namespace=pod.metadata.namespace,
-                    grace_period_seconds=0,
+                    # A victim keeps its grace period, as `Evict` gives it; a gang torn
+                    # mid-bind never ran, and goes at once.
+                    grace_period_seconds=None if evicting else 0,
                     preconditions=Preconditions(uid=pod.metadata.uid),
                 )
             except (NotFound, Conflict):
@@ -225,6 +242,12 @@ class Dispatcher:
         naming the preemptor and the ``DisruptionTarget`` condition kube-scheduler writes
         before it preempts (a Job's ``podFailurePolicy`` reads it to not count the pod as
         failed)."""
+        try:
+            await self._evict_victims(decision)
+        finally:
+            self._evicting.difference_update(victim.ref for victim in decision.victims)
+
+    async def _evict_victims(self, decision: Evict) -> None:
         ref, priority = decision.ref, decision.priority
         for victim in decision.victims:
             for pod in victim.pods:

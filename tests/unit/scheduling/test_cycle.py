@@ -231,6 +231,58 @@ async def test_a_gang_left_partly_bound_across_leaves_is_rolled_back() -> None:
     assert sorted(p.metadata.name or "" for p in roll_back.group.bound) == ["torn-b0", "torn-b1"]
 
 
+def _victim_pod(index: int, node: str, *, marked: bool) -> Pod:
+    """A bound, running pod of the gang ``low``; ``marked``: a preemption's DisruptionTarget."""
+    conditions = [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
+    return factories.pod(
+        f"low-{index}",
+        gpus=8,
+        pod_group=("coscheduling", "low"),
+        uid=f"low-{index}",
+        resource_version=f"v{index}",
+        node=node,
+        phase="Running",
+        status={"conditions": conditions} if marked else None,
+    )
+
+
+async def test_a_victim_left_half_evicted_by_a_stopped_scheduler_is_evicted_whole() -> None:
+    # A scheduler marked the gang's pods DisruptionTarget, deleted one, and stopped; its
+    # controller made that pod again. The survivor is not adopted as a gang torn mid-bind:
+    # the eviction is finished (found by the scheduler's crash tests).
+    view = View()
+    ref = view.gang("low", 1, min_member=2)
+    survivor = _victim_pod(1, "l0-n1", marked=True)
+    view.pods.upsert(survivor)
+    view.mirror.set_pod(survivor)
+    decisions = await view.run(ref)
+    (roll_back,) = only(decisions, RollBack)
+    assert roll_back.evicting
+    assert [p.metadata.name for p in roll_back.group.bound] == ["low-1"]
+    assert not only(decisions, Bind)
+
+
+async def test_a_victim_this_scheduler_is_evicting_is_left_to_its_eviction() -> None:
+    view = View()
+    ref = view.gang("low", 1, min_member=2)
+    survivor = _victim_pod(1, "l0-n1", marked=True)
+    view.pods.upsert(survivor)
+    view.mirror.set_pod(survivor)
+    view.busy.add(ref)  # the dispatcher counts a gang it evicts as busy
+    assert await view.run(ref) == []
+
+
+async def test_an_unmarked_survivor_is_adopted_as_before() -> None:
+    view = View()
+    ref = view.gang("low", 1, min_member=2)
+    survivor = _victim_pod(1, "l0-n1", marked=False)
+    view.pods.upsert(survivor)
+    view.mirror.set_pod(survivor)
+    decisions = await view.run(ref)
+    assert not only(decisions, RollBack)
+    assert only(decisions, Bind)
+
+
 async def test_a_gone_gang_is_forgotten() -> None:
     view = View()
     ref = view.gang("a", 1, min_member=2)

@@ -13,10 +13,11 @@ from crdkit.runtime.events import EventRecorder
 from crdkit.runtime.store import Store
 from crdkit.scheduling import Binder, ClusterMirror, GroupRef, PodBinding
 from crdkit.scheduling.assumptions import assume
-from crdkit.scheduling.decisions import Bind, Later, Wait
+from crdkit.scheduling.decisions import Bind, Evict, Later, Wait
 from crdkit.scheduling.dispatcher import BindRefused, Bound, Dispatcher, Outcome, Settled
 from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
 from crdkit.scheduling.pending import PendingGroup
+from crdkit.scheduling.preemption import RunningGang, VictimPod
 from crdkit.scheduling.reporting import Reporter
 from crdkit.testing import FakeCluster, FakeKind
 
@@ -123,3 +124,37 @@ async def test_a_waiting_gang_is_told_on_its_pods_and_its_podgroup() -> None:
             ("PodGroup", "Normal", "WaitingForPods"),
             ("PodGroup", "Warning", "FailedScheduling"),
         ]
+
+
+async def test_a_gang_under_eviction_is_busy_until_its_pods_are_deleted() -> None:
+    # The pass leaves a victim alone while this scheduler evicts it: its DisruptionTarget marks
+    # are this eviction's, not one a stopped scheduler left to finish (`RollBack.evicting`).
+    cluster = FakeCluster()
+    async with cluster.client() as client:
+        victim = factories.pod("v-0", gpus=8, namespace="ml", node="n1", uid="v-0")
+        await client.create(victim)
+        created = await client.get(Pod, "v-0", namespace="ml")
+        pods: Store[Pod] = Store()
+        pods.upsert(created)
+        mirror = ClusterMirror([])
+        mirror.set_node(factories.node("n1"))
+        dispatcher = Dispatcher(
+            client,
+            Binder(client, mirror),
+            EventRecorder(client, reporting_controller="crdkit.io/s", reporting_instance="test"),
+            mirror,
+            pods,
+            Reporter(mirror, lambda: 0.0, (1.0, 30.0), 10.0),
+            later=lambda ref, delay: None,
+            outcome=lambda outcome: None,
+            shutdown_grace=5.0,
+        )
+        gone = GroupRef("pod", "ml", "v")
+        pod = VictimPod("ml/v-0", "n1", {"nvidia.com/gpu": 8000}, created.metadata.uid)
+        evict = Evict(REF, 100, [RunningGang(str(gone), 0, None, (pod,))], "n1")
+        dispatcher.apply([evict])
+        assert dispatcher.busy(gone)
+        await dispatcher.drain()
+        assert not dispatcher.busy(gone)
+        (left,) = (await client.list(Pod, namespace="ml")).items  # its grace period runs
+        assert left.metadata.deletion_timestamp is not None
