@@ -42,11 +42,8 @@ PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 
 
 def marked_for_preemption(pod: Pod) -> bool:
-    """Whether a scheduler marked ``pod`` a preemption victim (`Evict`) and it is not yet
-    terminating: the mark is written before the delete, so it outlives a scheduler that died
-    in between."""
-    if pod.metadata.deletion_timestamp is not None:
-        return False
+    """Whether a scheduler marked ``pod`` a preemption victim (`Evict`): the mark is written
+    before the delete, so it outlives a scheduler that died in between."""
     return any(
         condition.type == DISRUPTION_TARGET
         and condition.status == "True"

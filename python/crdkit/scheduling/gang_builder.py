@@ -69,7 +69,10 @@ class GangBuilder:
     def gang_for(self, group: PendingGroup, out: list[Decision]) -> GangRequest | None:
         """The gang to place for ``group``, or None (with the reason told) when it waits."""
         ref, reporter = group.ref, self._reporter
-        if any(marked_for_preemption(pod) for pod in group.bound):
+        if any(
+            marked_for_preemption(pod) and pod.metadata.deletion_timestamp is None
+            for pod in group.bound
+        ):
             # An eviction cut short: a scheduler marked the victims, then stopped before it
             # deleted them all. The marks outlive the decision; finish it. Taken for a gang
             # torn mid-bind, the survivors were made whole again, and the preemptor, still

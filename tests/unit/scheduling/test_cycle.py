@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import pytest
 
 import factories
-from crdkit.resources import Pod, PodDisruptionBudget
+from crdkit.resources import Pod, PodCondition, PodDisruptionBudget
 from crdkit.runtime.store import Store
 from crdkit.scheduling import ClusterMirror, GroupRef, SchedulerOptions
 from crdkit.scheduling.cycle import Cycle
@@ -192,6 +192,31 @@ async def test_a_higher_priority_gang_evicts_whole_lower_gangs_of_one_leaf() -> 
     assert evict.where == f"{LEAF}=l1"
     assert view.reservations.held[high].nodes == {"l1-n0", "l1-n1"}
     assert low_a not in {GroupRef.parse(v.ref) for v in evict.victims}
+
+
+async def test_no_second_gang_is_evicted_while_a_stopped_schedulers_victim_is_going() -> None:
+    # low-b's pods carry a preemption's DisruptionTarget that this process did not write (a
+    # scheduler stopped mid-eviction): the room they free is coming, so high waits for it
+    # instead of evicting low-a too. Once they are gone, preemption is judged again.
+    view = View()
+    view.gang("low-a", 2, node="l0", priority=5)
+    view.gang("low-b", 2, node="l1")
+    for index in range(2):
+        pod = view.pods.get_by_name(f"low-b-{index}", "ml")
+        assert pod is not None
+        marked = pod.model_copy(deep=True)
+        assert marked.status is not None
+        marked.status.conditions = [
+            PodCondition(type="DisruptionTarget", status="True", reason="PreemptionByScheduler")
+        ]
+        marked.metadata.resource_version = f"marked-{index}"
+        view.pods.upsert(marked)
+    high = view.gang("high", 2, priority=100)
+    assert not only(await view.run(high), Evict)
+    for index in range(2):
+        view.pods.delete(f"ml/low-b-{index}")
+        view.mirror.remove_pod(factories.pod(f"low-b-{index}", namespace="ml"))
+    assert not only(await view.run(high), Evict)  # low-b's leaf is free: no victim needed
 
 
 async def test_a_refused_gang_is_looked_at_again_after_its_backoff() -> None:
