@@ -32,9 +32,11 @@ from crdkit.scheduling.decisions import (
     Wait,
     WriteStatus,
 )
+from crdkit.scheduling.evictions import Evictions
 from crdkit.scheduling.groups import GROUP_APIS
 from crdkit.scheduling.groups.api import now_text
 from crdkit.scheduling.mirror import pod_key
+from crdkit.scheduling.pending import GroupRef
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Iterable
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
     from crdkit.scheduling.binder import Binder
     from crdkit.scheduling.decisions import Decision
     from crdkit.scheduling.mirror import ClusterMirror
-    from crdkit.scheduling.pending import GroupRef, PendingGroup
+    from crdkit.scheduling.pending import PendingGroup
     from crdkit.scheduling.reporting import Reporter
 
 __all__ = [
@@ -118,14 +120,15 @@ class Dispatcher:
         """Gangs whose bound pods are being deleted: left alone until that ends, so a pass in
         the meantime neither rolls them back again nor places them beside pods on their way
         out."""
-        self._evicting: set[str] = set()
-        """Victim gangs (by text) whose eviction is under way here: their marked pods are this
-        process's own doing, not an eviction a stopped scheduler left to finish."""
+        self._evictions = Evictions(pods)
+        """Victim gangs whose eviction is under way here, until the pod cache shows it: their
+        marked pods are this process's own doing, not an eviction a stopped scheduler left to
+        finish."""
 
     def busy(self, ref: GroupRef) -> bool:
         """A bind, roll-back or eviction of the gang is under way (it is marked again when
-        it ends: its pods' events mark it)."""
-        return ref in self._binding or ref in self._rolling_back or str(ref) in self._evicting
+        it ends, or by its pods' events once the cache shows an eviction)."""
+        return ref in self._binding or ref in self._rolling_back or self._evictions.busy(str(ref))
 
     @property
     def in_flight(self) -> bool:
@@ -151,7 +154,7 @@ class Dispatcher:
                 case Evict():
                     names = ", ".join(victim.ref for victim in decision.victims)
                     log.info("%s preempts %s in %s", decision.ref, names, decision.where)
-                    self._evicting.update(victim.ref for victim in decision.victims)
+                    self._evictions.begin(victim.ref for victim in decision.victims)
                     self._spawn(self._evict(decision))
                 case Reserve(ref, reservation):
                     log.info(
@@ -212,13 +215,15 @@ class Dispatcher:
             f"{len(group.bound)} of the gang's pods were bound and the other "
             f"{len(group.pending)} do not fit beside them: deleting the bound pods"
         )
+        bound = group.bound
         if evicting:
             message = (
-                "the gang was being evicted for a preemption when the scheduler stopped "
-                f"(its pods are marked {DISRUPTION_TARGET}): deleting its other bound pods"
+                "the gang's eviction for a preemption was cut short (its pods are marked "
+                f"{DISRUPTION_TARGET}): deleting its other bound pods"
             )
+            bound = [pod for pod in bound if pod.metadata.deletion_timestamp is None]
         log.warning("%s: %s", group.ref, message)
-        for pod in group.bound:
+        for pod in bound:
             await self._event(pod, "Warning", "GangRolledBack", message)
             try:
                 # Only the pod seen bound: its controller may have made a new one of that name.
@@ -235,7 +240,14 @@ class Dispatcher:
                 pass  # gone already, or already replaced
             except KubernetesError as error:
                 log.warning("%s: could not delete %s: %s", group.ref, pod.metadata.name, error)
-            self._mirror.remove_pod(pod)
+            else:
+                if evicting:
+                    self._evictions.deleted(str(group.ref), pod)
+            if not evicting:
+                # Gone at once: its room is free now. A victim deleted with its grace period
+                # holds its node until it is gone, and its events tell the mirror (counted
+                # free at once, a preemptor was bound beside its terminating pods).
+                self._mirror.remove_pod(pod)
 
     async def _evict(self, decision: Evict) -> None:
         """Delete every pod of each victim gang, with its grace period, after an Event on it
@@ -245,7 +257,9 @@ class Dispatcher:
         try:
             await self._evict_victims(decision)
         finally:
-            self._evicting.difference_update(victim.ref for victim in decision.victims)
+            self._evictions.end(victim.ref for victim in decision.victims)
+            for victim in decision.victims:  # looked at again, as a gang rolled back is
+                self._outcome(Settled(GroupRef.parse(victim.ref)))
 
     async def _evict_victims(self, decision: Evict) -> None:
         ref, priority = decision.ref, decision.priority
@@ -277,6 +291,8 @@ class Dispatcher:
                     pass  # gone already, or replaced by a new pod of that name
                 except KubernetesError as error:
                     log.warning("%s: could not evict %s: %s", ref, pod.key, error)
+                else:
+                    self._evictions.deleted(victim.ref, (pod.key, pod.uid))
 
     async def _disruption_target(self, pod: Pod, message: str) -> None:
         """Mark ``pod`` about to be preempted. A strategic merge patch adds the condition to
