@@ -15,12 +15,41 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from crdkit import _placer
+    from crdkit.resources import Pod
     from crdkit.scheduling.assumptions import Reservation
     from crdkit.scheduling.pending import GroupRef, PendingGroup
     from crdkit.scheduling.preemption import RunningGang
     from crdkit.scheduling.reservations import DomainReservation
 
-__all__ = ["Bind", "Decision", "Evict", "Later", "Reserve", "RollBack", "Wait", "WriteStatus"]
+__all__ = [
+    "DISRUPTION_TARGET",
+    "PREEMPTION_BY_SCHEDULER",
+    "Bind",
+    "Decision",
+    "Evict",
+    "Later",
+    "Reserve",
+    "RollBack",
+    "Wait",
+    "WriteStatus",
+    "marked_for_preemption",
+]
+
+DISRUPTION_TARGET = "DisruptionTarget"
+"""The pod condition saying the pod is about to be terminated by a disruption."""
+PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+"""Its reason when a scheduler preempts the pod (kube-scheduler's, for every preemption)."""
+
+
+def marked_for_preemption(pod: Pod) -> bool:
+    """Whether a scheduler marked ``pod`` a preemption victim (`Evict`): the mark is written
+    before the delete, so it outlives a scheduler that died in between."""
+    return any(
+        condition.type == DISRUPTION_TARGET
+        and condition.status == "True"
+        and condition.reason == PREEMPTION_BY_SCHEDULER
+        for condition in (pod.status.conditions if pod.status is not None else None) or ()
+    )
 
 
 @dataclass(frozen=True)
@@ -74,9 +103,12 @@ class Evict:
 
 @dataclass(frozen=True)
 class RollBack:
-    """Delete the bound pods of a gang left partly bound whose rest does not fit beside them."""
+    """Delete the bound pods of a gang left partly bound whose rest does not fit beside them;
+    or, ``evicting``, of a preemption victim whose eviction was cut short (its pods deleted
+    with their grace period, as `Evict` deletes them)."""
 
     group: PendingGroup
+    evicting: bool = False
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,22 @@ from typing import TYPE_CHECKING, Any, Literal
 from crdkit.client import Conflict, KubernetesError, NotFound, PatchType, Preconditions
 from crdkit.resources import Pod
 from crdkit.scheduling.binder import BindError
-from crdkit.scheduling.decisions import Bind, Evict, Later, Reserve, RollBack, Wait, WriteStatus
+from crdkit.scheduling.decisions import (
+    DISRUPTION_TARGET,
+    PREEMPTION_BY_SCHEDULER,
+    Bind,
+    Evict,
+    Later,
+    Reserve,
+    RollBack,
+    Wait,
+    WriteStatus,
+)
+from crdkit.scheduling.evictions import Evictions
 from crdkit.scheduling.groups import GROUP_APIS
 from crdkit.scheduling.groups.api import now_text
 from crdkit.scheduling.mirror import pod_key
+from crdkit.scheduling.pending import GroupRef
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Iterable
@@ -36,7 +48,7 @@ if TYPE_CHECKING:
     from crdkit.scheduling.binder import Binder
     from crdkit.scheduling.decisions import Decision
     from crdkit.scheduling.mirror import ClusterMirror
-    from crdkit.scheduling.pending import GroupRef, PendingGroup
+    from crdkit.scheduling.pending import PendingGroup
     from crdkit.scheduling.reporting import Reporter
 
 __all__ = [
@@ -50,11 +62,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("crdkit.scheduling.scheduler")
-
-DISRUPTION_TARGET = "DisruptionTarget"
-"""The pod condition saying the pod is about to be terminated by a disruption."""
-PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
-"""Its reason when a scheduler preempts the pod (kube-scheduler's, for every preemption)."""
 
 
 @dataclass(frozen=True)
@@ -113,10 +120,15 @@ class Dispatcher:
         """Gangs whose bound pods are being deleted: left alone until that ends, so a pass in
         the meantime neither rolls them back again nor places them beside pods on their way
         out."""
+        self._evictions = Evictions(pods)
+        """Victim gangs whose eviction is under way here, until the pod cache shows it: their
+        marked pods are this process's own doing, not an eviction a stopped scheduler left to
+        finish."""
 
     def busy(self, ref: GroupRef) -> bool:
-        """A bind or roll-back of the gang is under way (it is marked again when it ends)."""
-        return ref in self._binding or ref in self._rolling_back
+        """A bind, roll-back or eviction of the gang is under way (it is marked again when
+        it ends, or by its pods' events once the cache shows an eviction)."""
+        return ref in self._binding or ref in self._rolling_back or self._evictions.busy(str(ref))
 
     @property
     def in_flight(self) -> bool:
@@ -136,12 +148,13 @@ class Dispatcher:
                     self._spawn(self._report_waiting(group, reason, message))
                 case WriteStatus(group, waiting):
                     self._spawn(self._write_status(group, waiting))
-                case RollBack(group):
+                case RollBack(group, evicting):
                     self._rolling_back.add(group.ref)
-                    self._spawn(self._roll_back(group))
+                    self._spawn(self._roll_back(group, evicting=evicting))
                 case Evict():
                     names = ", ".join(victim.ref for victim in decision.victims)
                     log.info("%s preempts %s in %s", decision.ref, names, decision.where)
+                    self._evictions.begin(victim.ref for victim in decision.victims)
                     self._spawn(self._evict(decision))
                 case Reserve(ref, reservation):
                     log.info(
@@ -190,20 +203,27 @@ class Dispatcher:
                 f"Successfully assigned {binding.key} to {binding.node} (gang {ref}, {where})",
             )
 
-    async def _roll_back(self, group: PendingGroup) -> None:
+    async def _roll_back(self, group: PendingGroup, *, evicting: bool = False) -> None:
         try:
-            await self._delete_bound(group)
+            await self._delete_bound(group, evicting=evicting)
         finally:
             self._rolling_back.discard(group.ref)
             self._outcome(Settled(group.ref))
 
-    async def _delete_bound(self, group: PendingGroup) -> None:
+    async def _delete_bound(self, group: PendingGroup, *, evicting: bool = False) -> None:
         message = (
             f"{len(group.bound)} of the gang's pods were bound and the other "
             f"{len(group.pending)} do not fit beside them: deleting the bound pods"
         )
+        bound = group.bound
+        if evicting:
+            message = (
+                "the gang's eviction for a preemption was cut short (its pods are marked "
+                f"{DISRUPTION_TARGET}): deleting its other bound pods"
+            )
+            bound = [pod for pod in bound if pod.metadata.deletion_timestamp is None]
         log.warning("%s: %s", group.ref, message)
-        for pod in group.bound:
+        for pod in bound:
             await self._event(pod, "Warning", "GangRolledBack", message)
             try:
                 # Only the pod seen bound: its controller may have made a new one of that name.
@@ -211,20 +231,37 @@ class Dispatcher:
                     Pod,
                     pod.metadata.name or "",
                     namespace=pod.metadata.namespace,
-                    grace_period_seconds=0,
+                    # A victim keeps its grace period, as `Evict` gives it; a gang torn
+                    # mid-bind never ran, and goes at once.
+                    grace_period_seconds=None if evicting else 0,
                     preconditions=Preconditions(uid=pod.metadata.uid),
                 )
             except (NotFound, Conflict):
                 pass  # gone already, or already replaced
             except KubernetesError as error:
                 log.warning("%s: could not delete %s: %s", group.ref, pod.metadata.name, error)
-            self._mirror.remove_pod(pod)
+            else:
+                if evicting:
+                    self._evictions.deleted(str(group.ref), pod)
+            if not evicting:
+                # Gone at once: its room is free now. A victim deleted with its grace period
+                # holds its node until it is gone, and its events tell the mirror (counted
+                # free at once, a preemptor was bound beside its terminating pods).
+                self._mirror.remove_pod(pod)
 
     async def _evict(self, decision: Evict) -> None:
         """Delete every pod of each victim gang, with its grace period, after an Event on it
         naming the preemptor and the ``DisruptionTarget`` condition kube-scheduler writes
         before it preempts (a Job's ``podFailurePolicy`` reads it to not count the pod as
         failed)."""
+        try:
+            await self._evict_victims(decision)
+        finally:
+            self._evictions.end(victim.ref for victim in decision.victims)
+            for victim in decision.victims:  # looked at again, as a gang rolled back is
+                self._outcome(Settled(GroupRef.parse(victim.ref)))
+
+    async def _evict_victims(self, decision: Evict) -> None:
         ref, priority = decision.ref, decision.priority
         for victim in decision.victims:
             for pod in victim.pods:
@@ -254,6 +291,8 @@ class Dispatcher:
                     pass  # gone already, or replaced by a new pod of that name
                 except KubernetesError as error:
                     log.warning("%s: could not evict %s: %s", ref, pod.key, error)
+                else:
+                    self._evictions.deleted(victim.ref, (pod.key, pod.uid))
 
     async def _disruption_target(self, pod: Pod, message: str) -> None:
         """Mark ``pod`` about to be preempted. A strategic merge patch adds the condition to

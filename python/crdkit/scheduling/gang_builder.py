@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from crdkit.scheduling.decisions import Decision, RollBack
+from crdkit.scheduling.decisions import Decision, RollBack, marked_for_preemption
 from crdkit.scheduling.gang_records import evolve_gang, evolve_task, level_name
 from crdkit.scheduling.gangs import GangRequest, build_gang, pod_role, scheduling_gates
 from crdkit.scheduling.groups import GROUP_APIS
@@ -69,6 +69,17 @@ class GangBuilder:
     def gang_for(self, group: PendingGroup, out: list[Decision]) -> GangRequest | None:
         """The gang to place for ``group``, or None (with the reason told) when it waits."""
         ref, reporter = group.ref, self._reporter
+        if any(
+            marked_for_preemption(pod) and pod.metadata.deletion_timestamp is None
+            for pod in group.bound
+        ):
+            # An eviction cut short: a scheduler marked the victims, then stopped before it
+            # deleted them all. The marks outlive the decision; finish it. Taken for a gang
+            # torn mid-bind, the survivors were made whole again, and the preemptor, still
+            # short of room, evicted a second gang (crash tests: kill-before on a victim's
+            # second delete).
+            out.append(RollBack(group, evicting=True))
+            return None
         if not group.pending and not group.gated:
             reporter.waiting.discard(ref)
             return None

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from crdkit.scheduling.decisions import Evict
+from crdkit.scheduling.decisions import Evict, marked_for_preemption
 from crdkit.scheduling.mirror import pod_key
 from crdkit.scheduling.pending import GROUP_INDEX
 from crdkit.scheduling.room import fits_without, required_level
@@ -236,6 +236,15 @@ def choose_victims(
     return None if best is None else best[1]
 
 
+@dataclass(frozen=True)
+class _Read:
+    """What one gang's pods say: the victim it makes (None: nothing of it runs, or it is
+    being deleted), and its pods marked preemption victims that are still bound."""
+
+    gang: RunningGang | None
+    going: tuple[str, ...]
+
+
 class Preemptor:
     """Evicts lower-priority gangs for the gang first in its priority's line, when that lets
     it fit, and holds the room they free for it (see the module docstring)."""
@@ -257,9 +266,11 @@ class Preemptor:
         """Gangs that evicted victims: the victims' pod keys, until they are gone."""
         self._running: list[RunningGang] | None = None
         """This pass's running gangs (victim candidates), read once for every preemptor."""
-        self._running_read: dict[str, tuple[tuple[Any, ...], RunningGang | None]] = {}
-        """Per gang with pods in the cache: what its pods were when last decoded, and the
-        victim it made (None: nothing of it runs)."""
+        self._running_read: dict[str, tuple[tuple[Any, ...], _Read]] = {}
+        """Per gang with pods in the cache: what its pods were when last decoded, and what
+        was read of it."""
+        self._going: frozenset[str] = frozenset()
+        """This pass's pods marked preemption victims, bound and unfinished (by key)."""
 
         self.scope: Callable[[GroupRef], Callable[[RunningGang], bool] | bool | None] | None = None
         """Whom a preemptor may evict at all, by its gang (queues keep preemption inside a
@@ -278,6 +289,17 @@ class Preemptor:
         if self._running is None:
             self._running = self._read_running_gangs()
         return self._running
+
+    def unclaimed_victims(self) -> bool:
+        """Whether victims of an eviction this process did not decide are still going: one a
+        scheduler began before it stopped (its marks outlive it). The room they free is
+        coming; evicting more for it would take a second gang for one (the crash tests'
+        kill-before on a victim's delete)."""
+        self.running()
+        if not self._going:
+            return False
+        ours = set().union(*self._preempting.values())
+        return bool(self._going - ours)
 
     def awaiting(self, ref: GroupRef) -> bool:
         """Whether the gang evicted victims that are not all gone yet."""
@@ -299,8 +321,8 @@ class Preemptor:
         ref = group.ref
         if any(p.spec.preemption_policy == "Never" for p in group.pending):
             return None
-        if self.awaiting(ref):
-            return None  # its victims are still going
+        if self.awaiting(ref) or self.unclaimed_victims():
+            return None  # its victims, or another eviction's, are still going
         if not self._reservations.first_in_line(ref, priority):
             return None
         protected = self._reservations.protected_from(ref, priority)
@@ -321,7 +343,7 @@ class Preemptor:
         """As `preempt`, by ``rule`` (whatever the victims' priority, and whether or not the
         gang is first in its priority's line); ``why`` is said on each victim."""
         ref = group.ref
-        if self.awaiting(ref):
+        if self.awaiting(ref) or self.unclaimed_victims():
             return None
         protected = self._reservations.protected_from(ref, priority)
         choice = choose_victims(
@@ -337,9 +359,15 @@ class Preemptor:
         return reservation, Evict(ref, priority, choice.victims, reservation.where(), why)
 
     def _running_gangs(self, exclude: GroupRef) -> list[RunningGang]:
-        """This scheduler's gangs with pods bound (deleting ones excluded), as victims: read
-        from the pod cache once a pass, however many gangs look for victims in it."""
-        return [gang for gang in self.running() if gang.ref != str(exclude)]
+        """This scheduler's gangs with pods bound (deleting ones, and ones being evicted,
+        excluded), as victims: read from the pod cache once a pass, however many gangs look
+        for victims in it."""
+        going = self._going
+        return [
+            gang
+            for gang in self.running()
+            if gang.ref != str(exclude) and not any(pod.key in going for pod in gang.pods)
+        ]
 
     def _read_running_gangs(self) -> list[RunningGang]:
         """Each gang is decoded again only when one of its pods changed (its resourceVersion
@@ -348,7 +376,8 @@ class Preemptor:
         store, budgets = self._pods, self._budgets
         budget_state = tuple((k, budgets.version_of(k)) for k in sorted(budgets.keys()))
         gangs: list[RunningGang] = []
-        kept: dict[str, tuple[tuple[Any, ...], RunningGang | None]] = {}
+        going: set[str] = set()
+        kept: dict[str, tuple[tuple[Any, ...], _Read]] = {}
         for text in store.index_values(GROUP_INDEX):
             keys = store.index_keys(GROUP_INDEX, text)
             state = (
@@ -356,38 +385,45 @@ class Preemptor:
                 tuple((k, store.version_of(k), self._mirror.node_of(k)) for k in sorted(keys)),
             )
             cached = self._running_read.get(text)
-            gang = cached[1] if cached is not None and cached[0] == state else self._read_gang(text)
-            kept[text] = (state, gang)
-            if gang is not None:
-                gangs.append(gang)
+            read = cached[1] if cached is not None and cached[0] == state else self._read_gang(text)
+            kept[text] = (state, read)
+            if read.gang is not None:
+                gangs.append(read.gang)
+            going.update(read.going)
         self._running_read = kept
+        self._going = frozenset(going)
         return gangs
 
-    def _read_gang(self, text: str) -> RunningGang | None:
+    def _read_gang(self, text: str) -> _Read:
         pods = self._reader.pods(text)
         victims: list[VictimPod] = []
+        going: list[str] = []
+        deleting = False
         for pod in pods:
             key = pod_key(pod.metadata.namespace, pod.metadata.name)
             node = pod.spec.node_name or self._mirror.node_of(key)
             phase = pod.status.phase if pod.status else None
             if not node or phase in ("Succeeded", "Failed"):
                 continue
+            if marked_for_preemption(pod):
+                going.append(key)
             if pod.metadata.deletion_timestamp is not None:
-                victims = []  # already going: evicting it again frees nothing new
-                break
+                deleting = True  # already going: evicting it again frees nothing new
+                continue
             milli = self._mirror.requests(pod)  # parsed once per version, counted or not
             victims.append(VictimPod(key, node, milli, pod.metadata.uid))
-        if not victims:
-            return None
+        if deleting or not victims:
+            return _Read(None, tuple(going))
         stamps = [p.metadata.creation_timestamp for p in pods if p.metadata.creation_timestamp]
         live = [p for p in pods if p.metadata.deletion_timestamp is None]
-        return RunningGang(
+        gang = RunningGang(
             text,
             max((p.spec.priority or 0 for p in pods), default=0),
             min(stamps) if stamps else None,
             tuple(victims),
             self._breaks_budget(live),
         )
+        return _Read(gang, tuple(going))
 
     def _breaks_budget(self, pods: Sequence[Pod]) -> bool:
         """Whether evicting ``pods`` takes more than some PodDisruptionBudget allows."""

@@ -53,7 +53,6 @@ from crdkit.scheduling.groups.volcano import VolcanoPodGroup
 from crdkit.testing import ControlPlane
 from crdkit.testing.crashes import (
     CrashCase,
-    CrashConsistencyError,
     CrashExplorer,
     CrashReport,
     FaultKind,
@@ -475,19 +474,14 @@ async def test_a_preempted_gang_is_evicted_whole_across_crashes(
     assert any(w.verb == "delete" and w.resource == "pods" for w in report.baseline.writes)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=CrashConsistencyError,
-    reason="not fixed: a scheduler restarted mid-eviction does not finish the eviction its "
-    "DisruptionTarget marks record, and evicts a second gang",
-)
 async def test_kill_before_the_2nd_delete_of_an_eviction_evicts_no_second_gang(
     scheduling_plane: ControlPlane,
 ) -> None:
     # kill-before on the victim's second delete (kill-before:45 in the run that found it; also
     # kill-after:36, stale:41, stale:59): low1's master is gone, its worker marked
-    # DisruptionTarget and still bound. The restarted scheduler sees low1 as a partial gang,
-    # not a victim being evicted, and preempts low2 too: both low gangs are evicted for one.
+    # DisruptionTarget and still bound. The restarted scheduler took low1 for a gang torn
+    # mid-bind, made it whole again and preempted low2 too: both low gangs were evicted for
+    # one. It now finishes the eviction the marks record (RollBack.evicting).
     report, _ = await explore(
         scheduling_plane,
         "volcano",

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import pytest
 
 import factories
-from crdkit.resources import Pod, PodDisruptionBudget
+from crdkit.resources import Pod, PodCondition, PodDisruptionBudget
 from crdkit.runtime.store import Store
 from crdkit.scheduling import ClusterMirror, GroupRef, SchedulerOptions
 from crdkit.scheduling.cycle import Cycle
@@ -194,6 +194,31 @@ async def test_a_higher_priority_gang_evicts_whole_lower_gangs_of_one_leaf() -> 
     assert low_a not in {GroupRef.parse(v.ref) for v in evict.victims}
 
 
+async def test_no_second_gang_is_evicted_while_a_stopped_schedulers_victim_is_going() -> None:
+    # low-b's pods carry a preemption's DisruptionTarget that this process did not write (a
+    # scheduler stopped mid-eviction): the room they free is coming, so high waits for it
+    # instead of evicting low-a too. Once they are gone, preemption is judged again.
+    view = View()
+    view.gang("low-a", 2, node="l0", priority=5)
+    view.gang("low-b", 2, node="l1")
+    for index in range(2):
+        pod = view.pods.get_by_name(f"low-b-{index}", "ml")
+        assert pod is not None
+        marked = pod.model_copy(deep=True)
+        assert marked.status is not None
+        marked.status.conditions = [
+            PodCondition(type="DisruptionTarget", status="True", reason="PreemptionByScheduler")
+        ]
+        marked.metadata.resource_version = f"marked-{index}"
+        view.pods.upsert(marked)
+    high = view.gang("high", 2, priority=100)
+    assert not only(await view.run(high), Evict)
+    for index in range(2):
+        view.pods.delete(f"ml/low-b-{index}")
+        view.mirror.remove_pod(factories.pod(f"low-b-{index}", namespace="ml"))
+    assert not only(await view.run(high), Evict)  # low-b's leaf is free: no victim needed
+
+
 async def test_a_refused_gang_is_looked_at_again_after_its_backoff() -> None:
     view = View()
     ref = view.gang("a", 1)
@@ -229,6 +254,58 @@ async def test_a_gang_left_partly_bound_across_leaves_is_rolled_back() -> None:
     decisions = await view.run(ref)
     (roll_back,) = only(decisions, RollBack)
     assert sorted(p.metadata.name or "" for p in roll_back.group.bound) == ["torn-b0", "torn-b1"]
+
+
+def _victim_pod(index: int, node: str, *, marked: bool) -> Pod:
+    """A bound, running pod of the gang ``low``; ``marked``: a preemption's DisruptionTarget."""
+    conditions = [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
+    return factories.pod(
+        f"low-{index}",
+        gpus=8,
+        pod_group=("coscheduling", "low"),
+        uid=f"low-{index}",
+        resource_version=f"v{index}",
+        node=node,
+        phase="Running",
+        status={"conditions": conditions} if marked else None,
+    )
+
+
+async def test_a_victim_left_half_evicted_by_a_stopped_scheduler_is_evicted_whole() -> None:
+    # A scheduler marked the gang's pods DisruptionTarget, deleted one, and stopped; its
+    # controller made that pod again. The survivor is not adopted as a gang torn mid-bind:
+    # the eviction is finished (found by the scheduler's crash tests).
+    view = View()
+    ref = view.gang("low", 1, min_member=2)
+    survivor = _victim_pod(1, "l0-n1", marked=True)
+    view.pods.upsert(survivor)
+    view.mirror.set_pod(survivor)
+    decisions = await view.run(ref)
+    (roll_back,) = only(decisions, RollBack)
+    assert roll_back.evicting
+    assert [p.metadata.name for p in roll_back.group.bound] == ["low-1"]
+    assert not only(decisions, Bind)
+
+
+async def test_a_victim_this_scheduler_is_evicting_is_left_to_its_eviction() -> None:
+    view = View()
+    ref = view.gang("low", 1, min_member=2)
+    survivor = _victim_pod(1, "l0-n1", marked=True)
+    view.pods.upsert(survivor)
+    view.mirror.set_pod(survivor)
+    view.busy.add(ref)  # the dispatcher counts a gang it evicts as busy
+    assert await view.run(ref) == []
+
+
+async def test_an_unmarked_survivor_is_adopted_as_before() -> None:
+    view = View()
+    ref = view.gang("low", 1, min_member=2)
+    survivor = _victim_pod(1, "l0-n1", marked=False)
+    view.pods.upsert(survivor)
+    view.mirror.set_pod(survivor)
+    decisions = await view.run(ref)
+    assert not only(decisions, RollBack)
+    assert only(decisions, Bind)
 
 
 async def test_a_gone_gang_is_forgotten() -> None:

@@ -13,10 +13,11 @@ from crdkit.runtime.events import EventRecorder
 from crdkit.runtime.store import Store
 from crdkit.scheduling import Binder, ClusterMirror, GroupRef, PodBinding
 from crdkit.scheduling.assumptions import assume
-from crdkit.scheduling.decisions import Bind, Later, Wait
+from crdkit.scheduling.decisions import Bind, Evict, Later, RollBack, Wait
 from crdkit.scheduling.dispatcher import BindRefused, Bound, Dispatcher, Outcome, Settled
 from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
 from crdkit.scheduling.pending import PendingGroup
+from crdkit.scheduling.preemption import RunningGang, VictimPod
 from crdkit.scheduling.reporting import Reporter
 from crdkit.testing import FakeCluster, FakeKind
 
@@ -123,3 +124,114 @@ async def test_a_waiting_gang_is_told_on_its_pods_and_its_podgroup() -> None:
             ("PodGroup", "Normal", "WaitingForPods"),
             ("PodGroup", "Warning", "FailedScheduling"),
         ]
+
+
+def evicting_dispatcher(
+    client: Client, pods: Store[Pod], mirror: ClusterMirror, outcomes: list[Outcome]
+) -> Dispatcher:
+    return Dispatcher(
+        client,
+        Binder(client, mirror),
+        EventRecorder(client, reporting_controller="crdkit.io/s", reporting_instance="test"),
+        mirror,
+        pods,
+        Reporter(mirror, lambda: 0.0, (1.0, 30.0), 10.0),
+        later=lambda ref, delay: None,
+        outcome=outcomes.append,
+        shutdown_grace=5.0,
+    )
+
+
+async def test_a_gang_under_eviction_is_busy_until_the_cache_shows_its_pods_deleted() -> None:
+    # The pass leaves a victim alone while this scheduler evicts it: its DisruptionTarget marks
+    # are this eviction's, not one a stopped scheduler left to finish (`RollBack.evicting`).
+    # That holds until the pod cache shows the deletes, not only until they returned: a pass
+    # between the two read a victim's pod marked and not terminating, took the eviction for
+    # one cut short and rolled it back, which counted its terminating pods free (the queue
+    # machine's property test: a preemptor bound beside them).
+    cluster = FakeCluster()
+    async with cluster.client() as client:
+        victim = factories.pod("v-0", gpus=8, namespace="ml", node="n1", uid="v-0")
+        await client.create(victim)
+        created = await client.get(Pod, "v-0", namespace="ml")
+        pods: Store[Pod] = Store()
+        pods.upsert(created)
+        mirror = ClusterMirror([])
+        mirror.set_node(factories.node("n1"))
+        mirror.set_pod(created)
+        outcomes: list[Outcome] = []
+        dispatcher = evicting_dispatcher(client, pods, mirror, outcomes)
+        gone = GroupRef("pod", "ml", "v")
+        pod = VictimPod("ml/v-0", "n1", {"nvidia.com/gpu": 8000}, created.metadata.uid)
+        evict = Evict(REF, 100, [RunningGang(str(gone), 0, None, (pod,))], "n1")
+        dispatcher.apply([evict])
+        assert dispatcher.busy(gone)
+        await dispatcher.drain()
+        assert outcomes == [Settled(gone)]  # looked at again once its calls returned
+        (left,) = (await client.list(Pod, namespace="ml")).items  # its grace period runs
+        assert left.metadata.deletion_timestamp is not None
+        assert dispatcher.busy(gone)  # the cache still shows the pod as it was
+        pods.upsert(left)
+        assert not dispatcher.busy(gone)
+        assert mirror.node_of("ml/v-0") == "n1"  # it holds its node until it is gone
+
+
+async def test_a_victim_deleted_elsewhere_or_not_at_all_is_not_waited_for() -> None:
+    # A pod replaced by another of its name, or whose delete failed, is no deletion the cache
+    # will show: the victim is not busy once the calls return (a failed delete is left to
+    # the roll-back of an eviction cut short).
+    cluster = FakeCluster()
+    async with cluster.client() as client:
+        await client.create(factories.pod("v-0", gpus=8, namespace="ml", node="n1", uid="v-0"))
+        created = await client.get(Pod, "v-0", namespace="ml")
+        pods: Store[Pod] = Store()
+        pods.upsert(created)
+        mirror = ClusterMirror([])
+        mirror.set_node(factories.node("n1"))
+        dispatcher = evicting_dispatcher(client, pods, mirror, [])
+        gone = GroupRef("pod", "ml", "v")
+        stale = VictimPod("ml/v-0", "n1", {"nvidia.com/gpu": 8000}, "an-older-uid")
+        dispatcher.apply([Evict(REF, 100, [RunningGang(str(gone), 0, None, (stale,))], "n1")])
+        await dispatcher.drain()
+        assert not dispatcher.busy(gone)
+        (left,) = (await client.list(Pod, namespace="ml")).items
+        assert left.metadata.deletion_timestamp is None  # the uid precondition kept it
+
+
+async def test_an_eviction_cut_short_is_finished_with_its_pods_still_counted() -> None:
+    # A stopped scheduler marked both pods of the victim and deleted one: the other is deleted
+    # with its grace period, and both hold their node until they are gone. (The roll-back of
+    # a gang torn mid-bind deletes with grace 0 and counts the room free at once; done so
+    # here, a preemptor was bound beside the victim's terminating pods.)
+    cluster = FakeCluster()
+    async with cluster.client() as client:
+        for index in range(2):
+            await client.create(
+                factories.pod(f"v-{index}", gpus=4, namespace="ml", node="n1", uid=f"v-{index}")
+            )
+        await client.delete(Pod, "v-0", namespace="ml")  # the stopped scheduler's delete
+        first = await client.get(Pod, "v-0", namespace="ml")
+        second = await client.get(Pod, "v-1", namespace="ml")
+        assert first.metadata.deletion_timestamp is not None
+        pods: Store[Pod] = Store()
+        mirror = ClusterMirror([])
+        mirror.set_node(factories.node("n1"))
+        for pod in (first, second):
+            pods.upsert(pod)
+            mirror.set_pod(pod)
+        outcomes: list[Outcome] = []
+        dispatcher = evicting_dispatcher(client, pods, mirror, outcomes)
+        gone = GroupRef("pod", "ml", "v")
+        dispatcher.apply([RollBack(PendingGroup(gone, bound=[first, second]), evicting=True)])
+        await dispatcher.drain()
+        assert outcomes == [Settled(gone)]
+        left = {p.metadata.name: p for p in (await client.list(Pod, namespace="ml")).items}
+        assert sorted(left) == ["v-0", "v-1"]  # both in their grace period
+        assert left["v-1"].metadata.deletion_timestamp is not None
+        assert mirror.node_of("ml/v-0") == mirror.node_of("ml/v-1") == "n1"
+        assert mirror.used("n1").get("nvidia.com/gpu") == 8000
+        told = [e.regarding.name for e in (await client.list(Event, namespace="ml")).items]
+        assert told == ["v-1"]  # the pod already going is neither told nor deleted again
+        assert dispatcher.busy(gone)  # until the cache shows v-1 terminating
+        pods.upsert(left["v-1"])
+        assert not dispatcher.busy(gone)
