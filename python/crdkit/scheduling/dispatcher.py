@@ -33,10 +33,10 @@ from crdkit.scheduling.decisions import (
     WriteStatus,
 )
 from crdkit.scheduling.evictions import Evictions
-from crdkit.scheduling.groups import GROUP_APIS
 from crdkit.scheduling.groups.api import now_text
 from crdkit.scheduling.mirror import pod_key
 from crdkit.scheduling.pending import GroupRef
+from crdkit.scheduling.status_writer import StatusWriter
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Iterable
@@ -110,7 +110,7 @@ class Dispatcher:
         self._recorder = recorder
         self._mirror = mirror
         self._pods = pods
-        self._reporter = reporter
+        self._status = StatusWriter(client, reporter)
         self._later = later
         self._outcome = outcome
         self.shutdown_grace = shutdown_grace
@@ -353,25 +353,4 @@ class Dispatcher:
         await self._recorder.event(about, type_, reason, note[:1024], action="Scheduling")
 
     async def _write_status(self, group: PendingGroup, waiting: tuple[str, str] | None) -> None:
-        """Bring the PodGroup's status in line with its pods (a merge patch of ``status``)."""
-        ref = group.ref
-        status = self._reporter.status_to_write(group, waiting, ref in self._binding)
-        if status is None:
-            return
-        api = GROUP_APIS[ref.api]
-        assert api.model is not None  # only a gang with a PodGroup has a status to write
-        try:
-            await self._client.patch(
-                api.model,
-                ref.name,
-                {"status": status},
-                namespace=ref.namespace,
-                patch_type=PatchType.MERGE,
-                # Volcano's PodGroup CRD has no status subresource: its status is the object's.
-                subresource="status" if api.status_subresource else None,
-            )
-        except NotFound:
-            return
-        except KubernetesError as error:
-            self._reporter.status_unwritten(ref)
-            log.warning("%s: could not write the PodGroup status: %s", ref, error)
+        await self._status.write(group, waiting, binding=group.ref in self._binding)

@@ -1,7 +1,9 @@
 """Crash consistency of ``GangScheduler`` on a real apiserver (crdkit.testing.crashes).
 
-The scheduler runs in-process on a pool of simulated 8-GPU nodes in two racks; the workload
-plays the users, the pods' controller and the kubelet: it creates PodGroups and their pods
+The scheduler runs in-process on a pool of simulated 8-GPU nodes in two racks, with each
+PodGroup API: Volcano's and coscheduling's CRDs, and Kubernetes' own PodGroup on a plane
+started with its feature gates; the workload plays the users, the pods' controller and the
+kubelet: it creates PodGroups and their pods
 (named as Kubeflow's training-operator names them, made again under the same name when the
 scheduler deletes them), reports a gang's pods ``Succeeded`` once the whole gang is bound,
 and deletes finished pods at the end (their TTL). Each gang needs a whole rack
@@ -34,17 +36,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from _cluster import LEVELS, POOL, RACK, make_nodes, new_pool
 from _crash_pool import PoolTarget, finish
 
 import factories
 from crdkit.client import AlreadyExists, Client, Conflict, NotFound, Preconditions
-from crdkit.resources import Pod
+from crdkit.resources import Pod, PodGroup
 from crdkit.runtime.manager import Manager
 from crdkit.scheduling import GangScheduler
 from crdkit.scheduling.groups import PodGroupApi
@@ -90,13 +93,22 @@ class Gang:
         return ["master-0", *(f"worker-{i}" for i in range(self.size - 1))]
 
 
+GROUP_KINDS: dict[PodGroupApi, type[Any]] = {
+    "volcano": VolcanoPodGroup,
+    "coscheduling": CoschedulingPodGroup,
+    "kubernetes": PodGroup,
+}
+
+
 def podgroup(
     api: PodGroupApi, gang: Gang, namespace: str
-) -> VolcanoPodGroup | CoschedulingPodGroup:
+) -> VolcanoPodGroup | CoschedulingPodGroup | PodGroup:
     if api == "volcano":
         return factories.volcano_podgroup(
             gang.name, gang.size, namespace=namespace, queue="default"
         )
+    if api == "kubernetes":  # the rack comes from the scheduler's default topology, as above
+        return factories.kubernetes_podgroup(gang.name, gang.size, namespace=namespace)
     return factories.coscheduling_podgroup(
         gang.name, gang.size, namespace=namespace, scheduleTimeoutSeconds=60
     )
@@ -345,7 +357,7 @@ def scenario(
     schedulers: Schedulers,
     recreatable: frozenset[str] = frozenset(),
 ) -> Scenario:
-    kind = VolcanoPodGroup if api == "volcano" else CoschedulingPodGroup
+    kind = GROUP_KINDS[api]
     return Scenario(
         operator=schedulers.factory(api, pool),
         workload=make_workload(api, gangs, f"sched-{pool}"),
@@ -387,7 +399,7 @@ async def explore(
         )
         for g in gangs
     ]
-    kind = VolcanoPodGroup if api == "volcano" else CoschedulingPodGroup
+    kind = GROUP_KINDS[api]
     explorer = CrashExplorer(
         scenario(api, pool, named, Schedulers([]), recreatable),
         PoolTarget(plane, pool, [kind]),
@@ -437,6 +449,23 @@ async def test_three_gangs_on_two_racks_survive_every_crash(
     print(_report(report, seconds))
     report.raise_on_failure()
     assert any(w.resource == "pods/binding" for w in report.baseline.writes)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def gated_plane() -> AsyncIterator[ControlPlane]:
+    """A kube-apiserver serving Kubernetes' own PodGroup (``scheduling.k8s.io/v1beta1``)."""
+    async with ControlPlane(workload_api=True) as plane:
+        yield plane
+
+
+async def test_three_kubernetes_podgroups_on_two_racks_survive_every_crash(
+    gated_plane: ControlPlane,
+) -> None:
+    report, seconds = await explore(gated_plane, "kubernetes", {"a": 4, "b": 4}, THREE_GANGS)
+    print(_report(report, seconds))
+    report.raise_on_failure()
+    assert any(w.resource == "pods/binding" for w in report.baseline.writes)
+    assert any(w.resource == "podgroups.scheduling.k8s.io/status" for w in report.baseline.writes)
 
 
 async def test_a_lost_answer_to_a_bind_that_landed_keeps_the_gang_bound_whole(

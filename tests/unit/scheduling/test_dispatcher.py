@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from _fake_scheduling import pod_group_kind
+
 import factories
-from crdkit.resources import Event, Pod
+from crdkit.resources import Event, Pod, PodGroup
 from crdkit.runtime.events import EventRecorder
 from crdkit.runtime.store import Store
 from crdkit.scheduling import Binder, ClusterMirror, GroupRef, PodBinding
@@ -16,6 +18,7 @@ from crdkit.scheduling.assumptions import assume
 from crdkit.scheduling.decisions import Bind, Evict, Later, RollBack, Wait
 from crdkit.scheduling.dispatcher import BindRefused, Bound, Dispatcher, Outcome, Settled
 from crdkit.scheduling.groups.coscheduling import CoschedulingPodGroup
+from crdkit.scheduling.groups.kubernetes import INITIALLY_SCHEDULED
 from crdkit.scheduling.pending import PendingGroup
 from crdkit.scheduling.preemption import RunningGang, VictimPod
 from crdkit.scheduling.reporting import Reporter
@@ -126,7 +129,7 @@ async def test_a_waiting_gang_is_told_on_its_pods_and_its_podgroup() -> None:
         ]
 
 
-def evicting_dispatcher(
+def new_dispatcher(
     client: Client, pods: Store[Pod], mirror: ClusterMirror, outcomes: list[Outcome]
 ) -> Dispatcher:
     return Dispatcher(
@@ -160,7 +163,7 @@ async def test_a_gang_under_eviction_is_busy_until_the_cache_shows_its_pods_dele
         mirror.set_node(factories.node("n1"))
         mirror.set_pod(created)
         outcomes: list[Outcome] = []
-        dispatcher = evicting_dispatcher(client, pods, mirror, outcomes)
+        dispatcher = new_dispatcher(client, pods, mirror, outcomes)
         gone = GroupRef("pod", "ml", "v")
         pod = VictimPod("ml/v-0", "n1", {"nvidia.com/gpu": 8000}, created.metadata.uid)
         evict = Evict(REF, 100, [RunningGang(str(gone), 0, None, (pod,))], "n1")
@@ -188,7 +191,7 @@ async def test_a_victim_deleted_elsewhere_or_not_at_all_is_not_waited_for() -> N
         pods.upsert(created)
         mirror = ClusterMirror([])
         mirror.set_node(factories.node("n1"))
-        dispatcher = evicting_dispatcher(client, pods, mirror, [])
+        dispatcher = new_dispatcher(client, pods, mirror, [])
         gone = GroupRef("pod", "ml", "v")
         stale = VictimPod("ml/v-0", "n1", {"nvidia.com/gpu": 8000}, "an-older-uid")
         dispatcher.apply([Evict(REF, 100, [RunningGang(str(gone), 0, None, (stale,))], "n1")])
@@ -220,7 +223,7 @@ async def test_an_eviction_cut_short_is_finished_with_its_pods_still_counted() -
             pods.upsert(pod)
             mirror.set_pod(pod)
         outcomes: list[Outcome] = []
-        dispatcher = evicting_dispatcher(client, pods, mirror, outcomes)
+        dispatcher = new_dispatcher(client, pods, mirror, outcomes)
         gone = GroupRef("pod", "ml", "v")
         dispatcher.apply([RollBack(PendingGroup(gone, bound=[first, second]), evicting=True)])
         await dispatcher.drain()
@@ -235,3 +238,37 @@ async def test_an_eviction_cut_short_is_finished_with_its_pods_still_counted() -
         assert dispatcher.busy(gone)  # until the cache shows v-1 terminating
         pods.upsert(left["v-1"])
         assert not dispatcher.busy(gone)
+
+
+async def test_a_status_made_from_an_older_podgroup_does_not_land_over_a_newer_one() -> None:
+    # Status writes run concurrently, and after a restart on a lagging cache a status is made
+    # from an old read: written without the version it was made from, a stale False landed
+    # over Kubernetes' terminal PodGroupInitiallyScheduled True (the scheduler crash tests).
+    async with FakeCluster(kinds=[pod_group_kind("kubernetes")]).client() as client:
+        cached = await client.create(factories.kubernetes_podgroup("job", 2))
+        pod = await client.create(factories.pod("job-0", pod_group=("kubernetes", "job")))
+        scheduled = {
+            "type": INITIALLY_SCHEDULED,
+            "status": "True",
+            "reason": "Scheduled",
+            "message": "2 pods bound, of the 2 the gang needs",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }
+        await client.patch(  # what a scheduler before this one wrote
+            PodGroup,
+            "job",
+            {"status": {"conditions": [scheduled]}},
+            namespace="ml",
+            subresource="status",
+        )
+        dispatcher = new_dispatcher(client, Store(), ClusterMirror([]), [])
+        group = PendingGroup(GroupRef("kubernetes", "ml", "job"), pending=[pod])
+        group.podgroup = cached  # the cache lags: no condition yet
+        dispatcher.apply([Wait(group, "WaitingForPods", "1 of the 2 pods of the gang exist")])
+        await dispatcher.drain()
+        stored = await client.get(PodGroup, "job", namespace="ml")
+        assert stored.status is not None
+        # Refused as made from an older version, then made again from a fresh read.
+        assert [(c.type, c.status) for c in stored.status.conditions or []] == [
+            (INITIALLY_SCHEDULED, "True")
+        ]
