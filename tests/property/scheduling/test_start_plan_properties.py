@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -335,6 +336,36 @@ def test_with_declared_run_times_no_gang_starts_after_its_first_promise(jobs: li
     for name, start in seen["promised"].items():
         when = seen["bound"][name][0]
         assert when <= start + 1e-6, f"{name} promised {start:.3f}, started {when:.3f}"
+
+
+_STARTS_ONE_SECOND_LATE = [
+    Job(1, 4, 10.0, False, 0.0),
+    Job(3, 8, 12.5, False, 0.0),
+    Job(4, 8, 17.0, False, 0.0),
+    Job(3, 4, 2.0, False, 0.0),
+    Job(4, 4, 2.0, False, 7.0),
+    Job(1, 8, 5.0, False, 0.0),
+    Job(4, 8, 1.0, False, 7.0),
+    Job(1, 4, 2.0, False, 0.0),
+]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "open: with --start-plan, j5 is promised 16.0 and starts at 17.0, a pass late (found "
+        "by the property test above in a clean-clone CI run; the same at 90ce4cf, before the "
+        "crash-consistency changes)"
+    ),
+)
+def test_the_start_plan_keeps_a_promise_found_broken() -> None:
+    seen = run_on_virtual_clock(simulate(_STARTS_ONE_SECOND_LATE, hints=True, start_plan=True))
+    late = {
+        name: (start, seen["bound"][name][0])
+        for name, start in seen["promised"].items()
+        if seen["bound"][name][0] > start + 1e-6
+    }
+    assert late == {}
 
 
 @settings(max_examples=8, deadline=None)
