@@ -242,7 +242,8 @@ class Dispatcher:
                 log.warning("%s: could not delete %s: %s", group.ref, pod.metadata.name, error)
             else:
                 if evicting:
-                    self._evictions.deleted(str(group.ref), pod)
+                    key = pod_key(pod.metadata.namespace, pod.metadata.name)
+                    self._evictions.deleted(str(group.ref), key, pod.metadata.uid)
             if not evicting:
                 # Gone at once: its room is free now. A victim deleted with its grace period
                 # holds its node until it is gone, and its events tell the mirror (counted
@@ -292,7 +293,7 @@ class Dispatcher:
                 except KubernetesError as error:
                     log.warning("%s: could not evict %s: %s", ref, pod.key, error)
                 else:
-                    self._evictions.deleted(victim.ref, (pod.key, pod.uid))
+                    self._evictions.deleted(victim.ref, pod.key, pod.uid)
 
     async def _disruption_target(self, pod: Pod, message: str) -> None:
         """Mark ``pod`` about to be preempted. A strategic merge patch adds the condition to

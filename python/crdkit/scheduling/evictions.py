@@ -20,8 +20,6 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from crdkit.scheduling.mirror import pod_key
-
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -46,13 +44,9 @@ class Evictions:
         """The eviction of ``refs`` is decided; its calls start."""
         self._under_way.update(refs)
 
-    def deleted(self, ref: str, pod: Pod | tuple[str, str | None]) -> None:
-        """The apiserver took the delete of ``pod`` (a Pod, or its key and uid), of victim
-        ``ref``, with its grace period."""
-        if isinstance(pod, tuple):
-            key, uid = pod
-        else:
-            key, uid = pod_key(pod.metadata.namespace, pod.metadata.name), pod.metadata.uid
+    def deleted(self, ref: str, key: str, uid: str | None) -> None:
+        """The apiserver took the delete of the pod ``key`` (``uid``), of victim ``ref``, with
+        its grace period."""
         self._unseen.setdefault(ref, {})[key] = uid
 
     def end(self, refs: Iterable[str]) -> None:

@@ -41,11 +41,11 @@ class StatusWriter:
         """Write the status ``group``'s PodGroup should have now (nothing if it has it)."""
         ref = group.ref
         api = GROUP_APIS[ref.api]
+        assert api.model is not None  # only a gang with a PodGroup has a status to write
         for last_try in (False, True):
             status = self._reporter.status_to_write(group, waiting, binding)
             if status is None or group.podgroup is None:
                 return
-            assert api.model is not None  # only a gang with a PodGroup has a status to write
             body: dict[str, Any] = {"status": status}
             version = group.podgroup.metadata.resource_version
             if version:

@@ -31,7 +31,7 @@ def test_busy_while_the_calls_run_and_until_the_cache_shows_the_delete() -> None
     assert not evictions.busy(VICTIM)
     evictions.begin([VICTIM])
     assert evictions.busy(VICTIM)
-    evictions.deleted(VICTIM, pod)
+    evictions.deleted(VICTIM, pod_key("ml", "v-0"), pod.metadata.uid)
     evictions.end([VICTIM])
     assert evictions.busy(VICTIM)  # the cache shows the pod as it was before the delete
     cached(pods, "v-0", "u0", terminating=True)
@@ -44,8 +44,8 @@ def test_a_pod_gone_or_replaced_under_its_name_counts_as_seen() -> None:
     cached(pods, "v-1", "u1")
     evictions = Evictions(pods)
     evictions.begin([VICTIM])
-    evictions.deleted(VICTIM, first)
-    evictions.deleted(VICTIM, (pod_key("ml", "v-1"), "u1"))
+    evictions.deleted(VICTIM, pod_key("ml", "v-0"), first.metadata.uid)
+    evictions.deleted(VICTIM, pod_key("ml", "v-1"), "u1")
     evictions.end([VICTIM])
     pods.delete(pod_key("ml", "v-0"))
     assert evictions.busy(VICTIM)  # v-1 still shows as it was
